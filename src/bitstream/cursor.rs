@@ -1,0 +1,468 @@
+//! The block-aware reader: turns bits into a stream of [`Entry`] items (enter block, end
+//! block, abbreviation definition, record), resolving abbreviations and BLOCKINFO. Nothing
+//! it allocates is sized by a count the input claims; every count is checked against the
+//! bits that remain.
+
+use super::abbrev::{
+    Abbrev, AbbrevOp, AbbrevTarget, Scopes, BLOCKINFO_BLOCK_ID, BLOCKINFO_CODE_SETBID,
+    MAX_ABBREV_WIDTH,
+};
+use super::bits::{BitReader, Eof, VbrError};
+use super::error::{BitstreamError, BitstreamErrorKind as K, Position};
+
+/// Builtin abbreviation ids.
+pub const END_BLOCK: u64 = 0;
+pub const ENTER_SUBBLOCK: u64 = 1;
+pub const DEFINE_ABBREV: u64 = 2;
+pub const UNABBREV_RECORD: u64 = 3;
+
+/// Deepest block nesting we accept. PNaCl needs 3 (module > function > constants); the
+/// container allows more, but thousands of nested blocks are an attack, not a program.
+pub const MAX_DEPTH: usize = 64;
+
+/// One item of the bitstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry<'c> {
+    EnterBlock {
+        block_id: u32,
+        abbrev_width: u32,
+        /// Length of the block body in 32-bit words, as stored.
+        len_words: u32,
+    },
+    EndBlock,
+    DefineAbbrev {
+        abbrev: &'c Abbrev,
+        target: AbbrevTarget,
+    },
+    Record(Record<'c>),
+}
+
+/// A data record: the abbreviation id it was read with and its values (`values[0]` is the
+/// record code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record<'c> {
+    pub abbrev_id: u32,
+    pub values: &'c [u64],
+}
+
+impl Record<'_> {
+    #[inline]
+    pub fn code(&self) -> u64 {
+        self.values[0]
+    }
+    /// Operands after the code.
+    #[inline]
+    pub fn ops(&self) -> &[u64] {
+        &self.values[1..]
+    }
+}
+
+/// An entry with the bit position where it starts (its abbreviation id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Item<'c> {
+    pub bit: u64,
+    pub entry: Entry<'c>,
+}
+
+struct Open {
+    /// Bit position where the block's body ends according to its length word.
+    end_bit: u64,
+    len_words: u64,
+    body_start: u64,
+    /// Records read so far in this block (for error positions).
+    records: u32,
+}
+
+/// Reads entries from a bitstream that starts at `start` (a byte offset, after the header).
+pub struct Cursor<'a> {
+    r: BitReader<'a>,
+    scopes: Scopes,
+    open: Vec<Open>,
+    values: Vec<u64>,
+    /// Bit position of the entry being read, for errors.
+    entry_bit: u64,
+    /// Code of the record being read, once known.
+    cur_code: Option<u64>,
+    /// Bytes to treat as the end of the stream (trailing zero padding is allowed after the
+    /// last top-level block).
+    finished: bool,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor over `data`, starting at byte offset `start`.
+    pub fn new(data: &'a [u8], start: usize) -> Self {
+        let mut r = BitReader::new(data);
+        let _ = r.seek((start.min(data.len()) as u64) * 8);
+        Cursor {
+            r,
+            scopes: Scopes::default(),
+            open: Vec::new(),
+            values: Vec::with_capacity(64),
+            entry_bit: 0,
+            cur_code: None,
+            finished: false,
+        }
+    }
+
+    /// Current bit position.
+    pub fn pos(&self) -> u64 {
+        self.r.pos()
+    }
+
+    /// Abbreviation state (current block, widths, BLOCKINFO).
+    pub fn scopes(&self) -> &Scopes {
+        &self.scopes
+    }
+
+    /// Depth of block nesting.
+    pub fn depth(&self) -> usize {
+        self.scopes.depth()
+    }
+
+    /// The position of the entry most recently returned (or being read).
+    pub fn position(&self) -> Position {
+        Position {
+            bit: self.entry_bit,
+            block: self.scopes.current_block(),
+            record: self.cur_code,
+            record_index: self.open.last().map(|o| o.records.saturating_sub(1)),
+        }
+    }
+
+    fn err(&self, kind: K) -> BitstreamError {
+        BitstreamError::new(kind, self.position())
+    }
+
+    fn eof(&self, e: Eof) -> BitstreamError {
+        let mut p = self.position();
+        p.bit = self.r.pos();
+        BitstreamError::new(K::UnexpectedEof { needed: e.needed }, p)
+    }
+
+    fn vbr(&mut self, n: u32) -> Result<u64, BitstreamError> {
+        self.r.read_vbr(n).map_err(|e| match e {
+            VbrError::Eof(e) => self.eof(e),
+            VbrError::Overflow => self.err(K::VbrOverflow),
+        })
+    }
+
+    fn fixed(&mut self, n: u32) -> Result<u64, BitstreamError> {
+        self.r.read(n).map_err(|e| self.eof(e))
+    }
+
+    /// True once the top level has no more blocks (the rest of the input, if any, is zero
+    /// padding shorter than a block header).
+    pub fn at_end(&self) -> bool {
+        self.finished || (self.scopes.depth() == 0 && self.r.remaining() < 32)
+    }
+
+    /// Reads the next entry, or `None` at the end of the stream.
+    pub fn next(&mut self) -> Result<Option<Item<'_>>, BitstreamError> {
+        if self.finished {
+            return Ok(None);
+        }
+        if self.scopes.depth() == 0 && self.r.remaining() < 32 {
+            // Less than a word left at top level: the end (a writer may pad to 4 bytes).
+            self.finished = true;
+            return Ok(None);
+        }
+        self.entry_bit = self.r.pos();
+        self.cur_code = None;
+        let width = self.scopes.width();
+        let id = self.fixed(width)?;
+        match id {
+            END_BLOCK => {
+                if self.scopes.depth() == 0 {
+                    return Err(self.err(K::TopLevelEnd));
+                }
+                self.r.align32().map_err(|e| self.eof(e))?;
+                let open = self.open.pop().expect("open block");
+                if self.r.pos() != open.end_bit {
+                    let actual = (self.r.pos() - open.body_start) / 32;
+                    self.open.push(open);
+                    return Err(self.err(K::BlockLengthMismatch {
+                        declared: self.open.last().unwrap().len_words,
+                        actual,
+                    }));
+                }
+                self.scopes.exit();
+                Ok(Some(Item {
+                    bit: self.entry_bit,
+                    entry: Entry::EndBlock,
+                }))
+            }
+            ENTER_SUBBLOCK => self.enter_block(),
+            DEFINE_ABBREV => {
+                if self.scopes.depth() == 0 {
+                    return Err(self.err(K::TopLevelRecord(id)));
+                }
+                let abbrev = self.read_abbrev_def()?;
+                let target = self
+                    .scopes
+                    .define(abbrev)
+                    .map_err(|m| self.err(K::BlockInfo(m)))?;
+                let abbrev = self.scopes.arena.last().unwrap();
+                Ok(Some(Item {
+                    bit: self.entry_bit,
+                    entry: Entry::DefineAbbrev { abbrev, target },
+                }))
+            }
+            _ => {
+                if self.scopes.depth() == 0 {
+                    return Err(self.err(K::TopLevelRecord(id)));
+                }
+                if let Some(o) = self.open.last_mut() {
+                    o.records += 1;
+                }
+                self.read_record(id)?;
+                if self.scopes.current_block() == Some(BLOCKINFO_BLOCK_ID) {
+                    if self.values[0] != BLOCKINFO_CODE_SETBID {
+                        return Err(self.err(K::BlockInfo(format!(
+                            "record code {} is not allowed in the abbreviations block",
+                            self.values[0]
+                        ))));
+                    }
+                    if self.values.len() != 2 || self.values[1] > u32::MAX as u64 {
+                        return Err(self.err(K::BlockInfo(
+                            "SETBID needs exactly one block id operand".into(),
+                        )));
+                    }
+                    self.scopes.set_bid(self.values[1] as u32);
+                }
+                Ok(Some(Item {
+                    bit: self.entry_bit,
+                    entry: Entry::Record(Record {
+                        abbrev_id: id as u32,
+                        values: &self.values,
+                    }),
+                }))
+            }
+        }
+    }
+
+    fn enter_block(&mut self) -> Result<Option<Item<'_>>, BitstreamError> {
+        let block_id = self.vbr(8)?;
+        let width = self.vbr(4)?;
+        if block_id > u32::MAX as u64 {
+            return Err(self.err(K::BlockInfo(format!("block id {block_id} is too large"))));
+        }
+        if width == 0 || width > MAX_ABBREV_WIDTH {
+            return Err(self.err(K::BadAbbrevWidth(width)));
+        }
+        if self.scopes.depth() >= MAX_DEPTH {
+            return Err(self.err(K::TooDeep(MAX_DEPTH)));
+        }
+        self.r.align32().map_err(|e| self.eof(e))?;
+        let len_words = self.fixed(32)?;
+        let body_start = self.r.pos();
+        let end_bit = body_start + len_words * 32;
+        if end_bit > self.r.len_bits() {
+            return Err(self.err(K::BlockTooLong { words: len_words }));
+        }
+        if let Some(parent) = self.open.last() {
+            if end_bit > parent.end_bit {
+                return Err(self.err(K::BlockTooLong { words: len_words }));
+            }
+        }
+        self.open.push(Open {
+            end_bit,
+            len_words,
+            body_start,
+            records: 0,
+        });
+        self.scopes.enter(block_id as u32, width as u32);
+        Ok(Some(Item {
+            bit: self.entry_bit,
+            entry: Entry::EnterBlock {
+                block_id: block_id as u32,
+                abbrev_width: width as u32,
+                len_words: len_words as u32,
+            },
+        }))
+    }
+
+    /// After an `EnterBlock`, skips the whole block body using its length word. The caller
+    /// does not see the block's contents or its `EndBlock`.
+    pub fn skip_block(&mut self) -> Result<(), BitstreamError> {
+        let open = self
+            .open
+            .pop()
+            .ok_or_else(|| self.err(K::Writer("skip_block outside a block".into())))?;
+        self.r.seek(open.end_bit).map_err(|e| self.eof(e))?;
+        self.scopes.exit();
+        Ok(())
+    }
+
+    fn read_abbrev_def(&mut self) -> Result<Abbrev, BitstreamError> {
+        let numops = self.vbr(5)?;
+        // Each operand takes at least 4 bits; do not trust the count for allocation.
+        if numops > self.r.remaining() / 4 + 1 {
+            return Err(self.err(K::TooManyOperands { len: numops }));
+        }
+        let mut ops = Vec::with_capacity(numops as usize);
+        for _ in 0..numops {
+            let is_literal = self.fixed(1)?;
+            if is_literal == 1 {
+                ops.push(AbbrevOp::Literal(self.vbr(8)?));
+                continue;
+            }
+            let enc = self.fixed(3)?;
+            let op = match enc {
+                1 | 2 => {
+                    let w = self.vbr(5)?;
+                    if w > 64 {
+                        return Err(self.err(K::BadAbbrev(format!(
+                            "{} width {w} is over 64",
+                            if enc == 1 { "fixed" } else { "vbr" }
+                        ))));
+                    }
+                    if enc == 1 {
+                        AbbrevOp::Fixed(w as u8)
+                    } else {
+                        AbbrevOp::Vbr(w as u8)
+                    }
+                }
+                3 => AbbrevOp::Array,
+                4 => AbbrevOp::Char6,
+                5 => {
+                    return Err(self.err(K::BadAbbrev(
+                        "blob operands are not allowed in PNaCl bitcode".into(),
+                    )))
+                }
+                e => return Err(self.err(K::BadAbbrev(format!("unknown operand encoding {e}")))),
+            };
+            ops.push(op);
+        }
+        let abbrev = Abbrev { ops };
+        abbrev.validate().map_err(|m| self.err(K::BadAbbrev(m)))?;
+        Ok(abbrev)
+    }
+
+    fn read_scalar(&mut self, op: AbbrevOp) -> Result<u64, BitstreamError> {
+        match op {
+            AbbrevOp::Literal(v) => Ok(v),
+            AbbrevOp::Fixed(w) => self.fixed(w as u32),
+            AbbrevOp::Vbr(0) => Ok(0),
+            AbbrevOp::Vbr(w) => self.vbr(w as u32),
+            AbbrevOp::Char6 => Ok(super::abbrev::char6_decode(self.fixed(6)?)),
+            AbbrevOp::Array => unreachable!("validated: array is never an element"),
+        }
+    }
+
+    fn read_record(&mut self, id: u64) -> Result<(), BitstreamError> {
+        self.values.clear();
+        if id == UNABBREV_RECORD {
+            let code = self.vbr(6)?;
+            self.cur_code = Some(code);
+            let numops = self.vbr(6)?;
+            if numops > self.r.remaining() / 6 {
+                return Err(self.err(K::TooManyOperands { len: numops }));
+            }
+            self.values.push(code);
+            for _ in 0..numops {
+                let v = self.vbr(6)?;
+                self.values.push(v);
+            }
+            return Ok(());
+        }
+        let abbrev_idx = match self.scopes.lookup(id) {
+            Some(_) => id,
+            None => {
+                return Err(self.err(K::UnknownAbbrev {
+                    id,
+                    defined: self.scopes.num_defined(),
+                }))
+            }
+        };
+        // Copy the (small) op list so we can read while borrowing self mutably.
+        let ops: smallvec_ops::Ops =
+            smallvec_ops::Ops::from(&self.scopes.lookup(abbrev_idx).unwrap().ops);
+        let n = ops.len();
+        let mut i = 0;
+        while i < n {
+            let op = ops.get(i);
+            if op == AbbrevOp::Array {
+                let elem = ops.get(i + 1);
+                let len = self.vbr(6)?;
+                let min_bits = match elem {
+                    AbbrevOp::Fixed(w) => w as u64,
+                    AbbrevOp::Vbr(w) => w as u64,
+                    AbbrevOp::Char6 => 6,
+                    _ => 0,
+                };
+                // Elements that store no bits (literals, width 0) are legal, so the input
+                // cannot bound their count; cap it at one element per remaining byte so a
+                // claimed length of 2^60 cannot exhaust memory.
+                let limit = if min_bits == 0 {
+                    self.r.remaining() / 8 + 64
+                } else {
+                    self.r.remaining() / min_bits
+                };
+                if len > limit {
+                    return Err(self.err(K::ArrayTooLong { len }));
+                }
+                for _ in 0..len {
+                    let v = self.read_scalar(elem)?;
+                    self.values.push(v);
+                }
+                i += 2;
+            } else {
+                let v = self.read_scalar(op)?;
+                self.values.push(v);
+                if self.values.len() == 1 {
+                    self.cur_code = Some(v);
+                }
+                i += 1;
+            }
+        }
+        if self.values.is_empty() {
+            return Err(self.err(K::EmptyRecord));
+        }
+        self.cur_code = Some(self.values[0]);
+        Ok(())
+    }
+
+    /// Checks that the stream ended cleanly: every block closed.
+    pub fn finish(&self) -> Result<(), BitstreamError> {
+        if self.scopes.depth() > 0 {
+            return Err(self.err(K::UnclosedBlocks(self.scopes.depth())));
+        }
+        Ok(())
+    }
+}
+
+/// A tiny inline copy of an abbreviation's operands, so reading a record does not allocate.
+mod smallvec_ops {
+    use super::AbbrevOp;
+
+    pub enum Ops {
+        Inline([AbbrevOp; 8], usize),
+        Heap(Vec<AbbrevOp>),
+    }
+
+    impl Ops {
+        pub fn from(ops: &[AbbrevOp]) -> Self {
+            if ops.len() <= 8 {
+                let mut a = [AbbrevOp::Literal(0); 8];
+                a[..ops.len()].copy_from_slice(ops);
+                Ops::Inline(a, ops.len())
+            } else {
+                Ops::Heap(ops.to_vec())
+            }
+        }
+        #[inline]
+        pub fn len(&self) -> usize {
+            match self {
+                Ops::Inline(_, n) => *n,
+                Ops::Heap(v) => v.len(),
+            }
+        }
+        #[inline]
+        pub fn get(&self, i: usize) -> AbbrevOp {
+            match self {
+                Ops::Inline(a, _) => a[i],
+                Ops::Heap(v) => v[i],
+            }
+        }
+    }
+}
