@@ -2,4 +2,13 @@
 //!
 //! The pipeline, one module per stage:
 //! 1. [`bitstream`]: bits ↔ blocks, abbreviations and records.
+//! 2. [`decode`]: records → the typed IR in [`ir`]; [`verify`] checks it against the PNaCl ABI.
+//! 3. [`text`]: PNaClAsm, the disassembly (`dis`) and the assembler (`asm`).
+//!
+//! [`info`] summarizes a pexe for the `info` command.
 pub mod bitstream;
+pub mod decode;
+pub mod info;
+pub mod ir;
+pub mod text;
+pub mod verify;

@@ -1,0 +1,1 @@
+//! `pexe2wasm info`: facts about a pexe (sizes, counts, intrinsics, IRT/PPAPI interfaces).

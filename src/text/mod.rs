@@ -1,0 +1,1 @@
+//! PNaClAsm text: the three-column disassembly (`dis`) and the assembler (`asm`).
