@@ -57,6 +57,22 @@ impl Record<'_> {
     }
 }
 
+/// An owned summary of an entry, for consumers that keep the record values in their own
+/// buffer (see [`Cursor::next_into`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    EnterBlock {
+        block_id: u32,
+        abbrev_width: u32,
+    },
+    EndBlock,
+    DefineAbbrev,
+    /// A record whose values were copied into the caller's buffer.
+    Record {
+        abbrev_id: u32,
+    },
+}
+
 /// An entry with the bit position where it starts (its abbreviation id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Item<'c> {
@@ -238,6 +254,35 @@ impl<'a> Cursor<'a> {
                 }))
             }
         }
+    }
+
+    /// Like [`Cursor::next`], but copies a record's values into `buf` (cleared first) and
+    /// returns an owned [`Kind`], so the caller can keep using the cursor while it looks at
+    /// the values. Returns the entry's bit position too.
+    pub fn next_into(&mut self, buf: &mut Vec<u64>) -> Result<Option<(u64, Kind)>, BitstreamError> {
+        let Some(item) = self.next()? else {
+            return Ok(None);
+        };
+        let kind = match item.entry {
+            Entry::EnterBlock {
+                block_id,
+                abbrev_width,
+                ..
+            } => Kind::EnterBlock {
+                block_id,
+                abbrev_width,
+            },
+            Entry::EndBlock => Kind::EndBlock,
+            Entry::DefineAbbrev { .. } => Kind::DefineAbbrev,
+            Entry::Record(r) => {
+                buf.clear();
+                buf.extend_from_slice(r.values);
+                Kind::Record {
+                    abbrev_id: r.abbrev_id,
+                }
+            }
+        };
+        Ok(Some((item.bit, kind)))
     }
 
     fn enter_block(&mut self) -> Result<Option<Item<'_>>, BitstreamError> {

@@ -9,7 +9,7 @@ pub mod header;
 pub mod stream_writer;
 
 pub use abbrev::{Abbrev, AbbrevOp, AbbrevTarget};
-pub use cursor::{Cursor, Entry, Item, Record};
+pub use cursor::{Cursor, Entry, Item, Kind, Record};
 pub use error::{block_name, BitstreamError, BitstreamErrorKind, Position};
 pub use header::Header;
 pub use stream_writer::StreamWriter;

@@ -1,9 +1,29 @@
 //! Stage 2: PNaCl records → typed IR ([`crate::ir::Module`]). Streams entries from the
-//! bitstream [`Cursor`](crate::bitstream::Cursor) and checks every record as it goes: value
-//! ids in range, operand types, counts. Errors name the bit offset, block and record.
+//! bitstream [`Cursor`] and checks every record as it goes: value ids in range, operand
+//! types, counts. Errors name the bit offset, block and record.
+//!
+//! Where things are decoded:
+//! - module block records, types, globals, module value symbol table: this file;
+//! - function blocks (constants, instructions, function symbol table): [`function`].
 
-use crate::bitstream::{BitstreamError, Position};
-use crate::ir::Module;
+mod function;
+
+use crate::bitstream::{BitstreamError, Cursor, Entry, Header, Kind, Position};
+use crate::ir::{
+    Align, Element, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage, Module,
+    Type, TypeId, TypeTable,
+};
+
+/// Block ids of PNaCl bitcode.
+pub mod block_id {
+    pub const BLOCKINFO: u32 = 0;
+    pub const MODULE: u32 = 8;
+    pub const CONSTANTS: u32 = 11;
+    pub const FUNCTION: u32 = 12;
+    pub const VALUE_SYMTAB: u32 = 14;
+    pub const TYPES: u32 = 17;
+    pub const GLOBALS: u32 = 19;
+}
 
 /// Why a pexe could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,11 +45,535 @@ impl DecodeError {
     }
 }
 
+type Result<T> = std::result::Result<T, DecodeError>;
+
 /// Decodes a whole pexe into IR.
-pub fn decode(data: &[u8]) -> Result<Module, DecodeError> {
-    let _ = data;
-    Err(DecodeError::Invalid {
-        message: "decoder not yet implemented".into(),
-        position: Position::default(),
-    })
+pub fn decode(data: &[u8]) -> Result<Module> {
+    let header = Header::parse(data)?;
+    let mut cur = Cursor::new(data, header.size);
+    let mut d = ModuleDecoder {
+        cur: &mut cur,
+        m: Module {
+            header,
+            version: 0,
+            types: TypeTable::new(),
+            functions: Vec::new(),
+            globals: Vec::new(),
+            function_bodies: Vec::new(),
+        },
+        seen_types: false,
+        seen_globals: false,
+        seen_version: false,
+        next_body: 0,
+    };
+    d.top_level()?;
+    let mut m = d.m;
+    // Intrinsics are resolved by name once the symbol table has been read.
+    for f in &mut m.functions {
+        f.intrinsic = f.name.as_deref().and_then(Intrinsic::from_name);
+    }
+    Ok(m)
+}
+
+pub(crate) struct ModuleDecoder<'c, 'a> {
+    pub(crate) cur: &'c mut Cursor<'a>,
+    pub(crate) m: Module,
+    seen_types: bool,
+    seen_globals: bool,
+    seen_version: bool,
+    /// Index into `m.functions` from which to search for the next defined function.
+    next_body: usize,
+}
+
+impl ModuleDecoder<'_, '_> {
+    pub(crate) fn err<T>(&self, message: impl Into<String>) -> Result<T> {
+        Err(DecodeError::Invalid {
+            message: message.into(),
+            position: self.cur.position(),
+        })
+    }
+
+    fn top_level(&mut self) -> Result<()> {
+        let first = self.cur.next()?;
+        match first.map(|i| i.entry) {
+            Some(Entry::EnterBlock {
+                block_id: block_id::MODULE,
+                ..
+            }) => {}
+            Some(Entry::EnterBlock { block_id, .. }) => {
+                return self.err(format!(
+                    "expected the module block (id 8) first, found block id {block_id}"
+                ))
+            }
+            Some(_) => return self.err("expected the module block"),
+            None => return self.err("the file has no module block"),
+        }
+        self.module_block()?;
+        if let Some(item) = self.cur.next()? {
+            let bit = item.bit;
+            return Err(DecodeError::Invalid {
+                message: "data after the module block".into(),
+                position: Position::at_bit(bit),
+            });
+        }
+        self.cur.finish()?;
+        Ok(())
+    }
+
+    fn module_block(&mut self) -> Result<()> {
+        loop {
+            let Some(item) = self.cur.next()? else {
+                return self.err("input ended inside the module block");
+            };
+            let bit = item.bit;
+            match item.entry {
+                Entry::EndBlock => break,
+                Entry::DefineAbbrev { .. } => {}
+                Entry::EnterBlock { block_id, .. } => match block_id {
+                    block_id::BLOCKINFO => self.blockinfo_block()?,
+                    block_id::TYPES => self.types_block()?,
+                    block_id::GLOBALS => self.globals_block()?,
+                    block_id::VALUE_SYMTAB => self.module_symtab()?,
+                    block_id::FUNCTION => self.function_block(bit)?,
+                    _ => self.cur.skip_block()?, // unknown blocks are skipped by their length
+                },
+                Entry::Record(r) => {
+                    let code = r.code();
+                    let ops = r.ops().to_vec();
+                    self.module_record(code, &ops, bit)?;
+                }
+            }
+        }
+        if !self.seen_version {
+            return self.err("module block has no version record");
+        }
+        let defined = self.m.functions.iter().filter(|f| !f.is_proto).count();
+        if self.m.function_bodies.len() != defined {
+            return self.err(format!(
+                "{defined} functions are defined but only {} function blocks were found",
+                self.m.function_bodies.len()
+            ));
+        }
+        Ok(())
+    }
+
+    fn module_record(&mut self, code: u64, ops: &[u64], bit: u64) -> Result<()> {
+        match code {
+            1 => {
+                let [v] = ops else {
+                    return self.err("version record needs one operand");
+                };
+                if *v != 1 {
+                    return self.err(format!(
+                        "unsupported module version {v} (only 1, relative value ids, is supported)"
+                    ));
+                }
+                self.m.version = *v;
+                self.seen_version = true;
+            }
+            8 => {
+                if !self.seen_types {
+                    return self.err("function address before the types block");
+                }
+                if self.seen_globals {
+                    return self.err("function address after the globals block");
+                }
+                let [ty, cc, proto, linkage] = ops else {
+                    return self.err(format!(
+                        "function address record needs 4 operands, has {}",
+                        ops.len()
+                    ));
+                };
+                let ty = self.type_id(*ty)?;
+                if self.m.types.function(ty).is_none() {
+                    return self.err(format!(
+                        "function address has type @t{} which is not a function type",
+                        ty.0
+                    ));
+                }
+                if *proto > 1 {
+                    return self.err(format!("invalid prototype flag {proto}"));
+                }
+                self.m.functions.push(FunctionDecl {
+                    ty,
+                    cc: *cc,
+                    is_proto: *proto == 1,
+                    linkage: Linkage::from_code(*linkage),
+                    name: None,
+                    intrinsic: None,
+                    body: None,
+                    bit,
+                });
+            }
+            _ => return self.err(format!("unknown module record code {code}")),
+        }
+        Ok(())
+    }
+
+    /// Checks a type index from a record.
+    pub(crate) fn type_id(&self, t: u64) -> Result<TypeId> {
+        if t < self.m.types.len() as u64 {
+            Ok(TypeId(t as u32))
+        } else {
+            self.err(format!(
+                "type id {t} is out of range ({} types defined)",
+                self.m.types.len()
+            ))
+        }
+    }
+
+    fn blockinfo_block(&mut self) -> Result<()> {
+        // The cursor interprets SETBID and definitions itself; we only walk to the end.
+        loop {
+            match self.cur.next()? {
+                None => return self.err("input ended inside the abbreviations block"),
+                Some(i) => match i.entry {
+                    Entry::EndBlock => return Ok(()),
+                    Entry::EnterBlock { .. } => {
+                        return self.err("blocks may not be nested in the abbreviations block")
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+
+    fn types_block(&mut self) -> Result<()> {
+        if self.seen_types {
+            return self.err("second types block");
+        }
+        self.seen_types = true;
+        let mut expected: Option<u64> = None;
+        let mut buf = Vec::new();
+        loop {
+            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
+                return self.err("input ended inside the types block");
+            };
+            match kind {
+                Kind::EndBlock => break,
+                Kind::DefineAbbrev => continue,
+                Kind::EnterBlock { .. } => return self.err("block nested in the types block"),
+                Kind::Record { .. } => {}
+            }
+            let code = buf[0];
+            let ops = &buf[1..];
+            if code == 1 {
+                if expected.is_some() || !self.m.types.is_empty() {
+                    return self.err("types count record must come first, once");
+                }
+                let [n] = ops else {
+                    return self.err("types count record needs one operand");
+                };
+                expected = Some(*n);
+                continue;
+            }
+            let Some(n) = expected else {
+                return self.err("type record before the types count record");
+            };
+            if self.m.types.len() as u64 >= n {
+                return self.err(format!("more types than the {n} the count record declared"));
+            }
+            let ty = match (code, ops) {
+                (2, []) => Type::Void,
+                (3, []) => Type::Float,
+                (4, []) => Type::Double,
+                (7, [w]) => {
+                    if !matches!(w, 1 | 8 | 16 | 32 | 64) {
+                        return self.err(format!(
+                            "integer type i{w} is not allowed (only i1, i8, i16, i32, i64)"
+                        ));
+                    }
+                    Type::Int(*w as u32)
+                }
+                (12, [len, elem]) => {
+                    let elem = self.type_id(*elem)?;
+                    if !matches!(
+                        self.m.types.ty(elem),
+                        Type::Int(_) | Type::Float | Type::Double
+                    ) {
+                        return self.err("vector element type must be an integer or float");
+                    }
+                    if *len == 0 || *len > 16 {
+                        return self.err(format!("vector of {len} elements is not allowed"));
+                    }
+                    Type::Vector {
+                        len: *len as u32,
+                        elem,
+                    }
+                }
+                (21, [vararg, ret, params @ ..]) => {
+                    if *vararg > 1 {
+                        return self.err(format!("invalid vararg flag {vararg}"));
+                    }
+                    let ret = self.type_id(*ret)?;
+                    if matches!(self.m.types.ty(ret), Type::Function(_)) {
+                        return self.err("function type returns a function type");
+                    }
+                    let mut ps = Vec::with_capacity(params.len());
+                    for p in params {
+                        let p = self.type_id(*p)?;
+                        if matches!(self.m.types.ty(p), Type::Void | Type::Function(_)) {
+                            return self.err("function parameter of type void or function");
+                        }
+                        ps.push(p);
+                    }
+                    Type::Function(FunctionType {
+                        vararg: *vararg == 1,
+                        ret,
+                        params: ps,
+                    })
+                }
+                (2..=4, _) | (7, _) | (12, _) | (21, _) => {
+                    return self.err(format!(
+                        "type record code {code} has the wrong number of operands ({})",
+                        ops.len()
+                    ))
+                }
+                _ => {
+                    return self.err(format!(
+                        "type record code {code} is not allowed in PNaCl bitcode"
+                    ))
+                }
+            };
+            if self.m.types.find(&ty).is_some() {
+                return self.err(format!(
+                    "type {} is defined twice",
+                    self.m.types.display(self.m.types.find(&ty).unwrap())
+                ));
+            }
+            self.m.types.push_declared(ty);
+        }
+        match expected {
+            Some(n) if n == self.m.types.len() as u64 => Ok(()),
+            Some(n) => self.err(format!(
+                "types count record declared {n} types but {} were defined",
+                self.m.types.len()
+            )),
+            None => self.err("types block has no count record"),
+        }
+    }
+
+    fn globals_block(&mut self) -> Result<()> {
+        if self.seen_globals {
+            return self.err("second globals block");
+        }
+        self.seen_globals = true;
+        let mut expected: Option<u64> = None;
+        // Where we are in a global's definition: after `var` we await a simple initializer or
+        // a compound header; inside a compound we count down its elements.
+        #[derive(PartialEq)]
+        enum State {
+            Idle,
+            AwaitInit,
+            InCompound(u64),
+        }
+        let mut state = State::Idle;
+        let num_functions = self.m.functions.len() as u64;
+        let mut buf = Vec::new();
+        loop {
+            let Some((bit, kind)) = self.cur.next_into(&mut buf)? else {
+                return self.err("input ended inside the globals block");
+            };
+            match kind {
+                Kind::EndBlock => break,
+                Kind::DefineAbbrev => continue,
+                Kind::EnterBlock { .. } => return self.err("block nested in the globals block"),
+                Kind::Record { .. } => {}
+            }
+            let code = buf[0];
+            let ops = &buf[1..];
+            if code == 5 {
+                let [n] = ops else {
+                    return self.err("globals count record needs one operand");
+                };
+                if expected.is_some() || !self.m.globals.is_empty() {
+                    return self.err("globals count record must come first, once");
+                }
+                expected = Some(*n);
+                continue;
+            }
+            let Some(count) = expected else {
+                return self.err("global record before the globals count record");
+            };
+            match code {
+                0 => {
+                    let [align, is_const] = ops else {
+                        return self.err("global variable record needs 2 operands");
+                    };
+                    if state != State::Idle {
+                        return self.err("global variable before the previous one's initializers");
+                    }
+                    if self.m.globals.len() as u64 >= count {
+                        return self.err(format!(
+                            "more globals than the {count} the count record declared"
+                        ));
+                    }
+                    if *align > 30 || *is_const > 1 {
+                        return self.err("invalid alignment or constant flag");
+                    }
+                    self.m.globals.push(GlobalVar {
+                        align: Align(*align as u32),
+                        is_const: *is_const == 1,
+                        init: Initializer::Compound(Vec::new()),
+                        name: None,
+                        bit,
+                    });
+                    state = State::AwaitInit;
+                }
+                1 => {
+                    let [n] = ops else {
+                        return self.err("compound initializer record needs one operand");
+                    };
+                    if state != State::AwaitInit {
+                        return self.err("compound initializer must follow a global variable");
+                    }
+                    state = if *n == 0 {
+                        State::Idle
+                    } else {
+                        State::InCompound(*n)
+                    };
+                }
+                2..=4 => {
+                    let elem = match (code, ops) {
+                        (2, [n]) => Element::Zerofill(*n),
+                        (3, bytes) => {
+                            let mut v = Vec::with_capacity(bytes.len());
+                            for &b in bytes {
+                                if b > 255 {
+                                    return self.err(format!("data byte {b} is over 255"));
+                                }
+                                v.push(b as u8);
+                            }
+                            Element::Data(v)
+                        }
+                        (4, [t, rest @ ..]) if rest.len() <= 1 => {
+                            if *t >= num_functions + count {
+                                return self.err(format!(
+                                    "relocation target {t} is out of range ({num_functions} functions, {count} globals)"
+                                ));
+                            }
+                            let addend = match rest {
+                                [a] if *a > u32::MAX as u64 => {
+                                    return self
+                                        .err(format!("relocation addend {a} does not fit 32 bits"))
+                                }
+                                [a] => Some(*a as u32),
+                                _ => None,
+                            };
+                            Element::Reloc {
+                                target: *t as u32,
+                                addend,
+                            }
+                        }
+                        _ => {
+                            return self.err(format!(
+                                "initializer record code {code} has the wrong number of operands"
+                            ))
+                        }
+                    };
+                    let g = match self.m.globals.last_mut() {
+                        Some(g) if state != State::Idle => g,
+                        _ => return self.err("initializer without a global variable"),
+                    };
+                    state = match state {
+                        State::AwaitInit => {
+                            g.init = Initializer::Simple(elem);
+                            State::Idle
+                        }
+                        State::InCompound(k) => {
+                            if let Initializer::Compound(v) = &mut g.init {
+                                v.push(elem);
+                            }
+                            if k == 1 {
+                                State::Idle
+                            } else {
+                                State::InCompound(k - 1)
+                            }
+                        }
+                        State::Idle => unreachable!("checked above"),
+                    };
+                }
+                _ => return self.err(format!("unknown globals record code {code}")),
+            }
+        }
+        if state != State::Idle {
+            return self.err("globals block ended before the last global's initializers");
+        }
+        match expected {
+            Some(n) if n == self.m.globals.len() as u64 => Ok(()),
+            Some(n) => self.err(format!(
+                "globals count record declared {n} globals but {} were defined",
+                self.m.globals.len()
+            )),
+            None => self.err("globals block has no count record"),
+        }
+    }
+
+    fn module_symtab(&mut self) -> Result<()> {
+        let num_functions = self.m.functions.len() as u64;
+        let num_values = num_functions + self.m.globals.len() as u64;
+        let mut buf = Vec::new();
+        loop {
+            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
+                return self.err("input ended inside the value symbol table");
+            };
+            match kind {
+                Kind::EndBlock => return Ok(()),
+                Kind::DefineAbbrev => continue,
+                Kind::EnterBlock { .. } => {
+                    return self.err("block nested in the value symbol table")
+                }
+                Kind::Record { .. } => {}
+            }
+            match (buf[0], &buf[1..]) {
+                (1, [id, name @ ..]) => {
+                    let id = *id;
+                    if id >= num_values {
+                        return self.err(format!(
+                            "symbol table entry for value {id}, but only {num_values} module values exist"
+                        ));
+                    }
+                    let name = symbol_name(name).or_else(|m| self.err(m))?;
+                    if id < num_functions {
+                        self.m.functions[id as usize].name = Some(name);
+                    } else {
+                        self.m.globals[(id - num_functions) as usize].name = Some(name);
+                    }
+                }
+                (2, _) => return self.err("basic block name in the module symbol table"),
+                (c, _) => return self.err(format!("unknown value symbol table record code {c}")),
+            }
+        }
+    }
+
+    fn function_block(&mut self, bit: u64) -> Result<()> {
+        if !self.seen_globals {
+            return self.err("function block before the globals block");
+        }
+        // The Nth function block defines the Nth function address that is not a prototype.
+        let Some(idx) = self.m.functions[self.next_body..]
+            .iter()
+            .position(|f| !f.is_proto)
+            .map(|i| i + self.next_body)
+        else {
+            return self.err("more function blocks than defined functions");
+        };
+        self.next_body = idx + 1;
+        let body = function::decode_function(self, idx as u32, bit)?;
+        self.m.functions[idx].body = Some(self.m.function_bodies.len() as u32);
+        self.m.function_bodies.push(body);
+        Ok(())
+    }
+}
+
+/// Converts a symbol table name (one byte per operand) to a string.
+pub(crate) fn symbol_name(chars: &[u64]) -> std::result::Result<String, String> {
+    let mut bytes = Vec::with_capacity(chars.len());
+    for &c in chars {
+        if c > 255 {
+            return Err(format!("name character {c} is over 255"));
+        }
+        bytes.push(c as u8);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -100,8 +100,8 @@ impl Intrinsic {
     /// The (return, params) signature PNaCl requires.
     pub fn signature(self) -> (SigTy, Vec<SigTy>) {
         use Intrinsic::*;
-        use SigTy::{Void, S};
         use Scalar::*;
+        use SigTy::{Void, S};
         match self {
             Memcpy | Memmove => (Void, vec![S(I32), S(I32), S(I32), S(I32), S(I1)]),
             Memset => (Void, vec![S(I32), S(I8), S(I32), S(I32), S(I1)]),

@@ -123,7 +123,10 @@ pub enum Element {
     Data(Vec<u8>),
     /// The address of a function or global (an absolute value id below functions+globals),
     /// plus an optional addend stored as a 32-bit two's complement value.
-    Reloc { target: u32, addend: Option<u32> },
+    Reloc {
+        target: u32,
+        addend: Option<u32>,
+    },
 }
 
 impl Element {

@@ -15,7 +15,10 @@ pub enum Type {
     Float,
     Double,
     /// `<len x elem>`; `elem` is a scalar type.
-    Vector { len: u32, elem: TypeId },
+    Vector {
+        len: u32,
+        elem: TypeId,
+    },
     Function(FunctionType),
 }
 

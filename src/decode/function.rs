@@ -1,0 +1,994 @@
+//! Function blocks: the basic-block count, the constants block, instruction records and the
+//! function-level value symbol table. Operands are relative value ids in the file; here
+//! they become absolute [`ValueId`]s, and every operand's type is known (forward references
+//! need a forward type declaration, except phi operands, whose type the phi gives).
+
+use std::collections::HashMap;
+
+use super::{block_id, symbol_name, DecodeError, ModuleDecoder, Result};
+use crate::bitstream::{Cursor, Kind};
+use crate::ir::{
+    Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
+    Inst, InstKind, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+};
+
+/// Instruction record codes.
+mod code {
+    pub const DECLAREBLOCKS: u64 = 1;
+    pub const BINOP: u64 = 2;
+    pub const CAST: u64 = 3;
+    pub const EXTRACTELT: u64 = 6;
+    pub const INSERTELT: u64 = 7;
+    pub const CMP: u64 = 9;
+    pub const RET: u64 = 10;
+    pub const BR: u64 = 11;
+    pub const SWITCH: u64 = 12;
+    pub const UNREACHABLE: u64 = 15;
+    pub const PHI: u64 = 16;
+    pub const ALLOCA: u64 = 19;
+    pub const LOAD: u64 = 20;
+    pub const STORE: u64 = 24;
+    pub const CMP2: u64 = 28;
+    pub const VSELECT: u64 = 29;
+    pub const CALL: u64 = 34;
+    pub const FORWARDTYPEREF: u64 = 43;
+    pub const CALL_INDIRECT: u64 = 44;
+}
+
+/// Decodes PNaCl's sign-rotated integers (sign in bit 0). `1` is INT64_MIN, as LLVM writes it.
+pub fn sign_unrotate(v: u64) -> i64 {
+    if v & 1 == 0 {
+        (v >> 1) as i64
+    } else if v != 1 {
+        -((v >> 1) as i64)
+    } else {
+        i64::MIN
+    }
+}
+
+/// The inverse of [`sign_unrotate`].
+pub fn sign_rotate(v: i64) -> u64 {
+    if v >= 0 {
+        (v as u64) << 1
+    } else if v == i64::MIN {
+        1
+    } else {
+        ((v.unsigned_abs()) << 1) | 1
+    }
+}
+
+struct FnDecoder<'d, 'a> {
+    cur: &'d mut Cursor<'a>,
+    types: &'d mut TypeTable,
+    functions: &'d [FunctionDecl],
+    num_module_values: u32,
+    f: Function,
+    ret_ty: TypeId,
+    /// Types of params, constants and instruction values, indexed by `abs - base`.
+    value_types: Vec<TypeId>,
+    /// Types declared for values not yet defined.
+    forward: HashMap<u32, TypeId>,
+    /// Phi operands that referred to values not yet defined: (value, type, phi index).
+    pending: Vec<(u32, TypeId, u32)>,
+    num_blocks: Option<u32>,
+    /// True when the next instruction starts a new basic block.
+    block_ended: bool,
+    i32_ty: Option<TypeId>,
+    i1_ty: Option<TypeId>,
+    rec: Vec<u64>,
+}
+
+pub(super) fn decode_function(d: &mut ModuleDecoder, func_idx: u32, bit: u64) -> Result<Function> {
+    let m = &mut d.m;
+    let decl = &m.functions[func_idx as usize];
+    let ft = m
+        .types
+        .function(decl.ty)
+        .expect("checked when the function address was read")
+        .clone();
+    let num_module_values = (m.functions.len() + m.globals.len()) as u32;
+    let mut fd = FnDecoder {
+        cur: &mut *d.cur,
+        types: &mut m.types,
+        functions: &m.functions,
+        num_module_values,
+        f: Function {
+            decl: func_idx,
+            base: num_module_values,
+            num_params: ft.params.len() as u32,
+            bit,
+            ..Default::default()
+        },
+        ret_ty: ft.ret,
+        value_types: ft.params.clone(),
+        forward: HashMap::new(),
+        pending: Vec::new(),
+        num_blocks: None,
+        block_ended: true,
+        i32_ty: None,
+        i1_ty: None,
+        rec: Vec::with_capacity(16),
+    };
+    fd.run()?;
+    Ok(fd.f)
+}
+
+impl FnDecoder<'_, '_> {
+    fn err<T>(&self, message: impl Into<String>) -> Result<T> {
+        let name = self.functions[self.f.decl as usize]
+            .name
+            .as_deref()
+            .map(|n| format!(" (\"{n}\")"))
+            .unwrap_or_default();
+        Err(DecodeError::Invalid {
+            message: format!("in function @f{}{}: {}", self.f.decl, name, message.into()),
+            position: self.cur.position(),
+        })
+    }
+
+    /// Absolute id of the next value an instruction would define.
+    fn next_value(&self) -> u32 {
+        self.f.base + self.value_types.len() as u32
+    }
+
+    fn name_of(&self, v: u32) -> String {
+        if v < self.f.base {
+            if (v as usize) < self.functions.len() {
+                format!("@f{v}")
+            } else {
+                format!("@g{}", v as usize - self.functions.len())
+            }
+        } else {
+            let i = v - self.f.base;
+            let np = self.f.num_params;
+            let nc = self.f.consts.len() as u32;
+            if i < np {
+                format!("%p{i}")
+            } else if i < np + nc {
+                format!("%c{}", i - np)
+            } else {
+                format!("%v{}", i - np - nc)
+            }
+        }
+    }
+
+    fn ty_name(&self, t: TypeId) -> String {
+        self.types.display(t).to_string()
+    }
+
+    fn i32(&mut self) -> TypeId {
+        *self
+            .i32_ty
+            .get_or_insert_with(|| self.types.intern(Type::Int(32)))
+    }
+
+    fn i1(&mut self) -> TypeId {
+        *self
+            .i1_ty
+            .get_or_insert_with(|| self.types.intern(Type::Int(1)))
+    }
+
+    fn type_id(&self, t: u64) -> Result<TypeId> {
+        if t < self.types.len() as u64 {
+            Ok(TypeId(t as u32))
+        } else {
+            self.err(format!(
+                "type id {t} is out of range ({} types)",
+                self.types.len()
+            ))
+        }
+    }
+
+    fn block(&self, b: u64) -> Result<u32> {
+        let n = self.num_blocks.unwrap_or(0);
+        if b < n as u64 {
+            Ok(b as u32)
+        } else {
+            self.err(format!(
+                "basic block %b{b} is out of range ({n} blocks declared)"
+            ))
+        }
+    }
+
+    /// Resolves a relative operand to an absolute id.
+    fn rel(&self, r: u64) -> Result<u32> {
+        if r > u32::MAX as u64 {
+            return self.err(format!("relative value index {r} is too large"));
+        }
+        Ok(self.next_value().wrapping_sub(r as u32))
+    }
+
+    /// The type of a value id, which must be defined or forward-declared.
+    fn ty_of(&mut self, v: u32) -> Result<TypeId> {
+        if v < self.num_module_values {
+            return Ok(self.i32());
+        }
+        let next = self.next_value();
+        if v < next {
+            return Ok(self.value_types[(v - self.f.base) as usize]);
+        }
+        match self.forward.get(&v) {
+            Some(&t) => Ok(t),
+            None => self.err(format!(
+                "value {} (id {v}) is used before it is defined and has no forward type \
+                 declaration ({} values defined so far)",
+                self.name_of(v),
+                next
+            )),
+        }
+    }
+
+    /// Resolves a relative operand and returns it with its type.
+    fn operand(&mut self, r: u64) -> Result<(ValueId, TypeId)> {
+        let v = self.rel(r)?;
+        let t = self.ty_of(v)?;
+        Ok((ValueId(v), t))
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut rec = std::mem::take(&mut self.rec);
+        loop {
+            let Some((bit, kind)) = self.cur.next_into(&mut rec)? else {
+                return self.err("input ended inside the function block");
+            };
+            match kind {
+                Kind::EndBlock => break,
+                Kind::DefineAbbrev => {}
+                Kind::EnterBlock { block_id, .. } => match block_id {
+                    block_id::CONSTANTS => {
+                        if !self.f.insts.is_empty() {
+                            return self.err("constants block after instructions");
+                        }
+                        self.constants_block()?
+                    }
+                    block_id::VALUE_SYMTAB => self.symtab_block()?,
+                    _ => self.cur.skip_block()?,
+                },
+                Kind::Record { .. } => self.record(&rec, bit)?,
+            }
+        }
+        self.rec = rec;
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        let Some(n) = self.num_blocks else {
+            return self.err("function block has no basic block count record");
+        };
+        match self.f.insts.last() {
+            None => return self.err("function has no instructions"),
+            Some(i) if !i.kind.is_terminator() => {
+                return self.err("function ends without a terminator instruction")
+            }
+            _ => {}
+        }
+        if self.f.block_starts.len() as u64 != n as u64 {
+            return self.err(format!(
+                "{n} basic blocks were declared but {} were defined",
+                self.f.block_starts.len()
+            ));
+        }
+        let next = self.next_value();
+        if let Some((&v, _)) = self
+            .forward
+            .iter()
+            .filter(|(&v, _)| v >= next)
+            .min_by_key(|(&v, _)| v)
+        {
+            return self.err(format!(
+                "value {} was forward-declared but never defined",
+                self.name_of(v)
+            ));
+        }
+        for &(v, t, phi) in &self.pending {
+            if v >= next {
+                return self.err(format!(
+                    "phi %v{phi} uses value {} which is never defined",
+                    self.name_of(v)
+                ));
+            }
+            let actual = self.value_types[(v - self.f.base) as usize];
+            if actual != t {
+                return self.err(format!(
+                    "phi uses {} as {} but it has type {}",
+                    self.name_of(v),
+                    self.ty_name(t),
+                    self.ty_name(actual)
+                ));
+            }
+        }
+        self.f.insts.shrink_to_fit();
+        self.f.inst_bits.shrink_to_fit();
+        Ok(())
+    }
+
+    fn constants_block(&mut self) -> Result<()> {
+        let mut cur_ty: Option<TypeId> = None;
+        let mut buf = Vec::new();
+        loop {
+            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
+                return self.err("input ended inside the constants block");
+            };
+            match kind {
+                Kind::EndBlock => return Ok(()),
+                Kind::DefineAbbrev => continue,
+                Kind::EnterBlock { .. } => return self.err("block nested in the constants block"),
+                Kind::Record { .. } => {}
+            }
+            let (code, ops) = (buf[0], &buf[1..]);
+            let (code, op) = (code, ops.first().copied());
+            let nops = ops.len();
+            if code == 1 {
+                let (Some(t), 1) = (op, nops) else {
+                    return self.err("set type record needs one operand");
+                };
+                let t = self.type_id(t)?;
+                if matches!(self.types.ty(t), Type::Void | Type::Function(_)) {
+                    return self.err("constants cannot have void or function type");
+                }
+                cur_ty = Some(t);
+                continue;
+            }
+            let Some(ty) = cur_ty else {
+                return self.err("constant before any set type record");
+            };
+            let value = match (code, op, nops) {
+                (3, None, 0) => ConstValue::Undef,
+                (4, Some(v), 1) => {
+                    let Type::Int(w) = *self.types.ty(ty) else {
+                        return self.err(format!(
+                            "integer constant of non-integer type {}",
+                            self.ty_name(ty)
+                        ));
+                    };
+                    let x = sign_unrotate(v) as u64;
+                    let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+                    let t = x & mask;
+                    // Accept the value if it is the sign- or zero-extension of its truncation.
+                    let sext = if w == 64 {
+                        t
+                    } else {
+                        (((t << (64 - w)) as i64) >> (64 - w)) as u64
+                    };
+                    if x != t && x != sext {
+                        return self.err(format!(
+                            "integer constant {} does not fit type i{w}",
+                            sign_unrotate(v)
+                        ));
+                    }
+                    ConstValue::Int(t)
+                }
+                (6, Some(v), 1) => match self.types.ty(ty) {
+                    Type::Float if v <= u32::MAX as u64 => ConstValue::Float(v),
+                    Type::Double => ConstValue::Float(v),
+                    Type::Float => return self.err("float constant does not fit 32 bits"),
+                    _ => {
+                        return self.err(format!(
+                            "floating point constant of type {}",
+                            self.ty_name(ty)
+                        ))
+                    }
+                },
+                (3 | 4 | 6, _, _) => {
+                    return self.err(format!(
+                        "constant record code {code} has the wrong number of operands"
+                    ))
+                }
+                _ => {
+                    return self.err(format!(
+                        "constant record code {code} is not allowed in PNaCl bitcode"
+                    ))
+                }
+            };
+            self.f.consts.push(Constant { ty, value });
+            self.value_types.push(ty);
+        }
+    }
+
+    fn symtab_block(&mut self) -> Result<()> {
+        let mut buf = Vec::new();
+        loop {
+            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
+                return self.err("input ended inside the value symbol table");
+            };
+            match kind {
+                Kind::EndBlock => return Ok(()),
+                Kind::DefineAbbrev => continue,
+                Kind::EnterBlock { .. } => {
+                    return self.err("block nested in the value symbol table")
+                }
+                Kind::Record { .. } => {}
+            }
+            let (code, ops) = (buf[0], &buf[1..]);
+            match (code, ops.split_first()) {
+                (1, Some((&id, name))) => {
+                    let name = symbol_name(name);
+                    let next = self.next_value() as u64;
+                    if id >= next {
+                        return self.err(format!(
+                            "symbol table names value {id} but only {next} values exist"
+                        ));
+                    }
+                    let name = name.or_else(|m| self.err(m))?;
+                    self.f.value_names.push((ValueId(id as u32), name));
+                }
+                (2, Some((&bb, name))) => {
+                    let name = symbol_name(name);
+                    let bb = self.block(bb)?;
+                    let name = name.or_else(|m| self.err(m))?;
+                    self.f.block_names.push((bb, name));
+                }
+                _ => return self.err(format!("invalid value symbol table record code {code}")),
+            }
+        }
+    }
+
+    fn record(&mut self, rec: &[u64], bit: u64) -> Result<()> {
+        let code = rec[0];
+        let ops = &rec[1..];
+        if code == code::DECLAREBLOCKS {
+            let [n] = ops else {
+                return self.err("blocks record needs one operand");
+            };
+            if self.num_blocks.is_some() || !self.f.insts.is_empty() {
+                return self.err("blocks record must come first, once");
+            }
+            if *n == 0 || *n > u32::MAX as u64 {
+                return self.err(format!("invalid basic block count {n}"));
+            }
+            self.num_blocks = Some(*n as u32);
+            self.f.num_blocks = *n as u32;
+            return Ok(());
+        }
+        let Some(nblocks) = self.num_blocks else {
+            return self.err("instruction before the blocks record");
+        };
+        if code == code::FORWARDTYPEREF {
+            let [v, t] = ops else {
+                return self.err("forward type declaration needs 2 operands");
+            };
+            if *v > u32::MAX as u64 {
+                return self.err(format!("forward declared value id {v} is too large"));
+            }
+            let v = *v as u32;
+            let t = self.type_id(*t)?;
+            if v < self.next_value() {
+                // Declaring an already defined value is harmless if the types agree.
+                let actual = self.ty_of(v)?;
+                if actual != t {
+                    return self.err(format!(
+                        "forward declaration of {} as {} but it has type {}",
+                        self.name_of(v),
+                        self.ty_name(t),
+                        self.ty_name(actual)
+                    ));
+                }
+            } else if let Some(&old) = self.forward.get(&v) {
+                if old != t {
+                    return self.err(format!(
+                        "{} is forward declared twice with different types",
+                        self.name_of(v)
+                    ));
+                }
+            } else {
+                self.forward.insert(v, t);
+            }
+            self.f.forward_decls.push((ValueId(v), t));
+            return Ok(());
+        }
+        if self.block_ended {
+            if self.f.block_starts.len() as u64 >= nblocks as u64 {
+                return self.err(format!(
+                    "instruction after the last of the {nblocks} declared basic blocks"
+                ));
+            }
+            self.f.block_starts.push(self.f.insts.len() as u32);
+            self.block_ended = false;
+        }
+        let void = self.types.find(&Type::Void);
+        let (kind, ty) = self.instruction(code, ops)?;
+        let produces = Some(ty) != void;
+        let result = if produces {
+            let v = self.next_value();
+            if let Some(t) = self.forward.remove(&v) {
+                if t != ty {
+                    return self.err(format!(
+                        "{} was forward declared as {} but is defined as {}",
+                        self.name_of(v),
+                        self.ty_name(t),
+                        self.ty_name(ty)
+                    ));
+                }
+            }
+            self.value_types.push(ty);
+            self.f.value_insts.push(self.f.insts.len() as u32);
+            v
+        } else {
+            NO_RESULT
+        };
+        if kind.is_terminator() {
+            self.block_ended = true;
+        }
+        let off = bit - self.f.bit;
+        let off = u32::try_from(off).or_else(|_| self.err("function block is too large"))?;
+        self.f.inst_bits.push(off);
+        self.f.insts.push(Inst { kind, ty, result });
+        Ok(())
+    }
+
+    fn void(&mut self) -> TypeId {
+        self.types.intern(Type::Void)
+    }
+
+    /// Decodes one instruction record into its kind and result type (void if none).
+    fn instruction(&mut self, code: u64, ops: &[u64]) -> Result<(InstKind, TypeId)> {
+        Ok(match code {
+            code::BINOP => {
+                let (a, b, opc, flags) = match *ops {
+                    [a, b, opc] => (a, b, opc, None),
+                    [a, b, opc, fl] => {
+                        let fl = u32::try_from(fl)
+                            .or_else(|_| self.err(format!("binop flags {fl} are too large")))?;
+                        (a, b, opc, Some(fl))
+                    }
+                    _ => return self.err("binary operator record needs 3 or 4 operands"),
+                };
+                let (lhs, tl) = self.operand(a)?;
+                let (rhs, tr) = self.operand(b)?;
+                if tl != tr {
+                    return self.err(format!(
+                        "operands of a binary operator have different types ({} and {})",
+                        self.ty_name(tl),
+                        self.ty_name(tr)
+                    ));
+                }
+                let Some(s) = self.types.scalar(tl) else {
+                    return self.err(format!("binary operator on type {}", self.ty_name(tl)));
+                };
+                let Some(op) = BinOp::from_code(opc, s.is_float()) else {
+                    return self.err(format!(
+                        "binary opcode {opc} is not valid for type {}",
+                        self.ty_name(tl)
+                    ));
+                };
+                (
+                    InstKind::Binop {
+                        op,
+                        lhs,
+                        rhs,
+                        flags,
+                    },
+                    tl,
+                )
+            }
+            code::CAST => {
+                let [v, t, opc] = *ops else {
+                    return self.err("cast record needs 3 operands");
+                };
+                let (val, tv) = self.operand(v)?;
+                let dest = self.type_id(t)?;
+                let Some(op) = CastOp::from_code(opc) else {
+                    return self.err(format!("unknown cast opcode {opc}"));
+                };
+                if self.types.scalar(tv).is_none() || self.types.scalar(dest).is_none() {
+                    return self.err(format!(
+                        "{} from {} to {}",
+                        op.name(),
+                        self.ty_name(tv),
+                        self.ty_name(dest)
+                    ));
+                }
+                (InstKind::Cast { op, val }, dest)
+            }
+            code::EXTRACTELT => {
+                let [v, i] = *ops else {
+                    return self.err("extractelement record needs 2 operands");
+                };
+                let (vec, tv) = self.operand(v)?;
+                let (index, _) = self.operand(i)?;
+                if !self.types.is_vector(tv) {
+                    return self.err(format!(
+                        "extractelement from non-vector type {}",
+                        self.ty_name(tv)
+                    ));
+                }
+                (
+                    InstKind::ExtractElement { vec, index },
+                    self.types.element(tv),
+                )
+            }
+            code::INSERTELT => {
+                let [v, e, i] = *ops else {
+                    return self.err("insertelement record needs 3 operands");
+                };
+                let (vec, tv) = self.operand(v)?;
+                let (elt, te) = self.operand(e)?;
+                let (index, _) = self.operand(i)?;
+                if !self.types.is_vector(tv) || self.types.element(tv) != te {
+                    return self.err(format!(
+                        "insertelement of {} into {}",
+                        self.ty_name(te),
+                        self.ty_name(tv)
+                    ));
+                }
+                (InstKind::InsertElement { vec, elt, index }, tv)
+            }
+            code::RET => {
+                let void = self.void();
+                match *ops {
+                    [] => {
+                        if self.ret_ty != void {
+                            return self.err(format!(
+                                "ret void in a function returning {}",
+                                self.ty_name(self.ret_ty)
+                            ));
+                        }
+                        (InstKind::Ret { val: None }, void)
+                    }
+                    [v] => {
+                        let (val, t) = self.operand(v)?;
+                        if t != self.ret_ty {
+                            return self.err(format!(
+                                "ret {} in a function returning {}",
+                                self.ty_name(t),
+                                self.ty_name(self.ret_ty)
+                            ));
+                        }
+                        (InstKind::Ret { val: Some(val) }, void)
+                    }
+                    _ => return self.err("ret record needs 0 or 1 operands"),
+                }
+            }
+            code::BR => {
+                let void = self.void();
+                match *ops {
+                    [b] => (
+                        InstKind::Br {
+                            target: self.block(b)?,
+                        },
+                        void,
+                    ),
+                    [t, f, c] => {
+                        let then_bb = self.block(t)?;
+                        let else_bb = self.block(f)?;
+                        let (cond, tc) = self.operand(c)?;
+                        let i1 = self.i1();
+                        if tc != i1 {
+                            return self.err(format!(
+                                "branch condition has type {}, not i1",
+                                self.ty_name(tc)
+                            ));
+                        }
+                        (
+                            InstKind::CondBr {
+                                cond,
+                                then_bb,
+                                else_bb,
+                            },
+                            void,
+                        )
+                    }
+                    _ => return self.err("br record needs 1 or 3 operands"),
+                }
+            }
+            code::SWITCH => {
+                let [t, c, def, n, cases @ ..] = ops else {
+                    return self.err("switch record needs at least 4 operands");
+                };
+                let ty = self.type_id(*t)?;
+                let Type::Int(w) = *self.types.ty(ty) else {
+                    return self.err(format!("switch on non-integer type {}", self.ty_name(ty)));
+                };
+                let (cond, tc) = self.operand(*c)?;
+                if tc != ty {
+                    return self.err(format!(
+                        "switch condition has type {}, not {}",
+                        self.ty_name(tc),
+                        self.ty_name(ty)
+                    ));
+                }
+                let default = self.block(*def)?;
+                if *n > (cases.len() / 4) as u64 || cases.len() as u64 != n * 4 {
+                    return self.err(format!(
+                        "switch declares {n} cases but has {} case operands",
+                        cases.len()
+                    ));
+                }
+                let mut out = Vec::with_capacity(*n as usize);
+                for c in cases.chunks_exact(4) {
+                    if c[0] != 1 || c[1] != 1 {
+                        return self.err("switch case ranges are not allowed in PNaCl bitcode");
+                    }
+                    let value = sign_unrotate(c[2]);
+                    let v = value as u64;
+                    let fits = w == 64 || {
+                        let sh = 64 - w;
+                        (((v << sh) as i64) >> sh) as u64 == v || (v >> w) == 0
+                    };
+                    if !fits {
+                        return self.err(format!("switch case value {value} does not fit i{w}"));
+                    }
+                    out.push(SwitchCase {
+                        value,
+                        target: self.block(c[3])?,
+                    });
+                }
+                let void = self.void();
+                (
+                    InstKind::Switch(Box::new(Switch {
+                        cond,
+                        default,
+                        cases: out,
+                    })),
+                    void,
+                )
+            }
+            code::UNREACHABLE => {
+                if !ops.is_empty() {
+                    return self.err("unreachable record takes no operands");
+                }
+                (InstKind::Unreachable, self.void())
+            }
+            code::PHI => {
+                let [t, pairs @ ..] = ops else {
+                    return self.err("phi record needs a type");
+                };
+                let ty = self.type_id(*t)?;
+                if pairs.is_empty() || pairs.len() % 2 != 0 {
+                    return self.err("phi record needs (value, block) pairs");
+                }
+                let phi_value = self.next_value() - self.f.first_const_rel();
+                let next = self.next_value() as i64;
+                let mut incoming = Vec::with_capacity(pairs.len() / 2);
+                for p in pairs.chunks_exact(2) {
+                    let v = next - sign_unrotate(p[0]);
+                    if !(0..=u32::MAX as i64).contains(&v) {
+                        return self.err(format!("phi operand value id {v} is out of range"));
+                    }
+                    let v = v as u32;
+                    if v >= self.next_value() && v >= self.num_module_values {
+                        self.pending.push((v, ty, phi_value));
+                    } else {
+                        let tv = self.ty_of(v)?;
+                        if tv != ty {
+                            return self.err(format!(
+                                "phi of type {} has incoming {} of type {}",
+                                self.ty_name(ty),
+                                self.name_of(v),
+                                self.ty_name(tv)
+                            ));
+                        }
+                    }
+                    incoming.push((ValueId(v), self.block(p[1])?));
+                }
+                (
+                    InstKind::Phi {
+                        incoming: incoming.into_boxed_slice(),
+                    },
+                    ty,
+                )
+            }
+            code::ALLOCA => {
+                let [s, a] = *ops else {
+                    return self.err("alloca record needs 2 operands");
+                };
+                let (size, _) = self.operand(s)?;
+                let align = self.align(a)?;
+                (InstKind::Alloca { size, align }, self.i32())
+            }
+            code::LOAD => {
+                let [p, a, t] = *ops else {
+                    return self.err("load record needs 3 operands");
+                };
+                let (ptr, tp) = self.operand(p)?;
+                self.expect_ptr(tp, "load")?;
+                let align = self.align(a)?;
+                let ty = self.type_id(t)?;
+                if self.types.scalar(ty).is_none() {
+                    return self.err(format!("load of type {}", self.ty_name(ty)));
+                }
+                (InstKind::Load { ptr, align }, ty)
+            }
+            code::STORE => {
+                let [p, v, a] = *ops else {
+                    return self.err("store record needs 3 operands");
+                };
+                let (ptr, tp) = self.operand(p)?;
+                self.expect_ptr(tp, "store")?;
+                let (val, tv) = self.operand(v)?;
+                if self.types.scalar(tv).is_none() {
+                    return self.err(format!("store of type {}", self.ty_name(tv)));
+                }
+                let align = self.align(a)?;
+                (InstKind::Store { ptr, val, align }, self.void())
+            }
+            code::CMP | code::CMP2 => {
+                let [a, b, p] = *ops else {
+                    return self.err("compare record needs 3 operands");
+                };
+                let (lhs, tl) = self.operand(a)?;
+                let (rhs, tr) = self.operand(b)?;
+                if tl != tr {
+                    return self.err(format!(
+                        "compared values have different types ({} and {})",
+                        self.ty_name(tl),
+                        self.ty_name(tr)
+                    ));
+                }
+                let Some(s) = self.types.scalar(tl) else {
+                    return self.err(format!("compare of type {}", self.ty_name(tl)));
+                };
+                let Some(pred) = CmpPred::from_code(p) else {
+                    return self.err(format!("unknown compare predicate {p}"));
+                };
+                if pred.is_float() != s.is_float() {
+                    return self.err(format!(
+                        "predicate {} cannot compare {}",
+                        pred.name(),
+                        self.ty_name(tl)
+                    ));
+                }
+                let i1 = self.i1();
+                let ty = match *self.types.ty(tl) {
+                    Type::Vector { len, .. } => self.types.intern(Type::Vector { len, elem: i1 }),
+                    _ => i1,
+                };
+                (InstKind::Cmp { pred, lhs, rhs }, ty)
+            }
+            code::VSELECT => {
+                let [t, f, c] = *ops else {
+                    return self.err("select record needs 3 operands");
+                };
+                let (tv, tt) = self.operand(t)?;
+                let (fv, tf) = self.operand(f)?;
+                let (cond, tc) = self.operand(c)?;
+                if tt != tf {
+                    return self.err(format!(
+                        "select between different types ({} and {})",
+                        self.ty_name(tt),
+                        self.ty_name(tf)
+                    ));
+                }
+                let i1 = self.i1();
+                let cond_ok = tc == i1
+                    || (self.types.element(tc) == i1
+                        && self.types.vector_len(tc) == self.types.vector_len(tt));
+                if !cond_ok {
+                    return self.err(format!(
+                        "select condition of type {} for values of type {}",
+                        self.ty_name(tc),
+                        self.ty_name(tt)
+                    ));
+                }
+                (InstKind::Select { cond, t: tv, f: fv }, tt)
+            }
+            code::CALL => {
+                let [cc, callee, args @ ..] = ops else {
+                    return self.err("call record needs at least 2 operands");
+                };
+                let target = self.rel(*callee)?;
+                if target as usize >= self.functions.len() {
+                    return self.err(format!(
+                        "direct call to {}, which is not a function",
+                        self.name_of(target)
+                    ));
+                }
+                let ft = self
+                    .types
+                    .function(self.functions[target as usize].ty)
+                    .expect("checked when read")
+                    .clone();
+                if ft.params.len() != args.len() {
+                    return self.err(format!(
+                        "call to @f{target} passes {} arguments but it takes {}",
+                        args.len(),
+                        ft.params.len()
+                    ));
+                }
+                let mut av = Vec::with_capacity(args.len());
+                for (i, (&a, &pt)) in args.iter().zip(&ft.params).enumerate() {
+                    let (v, t) = self.operand(a)?;
+                    if t != pt {
+                        return self.err(format!(
+                            "argument {i} of the call to @f{target} has type {}, expected {}",
+                            self.ty_name(t),
+                            self.ty_name(pt)
+                        ));
+                    }
+                    av.push(v);
+                }
+                (
+                    InstKind::Call(Box::new(Call {
+                        callee: Callee::Direct(target),
+                        args: av,
+                        cc_info: *cc,
+                    })),
+                    ft.ret,
+                )
+            }
+            code::CALL_INDIRECT => {
+                let [cc, callee, ret, args @ ..] = ops else {
+                    return self.err("indirect call record needs at least 3 operands");
+                };
+                let (callee, tc) = self.operand(*callee)?;
+                self.expect_ptr(tc, "indirect call")?;
+                let ret = self.type_id(*ret)?;
+                if matches!(self.types.ty(ret), Type::Function(_)) {
+                    return self.err("indirect call returning a function type");
+                }
+                let mut av = Vec::with_capacity(args.len());
+                for &a in args {
+                    let (v, t) = self.operand(a)?;
+                    if matches!(self.types.ty(t), Type::Void | Type::Function(_)) {
+                        return self.err("indirect call argument of void or function type");
+                    }
+                    av.push(v);
+                }
+                (
+                    InstKind::Call(Box::new(Call {
+                        callee: Callee::Indirect(callee),
+                        args: av,
+                        cc_info: *cc,
+                    })),
+                    ret,
+                )
+            }
+            _ => {
+                return self.err(format!(
+                    "unknown or disallowed instruction record code {code}"
+                ))
+            }
+        })
+    }
+
+    fn align(&self, a: u64) -> Result<Align> {
+        if a > 30 {
+            return self.err(format!("alignment code {a} is out of range"));
+        }
+        Ok(Align(a as u32))
+    }
+
+    fn expect_ptr(&mut self, t: TypeId, what: &str) -> Result<()> {
+        let i32 = self.i32();
+        if t != i32 {
+            return self.err(format!(
+                "{what} address has type {}, not i32",
+                self.ty_name(t)
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Function {
+    /// Number of params + constants (the relative offset of the first instruction value).
+    fn first_const_rel(&self) -> u32 {
+        self.base + self.num_params + self.consts.len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_rotation() {
+        for v in [
+            0i64,
+            1,
+            -1,
+            2,
+            -2,
+            12345,
+            -12345,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            assert_eq!(sign_unrotate(sign_rotate(v)), v, "{v}");
+        }
+        assert_eq!(sign_rotate(-1), 3);
+        assert_eq!(sign_rotate(1), 2);
+        assert_eq!(sign_unrotate(1), i64::MIN);
+    }
+}
