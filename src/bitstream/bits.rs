@@ -2,12 +2,17 @@
 //! bitstream container defines them. Written by hand because the container is small, hot
 //! (every byte of a pexe passes through here) and no maintained crate reads PNaCl's flavour.
 
-/// Reads bits from a byte slice, least significant bit of each byte first.
+/// Reads bits from a byte slice, least significant bit of each byte first. Keeps up to 64
+/// unread bits in a register so the common read is a compare, a mask and a shift.
 #[derive(Clone)]
 pub struct BitReader<'a> {
     data: &'a [u8],
-    /// Current position in bits.
-    pos: u64,
+    /// Next byte of `data` to load into `word`.
+    next_byte: usize,
+    /// Unread bits, lowest first.
+    word: u64,
+    /// How many bits of `word` are unread.
+    bits: u32,
     len_bits: u64,
 }
 
@@ -30,11 +35,22 @@ impl From<Eof> for VbrError {
     }
 }
 
+#[inline]
+fn low_bits(v: u64, n: u32) -> u64 {
+    if n >= 64 {
+        v
+    } else {
+        v & ((1u64 << n) - 1)
+    }
+}
+
 impl<'a> BitReader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
         BitReader {
             data,
-            pos: 0,
+            next_byte: 0,
+            word: 0,
+            bits: 0,
             len_bits: data.len() as u64 * 8,
         }
     }
@@ -42,7 +58,7 @@ impl<'a> BitReader<'a> {
     /// Current bit position.
     #[inline]
     pub fn pos(&self) -> u64 {
-        self.pos
+        self.next_byte as u64 * 8 - self.bits as u64
     }
 
     /// Total length in bits.
@@ -53,12 +69,30 @@ impl<'a> BitReader<'a> {
 
     #[inline]
     pub fn remaining(&self) -> u64 {
-        self.len_bits - self.pos
+        self.len_bits - self.pos()
     }
 
     #[inline]
     pub fn at_end(&self) -> bool {
-        self.pos >= self.len_bits
+        self.pos() >= self.len_bits
+    }
+
+    /// Loads the next (up to) 8 bytes into the empty register.
+    #[inline]
+    fn refill(&mut self) {
+        debug_assert_eq!(self.bits, 0);
+        let rest = &self.data[self.next_byte..];
+        if rest.len() >= 8 {
+            self.word = u64::from_le_bytes(rest[..8].try_into().unwrap());
+            self.bits = 64;
+            self.next_byte += 8;
+        } else {
+            let mut buf = [0u8; 8];
+            buf[..rest.len()].copy_from_slice(rest);
+            self.word = u64::from_le_bytes(buf);
+            self.bits = rest.len() as u32 * 8;
+            self.next_byte += rest.len();
+        }
     }
 
     /// Moves to an absolute bit position (must be within the input).
@@ -68,7 +102,13 @@ impl<'a> BitReader<'a> {
                 needed: bit - self.len_bits,
             });
         }
-        self.pos = bit;
+        self.next_byte = (bit / 8) as usize;
+        self.bits = 0;
+        self.word = 0;
+        self.refill();
+        let skip = (bit % 8) as u32;
+        self.word >>= skip;
+        self.bits -= skip;
         Ok(())
     }
 
@@ -76,61 +116,78 @@ impl<'a> BitReader<'a> {
     #[inline]
     pub fn read(&mut self, n: u32) -> Result<u64, Eof> {
         debug_assert!(n <= 64);
+        if n <= self.bits && n < 64 {
+            let v = self.word & ((1u64 << n) - 1);
+            self.word >>= n;
+            self.bits -= n;
+            return Ok(v);
+        }
+        // Refill from a full 8-byte load when possible: the register's bits are the low
+        // part of the result, the new word supplies the rest.
+        if n < 64 && self.next_byte + 8 <= self.data.len() {
+            let new = u64::from_le_bytes(
+                self.data[self.next_byte..self.next_byte + 8]
+                    .try_into()
+                    .unwrap(),
+            );
+            let have = self.bits;
+            let need = n - have;
+            let lo = self.word;
+            let hi = new & ((1u64 << need) - 1);
+            self.word = new >> need;
+            self.bits = 64 - need;
+            self.next_byte += 8;
+            return Ok(lo | (hi << have));
+        }
+        self.read_slow(n)
+    }
+
+    #[cold]
+    fn read_slow(&mut self, n: u32) -> Result<u64, Eof> {
         if n == 0 {
             return Ok(0);
         }
-        if self.pos + n as u64 > self.len_bits {
+        let remaining = self.remaining();
+        if (n as u64) > remaining {
             return Err(Eof {
-                needed: self.pos + n as u64 - self.len_bits,
+                needed: n as u64 - remaining,
             });
         }
-        if n <= 56 {
-            let v = self.peek_word();
-            self.pos += n as u64;
-            Ok(v & ((1u64 << n) - 1))
-        } else {
-            let lo = self.read(32)?;
-            let hi = self.read(n - 32)?;
-            Ok(lo | (hi << 32))
-        }
-    }
-
-    /// Returns at least 57 bits starting at `pos` (more bits beyond the input are zero).
-    #[inline]
-    fn peek_word(&self) -> u64 {
-        let byte = (self.pos / 8) as usize;
-        let shift = self.pos % 8;
-        let word = if byte + 8 <= self.data.len() {
-            u64::from_le_bytes(self.data[byte..byte + 8].try_into().unwrap())
-        } else {
-            let mut buf = [0u8; 8];
-            let avail = self.data.len().saturating_sub(byte);
-            buf[..avail].copy_from_slice(&self.data[byte..byte + avail]);
-            u64::from_le_bytes(buf)
-        };
-        word >> shift
+        // Take what the register holds, refill, take the rest.
+        let have = self.bits;
+        let lo = low_bits(self.word, have);
+        self.word = 0;
+        self.bits = 0;
+        self.refill();
+        let need = n - have;
+        let hi = low_bits(self.word, need);
+        self.word = if need >= 64 { 0 } else { self.word >> need };
+        self.bits -= need;
+        Ok(if have == 0 { hi } else { lo | (hi << have) })
     }
 
     /// Reads a variable-bit-rate field with chunks of `n` bits (2..=64).
-    #[inline]
+    #[inline(always)]
     pub fn read_vbr(&mut self, n: u32) -> Result<u64, VbrError> {
         debug_assert!((2..=64).contains(&n));
         let hi_bit = 1u64 << (n - 1);
         let mask = hi_bit - 1;
-        let piece = self.read(n)?;
+        let mut piece = self.read(n)?;
         if piece & hi_bit == 0 {
             return Ok(piece);
         }
         let mut result = piece & mask;
         let mut shift = n - 1;
         loop {
-            let piece = self.read(n)?;
+            piece = self.read(n)?;
             let data = piece & mask;
-            if data != 0 {
-                if shift >= 64 || (data.leading_zeros() as i64) < shift as i64 {
+            if shift < 64 {
+                if data >> (64 - shift) != 0 {
                     return Err(VbrError::Overflow);
                 }
                 result |= data << shift;
+            } else if data != 0 {
+                return Err(VbrError::Overflow);
             }
             if piece & hi_bit == 0 {
                 return Ok(result);
@@ -146,14 +203,21 @@ impl<'a> BitReader<'a> {
 
     /// Skips to the next multiple of 32 bits.
     pub fn align32(&mut self) -> Result<(), Eof> {
-        let aligned = (self.pos + 31) & !31;
+        let pos = self.pos();
+        let aligned = (pos + 31) & !31;
         if aligned > self.len_bits {
             return Err(Eof {
                 needed: aligned - self.len_bits,
             });
         }
-        self.pos = aligned;
-        Ok(())
+        let skip = (aligned - pos) as u32;
+        if skip <= self.bits && skip < 64 {
+            self.word >>= skip;
+            self.bits -= skip;
+            Ok(())
+        } else {
+            self.seek(aligned)
+        }
     }
 }
 
@@ -309,8 +373,30 @@ mod tests {
     fn eof_is_reported() {
         let mut r = BitReader::new(&[0xff]);
         assert_eq!(r.read(9), Err(Eof { needed: 1 }));
+        assert_eq!(r.pos(), 0);
         assert_eq!(r.read(8), Ok(0xff));
         assert!(matches!(r.read_vbr(6), Err(VbrError::Eof(_))));
+    }
+
+    #[test]
+    fn reads_across_register_boundaries() {
+        // Every width at every offset, against a bit-by-bit reference.
+        let data: Vec<u8> = (0..40u32)
+            .map(|i| (i.wrapping_mul(151) ^ 0x5a) as u8)
+            .collect();
+        let bit = |i: u64| (data[(i / 8) as usize] >> (i % 8)) & 1;
+        for start in 0..70u64 {
+            for n in 0..=64u32 {
+                if start + n as u64 > data.len() as u64 * 8 {
+                    continue;
+                }
+                let mut r = BitReader::new(&data);
+                r.seek(start).unwrap();
+                let want = (0..n as u64).fold(0u64, |a, k| a | ((bit(start + k) as u64) << k));
+                assert_eq!(r.read(n).unwrap(), want, "start {start} width {n}");
+                assert_eq!(r.pos(), start + n as u64);
+            }
+        }
     }
 
     #[test]

@@ -155,6 +155,7 @@ impl<'a> Cursor<'a> {
         BitstreamError::new(K::UnexpectedEof { needed: e.needed }, p)
     }
 
+    #[inline(always)]
     fn vbr(&mut self, n: u32) -> Result<u64, BitstreamError> {
         self.r.read_vbr(n).map_err(|e| match e {
             VbrError::Eof(e) => self.eof(e),
@@ -162,6 +163,7 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    #[inline(always)]
     fn fixed(&mut self, n: u32) -> Result<u64, BitstreamError> {
         self.r.read(n).map_err(|e| self.eof(e))
     }
@@ -383,17 +385,6 @@ impl<'a> Cursor<'a> {
         Ok(abbrev)
     }
 
-    fn read_scalar(&mut self, op: AbbrevOp) -> Result<u64, BitstreamError> {
-        match op {
-            AbbrevOp::Literal(v) => Ok(v),
-            AbbrevOp::Fixed(w) => self.fixed(w as u32),
-            AbbrevOp::Vbr(0) => Ok(0),
-            AbbrevOp::Vbr(w) => self.vbr(w as u32),
-            AbbrevOp::Char6 => Ok(super::abbrev::char6_decode(self.fixed(6)?)),
-            AbbrevOp::Array => unreachable!("validated: array is never an element"),
-        }
-    }
-
     fn read_record(&mut self, id: u64) -> Result<(), BitstreamError> {
         self.values.clear();
         if id == UNABBREV_RECORD {
@@ -410,61 +401,25 @@ impl<'a> Cursor<'a> {
             }
             return Ok(());
         }
-        let abbrev_idx = match self.scopes.lookup(id) {
-            Some(_) => id,
-            None => {
-                return Err(self.err(K::UnknownAbbrev {
-                    id,
-                    defined: self.scopes.num_defined(),
-                }))
-            }
+        let Some(abbrev) = self.scopes.lookup(id) else {
+            return Err(self.err(K::UnknownAbbrev {
+                id,
+                defined: self.scopes.num_defined(),
+            }));
         };
-        // Copy the (small) op list so we can read while borrowing self mutably.
-        let ops: smallvec_ops::Ops =
-            smallvec_ops::Ops::from(&self.scopes.lookup(abbrev_idx).unwrap().ops);
-        let n = ops.len();
-        let mut i = 0;
-        while i < n {
-            let op = ops.get(i);
-            if op == AbbrevOp::Array {
-                let elem = ops.get(i + 1);
-                let len = self.vbr(6)?;
-                let min_bits = match elem {
-                    AbbrevOp::Fixed(w) => w as u64,
-                    AbbrevOp::Vbr(w) => w as u64,
-                    AbbrevOp::Char6 => 6,
-                    _ => 0,
-                };
-                // Elements that store no bits (literals, width 0) are legal, so the input
-                // cannot bound their count; cap it at one element per remaining byte so a
-                // claimed length of 2^60 cannot exhaust memory.
-                let limit = if min_bits == 0 {
-                    self.r.remaining() / 8 + 64
-                } else {
-                    self.r.remaining() / min_bits
-                };
-                if len > limit {
-                    return Err(self.err(K::ArrayTooLong { len }));
-                }
-                for _ in 0..len {
-                    let v = self.read_scalar(elem)?;
-                    self.values.push(v);
-                }
-                i += 2;
-            } else {
-                let v = self.read_scalar(op)?;
-                self.values.push(v);
-                if self.values.len() == 1 {
-                    self.cur_code = Some(v);
-                }
-                i += 1;
-            }
+        // Borrow the abbreviation, the bit reader and the value buffer separately so that
+        // reading a record copies nothing but the values themselves.
+        let res = read_abbreviated(&mut self.r, &abbrev.ops, &mut self.values);
+        if let Some(&code) = self.values.first() {
+            self.cur_code = Some(code);
         }
-        if self.values.is_empty() {
-            return Err(self.err(K::EmptyRecord));
+        match res {
+            Ok(()) if self.values.is_empty() => Err(self.err(K::EmptyRecord)),
+            Ok(()) => Ok(()),
+            Err(ReadFail::Eof(e)) => Err(self.eof(e)),
+            Err(ReadFail::Overflow) => Err(self.err(K::VbrOverflow)),
+            Err(ReadFail::ArrayTooLong(len)) => Err(self.err(K::ArrayTooLong { len })),
         }
-        self.cur_code = Some(self.values[0]);
-        Ok(())
     }
 
     /// Checks that the stream ended cleanly: every block closed.
@@ -476,38 +431,97 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A tiny inline copy of an abbreviation's operands, so reading a record does not allocate.
-mod smallvec_ops {
-    use super::AbbrevOp;
+enum ReadFail {
+    Eof(Eof),
+    Overflow,
+    ArrayTooLong(u64),
+}
 
-    pub enum Ops {
-        Inline([AbbrevOp; 8], usize),
-        Heap(Vec<AbbrevOp>),
+impl From<Eof> for ReadFail {
+    fn from(e: Eof) -> Self {
+        ReadFail::Eof(e)
     }
+}
 
-    impl Ops {
-        pub fn from(ops: &[AbbrevOp]) -> Self {
-            if ops.len() <= 8 {
-                let mut a = [AbbrevOp::Literal(0); 8];
-                a[..ops.len()].copy_from_slice(ops);
-                Ops::Inline(a, ops.len())
+impl From<VbrError> for ReadFail {
+    fn from(e: VbrError) -> Self {
+        match e {
+            VbrError::Eof(e) => ReadFail::Eof(e),
+            VbrError::Overflow => ReadFail::Overflow,
+        }
+    }
+}
+
+#[inline(always)]
+fn read_scalar(r: &mut BitReader, op: AbbrevOp) -> Result<u64, ReadFail> {
+    Ok(match op {
+        AbbrevOp::Literal(v) => v,
+        AbbrevOp::Fixed(w) => r.read(w as u32)?,
+        AbbrevOp::Vbr(0) => 0,
+        AbbrevOp::Vbr(w) => r.read_vbr(w as u32)?,
+        AbbrevOp::Char6 => super::abbrev::char6_decode(r.read(6)?),
+        AbbrevOp::Array => unreachable!("validated: array is never an element"),
+    })
+}
+
+/// Reads the values of a record encoded with abbreviation `ops` (already validated).
+#[inline]
+fn read_abbreviated(
+    r: &mut BitReader,
+    ops: &[AbbrevOp],
+    out: &mut Vec<u64>,
+) -> Result<(), ReadFail> {
+    let mut i = 0;
+    while i < ops.len() {
+        let op = ops[i];
+        if op == AbbrevOp::Array {
+            let elem = ops[i + 1];
+            let len = r.read_vbr(6)?;
+            let min_bits = match elem {
+                AbbrevOp::Fixed(w) => w as u64,
+                AbbrevOp::Vbr(w) => w as u64,
+                AbbrevOp::Char6 => 6,
+                _ => 0,
+            };
+            // Elements that store no bits (literals, width 0) are legal, so the input
+            // cannot bound their count; cap it at one element per remaining byte so a
+            // claimed length of 2^60 cannot exhaust memory.
+            let limit = if min_bits == 0 {
+                r.remaining() / 8 + 64
             } else {
-                Ops::Heap(ops.to_vec())
+                r.remaining() / min_bits
+            };
+            if len > limit {
+                return Err(ReadFail::ArrayTooLong(len));
             }
-        }
-        #[inline]
-        pub fn len(&self) -> usize {
-            match self {
-                Ops::Inline(_, n) => *n,
-                Ops::Heap(v) => v.len(),
+            out.reserve(len as usize);
+            // One match per array, not per element: arrays carry most of a pexe's bytes
+            // (global data, symbol names).
+            match elem {
+                AbbrevOp::Fixed(w) => {
+                    for _ in 0..len {
+                        out.push(r.read(w as u32)?);
+                    }
+                }
+                AbbrevOp::Vbr(w) if w > 0 => {
+                    for _ in 0..len {
+                        out.push(r.read_vbr(w as u32)?);
+                    }
+                }
+                AbbrevOp::Char6 => {
+                    for _ in 0..len {
+                        out.push(super::abbrev::char6_decode(r.read(6)?));
+                    }
+                }
+                AbbrevOp::Literal(v) => out.resize(out.len() + len as usize, v),
+                AbbrevOp::Vbr(_) => out.resize(out.len() + len as usize, 0),
+                AbbrevOp::Array => unreachable!("validated: array is never an element"),
             }
-        }
-        #[inline]
-        pub fn get(&self, i: usize) -> AbbrevOp {
-            match self {
-                Ops::Inline(a, _) => a[i],
-                Ops::Heap(v) => v[i],
-            }
+            i += 2;
+        } else {
+            out.push(read_scalar(r, op)?);
+            i += 1;
         }
     }
+    Ok(())
 }

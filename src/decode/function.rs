@@ -75,10 +75,18 @@ struct FnDecoder<'d, 'a> {
     block_ended: bool,
     i32_ty: Option<TypeId>,
     i1_ty: Option<TypeId>,
+    void_ty: TypeId,
     rec: Vec<u64>,
+    /// Parameter types of a direct call's callee (reused to avoid cloning signatures).
+    params: Vec<TypeId>,
 }
 
-pub(super) fn decode_function(d: &mut ModuleDecoder, func_idx: u32, bit: u64) -> Result<Function> {
+pub(super) fn decode_function(
+    d: &mut ModuleDecoder,
+    func_idx: u32,
+    bit: u64,
+    len_words: u32,
+) -> Result<Function> {
     let m = &mut d.m;
     let decl = &m.functions[func_idx as usize];
     let ft = m
@@ -87,6 +95,7 @@ pub(super) fn decode_function(d: &mut ModuleDecoder, func_idx: u32, bit: u64) ->
         .expect("checked when the function address was read")
         .clone();
     let num_module_values = (m.functions.len() + m.globals.len()) as u32;
+    let void_ty = m.types.intern(Type::Void);
     let mut fd = FnDecoder {
         cur: &mut *d.cur,
         types: &mut m.types,
@@ -107,8 +116,17 @@ pub(super) fn decode_function(d: &mut ModuleDecoder, func_idx: u32, bit: u64) ->
         block_ended: true,
         i32_ty: None,
         i1_ty: None,
+        void_ty,
         rec: Vec::with_capacity(16),
+        params: Vec::new(),
     };
+    // Reserve from the block's actual size (an instruction record takes at least ~12 bits),
+    // never from a count the file claims; `finish` shrinks in place afterwards.
+    let estimate = (len_words as usize * 32 / 12).min(1 << 24);
+    fd.f.insts.reserve(estimate);
+    fd.f.inst_bits.reserve(estimate);
+    fd.f.value_insts.reserve(estimate);
+    fd.value_types.reserve(estimate);
     fd.run()?;
     Ok(fd.f)
 }
@@ -299,6 +317,7 @@ impl FnDecoder<'_, '_> {
         }
         self.f.insts.shrink_to_fit();
         self.f.inst_bits.shrink_to_fit();
+        self.f.value_insts.shrink_to_fit();
         Ok(())
     }
 
@@ -485,12 +504,15 @@ impl FnDecoder<'_, '_> {
             self.f.block_starts.push(self.f.insts.len() as u32);
             self.block_ended = false;
         }
-        let void = self.types.find(&Type::Void);
         let (kind, ty) = self.instruction(code, ops)?;
-        let produces = Some(ty) != void;
-        let result = if produces {
+        let result = if ty != self.void_ty {
             let v = self.next_value();
-            if let Some(t) = self.forward.remove(&v) {
+            let declared = if self.forward.is_empty() {
+                None
+            } else {
+                self.forward.remove(&v)
+            };
+            if let Some(t) = declared {
                 if t != ty {
                     return self.err(format!(
                         "{} was forward declared as {} but is defined as {}",
@@ -516,8 +538,8 @@ impl FnDecoder<'_, '_> {
         Ok(())
     }
 
-    fn void(&mut self) -> TypeId {
-        self.types.intern(Type::Void)
+    fn void(&self) -> TypeId {
+        self.void_ty
     }
 
     /// Decodes one instruction record into its kind and result type (void if none).
@@ -876,17 +898,20 @@ impl FnDecoder<'_, '_> {
                 let ft = self
                     .types
                     .function(self.functions[target as usize].ty)
-                    .expect("checked when read")
-                    .clone();
-                if ft.params.len() != args.len() {
+                    .expect("checked when read");
+                let ret = ft.ret;
+                let mut params = std::mem::take(&mut self.params);
+                params.clear();
+                params.extend_from_slice(&ft.params);
+                if params.len() != args.len() {
                     return self.err(format!(
                         "call to @f{target} passes {} arguments but it takes {}",
                         args.len(),
-                        ft.params.len()
+                        params.len()
                     ));
                 }
                 let mut av = Vec::with_capacity(args.len());
-                for (i, (&a, &pt)) in args.iter().zip(&ft.params).enumerate() {
+                for (i, (&a, &pt)) in args.iter().zip(&params).enumerate() {
                     let (v, t) = self.operand(a)?;
                     if t != pt {
                         return self.err(format!(
@@ -897,13 +922,14 @@ impl FnDecoder<'_, '_> {
                     }
                     av.push(v);
                 }
+                self.params = params;
                 (
                     InstKind::Call(Box::new(Call {
                         callee: Callee::Direct(target),
                         args: av,
                         cc_info: *cc,
                     })),
-                    ft.ret,
+                    ret,
                 )
             }
             code::CALL_INDIRECT => {

@@ -129,12 +129,16 @@ impl ModuleDecoder<'_, '_> {
             match item.entry {
                 Entry::EndBlock => break,
                 Entry::DefineAbbrev { .. } => {}
-                Entry::EnterBlock { block_id, .. } => match block_id {
+                Entry::EnterBlock {
+                    block_id,
+                    len_words,
+                    ..
+                } => match block_id {
                     block_id::BLOCKINFO => self.blockinfo_block()?,
                     block_id::TYPES => self.types_block()?,
                     block_id::GLOBALS => self.globals_block()?,
                     block_id::VALUE_SYMTAB => self.module_symtab()?,
-                    block_id::FUNCTION => self.function_block(bit)?,
+                    block_id::FUNCTION => self.function_block(bit, len_words)?,
                     _ => self.cur.skip_block()?, // unknown blocks are skipped by their length
                 },
                 Entry::Record(r) => {
@@ -546,7 +550,7 @@ impl ModuleDecoder<'_, '_> {
         }
     }
 
-    fn function_block(&mut self, bit: u64) -> Result<()> {
+    fn function_block(&mut self, bit: u64, len_words: u32) -> Result<()> {
         if !self.seen_globals {
             return self.err("function block before the globals block");
         }
@@ -559,7 +563,7 @@ impl ModuleDecoder<'_, '_> {
             return self.err("more function blocks than defined functions");
         };
         self.next_body = idx + 1;
-        let body = function::decode_function(self, idx as u32, bit)?;
+        let body = function::decode_function(self, idx as u32, bit, len_words)?;
         self.m.functions[idx].body = Some(self.m.function_bodies.len() as u32);
         self.m.function_bodies.push(body);
         Ok(())
