@@ -763,8 +763,9 @@ impl FnDecoder<'_, '_> {
                 let next = self.next_value() as i64;
                 let mut incoming = Vec::with_capacity(pairs.len() / 2);
                 for p in pairs.chunks_exact(2) {
-                    let v = next - sign_unrotate(p[0]);
-                    if !(0..=u32::MAX as i64).contains(&v) {
+                    // i128: a sign-rotated operand can decode to i64::MIN.
+                    let v = next as i128 - sign_unrotate(p[0]) as i128;
+                    if !(0..=u32::MAX as i128).contains(&v) {
                         return self.err(format!("phi operand value id {v} is out of range"));
                     }
                     let v = v as u32;

@@ -451,7 +451,7 @@ impl ModuleDecoder<'_, '_> {
                             Element::Data(v)
                         }
                         (4, [t, rest @ ..]) if rest.len() <= 1 => {
-                            if *t >= num_functions + count {
+                            if *t >= num_functions.saturating_add(count) {
                                 return self.err(format!(
                                     "relocation target {t} is out of range ({num_functions} functions, {count} globals)"
                                 ));
