@@ -662,14 +662,16 @@ impl Function {
             ValueRef::Inst(v - self.first_inst_value())
         }
     }
-    /// Instructions of basic block `b`.
+    /// Instructions of basic block `b` (empty for an out-of-range block).
     pub fn block_insts(&self, b: BlockId) -> &[Inst] {
-        let start = self.block_starts[b as usize] as usize;
+        let Some(&start) = self.block_starts.get(b as usize) else {
+            return &[];
+        };
         let end = self
             .block_starts
             .get(b as usize + 1)
             .map_or(self.insts.len(), |&e| e as usize);
-        &self.insts[start..end]
+        self.insts.get(start as usize..end).unwrap_or(&[])
     }
     /// Bit position of instruction `i`.
     pub fn inst_bit(&self, i: usize) -> u64 {
@@ -715,14 +717,15 @@ impl Module {
         match f.value_ref(v, self.num_functions()) {
             ValueRef::Function(_) | ValueRef::Global(_) => i32_ty,
             ValueRef::Param(p) => {
-                let ft = self.types.function(self.functions[f.decl as usize].ty)?;
+                let ft = self.types.function(self.functions.get(f.decl as usize)?.ty)?;
                 ft.params.get(p as usize).copied()
             }
             ValueRef::Const(c) => f.consts.get(c as usize).map(|c| c.ty),
             ValueRef::Inst(n) => f
                 .value_insts
                 .get(n as usize)
-                .map(|&i| f.insts[i as usize].ty),
+                .and_then(|&i| f.insts.get(i as usize))
+                .map(|i| i.ty),
         }
     }
 }

@@ -1,0 +1,640 @@
+//! Per-instruction rules: operand and result types, alignments, call signatures. Each
+//! instruction kind has its own small function returning the problems it found.
+
+use super::function::FnCx;
+use super::globals::MAX_ALIGN_CODE;
+use super::intrinsics;
+use super::types::{is_bool_like, is_param_type, is_return_type, is_value_type};
+use super::Rule;
+use crate::ir::{
+    Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Switch, Type, TypeId, ValueId,
+};
+
+type Problems = Vec<(Rule, String)>;
+
+pub(super) fn check(cx: &mut FnCx<'_>) {
+    let f = cx.f;
+    for (i, inst) in f.insts.iter().enumerate() {
+        let mut p = Problems::new();
+        check_result_type(cx, inst, &mut p);
+        match &inst.kind {
+            InstKind::Binop {
+                op,
+                lhs,
+                rhs,
+                flags,
+            } => binop(cx, inst, *op, *lhs, *rhs, *flags, &mut p),
+            InstKind::Cast { op, val } => cast(cx, inst, *op, *val, &mut p),
+            InstKind::ExtractElement { vec, index } => extract(cx, inst, *vec, *index, &mut p),
+            InstKind::InsertElement { vec, elt, index } => {
+                insert(cx, inst, *vec, *elt, *index, &mut p)
+            }
+            InstKind::Ret { val } => ret(cx, *val, &mut p),
+            InstKind::CondBr { cond, .. } => cond_br(cx, *cond, &mut p),
+            InstKind::Switch(s) => switch(cx, s, &mut p),
+            InstKind::Br { .. } | InstKind::Unreachable => {}
+            InstKind::Phi { incoming } => phi_types(cx, inst, incoming, &mut p),
+            InstKind::Alloca { size, align } => alloca(cx, inst, *size, *align, &mut p),
+            InstKind::Load { ptr, align } => load(cx, inst, *ptr, *align, &mut p),
+            InstKind::Store { ptr, val, align } => store(cx, *ptr, *val, *align, &mut p),
+            InstKind::Cmp { pred, lhs, rhs } => cmp(cx, inst, *pred, *lhs, *rhs, &mut p),
+            InstKind::Select { cond, t, f } => select(cx, inst, *cond, *t, *f, &mut p),
+            InstKind::Call(c) => call(cx, inst, c, &mut p),
+        }
+        for (rule, msg) in p {
+            cx.at_inst(i, rule, msg);
+        }
+    }
+}
+
+/// Values must have a PNaCl value type; void results are "no result".
+fn check_result_type(cx: &FnCx<'_>, inst: &Inst, p: &mut Problems) {
+    if inst.result().is_some() && !is_value_type(cx.types(), inst.ty) {
+        p.push((
+            Rule::ResultType,
+            format!("result of type {} is not allowed", cx.show(inst.ty)),
+        ));
+    }
+}
+
+/// The element count of a vector, 0 for scalars (`UnderlyingCount`).
+fn count(cx: &FnCx<'_>, t: TypeId) -> u32 {
+    cx.types().vector_len(t)
+}
+
+/// Bit width of a type's element (`BitSizeOf(UnderlyingType(T))`).
+fn elem_bits(cx: &FnCx<'_>, t: TypeId) -> u32 {
+    cx.types().bit_size(cx.types().element(t))
+}
+
+fn elem_is_int(cx: &FnCx<'_>, t: TypeId) -> bool {
+    matches!(cx.types().get(cx.types().element(t)), Some(Type::Int(_)))
+}
+
+fn elem_is(cx: &FnCx<'_>, t: TypeId, want: &Type) -> bool {
+    cx.types().get(cx.types().element(t)) == Some(want)
+}
+
+fn elem_is_float(cx: &FnCx<'_>, t: TypeId) -> bool {
+    elem_is(cx, t, &Type::Float) || elem_is(cx, t, &Type::Double)
+}
+
+fn binop(
+    cx: &FnCx<'_>,
+    inst: &Inst,
+    op: BinOp,
+    lhs: ValueId,
+    rhs: ValueId,
+    flags: Option<u32>,
+    p: &mut Problems,
+) {
+    let (Some(tl), Some(tr)) = (cx.ty(lhs), cx.ty(rhs)) else {
+        return;
+    };
+    let name = op.name();
+    if tl != tr {
+        p.push((
+            Rule::Arithmetic,
+            format!(
+                "{name} of {} and {}: operand types differ",
+                cx.show(tl),
+                cx.show(tr)
+            ),
+        ));
+        return;
+    }
+    if inst.ty != tl {
+        p.push((
+            Rule::Arithmetic,
+            format!(
+                "{name} of {} has result type {}",
+                cx.show(tl),
+                cx.show(inst.ty)
+            ),
+        ));
+    }
+    let float = elem_is_float(cx, tl);
+    if !(float || elem_is_int(cx, tl)) || op.is_float() != float {
+        p.push((
+            Rule::Arithmetic,
+            format!("{name} is not allowed on {}", cx.show(tl)),
+        ));
+        return;
+    }
+    // Only the bitwise logic operators work on i1: arithmetic and shifts do not.
+    let logic = matches!(op, BinOp::And | BinOp::Or | BinOp::Xor);
+    if !logic && !op.is_float() && is_bool_like(cx.types(), tl) {
+        p.push((
+            Rule::Arithmetic,
+            format!("{name} on {} is not allowed", cx.show(tl)),
+        ));
+    }
+    // nsw/nuw/exact are disallowed; the old 4-operand record form carries them.
+    if let Some(fl) = flags {
+        if fl != 0 {
+            p.push((
+                Rule::Arithmetic,
+                format!("{name} has optimization flags {fl:#x} (nsw/nuw/exact are not allowed)"),
+            ));
+        }
+    }
+}
+
+fn cast(cx: &FnCx<'_>, inst: &Inst, op: CastOp, val: ValueId, p: &mut Problems) {
+    let Some(src) = cx.ty(val) else {
+        return;
+    };
+    let dst = inst.ty;
+    let name = op.name();
+    let bad = |why: &str| {
+        (
+            Rule::Cast,
+            format!("{name} from {} to {}: {why}", cx.show(src), cx.show(dst)),
+        )
+    };
+    if !is_value_type(cx.types(), src) || !is_value_type(cx.types(), dst) {
+        p.push(bad("operand and result must be value types"));
+        return;
+    }
+    if op != CastOp::Bitcast && count(cx, src) != count(cx, dst) {
+        p.push(bad("element counts differ"));
+        return;
+    }
+    let (sb, db) = (elem_bits(cx, src), elem_bits(cx, dst));
+    let (si, di) = (elem_is_int(cx, src), elem_is_int(cx, dst));
+    let problem = match op {
+        CastOp::Trunc => (!(si && di && sb > db)).then_some("needs a wider integer source"),
+        CastOp::ZExt | CastOp::SExt => {
+            (!(si && di && sb < db)).then_some("needs a narrower integer source")
+        }
+        CastOp::FpTrunc => (!(elem_is(cx, src, &Type::Double) && elem_is(cx, dst, &Type::Float)))
+            .then_some("needs double to float"),
+        CastOp::FpExt => (!(elem_is(cx, src, &Type::Float) && elem_is(cx, dst, &Type::Double)))
+            .then_some("needs float to double"),
+        CastOp::FpToUi | CastOp::FpToSi => {
+            (!(elem_is_float(cx, src) && di)).then_some("needs floating point to integer")
+        }
+        CastOp::UiToFp | CastOp::SiToFp => {
+            (!(si && elem_is_float(cx, dst))).then_some("needs integer to floating point")
+        }
+        CastOp::Bitcast => {
+            (cx.types().bit_size(src) != cx.types().bit_size(dst)).then_some("sizes differ")
+        }
+        // PNaCl bitcode has no pointer types (pointers are i32), so these never type-check.
+        CastOp::PtrToInt | CastOp::IntToPtr => {
+            Some("not allowed: PNaCl bitcode has no pointer types")
+        }
+    };
+    if let Some(why) = problem {
+        p.push(bad(why));
+    }
+}
+
+/// Vector element indices must be i32 constants in range.
+fn vector_index(cx: &FnCx<'_>, what: &str, vt: TypeId, index: ValueId, p: &mut Problems) {
+    let Some(ti) = cx.ty(index) else {
+        return;
+    };
+    if cx.types().get(ti) != Some(&Type::Int(32)) {
+        p.push((
+            Rule::Vector,
+            format!("{what} index has type {}, not i32", cx.show(ti)),
+        ));
+        return;
+    }
+    let n = count(cx, vt);
+    match cx.const_int(index) {
+        None => p.push((Rule::Vector, format!("{what} index must be a constant"))),
+        Some(k) if k >= n as u64 => p.push((
+            Rule::Vector,
+            format!("{what} index {k} is out of range for {}", cx.show(vt)),
+        )),
+        Some(_) => {}
+    }
+}
+
+fn extract(cx: &FnCx<'_>, inst: &Inst, vec: ValueId, index: ValueId, p: &mut Problems) {
+    let Some(tv) = cx.ty(vec) else {
+        return;
+    };
+    if !cx.types().is_vector(tv) {
+        p.push((
+            Rule::Vector,
+            format!("extractelement from non-vector {}", cx.show(tv)),
+        ));
+        return;
+    }
+    if inst.ty != cx.types().element(tv) {
+        p.push((
+            Rule::Vector,
+            format!(
+                "extractelement from {} has result type {}",
+                cx.show(tv),
+                cx.show(inst.ty)
+            ),
+        ));
+    }
+    vector_index(cx, "extractelement", tv, index, p);
+}
+
+fn insert(
+    cx: &FnCx<'_>,
+    inst: &Inst,
+    vec: ValueId,
+    elt: ValueId,
+    index: ValueId,
+    p: &mut Problems,
+) {
+    let (Some(tv), Some(te)) = (cx.ty(vec), cx.ty(elt)) else {
+        return;
+    };
+    if !cx.types().is_vector(tv) {
+        p.push((
+            Rule::Vector,
+            format!("insertelement into non-vector {}", cx.show(tv)),
+        ));
+        return;
+    }
+    if te != cx.types().element(tv) {
+        p.push((
+            Rule::Vector,
+            format!("insertelement of {} into {}", cx.show(te), cx.show(tv)),
+        ));
+    }
+    if inst.ty != tv {
+        p.push((
+            Rule::Vector,
+            format!(
+                "insertelement into {} has result type {}",
+                cx.show(tv),
+                cx.show(inst.ty)
+            ),
+        ));
+    }
+    vector_index(cx, "insertelement", tv, index, p);
+}
+
+fn ret(cx: &FnCx<'_>, val: Option<ValueId>, p: &mut Problems) {
+    let void = cx.types().is_void(cx.ret);
+    match val {
+        None if !void => p.push((
+            Rule::Return,
+            format!("ret void in a function returning {}", cx.show(cx.ret)),
+        )),
+        Some(_) if void => p.push((
+            Rule::Return,
+            "ret with a value in a function returning void".into(),
+        )),
+        Some(v) => {
+            if let Some(t) = cx.ty(v) {
+                if t != cx.ret {
+                    p.push((
+                        Rule::Return,
+                        format!(
+                            "ret {} in a function returning {}",
+                            cx.show(t),
+                            cx.show(cx.ret)
+                        ),
+                    ));
+                }
+            }
+        }
+        None => {}
+    }
+}
+
+fn cond_br(cx: &FnCx<'_>, cond: ValueId, p: &mut Problems) {
+    if let Some(t) = cx.ty(cond) {
+        if cx.types().get(t) != Some(&Type::Int(1)) {
+            p.push((
+                Rule::Branch,
+                format!("branch condition has type {}, not i1", cx.show(t)),
+            ));
+        }
+    }
+}
+
+fn switch(cx: &FnCx<'_>, s: &Switch, p: &mut Problems) {
+    let Some(t) = cx.ty(s.cond) else {
+        return;
+    };
+    let w = match cx.types().get(t) {
+        Some(Type::Int(1)) => {
+            p.push((Rule::Switch, "switch on i1 is not allowed".into()));
+            return;
+        }
+        Some(Type::Int(w)) => *w,
+        _ => {
+            p.push((
+                Rule::Switch,
+                format!("switch on {}, not an integer", cx.show(t)),
+            ));
+            return;
+        }
+    };
+    let mask = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let mut seen = std::collections::HashSet::new();
+    for c in &s.cases {
+        let v = c.value as u64;
+        let t = v & mask;
+        // Stored sign-extended; accept the sign- or zero-extension of a w-bit value.
+        let sext = if w >= 64 {
+            t
+        } else {
+            (((t << (64 - w)) as i64) >> (64 - w)) as u64
+        };
+        if v != t && v != sext {
+            p.push((
+                Rule::Switch,
+                format!("case value {} does not fit i{w}", c.value),
+            ));
+        } else if !seen.insert(t) {
+            p.push((Rule::Switch, format!("duplicate case value {}", c.value)));
+        }
+    }
+}
+
+fn phi_types(cx: &FnCx<'_>, inst: &Inst, incoming: &[(ValueId, u32)], p: &mut Problems) {
+    for (v, _) in incoming {
+        if let Some(t) = cx.ty(*v) {
+            if t != inst.ty {
+                p.push((
+                    Rule::Phi,
+                    format!(
+                        "phi of type {} has an incoming value of type {}",
+                        cx.show(inst.ty),
+                        cx.show(t)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn is_i32(cx: &FnCx<'_>, t: TypeId) -> bool {
+    cx.types().get(t) == Some(&Type::Int(32))
+}
+
+fn alloca(cx: &FnCx<'_>, inst: &Inst, size: ValueId, align: Align, p: &mut Problems) {
+    if let Some(t) = cx.ty(size) {
+        if !is_i32(cx, t) {
+            p.push((
+                Rule::Alloca,
+                format!("alloca size has type {}, not i32", cx.show(t)),
+            ));
+        }
+    }
+    if !is_i32(cx, inst.ty) {
+        p.push((
+            Rule::Alloca,
+            format!("alloca result has type {}, not i32", cx.show(inst.ty)),
+        ));
+    }
+    if align.0 > MAX_ALIGN_CODE {
+        p.push((
+            Rule::Alignment,
+            format!("alloca alignment 2^{} exceeds 2^29", align.0 - 1),
+        ));
+    }
+}
+
+/// The load/store alignment table: integers `align 1`, float 1 or 4, double 1 or 8,
+/// vectors exactly their element size. 0 (unspecified) is not allowed.
+pub(super) fn allowed_alignment(cx: &FnCx<'_>, t: TypeId, align: Align) -> bool {
+    let Some(bytes) = align.bytes() else {
+        return false;
+    };
+    let types = cx.types();
+    match types.get(t) {
+        Some(Type::Vector { elem, .. }) => {
+            types.get(*elem) != Some(&Type::Int(1))
+                && bytes.checked_mul(8) == Some(types.bit_size(*elem) as u64)
+        }
+        Some(Type::Float) => bytes == 1 || bytes == 4,
+        Some(Type::Double) => bytes == 1 || bytes == 8,
+        _ => bytes == 1,
+    }
+}
+
+/// Shared load/store rules for the pointer and the accessed type.
+fn access(cx: &FnCx<'_>, what: &str, ptr: ValueId, t: TypeId, align: Align, p: &mut Problems) {
+    if let Some(tp) = cx.ty(ptr) {
+        if !is_i32(cx, tp) {
+            p.push((
+                Rule::Memory,
+                format!("{what} address has type {}, not i32", cx.show(tp)),
+            ));
+        }
+    }
+    if !is_value_type(cx.types(), t) {
+        p.push((
+            Rule::Memory,
+            format!("{what} of {} is not allowed", cx.show(t)),
+        ));
+        return;
+    }
+    if is_bool_like(cx.types(), t) {
+        p.push((
+            Rule::Memory,
+            format!("{what} of {} is not allowed", cx.show(t)),
+        ));
+        return;
+    }
+    if !allowed_alignment(cx, t, align) {
+        p.push((
+            Rule::Alignment,
+            format!(
+                "{what} of {} with align {} is not allowed (integers: 1, float: 1 or 4, \
+                 double: 1 or 8, vectors: the element size)",
+                cx.show(t),
+                align.display_bytes()
+            ),
+        ));
+    }
+}
+
+fn load(cx: &FnCx<'_>, inst: &Inst, ptr: ValueId, align: Align, p: &mut Problems) {
+    access(cx, "load", ptr, inst.ty, align, p);
+}
+
+fn store(cx: &FnCx<'_>, ptr: ValueId, val: ValueId, align: Align, p: &mut Problems) {
+    if let Some(t) = cx.ty(val) {
+        access(cx, "store", ptr, t, align, p);
+    }
+}
+
+fn cmp(cx: &FnCx<'_>, inst: &Inst, pred: CmpPred, lhs: ValueId, rhs: ValueId, p: &mut Problems) {
+    let (Some(tl), Some(tr)) = (cx.ty(lhs), cx.ty(rhs)) else {
+        return;
+    };
+    let what = if pred.is_float() { "fcmp" } else { "icmp" };
+    if tl != tr {
+        p.push((
+            Rule::Compare,
+            format!(
+                "{what} of {} and {}: operand types differ",
+                cx.show(tl),
+                cx.show(tr)
+            ),
+        ));
+        return;
+    }
+    let ok = if pred.is_float() {
+        elem_is_float(cx, tl)
+    } else {
+        elem_is_int(cx, tl)
+    };
+    if !ok {
+        p.push((
+            Rule::Compare,
+            format!("{what} {} on {}", pred.name(), cx.show(tl)),
+        ));
+    }
+    // The result is i1, or <N x i1> for N-element vectors.
+    if !(is_bool_like(cx.types(), inst.ty) && count(cx, inst.ty) == count(cx, tl)) {
+        p.push((
+            Rule::Compare,
+            format!(
+                "{what} of {} has result type {}",
+                cx.show(tl),
+                cx.show(inst.ty)
+            ),
+        ));
+    }
+}
+
+fn select(cx: &FnCx<'_>, inst: &Inst, cond: ValueId, t: ValueId, f: ValueId, p: &mut Problems) {
+    let (Some(tc), Some(tt), Some(tf)) = (cx.ty(cond), cx.ty(t), cx.ty(f)) else {
+        return;
+    };
+    if tt != tf || inst.ty != tt {
+        p.push((
+            Rule::Select,
+            format!(
+                "select between {} and {} with result {}",
+                cx.show(tt),
+                cx.show(tf),
+                cx.show(inst.ty)
+            ),
+        ));
+    }
+    // LLVM also allows a scalar i1 condition for vector values; the manual requires the
+    // counts to match (UnderlyingCount(C) == UnderlyingCount(T)).
+    let cond_ok = is_bool_like(cx.types(), tc) && count(cx, tc) == count(cx, tt);
+    if !cond_ok {
+        p.push((
+            Rule::Select,
+            format!(
+                "select condition of type {} for values of type {}",
+                cx.show(tc),
+                cx.show(tt)
+            ),
+        ));
+    }
+}
+
+fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
+    if c.cc_info >> 1 != 0 {
+        p.push((
+            Rule::CallingConv,
+            format!(
+                "call with calling convention {} (only 0, the C convention)",
+                c.cc_info >> 1
+            ),
+        ));
+    }
+    let arg_tys: Vec<Option<TypeId>> = c.args.iter().map(|a| cx.ty(*a)).collect();
+    let ret = match c.callee {
+        Callee::Direct(func) => {
+            let Some(d) = cx.m.functions.get(func as usize) else {
+                p.push((Rule::Call, format!("callee @f{func} is not a function")));
+                return;
+            };
+            let Some(ft) = cx.types().function(d.ty) else {
+                return; // Reported at the declaration.
+            };
+            if ft.params.len() != c.args.len() {
+                p.push((
+                    Rule::Call,
+                    format!(
+                        "call to @f{func} passes {} arguments, it takes {}",
+                        c.args.len(),
+                        ft.params.len()
+                    ),
+                ));
+                return;
+            }
+            for (k, (at, pt)) in arg_tys.iter().zip(&ft.params).enumerate() {
+                if let Some(at) = at {
+                    if at != pt {
+                        p.push((
+                            Rule::Call,
+                            format!(
+                                "argument {k} of the call to @f{func} has type {}, expected {}",
+                                cx.show(*at),
+                                cx.show(*pt)
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Some(intr) = cx.intrinsic_of(func) {
+                intrinsics::check_call(cx, intr, &c.args, p);
+            }
+            ft.ret
+        }
+        Callee::Indirect(v) => {
+            if let Some(t) = cx.ty(v) {
+                if !is_i32(cx, t) {
+                    p.push((
+                        Rule::Call,
+                        format!("indirect callee has type {}, not i32", cx.show(t)),
+                    ));
+                }
+            }
+            // Indirect calls reach ordinary functions only: IsFcnArgType applies.
+            for (k, at) in arg_tys.iter().enumerate() {
+                if let Some(at) = at {
+                    if !is_param_type(cx.types(), *at) {
+                        p.push((
+                            Rule::Call,
+                            format!(
+                                "indirect call argument {k} has type {}, not allowed \
+                                 (only i32, i64, float, double, vectors)",
+                                cx.show(*at)
+                            ),
+                        ));
+                    }
+                }
+            }
+            if !is_return_type(cx.types(), inst.ty) {
+                p.push((
+                    Rule::Call,
+                    format!(
+                        "indirect call returns {}, not allowed (only void, i32, i64, float, \
+                         double, vectors)",
+                        cx.show(inst.ty)
+                    ),
+                ));
+            }
+            inst.ty
+        }
+    };
+    let void = cx.types().is_void(ret);
+    match inst.result() {
+        Some(_) if void => p.push((Rule::Call, "call of a void function has a result".into())),
+        None if !void => p.push((
+            Rule::Call,
+            format!("call returning {} has no result", cx.show(ret)),
+        )),
+        Some(_) if inst.ty != ret => p.push((
+            Rule::Call,
+            format!(
+                "call returning {} has result type {}",
+                cx.show(ret),
+                cx.show(inst.ty)
+            ),
+        )),
+        _ => {}
+    }
+}
