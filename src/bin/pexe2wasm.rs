@@ -1,1 +1,332 @@
-fn main() {}
+//! The `pexe2wasm` command line: `dis`, `asm`, `info` and `verify`.
+//!
+//! Manners: every error is one line on stderr, `error: FILE: MESSAGE`; exit code 0 on
+//! success, 1 for bad input or a failed operation, 2 for usage errors; `-` reads stdin or
+//! writes stdout; output goes through a `BufWriter`; a closed pipe (`| head`) ends quietly.
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Parser, Subcommand};
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Parser)]
+#[command(
+    name = "pexe2wasm",
+    version,
+    about = "Read, write and check PNaCl executables (.pexe) on the way to WebAssembly",
+    after_help = "FILE may be '-' for standard input; '-o -' writes to standard output.\n\
+                  Exit status: 0 success, 1 bad input or failed operation, 2 usage error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Disassemble a pexe into PNaClAsm text (bit positions, records, assembly).
+    Dis {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Where to write the text (default: stdout).
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<PathBuf>,
+    },
+    /// Assemble PNaClAsm text (as printed by `dis`) back into a pexe.
+    Asm {
+        /// The text to read ('-' for stdin).
+        file: PathBuf,
+        /// Where to write the pexe ('-' for stdout).
+        #[arg(short, long, value_name = "OUT.pexe")]
+        output: PathBuf,
+    },
+    /// Summarize a pexe: sizes, counts, functions, intrinsics, IRT/PPAPI interfaces.
+    Info {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decode a pexe, check it against the PNaCl ABI and check that it can run (`_start`).
+    Verify {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Only check the ABI; accept a module without `_start` (a library or a test input).
+        #[arg(long)]
+        no_runnable: bool,
+    },
+}
+
+/// Adapters to the library stages. Each wraps one library call, so wiring a new or changed
+/// stage API is a one-line change here.
+mod stages {
+    use anyhow::Result;
+    use pexe2wasm::ir::Module;
+    use std::io::Write;
+
+    /// `pexe2wasm::text::dis::disassemble`.
+    pub fn disassemble(data: &[u8], out: &mut dyn Write) -> Result<()> {
+        Ok(pexe2wasm::text::dis::disassemble(data, out)?)
+    }
+
+    /// `pexe2wasm::text::asm::assemble`.
+    pub fn assemble(text: &str) -> Result<Vec<u8>> {
+        Ok(pexe2wasm::text::asm::assemble(text)?)
+    }
+
+    /// `pexe2wasm::verify::verify`: the PNaCl ABI findings, one line each.
+    pub fn verify(module: &Module) -> Vec<String> {
+        pexe2wasm::verify::verify(module)
+            .iter()
+            .map(|f| f.to_string())
+            .collect()
+    }
+
+    /// `pexe2wasm::verify::check_runnable`: why the module cannot run, one line each.
+    pub fn check_runnable(module: &Module) -> Vec<String> {
+        pexe2wasm::verify::check_runnable(module)
+            .err()
+            .map(|f| f.to_string())
+            .into_iter()
+            .collect()
+    }
+}
+
+/// Set once a write failed because the reader went away (`| head`).
+static BROKEN_PIPE: AtomicBool = AtomicBool::new(false);
+
+/// A writer that notes a broken pipe, whatever error type later wraps the `io::Error`.
+struct PipeWatch<W>(W);
+
+impl<W: Write> PipeWatch<W> {
+    fn note<T>(r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                BROKEN_PIPE.store(true, Ordering::Relaxed);
+            }
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Self::note(self.0.write(buf))
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        Self::note(self.0.write_all(buf))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Self::note(self.0.flush())
+    }
+}
+
+/// Where a command writes: stdout, or a file that appears only when the command succeeds
+/// (written to a temporary name beside it, renamed on [`Output::commit`]).
+enum Output {
+    Stdout(io::BufWriter<PipeWatch<io::Stdout>>),
+    File {
+        w: io::BufWriter<PipeWatch<fs::File>>,
+        tmp: PathBuf,
+        dest: PathBuf,
+    },
+}
+
+impl Output {
+    fn open(path: Option<&Path>) -> Result<Output> {
+        match path {
+            None => Ok(Self::stdout()),
+            Some(p) if p.as_os_str() == "-" => Ok(Self::stdout()),
+            Some(p) => {
+                let name = p
+                    .file_name()
+                    .ok_or_else(|| anyhow!("{}: not a file name", p.display()))?;
+                let mut tmp_name = std::ffi::OsString::from(".");
+                tmp_name.push(name);
+                tmp_name.push(format!(".tmp{}", std::process::id()));
+                let tmp = p.with_file_name(tmp_name);
+                let f = fs::File::create(&tmp)
+                    .with_context(|| format!("{}: cannot create", p.display()))?;
+                Ok(Output::File {
+                    w: io::BufWriter::with_capacity(1 << 16, PipeWatch(f)),
+                    tmp,
+                    dest: p.to_path_buf(),
+                })
+            }
+        }
+    }
+
+    fn stdout() -> Output {
+        Output::Stdout(io::BufWriter::with_capacity(
+            1 << 16,
+            PipeWatch(io::stdout()),
+        ))
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File { w, .. } => w,
+        }
+    }
+
+    /// Flushes and, for a file, moves it into place.
+    fn commit(mut self) -> Result<()> {
+        self.writer().flush().context("cannot write the output")?;
+        if let Output::File { tmp, dest, .. } = &self {
+            fs::rename(tmp, dest).with_context(|| format!("{}: cannot write", dest.display()))?;
+        }
+        // Nothing left for Drop to clean up.
+        if let Output::File { tmp, .. } = &mut self {
+            *tmp = PathBuf::new();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Output::File { tmp, .. } = self {
+            if !tmp.as_os_str().is_empty() {
+                let _ = fs::remove_file(tmp);
+            }
+        }
+    }
+}
+
+/// The name a file is called in messages.
+fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .context("cannot read standard input")?;
+        Ok(buf)
+    } else {
+        fs::read(path).context("cannot read")
+    }
+}
+
+/// Why a command failed: the file it concerns and one line per problem.
+struct Failure {
+    file: String,
+    messages: Vec<String>,
+}
+
+fn fail(file: &str, e: anyhow::Error) -> Failure {
+    Failure {
+        file: file.to_string(),
+        messages: vec![format!("{e:#}")],
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Dis { file, output } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let mut out = Output::open(output.as_deref()).map_err(|e| fail(&name, e))?;
+            stages::disassemble(&data, out.writer()).map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        Command::Asm { file, output } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let text = String::from_utf8(data).map_err(|e| {
+                fail(
+                    &name,
+                    anyhow!(
+                        "byte {}: the input is not UTF-8 text",
+                        e.utf8_error().valid_up_to()
+                    ),
+                )
+            })?;
+            let bytes = stages::assemble(&text).map_err(|e| fail(&name, e))?;
+            let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
+            out.writer()
+                .write_all(&bytes)
+                .context("cannot write the output")
+                .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        Command::Info { file, json } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let info = pexe2wasm::info::info(&data).map_err(|e| fail(&name, e.into()))?;
+            let mut out = Output::stdout();
+            let w = out.writer();
+            let written = if json {
+                serde_json::to_writer_pretty(&mut *w, &info)
+                    .map_err(io::Error::from)
+                    .and_then(|()| writeln!(w))
+            } else {
+                write!(w, "{info}")
+            };
+            written
+                .context("cannot write the output")
+                .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        Command::Verify { file, no_runnable } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let module = pexe2wasm::decode::decode(&data).map_err(|e| fail(&name, e.into()))?;
+            let mut findings = stages::verify(&module);
+            if !no_runnable {
+                findings.extend(stages::check_runnable(&module));
+            }
+            if !findings.is_empty() {
+                return Err(Failure {
+                    file: name,
+                    messages: findings,
+                });
+            }
+            let mut out = Output::stdout();
+            let defined = module.function_bodies.len();
+            writeln!(
+                out.writer(),
+                "{name}: ok ({} functions, {defined} defined, {} globals)",
+                module.functions.len(),
+                module.globals.len()
+            )
+            .context("cannot write the output")
+            .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and --version exit 0, usage errors 2 (clap's conventions).
+        Err(e) => e.exit(),
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) if BROKEN_PIPE.load(Ordering::Relaxed) => ExitCode::SUCCESS,
+        Err(f) => {
+            let stderr = io::stderr();
+            let mut err = stderr.lock();
+            for m in &f.messages {
+                // One line per error, whatever the message holds.
+                let m = m.replace(['\n', '\r'], " ");
+                let _ = writeln!(err, "error: {}: {}", f.file, m);
+            }
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Decode throughput and peak memory: `cargo bench --bench decode [-- N [FILE]]`.
+//!
+//! Decodes FILE (default: supernet-iguana.pexe from the real corpus) once to measure the
+//! peak heap (a counting global allocator) and the process's peak resident set (VmHWM from
+//! /proc/self/status), then N more times (default 20) for throughput. MB = 10^6 bytes.
+//! Targets: at least 100 MB/s single-threaded, peak heap at most 10x the input size.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                let grow = new_size - layout.size();
+                let now = CURRENT.fetch_add(grow, Ordering::Relaxed) + grow;
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// VmHWM (peak resident set) in bytes, where /proc exists.
+fn vm_hwm() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+fn main() {
+    // cargo bench passes `--bench`; everything starting with `-` is ignored.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let n: usize = match args.first().map(|a| a.parse()) {
+        None => 20,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => {
+            eprintln!("usage: cargo bench --bench decode -- [ITERATIONS] [FILE]");
+            std::process::exit(2);
+        }
+    };
+    let path: PathBuf = match args.get(1) {
+        Some(p) => PathBuf::from(p),
+        None => common::real_corpus_dir().join("supernet-iguana.pexe"),
+    };
+    let data = match std::fs::read(&path) {
+        Ok(d) => d,
+        Err(e) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                eprintln!("error: {}: {e}", path.display());
+                std::process::exit(1);
+            }
+            eprintln!(
+                "SKIPPED: {}: {e} (set PEXE2WASM_REAL_CORPUS or pass FILE)",
+                path.display()
+            );
+            return;
+        }
+    };
+    let size = data.len() as u64;
+
+    // One decode for memory.
+    let hwm_before = vm_hwm();
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let t = Instant::now();
+    let module = match pexe2wasm::decode::decode(&data) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            std::process::exit(1);
+        }
+    };
+    let first = t.elapsed();
+    let peak_heap = (PEAK.load(Ordering::Relaxed) - base) as u64;
+    let hwm_after = vm_hwm();
+    let functions = module.function_bodies.len();
+    let insts: usize = module.function_bodies.iter().map(|f| f.insts.len()).sum();
+    drop(module);
+
+    // N decodes for throughput.
+    let mut times: Vec<Duration> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let m = pexe2wasm::decode::decode(&data).expect("decoded once already");
+        std::hint::black_box(&m);
+        drop(m);
+        times.push(t.elapsed());
+    }
+    times.sort();
+    let best = times[0];
+    let median = times[n / 2];
+    let rate = |d: Duration| mb(size) / d.as_secs_f64();
+
+    println!("file:              {}", path.display());
+    println!("input:             {size} bytes ({:.2} MB)", mb(size));
+    println!("decoded:           {functions} function bodies, {insts} instructions");
+    println!(
+        "first decode:      {:.1} ms ({:.1} MB/s, cold)",
+        first.as_secs_f64() * 1e3,
+        rate(first)
+    );
+    println!(
+        "throughput:        {:.1} MB/s median, {:.1} MB/s best over {n} decodes ({:.1} ms median)",
+        rate(median),
+        rate(best),
+        median.as_secs_f64() * 1e3
+    );
+    println!(
+        "peak heap:         {peak_heap} bytes ({:.2} MB) = {:.2}x the input",
+        mb(peak_heap),
+        peak_heap as f64 / size as f64
+    );
+    if let (Some(a), Some(b)) = (hwm_before, hwm_after) {
+        println!(
+            "VmHWM:             {:.2} MB before decode (input loaded), {:.2} MB after; growth {:.2}x the input",
+            mb(a),
+            mb(b),
+            b.saturating_sub(a) as f64 / size as f64
+        );
+    }
+    let speed_ok = rate(median) >= 100.0;
+    let mem_ok = peak_heap <= 10 * size;
+    println!(
+        "targets:           >= 100 MB/s: {}; peak heap <= 10x input: {}",
+        if speed_ok { "met" } else { "NOT met" },
+        if mem_ok { "met" } else { "NOT met" }
+    );
+    println!(
+        "table row:         | {} | {size} | {:.1} | {:.1} | {:.2} MB ({:.2}x) | {} |",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        rate(median),
+        rate(best),
+        mb(peak_heap),
+        peak_heap as f64 / size as f64,
+        hwm_after.map_or("n/a".to_string(), |h| format!("{:.2} MB", mb(h)))
+    );
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Fuzz the decoder with cargo-fuzz (libFuzzer) on the stable toolchain.
+#
+#   scripts/fuzz.sh [TARGET] [SECONDS] [-- extra libFuzzer flags]
+#
+# TARGET is `decode` (decode must not panic) or `decode_verify` (decode -> verify ->
+# check_runnable -> dis must not panic); default `decode`. SECONDS defaults to 1800.
+#
+# The corpus lives in fuzz/corpus/TARGET (ignored by git). It is seeded at run time from the
+# real pexes under 128 KiB ($PEXE2WASM_REAL_CORPUS, else ../shared/fixtures/real) and from
+# fixtures/*.pexe; nothing from the real corpus is committed. Crashes land in
+# fuzz/artifacts/TARGET/; copy each into fuzz/regressions/ (tests/malformed.rs replays every
+# file there) and add a focused test for it.
+#
+# How it runs on stable: cargo-fuzz wants nightly only for its sanitizer flags
+# (-Zsanitizer). With `-s none` (no sanitizer; the code under test is safe Rust) it passes
+# only stable -C flags (the SanitizerCoverage passes and --cfg fuzzing), so no nightly and
+# no RUSTC_BOOTSTRAP are needed. `-a` keeps debug assertions and overflow checks on, which
+# `cargo test --release` does not: the fuzzer is what catches arithmetic overflow.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+target="${1:-decode}"
+seconds="${2:-1800}"
+shift $(( $# > 2 ? 2 : $# ))
+[[ "${1:-}" == "--" ]] && shift
+
+case "$target" in
+  decode|decode_verify) ;;
+  *) echo "error: unknown fuzz target '$target' (decode, decode_verify)" >&2; exit 2 ;;
+esac
+
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  echo "installing cargo-fuzz (cargo install cargo-fuzz --locked)" >&2
+  cargo install cargo-fuzz --locked
+fi
+
+corpus_src="${PEXE2WASM_REAL_CORPUS:-$root/../shared/fixtures/real}"
+corpus="$root/fuzz/corpus/$target"
+mkdir -p "$corpus"
+seeded=0
+for f in "$corpus_src"/*.pexe "$root"/fixtures/*.pexe; do
+  [[ -f "$f" ]] || continue
+  [[ $(stat -c %s "$f") -le 131072 ]] || continue
+  cp -n "$f" "$corpus/seed-$(basename "$f")"
+  seeded=$((seeded + 1))
+done
+echo "corpus: $corpus ($seeded seed files available, $(ls "$corpus" | wc -l) inputs)" >&2
+
+cd "$root/fuzz"
+exec cargo fuzz run -s none -a "$target" "$corpus" -- \
+  -max_total_time="$seconds" \
+  -max_len=131072 \
+  -rss_limit_mb=2048 \
+  -malloc_limit_mb=512 \
+  -timeout=10 \
+  -print_final_stats=1 \
+  "$@"
