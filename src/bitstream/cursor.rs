@@ -303,12 +303,17 @@ impl<'a> Cursor<'a> {
         let len_words = self.fixed(32)?;
         let body_start = self.r.pos();
         let end_bit = body_start + len_words * 32;
+        let too_long = |in_parent| K::BlockTooLong {
+            block_id: block_id as u32,
+            words: len_words,
+            in_parent,
+        };
         if end_bit > self.r.len_bits() {
-            return Err(self.err(K::BlockTooLong { words: len_words }));
+            return Err(self.err(too_long(false)));
         }
         if let Some(parent) = self.open.last() {
             if end_bit > parent.end_bit {
-                return Err(self.err(K::BlockTooLong { words: len_words }));
+                return Err(self.err(too_long(true)));
             }
         }
         self.open.push(Open {

@@ -76,8 +76,12 @@ pub enum BitstreamErrorKind {
     BadAbbrevWidth(u64),
     #[error("blocks nested deeper than {0}")]
     TooDeep(usize),
-    #[error("block length {words} words runs past the end of the input")]
-    BlockTooLong { words: u64 },
+    #[error("{} block (id {block_id}) declares {words} words, which runs past the end of {}", block_name(*block_id), if *in_parent { "its parent block" } else { "the input" })]
+    BlockTooLong {
+        block_id: u32,
+        words: u64,
+        in_parent: bool,
+    },
     #[error("block declared {declared} words but ended after {actual}")]
     BlockLengthMismatch { declared: u64, actual: u64 },
     #[error("array of {len} elements is longer than the remaining input")]

@@ -227,6 +227,13 @@ impl FnDecoder<'_, '_> {
         }
         match self.forward.get(&v) {
             Some(&t) => Ok(t),
+            // An id past every defined value is usually a relative index larger than the
+            // number of values (it wrapped); say so rather than print a huge %v number.
+            None if v - next > (1 << 24) => self.err(format!(
+                "relative operand index {} is larger than the {} values defined so far",
+                (u32::MAX - (v - next)) as u64 + 1,
+                next
+            )),
             None => self.err(format!(
                 "value {} (id {v}) is used before it is defined and has no forward type \
                  declaration ({} values defined so far)",
