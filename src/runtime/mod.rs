@@ -1,0 +1,94 @@
+//! The runtime a converted pexe runs on: the NaCl IRT implemented over WASI preview 1.
+//!
+//! [`irt_module`] is a small wasm module (written in WAT, `irt.wat`) that the emitter links
+//! into every output. It imports its environment from [`ENV`] (the output's memory, table,
+//! stack and thread pointers, heap and table bases, and the pexe's `_start`), imports only
+//! `wasi_snapshot_preview1` otherwise, and exports the WASI entry [`EXPORT_START`], the IRT
+//! query function and the helpers the lowering calls. docs/ARCHITECTURE.md, "The runtime
+//! ABI", describes what each part does.
+
+use std::sync::OnceLock;
+
+/// The WAT source of the runtime module.
+pub const IRT_WAT: &str = include_str!("irt.wat");
+
+/// Import module of everything the runtime takes from the converted module.
+pub const ENV: &str = "env";
+/// Import module of the host interface.
+pub const WASI: &str = "wasi_snapshot_preview1";
+
+/// `env` import: the linear memory (memory 0 of the output).
+pub const ENV_MEMORY: &str = "memory";
+/// `env` import: the funcref table (table 0 of the output).
+pub const ENV_TABLE: &str = "__indirect_function_table";
+/// `env` import: the stack pointer, a mutable i32 global.
+pub const ENV_STACK_POINTER: &str = "__stack_pointer";
+/// `env` import: the thread pointer, a mutable i32 global (`tls_init` sets it).
+pub const ENV_THREAD_POINTER: &str = "__thread_pointer";
+/// `env` import: where the heap starts, an immutable i32 global. The runtime keeps its
+/// state in the 64 KiB page at `align_up(__heap_base, 64 KiB)` and hands out the pages after
+/// it from `mmap`.
+pub const ENV_HEAP_BASE: &str = "__heap_base";
+/// `env` import: the first table slot of the runtime's element segment, an immutable i32
+/// global. The table must have at least `__table_base + TABLE_SLOTS` entries.
+pub const ENV_TABLE_BASE: &str = "__table_base";
+/// `env` import: the pexe's `_start`, `(func (param i32))`, called with the startup block.
+pub const ENV_PEXE_START: &str = "pexe_start";
+
+/// Export: the WASI command entry.
+pub const EXPORT_START: &str = "_start";
+/// Export: the IRT query function (also table slot `__table_base + 0`).
+pub const EXPORT_IRT_QUERY: &str = "__nacl_irt_query";
+/// Export: C `fmod` for `frem double`.
+pub const EXPORT_FMOD: &str = "__pnacl_fmod";
+/// Export: C `fmodf` for `frem float`.
+pub const EXPORT_FMODF: &str = "__pnacl_fmodf";
+
+/// Number of table entries the runtime's element segment fills from `__table_base`.
+pub const TABLE_SLOTS: u32 = 51;
+
+/// Size of the runtime's state page at `align_up(__heap_base, 64 KiB)`.
+pub const STATE_BYTES: u32 = 65536;
+
+/// The interfaces `__nacl_irt_query` answers, with their table sizes in bytes.
+pub const INTERFACES: &[(&str, u32)] = &[
+    ("nacl-irt-basic-0.1", 24),
+    ("nacl-irt-fdio-0.1", 32),
+    ("nacl-irt-dev-fdio-0.1", 32),
+    ("nacl-irt-dev-fdio-0.2", 52),
+    ("nacl-irt-dev-fdio-0.3", 56),
+    ("nacl-irt-filename-0.1", 8),
+    ("nacl-irt-dev-filename-0.2", 28),
+    ("nacl-irt-dev-filename-0.3", 64),
+    ("nacl-irt-memory-0.3", 12),
+    ("nacl-irt-tls-0.1", 8),
+    ("nacl-irt-clock_get-0.1", 8),
+    ("nacl-irt-random-0.1", 4),
+    ("nacl-irt-dev-getpid-0.1", 4),
+    ("nacl-irt-thread-0.1", 12),
+    ("nacl-irt-futex-0.1", 8),
+];
+
+/// The runtime module's binary, compiled from [`IRT_WAT`] once per process.
+pub fn irt_module() -> &'static [u8] {
+    static MODULE: OnceLock<Vec<u8>> = OnceLock::new();
+    MODULE.get_or_init(|| {
+        // The source is fixed at build time and a test compiles it, so failure is a bug
+        // in this crate, not a property of any input.
+        wat::parse_str(IRT_WAT).expect("src/runtime/irt.wat is valid WAT")
+    })
+}
+
+/// NaCl errno for a WASI preview 1 errno, as the runtime maps it (unknown values give EIO).
+/// The same table is in `irt.wat`; tests check that the two agree.
+pub fn nacl_errno(wasi_errno: u16) -> i32 {
+    const MAP: [u8; 77] = [
+        0, 7, 13, 98, 99, 97, 11, 114, 9, 74, 16, 125, 10, 103, 111, 104, 35, 89, 33, 122, 17, 14,
+        27, 113, 43, 84, 115, 4, 22, 5, 106, 21, 40, 24, 31, 90, 72, 36, 100, 102, 101, 23, 105,
+        19, 2, 8, 37, 67, 12, 42, 92, 28, 38, 107, 20, 39, 131, 88, 95, 25, 6, 75, 130, 1, 32, 71,
+        93, 91, 34, 30, 29, 3, 116, 110, 26, 18, 13,
+    ];
+    MAP.get(usize::from(wasi_errno))
+        .map(|&e| i32::from(e))
+        .unwrap_or(5)
+}
