@@ -1,0 +1,263 @@
+//! The whole conversion: decode → verify → lower + emit → validate.
+
+use crate::bitstream::Position;
+use crate::decode::{decode, DecodeError};
+use crate::emit::{self, EmitError, EmitOptions, EmitStats};
+use crate::lower::LowerError;
+use crate::verify::{self, Finding, VerifyErrors};
+
+/// Conversion options.
+#[derive(Debug, Clone)]
+pub struct ConvertOptions {
+    /// Main-thread stack size in bytes (rounded up to 64 KiB).
+    pub stack_size: u32,
+    /// Use wasm threads: shared memory and atomic instructions for `llvm.nacl.atomic.*`.
+    pub threads: bool,
+    /// Link the runtime (`_start` and the IRT). Off, the output is a bare module that
+    /// needs no `_start` (for tests of the lowering).
+    pub link_runtime: bool,
+    /// Export every pexe function by name (else `f<N>`); for tests.
+    pub export_all_functions: bool,
+    /// The compiled runtime to link; `None` uses [`crate::runtime::irt_module`].
+    pub runtime: Option<Vec<u8>>,
+}
+
+impl Default for ConvertOptions {
+    fn default() -> Self {
+        ConvertOptions {
+            stack_size: 4 << 20,
+            threads: false,
+            link_runtime: true,
+            export_all_functions: false,
+            runtime: None,
+        }
+    }
+}
+
+/// wasm features the output uses (beyond MVP).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    pub bulk_memory: bool,
+    pub sign_ext: bool,
+    pub sat_float_to_int: bool,
+    pub threads: bool,
+    pub simd: bool,
+}
+
+impl Features {
+    /// Feature names as wasm tools spell them.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut v = vec!["mutable-globals"];
+        if self.bulk_memory {
+            v.push("bulk-memory");
+        }
+        if self.sign_ext {
+            v.push("sign-ext");
+        }
+        if self.sat_float_to_int {
+            v.push("nontrapping-fptoint");
+        }
+        if self.threads {
+            v.push("threads");
+        }
+        if self.simd {
+            v.push("simd");
+        }
+        v
+    }
+
+    fn wasm_features(&self) -> wasmparser::WasmFeatures {
+        use wasmparser::WasmFeatures as W;
+        // The runtime may use what every engine has had for years; the rest only if the
+        // lowering used it.
+        let mut f = W::MUTABLE_GLOBAL
+            | W::SIGN_EXTENSION
+            | W::SATURATING_FLOAT_TO_INT
+            | W::BULK_MEMORY
+            | W::MULTI_VALUE
+            | W::REFERENCE_TYPES
+            | W::FLOATS;
+        if self.threads {
+            f |= W::THREADS;
+        }
+        if self.simd {
+            f |= W::SIMD;
+        }
+        f
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConvertStats {
+    pub pexe_bytes: usize,
+    pub wasm_bytes: usize,
+    pub emit: EmitStats,
+}
+
+/// A converted module.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    pub wasm: Vec<u8>,
+    pub features: Features,
+    /// Imports of the module (module, name).
+    pub imports: Vec<(String, String)>,
+    pub stats: ConvertStats,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error(transparent)]
+    Verify(#[from] VerifyErrors),
+    #[error("{0}")]
+    NotRunnable(Finding),
+    #[error(transparent)]
+    Lower(LowerError),
+    #[error(transparent)]
+    Emit(EmitError),
+    /// The output did not validate: a converter bug.
+    #[error("internal error: the output does not validate{}: {message}", function.as_ref().map(|f| format!(" (in function {f})")).unwrap_or_default())]
+    Invalid {
+        message: String,
+        function: Option<String>,
+    },
+}
+
+impl From<EmitError> for ConvertError {
+    fn from(e: EmitError) -> Self {
+        match e {
+            EmitError::Lower(l) => ConvertError::Lower(l),
+            e => ConvertError::Emit(e),
+        }
+    }
+}
+
+impl ConvertError {
+    /// Position in the pexe, when the error has one.
+    pub fn position(&self) -> Option<Position> {
+        match self {
+            ConvertError::Decode(e) => Some(e.position()),
+            ConvertError::Verify(v) => v.0.first().map(|f| f.position),
+            ConvertError::NotRunnable(f) => Some(f.position),
+            ConvertError::Lower(LowerError::Invalid { position, .. })
+            | ConvertError::Lower(LowerError::Unsupported { position, .. }) => Some(*position),
+            _ => None,
+        }
+    }
+}
+
+/// Converts a pexe to a wasm module.
+pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertError> {
+    let module = decode(data)?;
+    let runtime: Option<&[u8]> = if opts.link_runtime {
+        Some(match &opts.runtime {
+            Some(r) => r.as_slice(),
+            None => crate::runtime::irt_module(),
+        })
+    } else {
+        None
+    };
+    let eopts = EmitOptions {
+        stack_size: opts.stack_size,
+        threads: opts.threads,
+        export_all_functions: opts.export_all_functions,
+    };
+    // The verifier and the lowering run at the same time; the lowering's result counts
+    // only once the verifier accepted the module. The lowering is written not to panic,
+    // but on unverified input a panic is caught rather than trusted away.
+    let (verified, emitted) = rayon::join(
+        || -> Result<(), ConvertError> {
+            verify::verify_module(&module)?;
+            if opts.link_runtime {
+                verify::check_runnable(&module).map_err(ConvertError::NotRunnable)?;
+            }
+            Ok(())
+        },
+        || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                emit::emit(&module, runtime, &eopts)
+            }))
+        },
+    );
+    verified?;
+    let out = match emitted {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(ConvertError::Emit(EmitError::Other(
+                "internal error: the lowering panicked".into(),
+            )))
+        }
+    };
+    let features = Features {
+        bulk_memory: true,
+        sign_ext: out.used.sign_ext,
+        sat_float_to_int: out.used.sat_float_to_int,
+        threads: opts.threads,
+        simd: out.used.simd,
+    };
+    validate(&out.wasm, features)?;
+    Ok(Converted {
+        stats: ConvertStats {
+            pexe_bytes: data.len(),
+            wasm_bytes: out.wasm.len(),
+            emit: out.stats,
+        },
+        wasm: out.wasm,
+        features,
+        imports: out.imports,
+    })
+}
+
+fn validate(wasm: &[u8], features: Features) -> Result<(), ConvertError> {
+    let mut v = wasmparser::Validator::new_with_features(features.wasm_features());
+    match v.validate_all(wasm) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(ConvertError::Invalid {
+            function: function_at(wasm, e.offset()),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The name of the function whose body contains byte `offset`.
+fn function_at(wasm: &[u8], offset: u64) -> Option<String> {
+    use wasmparser::{Parser, Payload};
+    let mut imported = 0u32;
+    let mut index = 0u32;
+    let mut found = None;
+    let mut names = std::collections::HashMap::new();
+    for p in Parser::new(0).parse_all(wasm) {
+        match p.ok()? {
+            Payload::ImportSection(r) => {
+                imported = r
+                    .into_imports()
+                    .filter(|i| {
+                        matches!(i.as_ref().map(|i| i.ty), Ok(wasmparser::TypeRef::Func(_)))
+                    })
+                    .count() as u32;
+            }
+            Payload::CodeSectionEntry(body) => {
+                let r = body.range();
+                if r.start <= offset && offset < r.end {
+                    found = Some(imported + index);
+                }
+                index += 1;
+            }
+            Payload::CustomSection(c) => {
+                if let wasmparser::KnownCustom::Name(n) = c.as_known() {
+                    for sub in n.flatten() {
+                        if let wasmparser::Name::Function(map) = sub {
+                            for naming in map.into_iter().flatten() {
+                                names.insert(naming.index, naming.name.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let i = found?;
+    Some(names.get(&i).cloned().unwrap_or_else(|| format!("#{i}")))
+}

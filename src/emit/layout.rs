@@ -1,0 +1,210 @@
+//! Memory layout (docs/ARCHITECTURE.md, "Memory layout"): the null region, the pexe's
+//! globals from 64 KiB with their alignment, the main-thread stack, the heap; and the
+//! table slots of address-taken functions.
+
+use super::EmitError;
+use crate::ir::{Callee, Element, InstKind, Module, ValueRef};
+
+pub const PAGE: u64 = 65536;
+pub const DATA_START: u64 = PAGE;
+
+pub struct Layout {
+    /// Table slot per function id (0 = not address-taken).
+    pub table_slot: Vec<u32>,
+    /// Function ids in slot order (slot 1 first).
+    pub slot_funcs: Vec<u32>,
+    pub global_addr: Vec<u32>,
+    pub data_end: u64,
+    pub stack_top: u64,
+    /// Initial memory size in pages.
+    pub pages: u64,
+    /// Initialized data: (address, bytes) runs; everything else is zero.
+    pub segments: Vec<(u32, Vec<u8>)>,
+}
+
+/// Zero runs at least this long split a data segment.
+const ZERO_SPLIT: usize = 128;
+
+pub fn layout(m: &Module, stack_size: u64) -> Result<Layout, EmitError> {
+    let nf = m.num_functions();
+    // Address-taken functions: relocation targets and function ids used as operands
+    // anywhere but as a direct callee.
+    let mut taken = vec![false; nf as usize];
+    for g in &m.globals {
+        for e in g.init.elements() {
+            if let Element::Reloc { target, .. } = e {
+                if *target < nf {
+                    taken[*target as usize] = true;
+                }
+            }
+        }
+    }
+    for f in &m.function_bodies {
+        for inst in &f.insts {
+            let mut mark = |v: crate::ir::ValueId| {
+                if let ValueRef::Function(i) = f.value_ref(v, nf) {
+                    if let Some(t) = taken.get_mut(i as usize) {
+                        *t = true;
+                    }
+                }
+            };
+            match &inst.kind {
+                InstKind::Call(c) => {
+                    if let Callee::Indirect(v) = c.callee {
+                        mark(v);
+                    }
+                    c.args.iter().for_each(|a| mark(*a));
+                }
+                k => k.for_each_operand(mark),
+            }
+        }
+    }
+    let mut table_slot = vec![0u32; nf as usize];
+    let mut slot_funcs = Vec::new();
+    for (i, t) in taken.iter().enumerate() {
+        if *t {
+            slot_funcs.push(i as u32);
+            table_slot[i] = slot_funcs.len() as u32;
+        }
+    }
+
+    let mut addr = DATA_START;
+    let mut global_addr = Vec::with_capacity(m.globals.len());
+    for g in &m.globals {
+        let a = g.align.bytes().unwrap_or(1).max(1);
+        if a > PAGE {
+            return Err(EmitError::Layout(format!(
+                "global alignment of {a} bytes is larger than a page"
+            )));
+        }
+        addr = addr.div_ceil(a) * a;
+        global_addr.push(addr as u32);
+        addr += g.init.size();
+        if addr > 1 << 32 {
+            return Err(EmitError::Layout("globals do not fit in 4 GiB".into()));
+        }
+    }
+    let data_end = addr;
+    let stack_base = data_end.div_ceil(PAGE) * PAGE;
+    let stack_top = (stack_base + stack_size).div_ceil(PAGE) * PAGE;
+    if stack_top >= 1 << 32 {
+        return Err(EmitError::Layout(format!(
+            "globals and a {stack_size}-byte stack do not fit in 4 GiB"
+        )));
+    }
+
+    // Data segments, built global by global: zero fills are skipped (memory starts
+    // zeroed), short zero runs stay inside a segment, long ones split it.
+    let mut seg = Segments::default();
+    for (gi, g) in m.globals.iter().enumerate() {
+        let mut p = global_addr[gi] as u64;
+        for e in g.init.elements() {
+            match e {
+                Element::Zerofill(n) => p += *n,
+                Element::Data(d) => {
+                    seg.put(p, d);
+                    p += d.len() as u64;
+                }
+                Element::Reloc { target, addend } => {
+                    let base = match m.global_ref(*target) {
+                        ValueRef::Function(i) => table_slot.get(i as usize).copied().unwrap_or(0),
+                        ValueRef::Global(i) => {
+                            global_addr.get(i as usize).copied().ok_or_else(|| {
+                                EmitError::Layout(format!(
+                                    "relocation to value {target}, which is not a global"
+                                ))
+                            })?
+                        }
+                        _ => 0,
+                    };
+                    let v = base.wrapping_add(addend.unwrap_or(0));
+                    seg.put(p, &v.to_le_bytes());
+                    p += 4;
+                }
+            }
+        }
+    }
+    let segments = seg.finish();
+    Ok(Layout {
+        table_slot,
+        slot_funcs,
+        global_addr,
+        data_end,
+        stack_top,
+        pages: stack_top / PAGE,
+        segments,
+    })
+}
+
+/// Accumulates initialized bytes in address order into segments.
+#[derive(Default)]
+struct Segments {
+    out: Vec<(u32, Vec<u8>)>,
+    start: u64,
+    cur: Vec<u8>,
+}
+
+impl Segments {
+    fn put(&mut self, addr: u64, bytes: &[u8]) {
+        // Leading and trailing zeros need no bytes in the module.
+        let Some(first) = bytes.iter().position(|&b| b != 0) else {
+            return;
+        };
+        let last = bytes.iter().rposition(|&b| b != 0).unwrap_or(first);
+        let mut bytes = &bytes[first..=last];
+        let mut addr = addr + first as u64;
+        // Split inside the data at long zero runs.
+        while let Some((z, zlen)) = zero_run(bytes) {
+            self.append(addr, &bytes[..z]);
+            let skip = z + zlen;
+            addr += skip as u64;
+            bytes = &bytes[skip..];
+        }
+        self.append(addr, bytes);
+    }
+
+    fn append(&mut self, addr: u64, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let end = self.start + self.cur.len() as u64;
+        if !self.cur.is_empty() && addr >= end && addr - end < ZERO_SPLIT as u64 {
+            self.cur.resize((addr - self.start) as usize, 0);
+        } else if !self.cur.is_empty() || addr != self.start {
+            self.flush();
+            self.start = addr;
+        }
+        self.cur.extend_from_slice(bytes);
+    }
+
+    fn flush(&mut self) {
+        if !self.cur.is_empty() {
+            self.out
+                .push((self.start as u32, std::mem::take(&mut self.cur)));
+        }
+    }
+
+    fn finish(mut self) -> Vec<(u32, Vec<u8>)> {
+        self.flush();
+        self.out
+    }
+}
+
+/// The first run of at least [`ZERO_SPLIT`] zeros: (offset, length).
+fn zero_run(b: &[u8]) -> Option<(usize, usize)> {
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == 0 {
+            let s = i;
+            while i < b.len() && b[i] == 0 {
+                i += 1;
+            }
+            if i - s >= ZERO_SPLIT {
+                return Some((s, i - s));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    None
+}

@@ -1,0 +1,538 @@
+//! The output module: index spaces, sections, parallel lowering, names.
+//!
+//! Index spaces (docs/ARCHITECTURE.md): functions = WASI imports, linked modules'
+//! functions (runtime, then helpers), the pexe's defined functions in function-id order;
+//! globals = `__stack_pointer`, `__thread_pointer`, `__heap_base`, `__table_base`, then
+//! linked modules' globals; table 0 = null, the pexe's address-taken functions, the linked
+//! modules' element segments from `__table_base`.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use wasm_encoder::reencode::Reencode;
+use wasm_encoder::{
+    CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, EntityType,
+    ExportKind, ExportSection, Function, FunctionSection, GlobalSection, GlobalType, ImportSection,
+    MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection, TableType, TypeSection,
+    ValType,
+};
+
+use super::layout::{layout, Layout};
+use super::link::{self, Import, Linked, Remap};
+use super::EmitError;
+use crate::ir::{BinOp, Callee, InstKind, Module};
+use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
+
+#[derive(Debug, Clone)]
+pub struct EmitOptions {
+    pub stack_size: u32,
+    pub threads: bool,
+    /// Export every pexe function (by name, else `f<N>`): for tests.
+    pub export_all_functions: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmitStats {
+    pub functions: usize,
+    pub irreducible_functions: usize,
+    pub code_bytes: usize,
+    pub data_bytes: usize,
+    pub data_segments: usize,
+    pub table_size: u32,
+    pub memory_pages: u64,
+    pub stack_top: u64,
+}
+
+pub struct Emitted {
+    pub wasm: Vec<u8>,
+    pub used: Used,
+    /// Imports of the output (module, name).
+    pub imports: Vec<(String, String)>,
+    pub stats: EmitStats,
+}
+
+const SP: u32 = 0;
+const TP: u32 = 1;
+const HEAP_BASE: u32 = 2;
+const TABLE_BASE: u32 = 3;
+
+fn uses_frem(m: &Module) -> bool {
+    m.function_bodies.iter().any(|f| {
+        f.insts.iter().any(|i| {
+            matches!(
+                i.kind,
+                InstKind::Binop {
+                    op: BinOp::FRem,
+                    ..
+                }
+            )
+        })
+    })
+}
+
+/// Assembles the output module. `runtime` is the compiled runtime (linked with its
+/// `_start` exported), or `None` for a bare module (tests).
+pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Emitted, EmitError> {
+    let lay = layout(m, opts.stack_size as u64)?;
+    let vt = lower::valtypes(m);
+
+    // Modules to link.
+    let mut linked: Vec<Linked<'_>> = Vec::new();
+    if let Some(rt) = runtime {
+        linked.push(link::parse("runtime", rt)?);
+    }
+    let has_fmod = |l: &Linked<'_>| {
+        l.exports.contains_key("__pnacl_fmodf") && l.exports.contains_key("__pnacl_fmod")
+    };
+    if uses_frem(m) && !linked.iter().any(has_fmod) {
+        linked.push(link::parse("fmod helpers", super::fmod_module()?)?);
+    }
+
+    // Types: linked modules' first, then the pexe's.
+    let mut sigs = SigTable::default();
+    let linked_types: Vec<Vec<u32>> = linked
+        .iter()
+        .map(|l| l.types.iter().map(|s| sigs.intern(s.clone())).collect())
+        .collect();
+
+    // Imports (deduplicated by module and name).
+    let mut imports: Vec<(String, String, u32)> = Vec::new();
+    let mut import_idx: HashMap<(String, String), u32> = HashMap::new();
+    for (li, l) in linked.iter().enumerate() {
+        for imp in &l.imports {
+            if let Import::Func(module, name, ty) = imp {
+                let key = (module.clone(), name.clone());
+                if import_idx.contains_key(&key) {
+                    continue;
+                }
+                let t = *linked_types[li].get(*ty as usize).ok_or_else(|| {
+                    EmitError::Link(format!("{}: import type {ty} out of range", l.name))
+                })?;
+                import_idx.insert(key, imports.len() as u32);
+                imports.push((module.clone(), name.clone(), t));
+            }
+        }
+    }
+    let n_imports = imports.len() as u32;
+
+    // Function index space.
+    let mut next = n_imports;
+    let mut linked_func_base = Vec::new();
+    for l in &linked {
+        linked_func_base.push(next);
+        next += l.funcs.len() as u32;
+    }
+    let mut func_index = vec![NO_FUNC; m.functions.len()];
+    let mut pexe_order: Vec<(u32, usize)> = Vec::new(); // (function id, body index)
+    for (fid, d) in m.functions.iter().enumerate() {
+        if let (Some(b), None) = (d.body, d.intrinsic) {
+            if (b as usize) < m.function_bodies.len() {
+                func_index[fid] = next;
+                next += 1;
+                pexe_order.push((fid as u32, b as usize));
+            }
+        }
+    }
+    let pexe_start = m.function_by_name("_start").and_then(|i| {
+        let fi = func_index[i as usize];
+        (fi != NO_FUNC).then_some(fi)
+    });
+
+    // Remaps for linked modules.
+    let table_base = 1 + lay.slot_funcs.len() as u32;
+    let mut global_consts = HashMap::new();
+    global_consts.insert(HEAP_BASE, lay.stack_top as u32 as i32);
+    global_consts.insert(TABLE_BASE, table_base as i32);
+    let mut remaps = Vec::new();
+    let mut gnext = 4u32;
+    let mut enext = 1u32;
+    let mut dnext = 0u32;
+    for (li, l) in linked.iter().enumerate() {
+        let mut funcs = Vec::new();
+        let mut globals = Vec::new();
+        for imp in &l.imports {
+            match imp {
+                Import::PexeStart => funcs.push(pexe_start.ok_or_else(|| {
+                    EmitError::Link(format!(
+                        "{} imports env.pexe_start but the pexe defines no _start",
+                        l.name
+                    ))
+                })?),
+                Import::Func(module, name, _) => {
+                    funcs.push(import_idx[&(module.clone(), name.clone())]);
+                }
+                Import::EnvGlobal(g) => globals.push(*g),
+                Import::EnvMemory | Import::EnvTable => {}
+            }
+        }
+        for j in 0..l.funcs.len() as u32 {
+            funcs.push(linked_func_base[li] + j);
+        }
+        for _ in 0..l.num_globals {
+            globals.push(gnext);
+            gnext += 1;
+        }
+        remaps.push(Remap {
+            name: l.name,
+            types: linked_types[li].clone(),
+            funcs,
+            globals,
+            global_consts: global_consts.clone(),
+            elem_base: enext,
+            data_base: dnext,
+        });
+        enext += l.num_elements;
+        dnext += l.num_data;
+    }
+
+    // Helpers the lowering calls.
+    let export_of = |name: &str| -> Option<u32> {
+        linked.iter().zip(&remaps).find_map(|(l, r)| {
+            l.exports
+                .get(name)
+                .and_then(|&i| r.funcs.get(i as usize).copied())
+        })
+    };
+    let fmodf = export_of("__pnacl_fmodf").unwrap_or(NO_FUNC);
+    let fmod = export_of("__pnacl_fmod").unwrap_or(NO_FUNC);
+
+    // Pexe function types, and the signatures of indirect calls.
+    let mut pexe_types = Vec::with_capacity(pexe_order.len());
+    for &(fid, _) in &pexe_order {
+        let d = &m.functions[fid as usize];
+        let sig = lower::fn_sig(m, &vt, d.ty).ok_or_else(|| {
+            EmitError::Other(format!(
+                "function @f{fid} has a type without a wasm equivalent"
+            ))
+        })?;
+        pexe_types.push(sigs.intern(sig));
+    }
+    for f in &m.function_bodies {
+        for inst in &f.insts {
+            let InstKind::Call(c) = &inst.kind else {
+                continue;
+            };
+            if !matches!(c.callee, Callee::Indirect(_)) {
+                continue;
+            }
+            let params: Option<Vec<ValType>> = c
+                .args
+                .iter()
+                .map(|a| m.value_type(f, *a).and_then(|t| *vt.get(t.0 as usize)?))
+                .collect();
+            if let Some(params) = params {
+                let results = vt
+                    .get(inst.ty.0 as usize)
+                    .copied()
+                    .flatten()
+                    .into_iter()
+                    .collect();
+                sigs.intern(Sig { params, results });
+            }
+        }
+    }
+
+    let cx = LowerCtx {
+        module: m,
+        valtypes: vt,
+        func_index,
+        table_slot: lay.table_slot.clone(),
+        global_addr: lay.global_addr.clone(),
+        sigs,
+        stack_pointer: SP,
+        thread_pointer: TP,
+        fmodf,
+        fmod,
+        threads: opts.threads,
+    };
+
+    // Lower every function in parallel; results come back in order.
+    let lowered: Vec<Result<lower::Lowered, lower::LowerError>> = pexe_order
+        .par_iter()
+        .map(|&(_, b)| lower::lower_function(&cx, b))
+        .collect();
+    let mut used = Used::default();
+    let mut bodies: Vec<Function> = Vec::with_capacity(lowered.len());
+    let mut irreducible = 0;
+    for r in lowered {
+        let l = r?;
+        used.merge(l.used);
+        irreducible += l.irreducible as usize;
+        bodies.push(l.body);
+    }
+
+    assemble(
+        m,
+        &lay,
+        opts,
+        &linked,
+        &mut remaps,
+        &cx,
+        &imports,
+        &pexe_order,
+        &pexe_types,
+        bodies,
+        table_base,
+        used,
+        irreducible,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    m: &Module,
+    lay: &Layout,
+    opts: &EmitOptions,
+    linked: &[Linked<'_>],
+    remaps: &mut [Remap],
+    cx: &LowerCtx<'_>,
+    imports: &[(String, String, u32)],
+    pexe_order: &[(u32, usize)],
+    pexe_types: &[u32],
+    bodies: Vec<Function>,
+    table_base: u32,
+    used: Used,
+    irreducible: usize,
+) -> Result<Emitted, EmitError> {
+    let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
+    let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
+    let mut out = wasm_encoder::Module::new();
+
+    let mut types = TypeSection::new();
+    for s in &cx.sigs.list {
+        types
+            .ty()
+            .function(s.params.iter().copied(), s.results.iter().copied());
+    }
+    out.section(&types);
+
+    let mut isec = ImportSection::new();
+    for (module, name, t) in imports {
+        isec.import(module, name, EntityType::Function(*t));
+    }
+    out.section(&isec);
+
+    let mut fsec = FunctionSection::new();
+    for (l, r) in linked.iter().zip(remaps.iter()) {
+        for &t in &l.funcs {
+            let t = r.types.get(t as usize).copied().ok_or_else(|| {
+                EmitError::Link(format!("{}: function type {t} out of range", l.name))
+            })?;
+            fsec.function(t);
+        }
+    }
+    for &t in pexe_types {
+        fsec.function(t);
+    }
+    out.section(&fsec);
+
+    // Table size: the pexe's slots, then every linked active segment.
+    let mut table_size = table_base;
+    for (l, r) in linked.iter().zip(remaps.iter()) {
+        let Some(elems) = &l.elements else { continue };
+        for e in elems.clone() {
+            let e = e.map_err(pe)?;
+            let count = match &e.items {
+                wasmparser::ElementItems::Functions(f) => f.count(),
+                wasmparser::ElementItems::Expressions(_, x) => x.count(),
+            };
+            if let wasmparser::ElementKind::Active { offset_expr, .. } = &e.kind {
+                let off = r.eval(offset_expr).ok_or_else(|| {
+                    EmitError::Link(format!("{}: element offset is not a constant", l.name))
+                })?;
+                table_size = table_size.max((off as u32).saturating_add(count));
+            }
+        }
+    }
+    let mut tsec = TableSection::new();
+    tsec.table(TableType {
+        element_type: RefType::FUNCREF,
+        table64: false,
+        minimum: table_size as u64,
+        maximum: None,
+        shared: false,
+    });
+    out.section(&tsec);
+
+    let mut msec = MemorySection::new();
+    msec.memory(MemoryType {
+        minimum: lay.pages,
+        maximum: Some(65536),
+        memory64: false,
+        shared: opts.threads,
+        page_size_log2: None,
+    });
+    out.section(&msec);
+
+    let mut gsec = GlobalSection::new();
+    let mutable = |m: bool| GlobalType {
+        val_type: ValType::I32,
+        mutable: m,
+        shared: false,
+    };
+    gsec.global(
+        mutable(true),
+        &ConstExpr::i32_const(lay.stack_top as u32 as i32),
+    );
+    gsec.global(mutable(true), &ConstExpr::i32_const(0));
+    gsec.global(
+        mutable(false),
+        &ConstExpr::i32_const(lay.stack_top as u32 as i32),
+    );
+    gsec.global(mutable(false), &ConstExpr::i32_const(table_base as i32));
+    for (l, r) in linked.iter().zip(remaps.iter_mut()) {
+        if let Some(g) = &l.globals {
+            for glob in g.clone() {
+                r.parse_global(&mut gsec, glob.map_err(pe)?).map_err(le)?;
+            }
+        }
+    }
+    out.section(&gsec);
+
+    let mut esec = ExportSection::new();
+    esec.export("memory", ExportKind::Memory, 0);
+    esec.export("__indirect_function_table", ExportKind::Table, 0);
+    let mut exported: std::collections::HashSet<String> = ["memory", "__indirect_function_table"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for (l, r) in linked.iter().zip(remaps.iter()) {
+        if let Some(&i) = l.exports.get("_start") {
+            if exported.insert("_start".into()) {
+                esec.export("_start", ExportKind::Func, r.funcs[i as usize]);
+            }
+        }
+    }
+    if opts.export_all_functions {
+        for &(fid, _) in pexe_order {
+            let name = pexe_name(m, fid);
+            if exported.insert(name.clone()) {
+                esec.export(&name, ExportKind::Func, cx.func_index[fid as usize]);
+            }
+        }
+    }
+    out.section(&esec);
+
+    let mut elsec = ElementSection::new();
+    let slot_funcs: Vec<u32> = lay
+        .slot_funcs
+        .iter()
+        .map(|&f| cx.func_index.get(f as usize).copied().unwrap_or(NO_FUNC))
+        .collect();
+    if slot_funcs.contains(&NO_FUNC) {
+        return Err(EmitError::Other(
+            "the address of a function without a body is taken".into(),
+        ));
+    }
+    elsec.active(
+        Some(0),
+        &ConstExpr::i32_const(1),
+        Elements::Functions(slot_funcs.into()),
+    );
+    for (l, r) in linked.iter().zip(remaps.iter_mut()) {
+        if let Some(e) = &l.elements {
+            for el in e.clone() {
+                r.parse_element(&mut elsec, el.map_err(pe)?).map_err(le)?;
+            }
+        }
+    }
+    out.section(&elsec);
+
+    let n_data: u32 = linked.iter().map(|l| l.num_data).sum::<u32>() + lay.segments.len() as u32;
+    out.section(&DataCountSection { count: n_data });
+
+    let mut code = CodeSection::new();
+    for (l, r) in linked.iter().zip(remaps.iter_mut()) {
+        for b in &l.bodies {
+            r.parse_function_body(&mut code, b.clone()).map_err(le)?;
+        }
+    }
+    for b in &bodies {
+        code.function(b);
+    }
+    let code_bytes = code.byte_len();
+    out.section(&code);
+
+    let mut dsec = DataSection::new();
+    for (l, r) in linked.iter().zip(remaps.iter_mut()) {
+        if let Some(d) = &l.data {
+            for datum in d.clone() {
+                r.parse_data(&mut dsec, datum.map_err(pe)?).map_err(le)?;
+            }
+        }
+    }
+    let mut data_bytes = 0;
+    for (addr, bytes) in &lay.segments {
+        data_bytes += bytes.len();
+        dsec.active(
+            0,
+            &ConstExpr::i32_const(*addr as i32),
+            bytes.iter().copied(),
+        );
+    }
+    out.section(&dsec);
+
+    // Names: imports, linked functions (their own names), pexe functions.
+    let mut names: Vec<(u32, String)> = Vec::new();
+    for (i, (module, name, _)) in imports.iter().enumerate() {
+        names.push((i as u32, format!("{module}.{name}")));
+    }
+    for (l, r) in linked.iter().zip(remaps.iter()) {
+        let n_imp = l
+            .imports
+            .iter()
+            .filter(|i| matches!(i, Import::PexeStart | Import::Func(..)))
+            .count();
+        for (i, n) in &l.func_names {
+            if (*i as usize) >= n_imp {
+                if let Some(&fi) = r.funcs.get(*i as usize) {
+                    names.push((fi, n.clone()));
+                }
+            }
+        }
+    }
+    for &(fid, _) in pexe_order {
+        names.push((cx.func_index[fid as usize], pexe_name(m, fid)));
+    }
+    names.sort_by_key(|(i, _)| *i);
+    names.dedup_by_key(|(i, _)| *i);
+    let mut map = NameMap::new();
+    for (i, n) in &names {
+        map.append(*i, n);
+    }
+    let mut nsec = NameSection::new();
+    nsec.functions(&map);
+    out.section(&nsec);
+
+    let stats = EmitStats {
+        functions: bodies.len(),
+        irreducible_functions: irreducible,
+        code_bytes,
+        data_bytes,
+        data_segments: lay.segments.len(),
+        table_size,
+        memory_pages: lay.pages,
+        stack_top: lay.stack_top,
+    };
+    Ok(Emitted {
+        wasm: out.finish(),
+        used,
+        imports: imports
+            .iter()
+            .map(|(a, b, _)| (a.clone(), b.clone()))
+            .collect(),
+        stats,
+    })
+}
+
+/// A pexe function's name: from the symbol table, else `f<N>`.
+pub fn pexe_name(m: &Module, fid: u32) -> String {
+    match m
+        .functions
+        .get(fid as usize)
+        .and_then(|d| d.name.as_deref())
+    {
+        Some(n) => n.to_string(),
+        None => format!("f{fid}"),
+    }
+}

@@ -1,0 +1,406 @@
+//! The control-flow graph a function is structured from: reachable blocks, irreducible
+//! regions turned into reducible ones, reverse postorder, dominator tree, loop headers
+//! and merge nodes.
+//!
+//! Nodes `0..n_real` are the function's basic blocks; nodes from `n_real` on are dispatch
+//! nodes. A strongly connected region with several entries gets one dispatch node: every
+//! edge into one of its entries (from outside or inside the region) is redirected to it,
+//! after setting a label local to the entry's block id; the dispatch node branches on the
+//! label. The region then has a single entry, and the same is done recursively inside it
+//! (the classic "make reducible by a dispatcher" transformation, limited to the region).
+
+use std::collections::HashMap;
+
+use crate::ir::{Function, InstKind};
+
+pub(crate) const NONE: u32 = u32::MAX;
+
+pub(crate) struct Cfg {
+    pub n_real: u32,
+    /// Deduplicated successors of each node, after redirection.
+    pub succs: Vec<Vec<u32>>,
+    /// `(source node, original target block)` → the dispatch node the edge now goes to.
+    pub redirect: HashMap<(u32, u32), u32>,
+    /// For dispatch node `n_real + i`: the blocks it dispatches to (by label = block id).
+    pub dispatch: Vec<Vec<u32>>,
+    /// Position in `rpo`, [`NONE`] for unreachable nodes.
+    pub rpo_index: Vec<u32>,
+    /// Dominator-tree children of each node, in reverse postorder.
+    pub children: Vec<Vec<u32>>,
+    pub loop_header: Vec<bool>,
+    /// Nodes with two or more forward in-edges (they get a `block` for branches to them).
+    pub merge: Vec<bool>,
+    /// Every retreating edge goes to a node that dominates its source.
+    pub reducible: bool,
+}
+
+impl Cfg {
+    pub fn is_dispatch(&self, n: u32) -> bool {
+        n >= self.n_real
+    }
+    /// The node an edge `from → target block` goes to.
+    pub fn edge_target(&self, from: u32, target: u32) -> u32 {
+        if self.redirect.is_empty() {
+            return target;
+        }
+        self.redirect
+            .get(&(from, target))
+            .copied()
+            .unwrap_or(target)
+    }
+    /// True for retreating edges (to a loop header at or before the source in RPO).
+    pub fn is_backward(&self, from: u32, to: u32) -> bool {
+        self.rpo_index[to as usize] <= self.rpo_index[from as usize]
+    }
+}
+
+/// Successor blocks of block `b`'s terminator, deduplicated, in terminator order.
+pub(crate) fn block_succs(f: &Function, b: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    if let Some(last) = f.block_insts(b).last() {
+        match &last.kind {
+            InstKind::Br { target } => out.push(*target),
+            InstKind::CondBr {
+                then_bb, else_bb, ..
+            } => {
+                out.push(*then_bb);
+                if else_bb != then_bb {
+                    out.push(*else_bb);
+                }
+            }
+            InstKind::Switch(s) => {
+                out.push(s.default);
+                for c in &s.cases {
+                    if !out.contains(&c.target) {
+                        out.push(c.target);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Builds the CFG; `Err` names a branch target out of range.
+pub(crate) fn build(f: &Function) -> Result<Cfg, String> {
+    let n = f.block_starts.len() as u32;
+    if n == 0 {
+        return Err("function has no basic blocks".into());
+    }
+    let mut succs: Vec<Vec<u32>> = Vec::with_capacity(n as usize);
+    for b in 0..n {
+        let s = block_succs(f, b);
+        if let Some(&t) = s.iter().find(|&&t| t >= n || t == 0) {
+            return Err(format!("block %b{b} branches to invalid block %b{t}"));
+        }
+        succs.push(s);
+    }
+    let g = Builder {
+        n_real: n,
+        succs,
+        redirect: HashMap::new(),
+        dispatch: Vec::new(),
+    };
+    let cfg = g.finish();
+    if cfg.reducible {
+        return Ok(cfg);
+    }
+    // Irreducible: add dispatch nodes, then analyze again.
+    let mut g = Builder {
+        n_real: n,
+        succs: cfg.succs,
+        redirect: HashMap::new(),
+        dispatch: Vec::new(),
+    };
+    let reach = g.reachable();
+    g.make_reducible(reach);
+    Ok(g.finish())
+}
+
+struct Builder {
+    n_real: u32,
+    succs: Vec<Vec<u32>>,
+    redirect: HashMap<(u32, u32), u32>,
+    dispatch: Vec<Vec<u32>>,
+}
+
+impl Builder {
+    fn reachable(&self) -> Vec<u32> {
+        let mut seen = vec![false; self.succs.len()];
+        let mut stack = vec![0u32];
+        let mut out = Vec::new();
+        seen[0] = true;
+        while let Some(v) = stack.pop() {
+            out.push(v);
+            for &w in &self.succs[v as usize] {
+                if !seen[w as usize] {
+                    seen[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        out
+    }
+
+    fn preds(&self) -> Vec<Vec<u32>> {
+        let mut preds = vec![Vec::new(); self.succs.len()];
+        for (v, ss) in self.succs.iter().enumerate() {
+            for &w in ss {
+                preds[w as usize].push(v as u32);
+            }
+        }
+        preds
+    }
+
+    /// Finds strongly connected regions with several entries and gives each a dispatch
+    /// node, outermost first.
+    fn make_reducible(&mut self, reach: Vec<u32>) {
+        let mut preds = self.preds();
+        // Predecessors only count when reachable.
+        let mut reachable = vec![false; self.succs.len()];
+        for &v in &reach {
+            reachable[v as usize] = true;
+        }
+        for p in preds.iter_mut() {
+            p.retain(|&q| reachable[q as usize]);
+        }
+        let mut member = vec![0u32; self.succs.len()];
+        let mut stamp = 0u32;
+        let mut work: Vec<Vec<u32>> = vec![reach];
+        while let Some(region) = work.pop() {
+            stamp += 1;
+            for &v in &region {
+                member[v as usize] = stamp;
+            }
+            let comps = sccs(&region, &self.succs, &member, stamp);
+            for comp in comps {
+                let nontrivial = comp.len() > 1 || self.succs[comp[0] as usize].contains(&comp[0]);
+                if !nontrivial {
+                    continue;
+                }
+                stamp += 1;
+                for &v in &comp {
+                    member[v as usize] = stamp;
+                }
+                let entries: Vec<u32> = comp
+                    .iter()
+                    .copied()
+                    .filter(|&v| {
+                        v == 0
+                            || preds[v as usize]
+                                .iter()
+                                .any(|&p| member[p as usize] != stamp)
+                    })
+                    .collect();
+                if entries.len() <= 1 {
+                    let h = entries.first().copied().unwrap_or(comp[0]);
+                    let inner: Vec<u32> = comp.into_iter().filter(|&v| v != h).collect();
+                    if !inner.is_empty() {
+                        work.push(inner);
+                    }
+                    continue;
+                }
+                // Several entries: route every edge into an entry through a dispatcher.
+                let d = self.succs.len() as u32;
+                let mut entries = entries;
+                entries.sort_unstable();
+                let mut dpreds: Vec<u32> = Vec::new();
+                for &e in &entries {
+                    for p in std::mem::take(&mut preds[e as usize]) {
+                        let ss = &mut self.succs[p as usize];
+                        if ss.contains(&d) {
+                            ss.retain(|&w| w != e);
+                        } else if let Some(slot) = ss.iter_mut().find(|w| **w == e) {
+                            *slot = d;
+                        }
+                        self.redirect.insert((p, e), d);
+                        if !dpreds.contains(&p) {
+                            dpreds.push(p);
+                        }
+                    }
+                    preds[e as usize].push(d);
+                }
+                self.succs.push(entries.clone());
+                self.dispatch.push(entries);
+                preds.push(dpreds);
+                member.push(0);
+                reachable.push(true);
+                work.push(comp);
+            }
+        }
+    }
+
+    fn finish(self) -> Cfg {
+        let n = self.succs.len();
+        // Reverse postorder by an iterative DFS.
+        let mut post = Vec::with_capacity(n);
+        let mut seen = vec![false; n];
+        let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
+        seen[0] = true;
+        while let Some(top) = stack.last_mut() {
+            let (v, i) = *top;
+            if let Some(&w) = self.succs[v as usize].get(i) {
+                top.1 += 1;
+                if !seen[w as usize] {
+                    seen[w as usize] = true;
+                    stack.push((w, 0));
+                }
+            } else {
+                post.push(v);
+                stack.pop();
+            }
+        }
+        post.reverse();
+        let rpo = post;
+        let mut rpo_index = vec![NONE; n];
+        for (i, &v) in rpo.iter().enumerate() {
+            rpo_index[v as usize] = i as u32;
+        }
+        let mut preds = vec![Vec::new(); n];
+        for &v in &rpo {
+            for &w in &self.succs[v as usize] {
+                preds[w as usize].push(v);
+            }
+        }
+        // Dominators (Cooper, Harvey, Kennedy), on RPO indices.
+        let mut idom = vec![NONE; n];
+        idom[0] = 0;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &v in rpo.iter().skip(1) {
+                let mut new = NONE;
+                for &p in &preds[v as usize] {
+                    if idom[p as usize] == NONE {
+                        continue;
+                    }
+                    new = if new == NONE {
+                        p
+                    } else {
+                        intersect(&idom, &rpo_index, p, new)
+                    };
+                }
+                if new != NONE && idom[v as usize] != new {
+                    idom[v as usize] = new;
+                    changed = true;
+                }
+            }
+        }
+        let mut children = vec![Vec::new(); n];
+        for &v in rpo.iter().skip(1) {
+            let d = idom[v as usize];
+            if d != NONE {
+                children[d as usize].push(v);
+            }
+        }
+        let mut loop_header = vec![false; n];
+        let mut merge = vec![false; n];
+        let mut reducible = true;
+        for &v in &rpo {
+            let rv = rpo_index[v as usize];
+            let mut forward = 0;
+            for &p in &preds[v as usize] {
+                if rpo_index[p as usize] >= rv {
+                    loop_header[v as usize] = true;
+                    // v must dominate p.
+                    let mut q = p;
+                    while rpo_index[q as usize] > rv {
+                        q = idom[q as usize];
+                    }
+                    reducible &= q == v;
+                } else {
+                    forward += 1;
+                }
+            }
+            merge[v as usize] = forward >= 2;
+        }
+        Cfg {
+            n_real: self.n_real,
+            succs: self.succs,
+            redirect: self.redirect,
+            dispatch: self.dispatch,
+            rpo_index,
+            children,
+            loop_header,
+            merge,
+            reducible,
+        }
+    }
+}
+
+fn intersect(idom: &[u32], rpo_index: &[u32], mut a: u32, mut b: u32) -> u32 {
+    while a != b {
+        while rpo_index[a as usize] > rpo_index[b as usize] {
+            a = idom[a as usize];
+        }
+        while rpo_index[b as usize] > rpo_index[a as usize] {
+            b = idom[b as usize];
+        }
+    }
+    a
+}
+
+/// Tarjan's strongly connected components of the nodes with `member[v] == stamp`
+/// (iterative, so deep graphs cannot overflow the stack).
+fn sccs(nodes: &[u32], succs: &[Vec<u32>], member: &[u32], stamp: u32) -> Vec<Vec<u32>> {
+    let mut index: HashMap<u32, (u32, u32, bool)> = HashMap::with_capacity(nodes.len());
+    let mut counter = 0u32;
+    let mut stack: Vec<u32> = Vec::new();
+    let mut out = Vec::new();
+    let mut calls: Vec<(u32, usize)> = Vec::new();
+    for &root in nodes {
+        if index.contains_key(&root) {
+            continue;
+        }
+        index.insert(root, (counter, counter, true));
+        counter += 1;
+        stack.push(root);
+        calls.push((root, 0));
+        while let Some(top) = calls.last_mut() {
+            let (v, i) = *top;
+            if let Some(&w) = succs[v as usize].get(i) {
+                top.1 += 1;
+                if member.get(w as usize) != Some(&stamp) {
+                    continue;
+                }
+                match index.get(&w).copied() {
+                    None => {
+                        index.insert(w, (counter, counter, true));
+                        counter += 1;
+                        stack.push(w);
+                        calls.push((w, 0));
+                    }
+                    Some((wi, _, true)) => {
+                        if let Some(e) = index.get_mut(&v) {
+                            e.1 = e.1.min(wi);
+                        }
+                    }
+                    _ => {}
+                }
+            } else {
+                calls.pop();
+                let (vi, vl, _) = index[&v];
+                if let Some(&(u, _)) = calls.last() {
+                    if let Some(e) = index.get_mut(&u) {
+                        e.1 = e.1.min(vl);
+                    }
+                }
+                if vi == vl {
+                    let mut comp = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        if let Some(e) = index.get_mut(&w) {
+                            e.2 = false;
+                        }
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out
+}

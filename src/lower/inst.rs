@@ -1,0 +1,1061 @@
+//! Instructions: values, operands, arithmetic, compares, casts, memory, calls.
+//!
+//! Narrow integers (i1, i8, i16) live in i32 and may carry garbage above their width;
+//! `push` reports whether a value is "clean" (zero-extended), and users normalize only
+//! when the result depends on the upper bits. Parameters, call results, loads and
+//! compare results are clean; calls and returns pass narrow values clean.
+
+use wasm_encoder::{Function, Ieee32, Ieee64, InstructionSink, MemArg, ValType};
+
+use super::cfg::{Cfg, NONE};
+use super::{stackify, LowerCtx, LowerError, Lowered, Used};
+use crate::bitstream::Position;
+use crate::ir::{
+    BinOp, Callee, CastOp, CmpPred, ConstValue, Function as IrFunction, Inst, InstKind, Module,
+    Scalar, Type, TypeId, ValueId, ValueRef,
+};
+
+pub(crate) type R<T> = Result<T, LowerError>;
+
+/// Scratch locals per type, live only inside one instruction's lowering.
+const SCRATCH_I32: u32 = 4;
+const SCRATCH_I64: u32 = 3;
+const SCRATCH_F32: u32 = 2;
+const SCRATCH_F64: u32 = 2;
+
+pub(crate) struct FnLower<'a, 'm> {
+    pub cx: &'a LowerCtx<'m>,
+    pub m: &'m Module,
+    pub f: &'a IrFunction,
+    pub cfg: Cfg,
+    pub nf: u32,
+    pub first_inst: u32,
+    /// Per instruction index: emitted at its use.
+    pub inline: Vec<bool>,
+    /// Per instruction value: local index ([`NONE`] if none), clean flag.
+    pub local_of: Vec<u32>,
+    pub clean: Vec<bool>,
+    /// Frame: saved `__stack_pointer`, frame base, static alloca offsets (by inst index).
+    pub saved_sp: u32,
+    pub fp: u32,
+    pub frame_size: u32,
+    pub frame_align: u32,
+    pub static_off: Vec<u32>,
+    pub label: u32,
+    pub s_i32: u32,
+    pub s_i64: u32,
+    pub s_f32: u32,
+    pub s_f64: u32,
+    locals: Vec<(u32, ValType)>,
+    pub code: Vec<u8>,
+    pub used: Used,
+    pub has_result: bool,
+    // Structurizer state (see structurize.rs).
+    pub ctx: Vec<super::structurize::Ctx>,
+    pub label_pos: Vec<u32>,
+}
+
+fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
+    match m.types.get(t)? {
+        Type::Int(b) => Some(*b),
+        _ => None,
+    }
+}
+
+impl<'a, 'm> FnLower<'a, 'm> {
+    pub fn new(cx: &'a LowerCtx<'m>, f: &'a IrFunction) -> R<Self> {
+        let m = cx.module;
+        let bad = |msg: String| LowerError::Invalid {
+            function: f.decl,
+            message: msg,
+            position: Position::at_bit(f.bit),
+        };
+        let cfg = super::cfg::build(f).map_err(bad)?;
+        let uses = stackify::use_counts(f);
+        let inline = stackify::analyze(cx, f, &uses);
+        let decl = m
+            .functions
+            .get(f.decl as usize)
+            .ok_or_else(|| bad(format!("no declaration @f{}", f.decl)))?;
+        let ft = m
+            .types
+            .function(decl.ty)
+            .ok_or_else(|| bad("declaration has no function type".into()))?;
+        let has_result = !m.types.is_void(ft.ret);
+        if ft.params.len() as u32 != f.num_params {
+            return Err(bad("parameter count differs from the declaration".into()));
+        }
+
+        // Frame: allocas of constant size in the entry block share one static frame.
+        let mut static_off = vec![NONE; f.insts.len()];
+        let mut needs_sp = false;
+        let mut off: u64 = 0;
+        let mut frame_align: u64 = 16;
+        let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
+        for (i, inst) in f.insts.iter().enumerate() {
+            match &inst.kind {
+                InstKind::Alloca { size, align } => {
+                    needs_sp = true;
+                    if i < entry_end {
+                        if let ValueRef::Const(c) = f.value_ref(*size, m.num_functions()) {
+                            if let Some(ConstValue::Int(n)) =
+                                f.consts.get(c as usize).map(|c| c.value)
+                            {
+                                let a = align.bytes().unwrap_or(1).clamp(1, 1 << 16);
+                                off = off.div_ceil(a) * a;
+                                static_off[i] = off as u32;
+                                off += n & 0xffff_ffff;
+                                frame_align = frame_align.max(a);
+                            }
+                        }
+                    }
+                }
+                InstKind::Call(c) => {
+                    if let Callee::Direct(fid) = c.callee {
+                        use crate::ir::Intrinsic::*;
+                        if matches!(
+                            m.functions.get(fid as usize).and_then(|d| d.intrinsic),
+                            Some(Stacksave | Stackrestore)
+                        ) {
+                            needs_sp = true;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let frame_size = off.div_ceil(16) * 16;
+        if frame_size > 0x4000_0000 {
+            return Err(LowerError::Unsupported {
+                function: f.decl,
+                message: format!("a stack frame of {frame_size} bytes"),
+                position: Position::at_bit(f.bit),
+            });
+        }
+
+        // Locals: params, then per type: values, scratch; i32 extras first.
+        let first_inst = f.first_inst_value();
+        let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
+        let slot = |t: ValType| match t {
+            ValType::I32 => 0,
+            ValType::I64 => 1,
+            ValType::F32 => 2,
+            ValType::F64 => 3,
+            _ => 4,
+        };
+        let mut local_of = vec![NONE; f.value_insts.len()];
+        let mut ordinal = vec![(0usize, 0u32); f.value_insts.len()];
+        for (n, &idx) in f.value_insts.iter().enumerate() {
+            let Some(inst) = f.insts.get(idx as usize) else {
+                return Err(bad(format!("value %v{n} has no instruction")));
+            };
+            let is_phi = matches!(inst.kind, InstKind::Phi { .. });
+            if (is_phi || !inline[idx as usize]) && uses[n] > 0 {
+                let t = cx.valtype(inst.ty).ok_or_else(|| {
+                    bad(format!("value %v{n} has a type without a wasm equivalent"))
+                })?;
+                let s = slot(t);
+                ordinal[n] = (s, counts[s]);
+                counts[s] += 1;
+                local_of[n] = 0;
+            }
+        }
+        let mut extra_i32 = SCRATCH_I32;
+        let needs_label = !cfg.dispatch.is_empty();
+        let label_ord = extra_i32;
+        if needs_label {
+            extra_i32 += 1;
+        }
+        let sp_ord = extra_i32;
+        if needs_sp {
+            extra_i32 += 2;
+        }
+        let mut base = [0u32; 5];
+        let mut next = f.num_params;
+        let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, 0];
+        let mut locals = Vec::new();
+        let tys = [
+            ValType::I32,
+            ValType::I64,
+            ValType::F32,
+            ValType::F64,
+            ValType::V128,
+        ];
+        for s in 0..5 {
+            base[s] = next;
+            let total = counts[s] + extras[s];
+            if total > 0 {
+                locals.push((total, tys[s]));
+            }
+            next = next
+                .checked_add(total)
+                .ok_or_else(|| bad("too many locals".into()))?;
+        }
+        for n in 0..local_of.len() {
+            if local_of[n] != NONE {
+                let (s, o) = ordinal[n];
+                local_of[n] = base[s] + o;
+            }
+        }
+        let s_i32 = base[0] + counts[0];
+        let label = if needs_label { s_i32 + label_ord } else { NONE };
+        let (saved_sp, fp) = if needs_sp {
+            (s_i32 + sp_ord, s_i32 + sp_ord + 1)
+        } else {
+            (NONE, NONE)
+        };
+        let n_nodes = cfg.succs.len();
+        Ok(FnLower {
+            cx,
+            m,
+            f,
+            nf: m.num_functions(),
+            first_inst,
+            inline,
+            clean: vec![false; uses.len()],
+            local_of,
+            saved_sp,
+            fp,
+            frame_size: frame_size as u32,
+            frame_align: frame_align as u32,
+            static_off,
+            label,
+            s_i32,
+            s_i64: base[1] + counts[1],
+            s_f32: base[2] + counts[2],
+            s_f64: base[3] + counts[3],
+            locals,
+            code: Vec::with_capacity(f.insts.len() * 6 + 16),
+            used: Used::default(),
+            has_result,
+            cfg,
+            ctx: Vec::new(),
+            label_pos: vec![NONE; n_nodes],
+        })
+    }
+
+    pub fn run(mut self) -> R<Lowered> {
+        self.prologue();
+        self.structurize()?;
+        if self.has_result {
+            self.sink().unreachable();
+        }
+        self.sink().end();
+        let mut body = Function::new(std::mem::take(&mut self.locals));
+        body.raw(std::mem::take(&mut self.code));
+        Ok(Lowered {
+            body,
+            used: self.used,
+            irreducible: !self.cfg.dispatch.is_empty(),
+        })
+    }
+
+    pub fn sink(&mut self) -> InstructionSink<'_> {
+        InstructionSink::new(&mut self.code)
+    }
+
+    pub fn err_at(&self, idx: usize, msg: impl Into<String>) -> LowerError {
+        LowerError::Invalid {
+            function: self.f.decl,
+            message: msg.into(),
+            position: Position::at_bit(self.f.inst_bit(idx)),
+        }
+    }
+
+    pub fn unsupported(&self, idx: usize, msg: impl Into<String>) -> LowerError {
+        LowerError::Unsupported {
+            function: self.f.decl,
+            message: msg.into(),
+            position: Position::at_bit(self.f.inst_bit(idx)),
+        }
+    }
+
+    fn prologue(&mut self) {
+        if self.saved_sp == NONE {
+            return;
+        }
+        let (sp, saved, fp) = (self.cx.stack_pointer, self.saved_sp, self.fp);
+        let (size, align) = (self.frame_size, self.frame_align);
+        let mut s = self.sink();
+        s.global_get(sp).local_tee(saved);
+        if size > 0 {
+            s.i32_const(size as i32).i32_sub();
+        }
+        if align > 16 {
+            s.i32_const(-(align as i32)).i32_and();
+        }
+        s.local_tee(fp).global_set(sp);
+    }
+
+    /// Restores `__stack_pointer` before a return.
+    pub fn epilogue(&mut self) {
+        if self.saved_sp != NONE {
+            let (sp, saved) = (self.cx.stack_pointer, self.saved_sp);
+            self.sink().local_get(saved).global_set(sp);
+        }
+    }
+
+    /// The type of a value.
+    pub fn ty(&self, v: ValueId) -> R<TypeId> {
+        self.m
+            .value_type(self.f, v)
+            .ok_or_else(|| LowerError::Invalid {
+                function: self.f.decl,
+                message: format!("value id {} is out of range", v.0),
+                position: Position::at_bit(self.f.bit),
+            })
+    }
+
+    pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
+        if self.m.types.is_vector(t) {
+            return Err(self.unsupported(idx, "vector (SIMD) types"));
+        }
+        self.m
+            .types
+            .scalar(t)
+            .ok_or_else(|| self.err_at(idx, "operand is not a scalar value"))
+    }
+
+    /// Index of the instruction defining value `v`, if `v` is an instruction value.
+    pub fn def_of(&self, v: ValueId) -> Option<usize> {
+        if v.0 < self.first_inst {
+            return None;
+        }
+        self.f
+            .value_insts
+            .get((v.0 - self.first_inst) as usize)
+            .map(|&i| i as usize)
+    }
+
+    /// The constant integer value of `v`, if it is an integer constant.
+    pub fn const_int(&self, v: ValueId) -> Option<u64> {
+        match self.f.value_ref(v, self.nf) {
+            ValueRef::Const(c) => match self.f.consts.get(c as usize)?.value {
+                ConstValue::Int(n) => Some(n),
+                ConstValue::Undef => Some(0),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Pushes a value; returns whether it is clean (narrow integers zero-extended).
+    pub fn push(&mut self, v: ValueId) -> R<bool> {
+        match self.f.value_ref(v, self.nf) {
+            ValueRef::Function(i) => {
+                let slot = self.cx.table_slot.get(i as usize).copied().unwrap_or(0);
+                if slot == 0 {
+                    return Err(LowerError::Invalid {
+                        function: self.f.decl,
+                        message: format!("address of @f{i} is used but it has no table slot"),
+                        position: Position::at_bit(self.f.bit),
+                    });
+                }
+                self.sink().i32_const(slot as i32);
+                Ok(true)
+            }
+            ValueRef::Global(i) => {
+                let a = self.cx.global_addr.get(i as usize).copied().unwrap_or(0);
+                self.sink().i32_const(a as i32);
+                Ok(true)
+            }
+            ValueRef::Param(p) => {
+                self.sink().local_get(p);
+                Ok(true)
+            }
+            ValueRef::Const(c) => {
+                let Some(k) = self.f.consts.get(c as usize).copied() else {
+                    return Err(self.err_at(0, format!("constant %c{c} out of range")));
+                };
+                self.push_const(k.ty, k.value)?;
+                Ok(true)
+            }
+            ValueRef::Inst(n) => {
+                let n = n as usize;
+                let Some(&idx) = self.f.value_insts.get(n) else {
+                    return Err(self.err_at(0, format!("value %v{n} out of range")));
+                };
+                if self.inline[idx as usize] {
+                    self.emit_inst(idx as usize)
+                } else {
+                    let l = self.local_of[n];
+                    if l == NONE {
+                        return Err(self.err_at(idx as usize, "value used but never stored"));
+                    }
+                    self.sink().local_get(l);
+                    Ok(self.clean[n])
+                }
+            }
+        }
+    }
+
+    fn push_const(&mut self, ty: TypeId, val: ConstValue) -> R<()> {
+        let bits = match val {
+            ConstValue::Int(b) | ConstValue::Float(b) => b,
+            ConstValue::Undef => 0,
+        };
+        match self.cx.valtype(ty) {
+            Some(ValType::I32) => {
+                self.sink().i32_const(bits as u32 as i32);
+            }
+            Some(ValType::I64) => {
+                self.sink().i64_const(bits as i64);
+            }
+            Some(ValType::F32) => {
+                self.sink().f32_const(Ieee32::new(bits as u32));
+            }
+            Some(ValType::F64) => {
+                self.sink().f64_const(Ieee64::new(bits));
+            }
+            Some(ValType::V128) if bits == 0 => {
+                self.sink().v128_const(0);
+                self.used.simd = true;
+            }
+            _ => {
+                return Err(LowerError::Unsupported {
+                    function: self.f.decl,
+                    message: "a constant of this type".into(),
+                    position: Position::at_bit(self.f.bit),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    /// Zero-extends a narrow value in place (if not already clean).
+    pub fn zext(&mut self, bits: u32, clean: bool) {
+        if bits < 32 && !clean {
+            self.sink().i32_const(((1u64 << bits) - 1) as i32).i32_and();
+        }
+    }
+
+    /// Sign-extends a narrow value in place.
+    pub fn sext(&mut self, bits: u32) {
+        match bits {
+            8 => {
+                self.sink().i32_extend8_s();
+                self.used.sign_ext = true;
+            }
+            16 => {
+                self.sink().i32_extend16_s();
+                self.used.sign_ext = true;
+            }
+            b if b < 32 => {
+                let sh = (32 - b) as i32;
+                self.sink()
+                    .i32_const(sh)
+                    .i32_shl()
+                    .i32_const(sh)
+                    .i32_shr_s();
+            }
+            _ => {}
+        }
+    }
+
+    /// Pushes a value of integer type `bits` wide, normalized (zero-extended) if narrow.
+    pub fn push_zext(&mut self, v: ValueId, bits: u32) -> R<()> {
+        let c = self.push(v)?;
+        self.zext(bits, c);
+        Ok(())
+    }
+
+    /// Pushes a value normalized for a call argument or return (narrow ints clean).
+    pub fn push_arg(&mut self, v: ValueId) -> R<()> {
+        let t = self.ty(v)?;
+        match int_bits(self.m, t) {
+            Some(b) if b < 32 => self.push_zext(v, b),
+            _ => self.push(v).map(|_| ()),
+        }
+    }
+
+    /// Emits a statement: an instruction that is not inlined. Values with uses go to their
+    /// local; unused values are dropped.
+    pub fn emit_stmt(&mut self, idx: usize) -> R<()> {
+        let inst = &self.f.insts[idx];
+        if matches!(inst.kind, InstKind::Phi { .. }) {
+            return Ok(());
+        }
+        let clean = self.emit_inst(idx)?;
+        if let Some(v) = inst.result() {
+            if self.cx.valtype(inst.ty).is_none() {
+                return Ok(());
+            }
+            let n = (v.0.wrapping_sub(self.first_inst)) as usize;
+            match self.local_of.get(n).copied() {
+                Some(l) if l != NONE => {
+                    self.sink().local_set(l);
+                    self.clean[n] = clean;
+                }
+                _ => {
+                    self.sink().drop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lowers instruction `idx`, leaving its value (if any) on the stack.
+    pub fn emit_inst(&mut self, idx: usize) -> R<bool> {
+        let f = self.f;
+        let inst: &Inst = &f.insts[idx];
+        match &inst.kind {
+            InstKind::Binop { op, lhs, rhs, .. } => self.binop(idx, *op, *lhs, *rhs, inst.ty),
+            InstKind::Cast { op, val } => self.cast(idx, *op, *val, inst.ty),
+            InstKind::Cmp { pred, lhs, rhs } => self.cmp(idx, *pred, *lhs, *rhs),
+            InstKind::Select { cond, t, f: fv } => {
+                let ct = self.push(*t)?;
+                let cf = self.push(*fv)?;
+                if self.m.types.is_vector(self.ty(*cond)?) {
+                    return Err(self.unsupported(idx, "vector select"));
+                }
+                let cc = self.push(*cond)?;
+                self.zext(1, cc);
+                self.sink().select();
+                Ok(ct && cf)
+            }
+            InstKind::Load { ptr, align } => {
+                let s = self.scalar(inst.ty, idx)?;
+                let (off, _) = self.push_addr(*ptr)?;
+                let ma = memarg(off, align.bytes(), s);
+                let mut k = self.sink();
+                match s {
+                    Scalar::I1 | Scalar::I8 => k.i32_load8_u(ma),
+                    Scalar::I16 => k.i32_load16_u(ma),
+                    Scalar::I32 => k.i32_load(ma),
+                    Scalar::I64 => k.i64_load(ma),
+                    Scalar::F32 => k.f32_load(ma),
+                    Scalar::F64 => k.f64_load(ma),
+                };
+                Ok(true)
+            }
+            InstKind::Store { ptr, val, align } => {
+                let s = self.scalar(self.ty(*val)?, idx)?;
+                let (off, _) = self.push_addr(*ptr)?;
+                self.push(*val)?;
+                let ma = memarg(off, align.bytes(), s);
+                let mut k = self.sink();
+                match s {
+                    Scalar::I1 | Scalar::I8 => k.i32_store8(ma),
+                    Scalar::I16 => k.i32_store16(ma),
+                    Scalar::I32 => k.i32_store(ma),
+                    Scalar::I64 => k.i64_store(ma),
+                    Scalar::F32 => k.f32_store(ma),
+                    Scalar::F64 => k.f64_store(ma),
+                };
+                Ok(true)
+            }
+            InstKind::Alloca { size, align } => {
+                let off = self.static_off[idx];
+                if off != NONE && self.fp != NONE {
+                    let fp = self.fp;
+                    let mut k = self.sink();
+                    k.local_get(fp);
+                    if off != 0 {
+                        k.i32_const(off as i32).i32_add();
+                    }
+                    return Ok(true);
+                }
+                if self.saved_sp == NONE {
+                    return Err(self.err_at(idx, "alloca without a frame"));
+                }
+                let a = align.bytes().unwrap_or(1).clamp(16, 1 << 16) as i32;
+                let (sp, s) = (self.cx.stack_pointer, self.s_i32);
+                self.sink().global_get(sp);
+                self.push(*size)?;
+                self.sink()
+                    .i32_sub()
+                    .i32_const(-a)
+                    .i32_and()
+                    .local_tee(s)
+                    .global_set(sp)
+                    .local_get(s);
+                Ok(true)
+            }
+            InstKind::Call(c) => {
+                match c.callee {
+                    Callee::Direct(fid) => {
+                        let decl =
+                            self.m.functions.get(fid as usize).ok_or_else(|| {
+                                self.err_at(idx, format!("call to unknown @f{fid}"))
+                            })?;
+                        if let Some(i) = decl.intrinsic {
+                            return self.intrinsic(idx, i, &c.args, inst.ty);
+                        }
+                        let fi = self
+                            .cx
+                            .func_index
+                            .get(fid as usize)
+                            .copied()
+                            .unwrap_or(NONE);
+                        if fi == NONE {
+                            return Err(self.err_at(
+                                idx,
+                                format!("call to @f{fid}, which is declared but not defined"),
+                            ));
+                        }
+                        for a in &c.args {
+                            self.push_arg(*a)?;
+                        }
+                        self.sink().call(fi);
+                        Ok(true)
+                    }
+                    Callee::Indirect(callee) => {
+                        let mut params = Vec::with_capacity(c.args.len());
+                        for a in &c.args {
+                            let t = self.ty(*a)?;
+                            params.push(
+                                self.cx
+                                    .valtype(t)
+                                    .ok_or_else(|| self.err_at(idx, "argument of type void"))?,
+                            );
+                            self.push_arg(*a)?;
+                        }
+                        let results = self.cx.valtype(inst.ty).into_iter().collect();
+                        let sig = super::Sig { params, results };
+                        let ti = self.cx.sigs.get(&sig).ok_or_else(|| {
+                            self.err_at(idx, "indirect call signature not interned")
+                        })?;
+                        self.push(callee)?;
+                        self.sink().call_indirect(0, ti);
+                        Ok(true)
+                    }
+                }
+            }
+            InstKind::ExtractElement { .. } | InstKind::InsertElement { .. } => {
+                Err(self.unsupported(idx, "vector (SIMD) instructions"))
+            }
+            InstKind::Phi { .. }
+            | InstKind::Ret { .. }
+            | InstKind::Br { .. }
+            | InstKind::CondBr { .. }
+            | InstKind::Switch(_)
+            | InstKind::Unreachable => Err(self.err_at(idx, "control instruction used as a value")),
+        }
+    }
+
+    /// Pushes an address; folds `add p, C` (C in [0, 2^31)) into the memarg offset when
+    /// that add is emitted here.
+    pub fn push_addr(&mut self, ptr: ValueId) -> R<(u64, bool)> {
+        if let Some(d) = self.def_of(ptr) {
+            if self.inline[d] {
+                if let InstKind::Binop {
+                    op: BinOp::Add,
+                    lhs,
+                    rhs,
+                    ..
+                } = self.f.insts[d].kind
+                {
+                    let small = |c: Option<u64>| c.filter(|&c| c < 0x8000_0000);
+                    if let Some(c) = small(self.const_int(rhs)) {
+                        self.push(lhs)?;
+                        return Ok((c, true));
+                    }
+                    if let Some(c) = small(self.const_int(lhs)) {
+                        self.push(rhs)?;
+                        return Ok((c, true));
+                    }
+                }
+            }
+        }
+        self.push(ptr)?;
+        Ok((0, true))
+    }
+
+    fn binop(&mut self, idx: usize, op: BinOp, lhs: ValueId, rhs: ValueId, ty: TypeId) -> R<bool> {
+        let s = self.scalar(ty, idx)?;
+        use BinOp::*;
+        if s.is_float() {
+            let f32 = s == Scalar::F32;
+            self.push(lhs)?;
+            self.push(rhs)?;
+            let (fmodf, fmod) = (self.cx.fmodf, self.cx.fmod);
+            let mut k = self.sink();
+            match (op, f32) {
+                (FAdd, true) => k.f32_add(),
+                (FSub, true) => k.f32_sub(),
+                (FMul, true) => k.f32_mul(),
+                (FDiv, true) => k.f32_div(),
+                (FRem, true) => k.call(fmodf),
+                (FAdd, false) => k.f64_add(),
+                (FSub, false) => k.f64_sub(),
+                (FMul, false) => k.f64_mul(),
+                (FDiv, false) => k.f64_div(),
+                (FRem, false) => k.call(fmod),
+                _ => return Err(self.err_at(idx, "integer operator on floating point")),
+            };
+            return Ok(true);
+        }
+        let bits = s.bits();
+        let narrow = bits < 32;
+        if bits == 64 {
+            self.push(lhs)?;
+            self.push(rhs)?;
+            let mut k = self.sink();
+            match op {
+                Add => k.i64_add(),
+                Sub => k.i64_sub(),
+                Mul => k.i64_mul(),
+                UDiv => k.i64_div_u(),
+                SDiv => k.i64_div_s(),
+                URem => k.i64_rem_u(),
+                SRem => k.i64_rem_s(),
+                Shl => k.i64_shl(),
+                LShr => k.i64_shr_u(),
+                AShr => k.i64_shr_s(),
+                And => k.i64_and(),
+                Or => k.i64_or(),
+                Xor => k.i64_xor(),
+                _ => return Err(self.err_at(idx, "floating-point operator on integers")),
+            };
+            return Ok(true);
+        }
+        match op {
+            Add | Sub | Mul | Shl | And | Or | Xor => {
+                let cl = self.push(lhs)?;
+                let cr = self.push(rhs)?;
+                let mut k = self.sink();
+                let clean = match op {
+                    Add => {
+                        k.i32_add();
+                        !narrow
+                    }
+                    Sub => {
+                        k.i32_sub();
+                        !narrow
+                    }
+                    Mul => {
+                        k.i32_mul();
+                        !narrow
+                    }
+                    Shl => {
+                        k.i32_shl();
+                        !narrow
+                    }
+                    And => {
+                        k.i32_and();
+                        cl || cr
+                    }
+                    Or => {
+                        k.i32_or();
+                        cl && cr
+                    }
+                    _ => {
+                        k.i32_xor();
+                        cl && cr
+                    }
+                };
+                Ok(clean)
+            }
+            UDiv | URem | LShr => {
+                self.push_zext(lhs, bits)?;
+                if op == LShr {
+                    let c = self.push(rhs)?;
+                    if bits == 1 {
+                        self.zext(1, c);
+                    }
+                } else {
+                    self.push_zext(rhs, bits)?;
+                }
+                let mut k = self.sink();
+                match op {
+                    UDiv => k.i32_div_u(),
+                    URem => k.i32_rem_u(),
+                    _ => k.i32_shr_u(),
+                };
+                Ok(true)
+            }
+            SDiv | SRem | AShr => {
+                self.push(lhs)?;
+                self.sext(bits);
+                let c = self.push(rhs)?;
+                if op == AShr {
+                    if bits == 1 {
+                        self.zext(1, c);
+                    }
+                } else {
+                    self.sext(bits);
+                }
+                let mut k = self.sink();
+                match op {
+                    SDiv => k.i32_div_s(),
+                    SRem => k.i32_rem_s(),
+                    _ => k.i32_shr_s(),
+                };
+                Ok(!narrow)
+            }
+            _ => Err(self.err_at(idx, "floating-point operator on integers")),
+        }
+    }
+
+    fn cmp(&mut self, idx: usize, pred: CmpPred, lhs: ValueId, rhs: ValueId) -> R<bool> {
+        let t = self.ty(lhs)?;
+        let s = self.scalar(t, idx)?;
+        use CmpPred::*;
+        if pred.is_float() {
+            let f32 = match s {
+                Scalar::F32 => true,
+                Scalar::F64 => false,
+                _ => return Err(self.err_at(idx, "fcmp on integers")),
+            };
+            self.push(lhs)?;
+            self.push(rhs)?;
+            let (sa, sb) = if f32 {
+                (self.s_f32, self.s_f32 + 1)
+            } else {
+                (self.s_f64, self.s_f64 + 1)
+            };
+            let mut k = self.sink();
+            macro_rules! op {
+                ($a:ident, $b:ident) => {
+                    if f32 {
+                        k.$a();
+                    } else {
+                        k.$b();
+                    }
+                };
+            }
+            match pred {
+                FFalse | FTrue => {
+                    k.drop().drop().i32_const((pred == FTrue) as i32);
+                }
+                FOeq => op!(f32_eq, f64_eq),
+                FOgt => op!(f32_gt, f64_gt),
+                FOge => op!(f32_ge, f64_ge),
+                FOlt => op!(f32_lt, f64_lt),
+                FOle => op!(f32_le, f64_le),
+                FUne => op!(f32_ne, f64_ne),
+                FUgt => {
+                    op!(f32_le, f64_le);
+                    k.i32_eqz();
+                }
+                FUge => {
+                    op!(f32_lt, f64_lt);
+                    k.i32_eqz();
+                }
+                FUlt => {
+                    op!(f32_ge, f64_ge);
+                    k.i32_eqz();
+                }
+                FUle => {
+                    op!(f32_gt, f64_gt);
+                    k.i32_eqz();
+                }
+                FOne | FOrd | FUno | FUeq => {
+                    k.local_set(sb).local_set(sa);
+                    match pred {
+                        FOne => {
+                            k.local_get(sa).local_get(sb);
+                            op!(f32_lt, f64_lt);
+                            k.local_get(sa).local_get(sb);
+                            op!(f32_gt, f64_gt);
+                            k.i32_or();
+                        }
+                        FOrd => {
+                            k.local_get(sa).local_get(sa);
+                            op!(f32_eq, f64_eq);
+                            k.local_get(sb).local_get(sb);
+                            op!(f32_eq, f64_eq);
+                            k.i32_and();
+                        }
+                        FUno => {
+                            k.local_get(sa).local_get(sa);
+                            op!(f32_ne, f64_ne);
+                            k.local_get(sb).local_get(sb);
+                            op!(f32_ne, f64_ne);
+                            k.i32_or();
+                        }
+                        _ => {
+                            k.local_get(sa).local_get(sb);
+                            op!(f32_eq, f64_eq);
+                            k.local_get(sa).local_get(sa);
+                            op!(f32_ne, f64_ne);
+                            k.i32_or().local_get(sb).local_get(sb);
+                            op!(f32_ne, f64_ne);
+                            k.i32_or();
+                        }
+                    }
+                }
+                _ => unreachable_pred(&mut k),
+            }
+            return Ok(true);
+        }
+        if s.is_float() {
+            return Err(self.err_at(idx, "icmp on floating point"));
+        }
+        let bits = s.bits();
+        let signed = matches!(pred, ISgt | ISge | ISlt | ISle);
+        if bits == 64 {
+            self.push(lhs)?;
+            if matches!(pred, IEq) && self.const_int(rhs) == Some(0) {
+                self.sink().i64_eqz();
+                return Ok(true);
+            }
+            self.push(rhs)?;
+            let mut k = self.sink();
+            match pred {
+                IEq => k.i64_eq(),
+                INe => k.i64_ne(),
+                IUgt => k.i64_gt_u(),
+                IUge => k.i64_ge_u(),
+                IUlt => k.i64_lt_u(),
+                IUle => k.i64_le_u(),
+                ISgt => k.i64_gt_s(),
+                ISge => k.i64_ge_s(),
+                ISlt => k.i64_lt_s(),
+                ISle => k.i64_le_s(),
+                _ => return Err(self.err_at(idx, "fcmp predicate on integers")),
+            };
+            return Ok(true);
+        }
+        if signed {
+            self.push(lhs)?;
+            self.sext(bits);
+            self.push(rhs)?;
+            self.sext(bits);
+        } else {
+            self.push_zext(lhs, bits)?;
+            if matches!(pred, IEq) && self.const_int(rhs) == Some(0) {
+                self.sink().i32_eqz();
+                return Ok(true);
+            }
+            self.push_zext(rhs, bits)?;
+        }
+        let mut k = self.sink();
+        match pred {
+            IEq => k.i32_eq(),
+            INe => k.i32_ne(),
+            IUgt => k.i32_gt_u(),
+            IUge => k.i32_ge_u(),
+            IUlt => k.i32_lt_u(),
+            IUle => k.i32_le_u(),
+            ISgt => k.i32_gt_s(),
+            ISge => k.i32_ge_s(),
+            ISlt => k.i32_lt_s(),
+            ISle => k.i32_le_s(),
+            _ => return Err(self.err_at(idx, "fcmp predicate on integers")),
+        };
+        Ok(true)
+    }
+
+    fn cast(&mut self, idx: usize, op: CastOp, val: ValueId, to: TypeId) -> R<bool> {
+        let from = self.ty(val)?;
+        let fs = self.scalar(from, idx)?;
+        let ts = self.scalar(to, idx)?;
+        let (fb, tb) = (fs.bits(), ts.bits());
+        use CastOp::*;
+        match op {
+            Trunc => {
+                self.push(val)?;
+                if fb == 64 && tb < 64 {
+                    self.sink().i32_wrap_i64();
+                }
+                Ok(tb >= 32)
+            }
+            ZExt => {
+                let c = self.push(val)?;
+                if fb < 64 {
+                    self.zext(fb, c);
+                    if tb == 64 {
+                        self.sink().i64_extend_i32_u();
+                    }
+                }
+                Ok(true)
+            }
+            SExt => {
+                self.push(val)?;
+                if fb < 64 {
+                    self.sext(fb);
+                    if tb == 64 {
+                        self.sink().i64_extend_i32_s();
+                    }
+                }
+                Ok(tb >= 32)
+            }
+            FpToSi | FpToUi => {
+                self.push(val)?;
+                self.used.sat_float_to_int = true;
+                let u = op == FpToUi;
+                let mut k = self.sink();
+                match (fs == Scalar::F32, tb == 64, u) {
+                    (true, false, false) => k.i32_trunc_sat_f32_s(),
+                    (true, false, true) => k.i32_trunc_sat_f32_u(),
+                    (false, false, false) => k.i32_trunc_sat_f64_s(),
+                    (false, false, true) => k.i32_trunc_sat_f64_u(),
+                    (true, true, false) => k.i64_trunc_sat_f32_s(),
+                    (true, true, true) => k.i64_trunc_sat_f32_u(),
+                    (false, true, false) => k.i64_trunc_sat_f64_s(),
+                    (false, true, true) => k.i64_trunc_sat_f64_u(),
+                };
+                Ok(tb >= 32)
+            }
+            UiToFp | SiToFp => {
+                let c = self.push(val)?;
+                let u = op == UiToFp;
+                if fb < 32 {
+                    if u {
+                        self.zext(fb, c);
+                    } else {
+                        self.sext(fb);
+                    }
+                }
+                let mut k = self.sink();
+                match (fb == 64, ts == Scalar::F32, u) {
+                    (false, true, false) => k.f32_convert_i32_s(),
+                    (false, true, true) => k.f32_convert_i32_u(),
+                    (false, false, false) => k.f64_convert_i32_s(),
+                    (false, false, true) => k.f64_convert_i32_u(),
+                    (true, true, false) => k.f32_convert_i64_s(),
+                    (true, true, true) => k.f32_convert_i64_u(),
+                    (true, false, false) => k.f64_convert_i64_s(),
+                    (true, false, true) => k.f64_convert_i64_u(),
+                };
+                Ok(true)
+            }
+            FpTrunc => {
+                self.push(val)?;
+                self.sink().f32_demote_f64();
+                Ok(true)
+            }
+            FpExt => {
+                self.push(val)?;
+                self.sink().f64_promote_f32();
+                Ok(true)
+            }
+            PtrToInt | IntToPtr => self.push(val),
+            Bitcast => {
+                let c = self.push(val)?;
+                let mut k = self.sink();
+                match (fs, ts) {
+                    (Scalar::I32, Scalar::F32) => k.f32_reinterpret_i32(),
+                    (Scalar::F32, Scalar::I32) => k.i32_reinterpret_f32(),
+                    (Scalar::I64, Scalar::F64) => k.f64_reinterpret_i64(),
+                    (Scalar::F64, Scalar::I64) => k.i64_reinterpret_f64(),
+                    (a, b) if a == b => return Ok(c),
+                    _ => return Err(self.err_at(idx, "bitcast between sizes")),
+                };
+                Ok(true)
+            }
+        }
+    }
+}
+
+fn unreachable_pred(k: &mut InstructionSink<'_>) {
+    k.unreachable();
+}
+
+/// A memarg with the alignment hint capped at the natural alignment.
+pub(crate) fn memarg(offset: u64, align: Option<u64>, s: Scalar) -> MemArg {
+    let natural = match s {
+        Scalar::I1 | Scalar::I8 => 0,
+        Scalar::I16 => 1,
+        Scalar::I32 | Scalar::F32 => 2,
+        Scalar::I64 | Scalar::F64 => 3,
+    };
+    let a = align.map_or(natural, |b| b.trailing_zeros().min(natural));
+    MemArg {
+        offset,
+        align: a,
+        target: wasm_encoder::MemArgTarget::Memory(0),
+        ordering: None,
+    }
+}

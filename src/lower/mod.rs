@@ -1,0 +1,175 @@
+//! Lowering: one pexe function → one wasm function body.
+//!
+//! [`LowerCtx`] is built once per module by `emit` (indices of functions, table slots,
+//! global addresses, interned signatures, runtime helpers) and shared read-only, so
+//! functions are lowered in parallel. [`lower_function`] does one function:
+//! - `cfg`: reachable blocks, irreducible regions made reducible with dispatch nodes,
+//!   reverse postorder, dominator tree, loop headers and merge nodes;
+//! - `structurize`: block/loop/if/br/br_table nesting from the dominator tree ("Beyond
+//!   Relooper", Ramsey 2022);
+//! - `stackify`: which single-use values stay on the wasm stack instead of a local;
+//! - `inst`, `intrinsics`: instructions; `phi`: parallel copies on CFG edges.
+
+mod cfg;
+mod inst;
+mod intrinsics;
+mod phi;
+mod stackify;
+mod structurize;
+
+use std::collections::HashMap;
+
+use wasm_encoder::{Function, ValType};
+
+use crate::bitstream::Position;
+use crate::ir::{Module, Type, TypeId};
+
+/// Why a function could not be lowered. The verifier runs first, so these are either
+/// features this converter does not support yet or inconsistencies in hand-built IR.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    #[error("{position}: in function @f{function}: {message} is not supported")]
+    Unsupported {
+        function: u32,
+        message: String,
+        position: Position,
+    },
+    #[error("{position}: in function @f{function}: {message}")]
+    Invalid {
+        function: u32,
+        message: String,
+        position: Position,
+    },
+}
+
+/// A wasm function signature (params, results).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Sig {
+    pub params: Vec<ValType>,
+    pub results: Vec<ValType>,
+}
+
+/// Interned wasm function types, in type-section order.
+#[derive(Debug, Default, Clone)]
+pub struct SigTable {
+    pub list: Vec<Sig>,
+    map: HashMap<Sig, u32>,
+}
+
+impl SigTable {
+    pub fn intern(&mut self, sig: Sig) -> u32 {
+        if let Some(&i) = self.map.get(&sig) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(sig.clone());
+        self.map.insert(sig, i);
+        i
+    }
+    pub fn get(&self, sig: &Sig) -> Option<u32> {
+        self.map.get(sig).copied()
+    }
+}
+
+/// Marks a function id without a wasm function (declarations, intrinsics).
+pub const NO_FUNC: u32 = u32::MAX;
+
+/// Everything the lowering of one function needs to know about the module.
+pub struct LowerCtx<'m> {
+    pub module: &'m Module,
+    /// wasm value type of each pexe type (`None` for void and function types).
+    pub valtypes: Vec<Option<ValType>>,
+    /// wasm function index of each pexe function id ([`NO_FUNC`] for declarations).
+    pub func_index: Vec<u32>,
+    /// Table slot of each pexe function id (0 = address never taken).
+    pub table_slot: Vec<u32>,
+    /// Linear-memory address of each global.
+    pub global_addr: Vec<u32>,
+    /// Every signature the module needs (pexe functions and indirect calls).
+    pub sigs: SigTable,
+    pub stack_pointer: u32,
+    pub thread_pointer: u32,
+    /// `__pnacl_fmodf` (f32, f32) -> f32 and `__pnacl_fmod` (f64, f64) -> f64.
+    pub fmodf: u32,
+    pub fmod: u32,
+    /// Lower atomics to wasm atomic instructions (shared memory) instead of plain accesses.
+    pub threads: bool,
+}
+
+impl LowerCtx<'_> {
+    /// The wasm value type of a pexe type.
+    pub fn valtype(&self, t: TypeId) -> Option<ValType> {
+        self.valtypes.get(t.0 as usize).copied().flatten()
+    }
+}
+
+/// wasm value types of every pexe type.
+pub fn valtypes(m: &Module) -> Vec<Option<ValType>> {
+    m.types
+        .iter()
+        .map(|(_, t)| match t {
+            Type::Int(64) => Some(ValType::I64),
+            Type::Int(_) => Some(ValType::I32),
+            Type::Float => Some(ValType::F32),
+            Type::Double => Some(ValType::F64),
+            Type::Vector { .. } => Some(ValType::V128),
+            Type::Void | Type::Function(_) => None,
+        })
+        .collect()
+}
+
+/// The wasm signature of a pexe function type.
+pub fn fn_sig(m: &Module, vt: &[Option<ValType>], ty: TypeId) -> Option<Sig> {
+    let ft = m.types.function(ty)?;
+    let mut params = Vec::with_capacity(ft.params.len());
+    for p in &ft.params {
+        params.push((*vt.get(p.0 as usize)?)?);
+    }
+    let results = match m.types.get(ft.ret)? {
+        Type::Void => vec![],
+        _ => vec![(*vt.get(ft.ret.0 as usize)?)?],
+    };
+    Some(Sig { params, results })
+}
+
+/// Which wasm features a lowered function used.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Used {
+    pub bulk_memory: bool,
+    pub sat_float_to_int: bool,
+    pub sign_ext: bool,
+    pub threads: bool,
+    pub simd: bool,
+}
+
+impl Used {
+    pub fn merge(&mut self, o: Used) {
+        self.bulk_memory |= o.bulk_memory;
+        self.sat_float_to_int |= o.sat_float_to_int;
+        self.sign_ext |= o.sign_ext;
+        self.threads |= o.threads;
+        self.simd |= o.simd;
+    }
+}
+
+/// A lowered function: its body and what it used.
+pub struct Lowered {
+    pub body: Function,
+    pub used: Used,
+    /// Set when the CFG needed a dispatch loop (irreducible control flow).
+    pub irreducible: bool,
+}
+
+/// Lowers the body `body` (index into `module.function_bodies`).
+pub fn lower_function(cx: &LowerCtx<'_>, body: usize) -> Result<Lowered, LowerError> {
+    let f = cx
+        .module
+        .function_bodies
+        .get(body)
+        .ok_or(LowerError::Invalid {
+            function: 0,
+            message: format!("no function body #{body}"),
+            position: Position::at_bit(0),
+        })?;
+    inst::FnLower::new(cx, f)?.run()
+}

@@ -1,0 +1,338 @@
+//! Structured control flow from the (reducible) CFG, after Ramsey, "Beyond Relooper"
+//! (ICFP 2022): the code of a node is followed by the code of the dominator-tree
+//! children that are merge nodes (two or more forward in-edges), each after a `block`
+//! whose end it follows; loop headers are wrapped in `loop`; an edge to a child with a
+//! single forward in-edge is emitted inline. Conditional branches become `br_if` when one
+//! side is a plain branch, otherwise `if`/`else`; switches become `br_table` (dense) or a
+//! `br_if` chain, with a landing `block` per target that needs code (phi copies, inline
+//! trees). The recursion of the paper runs on an explicit task stack.
+
+use super::cfg::NONE;
+use super::inst::{FnLower, R};
+use crate::ir::InstKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ctx {
+    Loop(u32),
+    Block(u32),
+    If,
+    Landing,
+}
+
+enum Task {
+    Tree(u32),
+    Within(u32),
+    End,
+    Else,
+    Edge { from: u32, to: u32 },
+}
+
+impl FnLower<'_, '_> {
+    pub fn structurize(&mut self) -> R<()> {
+        let mut tasks = vec![Task::Tree(0)];
+        while let Some(t) = tasks.pop() {
+            match t {
+                Task::Tree(x) => {
+                    if self.cfg.loop_header[x as usize] {
+                        self.sink().loop_(wasm_encoder::BlockType::Empty);
+                        self.push_ctx(Ctx::Loop(x));
+                        tasks.push(Task::End);
+                    }
+                    tasks.push(Task::Within(x));
+                }
+                Task::Within(x) => {
+                    let merges: Vec<u32> = self.cfg.children[x as usize]
+                        .iter()
+                        .copied()
+                        .filter(|&y| self.cfg.merge[y as usize])
+                        .collect();
+                    for &y in merges.iter().rev() {
+                        self.sink().block(wasm_encoder::BlockType::Empty);
+                        self.push_ctx(Ctx::Block(y));
+                        tasks.push(Task::Tree(y));
+                        tasks.push(Task::End);
+                    }
+                    // Last in, first out: the body, then End of the innermost block and
+                    // the lowest merge child, and so on outwards.
+                    self.body(x, &mut tasks)?;
+                }
+                Task::End => {
+                    self.sink().end();
+                    self.pop_ctx();
+                }
+                Task::Else => {
+                    self.sink().else_();
+                }
+                Task::Edge { from, to } => self.edge(from, to, &mut tasks)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn push_ctx(&mut self, c: Ctx) {
+        let i = self.ctx.len() as u32;
+        if let Ctx::Loop(n) | Ctx::Block(n) = c {
+            if let Some(p) = self.label_pos.get_mut(n as usize) {
+                *p = i;
+            }
+        }
+        self.ctx.push(c);
+    }
+
+    fn pop_ctx(&mut self) {
+        if let Some(Ctx::Loop(n) | Ctx::Block(n)) = self.ctx.pop() {
+            if let Some(p) = self.label_pos.get_mut(n as usize) {
+                *p = NONE;
+            }
+        }
+    }
+
+    fn depth_of_pos(&self, pos: u32) -> u32 {
+        self.ctx.len() as u32 - 1 - pos
+    }
+
+    /// Branch depth to node `t`'s label (its loop or the block it follows).
+    fn depth_to(&self, t: u32) -> R<u32> {
+        let p = self.label_pos.get(t as usize).copied().unwrap_or(NONE);
+        if p == NONE {
+            return Err(self.err_at(0, format!("internal: no label for block %b{t}")));
+        }
+        Ok(self.depth_of_pos(p))
+    }
+
+    /// True if the edge is a plain `br`: no copies, no label, and its target is a label.
+    fn simple(&self, from: u32, to: u32) -> bool {
+        let t = self.cfg.edge_target(from, to);
+        (t == to || self.cfg.is_dispatch(from))
+            && !self.has_copies(from, to)
+            && (self.cfg.is_backward(from, t) || self.cfg.merge[t as usize])
+    }
+
+    fn edge(&mut self, from: u32, to: u32, tasks: &mut Vec<Task>) -> R<()> {
+        self.emit_copies(from, to)?;
+        let t = self.cfg.edge_target(from, to);
+        if t != to && !self.cfg.is_dispatch(from) {
+            let l = self.label;
+            self.sink().i32_const(to as i32).local_set(l);
+        }
+        if self.cfg.is_backward(from, t) || self.cfg.merge[t as usize] {
+            let d = self.depth_to(t)?;
+            self.sink().br(d);
+        } else {
+            tasks.push(Task::Tree(t));
+        }
+        Ok(())
+    }
+
+    fn body(&mut self, x: u32, tasks: &mut Vec<Task>) -> R<()> {
+        if self.cfg.is_dispatch(x) {
+            let entries = self.cfg.dispatch[(x - self.cfg.n_real) as usize].clone();
+            let cases: Vec<(i64, u32)> = entries.iter().map(|&e| (e as i64, e)).collect();
+            let l = self.label;
+            return self.switch(x, Cond::Local32(l), entries[0], &cases, tasks);
+        }
+        let f = self.f;
+        let insts = f.block_insts(x);
+        let start = f.block_starts[x as usize] as usize;
+        let Some((term, body)) = insts.split_last() else {
+            return Err(self.err_at(start, format!("block %b{x} is empty")));
+        };
+        for (i, inst) in body.iter().enumerate() {
+            if self.inline[start + i] || matches!(inst.kind, InstKind::Phi { .. }) {
+                continue;
+            }
+            self.emit_stmt(start + i)?;
+        }
+        let ti = start + body.len();
+        match &term.kind {
+            InstKind::Ret { val } => {
+                if let Some(v) = val {
+                    self.push_arg(*v)?;
+                }
+                self.epilogue();
+                self.sink().return_();
+            }
+            InstKind::Unreachable => {
+                self.sink().unreachable();
+            }
+            InstKind::Br { target } => tasks.push(Task::Edge {
+                from: x,
+                to: *target,
+            }),
+            InstKind::CondBr {
+                cond,
+                then_bb,
+                else_bb,
+            } => {
+                let (tb, eb) = (*then_bb, *else_bb);
+                if tb == eb {
+                    // Both arms go to the same block; the condition is still evaluated.
+                    self.push(*cond)?;
+                    self.sink().drop();
+                    tasks.push(Task::Edge { from: x, to: tb });
+                    return Ok(());
+                }
+                let c = self.push(*cond)?;
+                self.zext(1, c);
+                if self.simple(x, tb) {
+                    let d = self.depth_to(tb)?;
+                    self.sink().br_if(d);
+                    tasks.push(Task::Edge { from: x, to: eb });
+                } else if self.simple(x, eb) {
+                    let d = self.depth_to(eb)?;
+                    self.sink().i32_eqz().br_if(d);
+                    tasks.push(Task::Edge { from: x, to: tb });
+                } else {
+                    self.sink().if_(wasm_encoder::BlockType::Empty);
+                    self.push_ctx(Ctx::If);
+                    tasks.push(Task::End);
+                    tasks.push(Task::Edge { from: x, to: eb });
+                    tasks.push(Task::Else);
+                    tasks.push(Task::Edge { from: x, to: tb });
+                }
+            }
+            InstKind::Switch(s) => {
+                let ct = self.ty(s.cond)?;
+                let sc = self.scalar(ct, ti)?;
+                let bits = sc.bits();
+                // Pushed by `switch` once the landing blocks are open.
+                let cond = if bits == 64 {
+                    Cond::Stack64(s.cond)
+                } else {
+                    Cond::Stack32(s.cond, bits)
+                };
+                let cases: Vec<(i64, u32)> = s.cases.iter().map(|c| (c.value, c.target)).collect();
+                self.switch(x, cond, s.default, &cases, tasks)?;
+            }
+            _ => {
+                return Err(self.err_at(ti, format!("block %b{x} does not end in a terminator")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A multi-way branch on a value (already on the stack, or in a local).
+    fn switch(
+        &mut self,
+        x: u32,
+        cond: Cond,
+        default: u32,
+        cases: &[(i64, u32)],
+        tasks: &mut Vec<Task>,
+    ) -> R<()> {
+        let mut targets: Vec<u32> = vec![default];
+        for &(_, t) in cases {
+            if !targets.contains(&t) {
+                targets.push(t);
+            }
+        }
+        let landing: Vec<u32> = targets
+            .iter()
+            .copied()
+            .filter(|&t| !self.simple(x, t))
+            .collect();
+        // Landing blocks, innermost = first; remember each one's context position.
+        let base = self.ctx.len() as u32;
+        let nl = landing.len() as u32;
+        for _ in &landing {
+            self.sink().block(wasm_encoder::BlockType::Empty);
+            self.push_ctx(Ctx::Landing);
+        }
+        let depth = |me: &Self, t: u32| -> R<u32> {
+            if let Some(i) = landing.iter().position(|&l| l == t) {
+                // landing[i] is the (i+1)-th innermost block.
+                let pos = base + nl - 1 - i as u32;
+                Ok(me.depth_of_pos(pos))
+            } else {
+                me.depth_to(me.cfg.edge_target(x, t))
+            }
+        };
+        match cond {
+            Cond::Stack32(v, bits) => {
+                self.push(v)?;
+                self.sext(bits);
+            }
+            Cond::Stack64(v) => {
+                self.push(v)?;
+            }
+            Cond::Local32(_) => {}
+        }
+        let dd = depth(self, default)?;
+        let (min, max) = cases
+            .iter()
+            .fold((i64::MAX, i64::MIN), |(a, b), &(v, _)| (a.min(v), b.max(v)));
+        let n = cases.len() as i64;
+        let range = max.wrapping_sub(min).wrapping_add(1);
+        let dense = !matches!(cond, Cond::Stack64(_))
+            && n >= 3
+            && range > 0
+            && range <= 2 * n + 8
+            && range <= 1 << 16
+            && min >= i32::MIN as i64
+            && max <= u32::MAX as i64;
+        if dense {
+            let mut table = vec![u32::MAX; range as usize];
+            for &(v, t) in cases {
+                let slot = &mut table[(v - min) as usize];
+                if *slot == u32::MAX {
+                    *slot = depth(self, t)?;
+                }
+            }
+            for s in table.iter_mut() {
+                if *s == u32::MAX {
+                    *s = dd;
+                }
+            }
+            if let Cond::Local32(l) = cond {
+                self.sink().local_get(l);
+            }
+            if min != 0 {
+                self.sink().i32_const(min as i32).i32_sub();
+            }
+            self.sink().br_table(table, dd);
+        } else {
+            let is64 = matches!(cond, Cond::Stack64(_));
+            let s = match cond {
+                Cond::Local32(l) => l,
+                Cond::Stack32(..) => {
+                    let s = self.s_i32;
+                    self.sink().local_set(s);
+                    s
+                }
+                Cond::Stack64(_) => {
+                    let s = self.s_i64;
+                    self.sink().local_set(s);
+                    s
+                }
+            };
+            let mut seen: Vec<i64> = Vec::with_capacity(cases.len());
+            for &(v, t) in cases {
+                if seen.contains(&v) {
+                    continue;
+                }
+                seen.push(v);
+                let d = depth(self, t)?;
+                let mut k = self.sink();
+                if is64 {
+                    k.local_get(s).i64_const(v).i64_eq().br_if(d);
+                } else {
+                    k.local_get(s).i32_const(v as i32).i32_eq().br_if(d);
+                }
+            }
+            self.sink().br(dd);
+        }
+        for &t in landing.iter().rev() {
+            tasks.push(Task::Edge { from: x, to: t });
+            tasks.push(Task::End);
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Cond {
+    /// A value to push (sign-extended from its width).
+    Stack32(crate::ir::ValueId, u32),
+    Stack64(crate::ir::ValueId),
+    Local32(u32),
+}
