@@ -1,8 +1,10 @@
-//! The `pexe2wasm` command line: `dis`, `asm`, `info` and `verify`.
+//! The `pexe2wasm` command line: `dis`, `asm`, `info`, `verify`, `convert` and `run`.
 //!
 //! Manners: every error is one line on stderr, `error: FILE: MESSAGE`; exit code 0 on
 //! success, 1 for bad input or a failed operation, 2 for usage errors; `-` reads stdin or
 //! writes stdout; output goes through a `BufWriter`; a closed pipe (`| head`) ends quietly.
+//! `run` exits with the program's status instead; a trap prints its one-line error, then
+//! the wasm backtrace, and exits 134 (as an abort would).
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
@@ -59,6 +61,35 @@ enum Command {
         #[arg(long)]
         no_runnable: bool,
     },
+    /// Convert a pexe to a WebAssembly module (a WASI preview 1 command).
+    Convert {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Where to write the module ('-' for stdout).
+        #[arg(short, long, value_name = "OUT.wasm")]
+        output: PathBuf,
+        /// Write the WebAssembly text format instead of the binary.
+        #[arg(long)]
+        wat: bool,
+    },
+    /// Convert a pexe in memory and run it under wasmtime with WASI (a .wasm file runs as is).
+    ///
+    /// The program sees argv[0] = FILE, then ARGS; no environment and no host files unless
+    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134. Use '--'
+    /// before program arguments that start with '-'.
+    Run {
+        /// The pexe (or converted .wasm) to run.
+        file: PathBuf,
+        /// Arguments for the program.
+        args: Vec<String>,
+        /// Set an environment variable of the program (repeatable).
+        #[arg(long = "env", value_name = "K=V")]
+        env: Vec<String>,
+        /// Let the program use a host directory, seen at GUEST (default: HOST as given;
+        /// a relative GUEST is relative to "/") (repeatable).
+        #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+        dirs: Vec<String>,
+    },
 }
 
 /// Adapters to the library stages. Each wraps one library call, so wiring a new or changed
@@ -93,6 +124,25 @@ mod stages {
             .map(|f| f.to_string())
             .into_iter()
             .collect()
+    }
+
+    /// `pexe2wasm::convert::convert` with the default options.
+    pub fn convert(data: &[u8]) -> Result<Vec<u8>> {
+        let opts = pexe2wasm::convert::ConvertOptions::default();
+        Ok(pexe2wasm::convert::convert(data, &opts)?.wasm)
+    }
+
+    /// `wasmprinter::print_bytes`: the text format of a module.
+    pub fn print_wat(wasm: &[u8]) -> Result<String> {
+        wasmprinter::print_bytes(wasm)
+    }
+
+    /// `pexe2wasm::run::run_wasm`.
+    pub fn run_wasm(
+        wasm: &[u8],
+        opts: &pexe2wasm::run::RunOptions,
+    ) -> std::result::Result<pexe2wasm::run::RunOutcome, pexe2wasm::run::RunError> {
+        pexe2wasm::run::run_wasm(wasm, opts)
     }
 }
 
@@ -233,8 +283,8 @@ fn fail(file: &str, e: anyhow::Error) -> Failure {
     }
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
-    match cli.command {
+fn run(command: Command) -> Result<(), Failure> {
+    match command {
         Command::Dis { file, output } => {
             let name = display_name(&file);
             let data = read_input(&file).map_err(|e| fail(&name, e))?;
@@ -306,7 +356,114 @@ fn run(cli: Cli) -> Result<(), Failure> {
             .map_err(|e| fail(&name, e))?;
             out.commit().map_err(|e| fail(&name, e))
         }
+        Command::Convert { file, output, wat } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let wasm = stages::convert(&data).map_err(|e| fail(&name, e))?;
+            let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
+            let written = if wat {
+                let text = stages::print_wat(&wasm).map_err(|e| fail(&name, e))?;
+                out.writer().write_all(text.as_bytes())
+            } else {
+                out.writer().write_all(&wasm)
+            };
+            written
+                .context("cannot write the output")
+                .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        // main() sends `run` to run_program, which owns the exit status.
+        Command::Run { file, .. } => Err(fail(
+            &display_name(&file),
+            anyhow!("internal error: `run` reached the wrong handler"),
+        )),
     }
+}
+
+/// Exit status of `run` when the program trapped, as for an abort (128 + SIGABRT).
+const TRAP_EXIT: u8 = 134;
+
+/// `pexe2wasm run`: converts FILE (unless it is already wasm) and runs it; the program's
+/// exit status becomes ours.
+fn run_program(file: &Path, args: Vec<String>, env: Vec<String>, dirs: Vec<String>) -> ExitCode {
+    let name = display_name(file);
+    let prepared = prepare_run(file, args, env, dirs);
+    let (wasm, opts) = match prepared {
+        Ok(p) => p,
+        Err(e) => return report(fail(&name, e)),
+    };
+    // Anything we printed must come before the program's output.
+    let _ = io::stdout().flush();
+    match stages::run_wasm(&wasm, &opts) {
+        Ok(outcome) => ExitCode::from((outcome.exit_code & 0xff) as u8),
+        Err(pexe2wasm::run::RunError::Trap(t)) => {
+            let stderr = io::stderr();
+            let mut err = stderr.lock();
+            let _ = writeln!(
+                err,
+                "error: {name}: wasm trap: {}",
+                t.message.replace(['\n', '\r'], " ")
+            );
+            if !t.backtrace.is_empty() {
+                let _ = writeln!(err, "wasm backtrace:");
+                for frame in &t.backtrace {
+                    let _ = writeln!(err, "  {frame}");
+                }
+            }
+            ExitCode::from(TRAP_EXIT)
+        }
+        Err(e) => report(fail(&name, e.into())),
+    }
+}
+
+/// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it.
+fn prepare_run(
+    file: &Path,
+    args: Vec<String>,
+    env: Vec<String>,
+    dirs: Vec<String>,
+) -> Result<(Vec<u8>, pexe2wasm::run::RunOptions)> {
+    let data = read_input(file)?;
+    let wasm = if data.starts_with(b"\0asm") {
+        data
+    } else {
+        stages::convert(&data)?
+    };
+    let mut opts = pexe2wasm::run::RunOptions {
+        args: std::iter::once(file.display().to_string())
+            .chain(args)
+            .collect(),
+        stdin: pexe2wasm::run::Input::Inherit,
+        stdout: pexe2wasm::run::Output::Inherit,
+        stderr: pexe2wasm::run::Output::Inherit,
+        ..Default::default()
+    };
+    for kv in env {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--env {kv}: expected K=V"))?;
+        opts.env.push((k.to_string(), v.to_string()));
+    }
+    for d in dirs {
+        let (host, guest) = match d.split_once("::") {
+            Some((h, g)) => (h.to_string(), g.to_string()),
+            None => (d.clone(), d.clone()),
+        };
+        opts.dirs.push((PathBuf::from(host), guest));
+    }
+    Ok((wasm, opts))
+}
+
+/// Prints a failure, one line per message; exit code 1.
+fn report(f: Failure) -> ExitCode {
+    let stderr = io::stderr();
+    let mut err = stderr.lock();
+    for m in &f.messages {
+        // One line per error, whatever the message holds.
+        let m = m.replace(['\n', '\r'], " ");
+        let _ = writeln!(err, "error: {}: {}", f.file, m);
+    }
+    ExitCode::from(1)
 }
 
 fn main() -> ExitCode {
@@ -315,18 +472,18 @@ fn main() -> ExitCode {
         // Help and --version exit 0, usage errors 2 (clap's conventions).
         Err(e) => e.exit(),
     };
-    match run(cli) {
+    let result = match cli.command {
+        Command::Run {
+            file,
+            args,
+            env,
+            dirs,
+        } => return run_program(&file, args, env, dirs),
+        command => run(command),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) if BROKEN_PIPE.load(Ordering::Relaxed) => ExitCode::SUCCESS,
-        Err(f) => {
-            let stderr = io::stderr();
-            let mut err = stderr.lock();
-            for m in &f.messages {
-                // One line per error, whatever the message holds.
-                let m = m.replace(['\n', '\r'], " ");
-                let _ = writeln!(err, "error: {}: {}", f.file, m);
-            }
-            ExitCode::from(1)
-        }
+        Err(f) => report(f),
     }
 }
