@@ -1,0 +1,168 @@
+//! Converted real pexes run under wasmtime + WASI with the real runtime linked, and print
+//! what pnacl.c's test suite expects (`expected/*.txt`, the "program stdout" entries).
+
+mod common;
+
+use pexe2wasm::convert::{convert, ConvertOptions};
+use pexe2wasm::run::{run_wasm, RunOptions};
+
+/// Runs `name` with `args` (argv[0] = `argv0`); returns exit code and stdout.
+fn run(name: &str, argv0: &str, args: &str) -> Option<(i32, Vec<u8>)> {
+    let data = common::real_pexe(name)?;
+    let out = convert(&data, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut argv = vec![argv0.to_string()];
+    argv.extend(args.split_whitespace().map(str::to_string));
+    let opts = RunOptions {
+        args: argv,
+        timeout: Some(std::time::Duration::from_secs(120)),
+        ..Default::default()
+    };
+    let r = run_wasm(&out.wasm, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+    Some((r.exit_code, r.stdout))
+}
+
+/// The expected stdout in `expected/<file>`: the text after `# STDOUT:`, or the file
+/// named by `# STDOUT_FILE:` (relative to `expected/`, by its last path component).
+fn expected(file: &str) -> Option<Vec<u8>> {
+    let dir = common::real_corpus_dir().join("expected");
+    let text = std::fs::read(dir.join(file)).ok()?;
+    let s = String::from_utf8_lossy(&text);
+    if let Some(i) = s.find("# STDOUT:\n") {
+        return Some(text[i + "# STDOUT:\n".len()..].to_vec());
+    }
+    let line = s.lines().find_map(|l| l.strip_prefix("# STDOUT_FILE: "))?;
+    let base = line.rsplit('/').next()?;
+    let alt = format!("binji-benchmark-{base}");
+    std::fs::read(dir.join(&alt))
+        .or_else(|_| std::fs::read(dir.join(base)))
+        .ok()
+}
+
+fn check(pexe: &str, argv0: &str, args: &str, expect: &str) {
+    let Some(want) = expected(expect) else {
+        eprintln!("SKIPPED: expected/{expect} not found");
+        return;
+    };
+    let Some((code, out)) = run(pexe, argv0, args) else {
+        return;
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        String::from_utf8_lossy(&want),
+        "{pexe} {args}: stdout differs"
+    );
+    assert_eq!(code, 0, "{pexe} {args}: exit code");
+}
+
+#[test]
+fn binji_puts() {
+    // puts("Hello, World!\n"): the expected output has the extra newline puts adds.
+    check("binji-puts.pexe", "res/puts.pexe", "", "binji-puts.txt");
+}
+
+#[test]
+fn binji_printf_args() {
+    check(
+        "binji-printf.pexe",
+        "res/printf.pexe",
+        "",
+        "binji-printf-printf-0.txt",
+    );
+    check(
+        "binji-printf.pexe",
+        "res/printf.pexe",
+        "one",
+        "binji-printf-printf-1.txt",
+    );
+    check(
+        "binji-printf.pexe",
+        "res/printf.pexe",
+        "one two three",
+        "binji-printf-printf-3.txt",
+    );
+}
+
+#[test]
+fn binji_binarytrees() {
+    check(
+        "binji-binarytrees.pexe",
+        "binarytrees",
+        "10",
+        "binji-benchmark-binarytrees.txt",
+    );
+}
+
+#[test]
+fn binji_fannkuchredux() {
+    check(
+        "binji-fannkuchredux.pexe",
+        "fannkuchredux",
+        "7",
+        "binji-benchmark-fannkuchredux.txt",
+    );
+}
+
+#[test]
+fn binji_fasta() {
+    check(
+        "binji-fasta.pexe",
+        "fasta",
+        "1000",
+        "binji-benchmark-fasta.txt",
+    );
+}
+
+#[test]
+fn binji_mandelbrot() {
+    check(
+        "binji-mandelbrot.pexe",
+        "mandelbrot",
+        "200",
+        "binji-benchmark-mandelbrot.txt",
+    );
+}
+
+#[test]
+fn binji_meteor() {
+    check(
+        "binji-meteor.pexe",
+        "meteor",
+        "2098",
+        "binji-benchmark-meteor.txt",
+    );
+}
+
+#[test]
+fn binji_nbody() {
+    check(
+        "binji-nbody.pexe",
+        "nbody",
+        "1000",
+        "binji-benchmark-nbody.txt",
+    );
+}
+
+#[test]
+fn binji_spectralnorm() {
+    check(
+        "binji-spectralnorm.pexe",
+        "spectralnorm",
+        "100",
+        "binji-benchmark-spectralnorm.txt",
+    );
+}
+
+#[test]
+#[ignore = "sem.c waits on a semaphore another thread posts; threads are not supported yet"]
+fn binji_sem() {
+    check("binji-sem.pexe", "res/sem.pexe", "", "binji-sem.txt");
+}
+
+#[test]
+fn binji_main_exits_0() {
+    let Some((code, out)) = run("binji-main.pexe", "main", "") else {
+        return;
+    };
+    assert_eq!(code, 0);
+    assert!(out.is_empty());
+}

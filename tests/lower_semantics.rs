@@ -1,0 +1,1306 @@
+//! Semantics of the lowering: small programs written in PNaClAsm are assembled, converted
+//! (no runtime, every function exported) and run in wasmtime; results are compared with
+//! values computed here.
+
+use pexe2wasm::convert::{convert, ConvertOptions};
+use pexe2wasm::text::assemble;
+use wasmtime::{Engine, Instance, Module, Store, Val};
+
+/// A PNaClAsm program under construction: types by spelling, functions with names.
+#[derive(Default)]
+struct Prog {
+    types: Vec<String>,
+    decls: Vec<String>,
+    names: Vec<String>,
+    bodies: Vec<String>,
+    globals: Vec<String>,
+}
+
+const SCALARS: [&str; 8] = ["i1", "i8", "i16", "i32", "i64", "float", "double", "void"];
+
+impl Prog {
+    fn new() -> Self {
+        let mut p = Prog::default();
+        for s in SCALARS {
+            p.ty(s);
+        }
+        p
+    }
+    fn ty(&mut self, s: &str) {
+        if !self.types.iter().any(|t| t == s) {
+            self.types.push(s.to_string());
+        }
+    }
+    /// Adds a function `name` with signature `ret (params)` and body text (everything
+    /// inside the braces). Returns its function id.
+    fn func(&mut self, name: &str, ret: &str, params: &[&str], body: &str) -> usize {
+        let id = self.decls.len();
+        self.ty(&format!("{ret} ({})", params.join(", ")));
+        self.decls.push(format!(
+            "define internal {ret} @f{id}({});",
+            params.join(", ")
+        ));
+        self.names.push(name.to_string());
+        let ps: Vec<String> = params
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("{t} %p{i}"))
+            .collect();
+        self.bodies.push(format!(
+            "function {ret} @f{id}({}) {{\n{body}\n}}",
+            ps.join(", ")
+        ));
+        id
+    }
+    /// Declares an intrinsic; returns its function id.
+    fn intrinsic(&mut self, name: &str, ret: &str, params: &[&str]) -> usize {
+        if let Some(i) = self.names.iter().position(|n| n == name) {
+            return i;
+        }
+        let id = self.decls.len();
+        self.ty(&format!("{ret} ({})", params.join(", ")));
+        self.decls.push(format!(
+            "declare external {ret} @f{id}({});",
+            params.join(", ")
+        ));
+        self.names.push(name.to_string());
+        id
+    }
+    fn text(&self) -> String {
+        let mut s = String::from("module {\n version 1;\n types {\n");
+        s += &format!("  count {};\n", self.types.len());
+        for (i, t) in self.types.iter().enumerate() {
+            s += &format!("  @t{i} = {t};\n");
+        }
+        s += " }\n";
+        for d in &self.decls {
+            s += &format!(" {d}\n");
+        }
+        s += &format!(" globals {{\n  count {};\n", self.globals.len());
+        for g in &self.globals {
+            s += &format!("  {g}\n");
+        }
+        s += " }\n valuesymtab {\n";
+        for (i, n) in self.names.iter().enumerate() {
+            s += &format!("  @f{i} : \"{n}\";\n");
+        }
+        s += " }\n";
+        for b in &self.bodies {
+            s += b;
+            s += "\n";
+        }
+        s += "}\n";
+        s
+    }
+    fn build(&self) -> Runner {
+        let text = self.text();
+        let pexe = assemble(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let opts = ConvertOptions {
+            link_runtime: false,
+            export_all_functions: true,
+            ..Default::default()
+        };
+        let out = convert(&pexe, &opts).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let engine = Engine::default();
+        let module = Module::new(&engine, &out.wasm).unwrap();
+        let mut store = Store::new(&engine, ());
+        let instance = Instance::new(&mut store, &module, &[]).unwrap();
+        Runner { store, instance }
+    }
+}
+
+struct Runner {
+    store: Store<()>,
+    instance: Instance,
+}
+
+impl Runner {
+    /// Calls `name`; `None` if it trapped.
+    fn call(&mut self, name: &str, args: &[Val]) -> Option<Val> {
+        let f = self
+            .instance
+            .get_func(&mut self.store, name)
+            .unwrap_or_else(|| panic!("no export {name}"));
+        let n = f.ty(&self.store).results().len();
+        let mut res = vec![Val::I32(0); n];
+        f.call(&mut self.store, args, &mut res).ok()?;
+        Some(res.into_iter().next().unwrap_or(Val::I32(0)))
+    }
+    fn i32(&mut self, name: &str, args: &[Val]) -> Option<i32> {
+        self.call(name, args).map(|v| v.unwrap_i32())
+    }
+    fn i64(&mut self, name: &str, args: &[Val]) -> Option<i64> {
+        self.call(name, args).map(|v| v.unwrap_i64())
+    }
+    fn memory(&mut self) -> wasmtime::Memory {
+        self.instance
+            .get_memory(&mut self.store, "memory")
+            .expect("memory export")
+    }
+}
+
+fn mask(w: u32) -> u64 {
+    if w == 64 {
+        u64::MAX
+    } else {
+        (1u64 << w) - 1
+    }
+}
+
+fn sext(v: u64, w: u32) -> i64 {
+    let s = 64 - w;
+    ((v << s) as i64) >> s
+}
+
+const INTS: [(&str, u32); 5] = [("i1", 1), ("i8", 8), ("i16", 16), ("i32", 32), ("i64", 64)];
+const BINOPS: [&str; 13] = [
+    "add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor",
+];
+
+/// The binops PNaCl allows on i1.
+const I1_OPS: [&str; 3] = ["and", "or", "xor"];
+
+/// Reference semantics of an integer binop at width `w`; `None` = must trap, `Some(None)` =
+/// undefined (any result is fine).
+fn binop_ref(op: &str, w: u32, a: u64, b: u64) -> Option<Option<u64>> {
+    let m = mask(w);
+    let (a, b) = (a & m, b & m);
+    let (sa, sb) = (sext(a, w), sext(b, w));
+    let r = match op {
+        "add" => a.wrapping_add(b),
+        "sub" => a.wrapping_sub(b),
+        "mul" => a.wrapping_mul(b),
+        "udiv" | "urem" | "sdiv" | "srem" if b == 0 => return None,
+        "udiv" => a / b,
+        "urem" => a % b,
+        "sdiv" | "srem" if w >= 32 && sa == sext(1 << (w - 1), w) && sb == -1 => return Some(None),
+        "sdiv" => sa.wrapping_div(sb) as u64,
+        "srem" => sa.wrapping_rem(sb) as u64,
+        "shl" | "lshr" | "ashr" if b >= w as u64 => return Some(None),
+        "shl" => a << b,
+        "lshr" => a >> b,
+        "ashr" => (sa >> b) as u64,
+        "and" => a & b,
+        "or" => a | b,
+        "xor" => a ^ b,
+        _ => unreachable!(),
+    };
+    Some(Some(r & m))
+}
+
+const SAMPLES: [u64; 14] = [
+    0,
+    1,
+    2,
+    3,
+    7,
+    0x7f,
+    0x80,
+    0xff,
+    0x1234_5678,
+    0x8000,
+    0xffff,
+    0x8000_0000,
+    0xffff_ffff_ffff_fffe,
+    0x7fff_ffff_ffff_ffff,
+];
+
+#[test]
+fn integer_binops_at_every_width() {
+    let mut p = Prog::new();
+    for (t, w) in INTS {
+        for op in BINOPS {
+            if w == 1 && !I1_OPS.contains(&op) {
+                continue;
+            }
+            if w == 64 {
+                p.func(
+                    &format!("{op}_{t}"),
+                    "i64",
+                    &["i64", "i64"],
+                    &format!("blocks 1; %v0 = {op} i64 %p0, %p1; ret i64 %v0;"),
+                );
+            } else if w == 32 {
+                p.func(
+                    &format!("{op}_{t}"),
+                    "i32",
+                    &["i32", "i32"],
+                    &format!("blocks 1; %v0 = {op} i32 %p0, %p1; ret i32 %v0;"),
+                );
+            } else {
+                // Narrow operands come from truncations (garbage in the upper bits); the
+                // result is returned both zero- and sign-extended.
+                for ext in ["zext", "sext"] {
+                    p.func(
+                        &format!("{op}_{t}_{ext}"),
+                        "i32",
+                        &["i32", "i32"],
+                        &format!(
+                            "blocks 1; %v0 = trunc i32 %p0 to {t}; %v1 = trunc i32 %p1 to {t};
+                             %v2 = {op} {t} %v0, %v1; %v3 = {ext} {t} %v2 to i32; ret i32 %v3;"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let mut r = p.build();
+    for (t, w) in INTS {
+        for op in BINOPS {
+            if w == 1 && !I1_OPS.contains(&op) {
+                continue;
+            }
+            for &a in &SAMPLES {
+                for &b in &SAMPLES {
+                    let want = binop_ref(op, w, a, b);
+                    let exts: &[&str] = if w >= 32 { &[""] } else { &["zext", "sext"] };
+                    for ext in exts {
+                        let got: Option<u64> = if w == 64 {
+                            r.i64(
+                                &format!("{op}_{t}"),
+                                &[Val::I64(a as i64), Val::I64(b as i64)],
+                            )
+                            .map(|v| v as u64)
+                        } else {
+                            let name = if w == 32 {
+                                format!("{op}_{t}")
+                            } else {
+                                format!("{op}_{t}_{ext}")
+                            };
+                            r.i32(&name, &[Val::I32(a as i32), Val::I32(b as i32)])
+                                .map(|v| v as u32 as u64)
+                        };
+                        let ctx = format!("{op} {t} {a:#x}, {b:#x} ({ext})");
+                        match want {
+                            None => assert_eq!(got, None, "{ctx} should trap"),
+                            Some(None) => {}
+                            Some(Some(v)) => {
+                                let v = match (w, *ext) {
+                                    (64, _) => v,
+                                    (32, _) => v & 0xffff_ffff,
+                                    (_, "sext") => sext(v, w) as u32 as u64,
+                                    _ => v,
+                                };
+                                assert_eq!(got, Some(v), "{ctx}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+const ICMPS: [&str; 10] = [
+    "eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
+];
+
+#[test]
+fn icmp_every_predicate_and_width() {
+    let mut p = Prog::new();
+    for (t, w) in INTS {
+        for pred in ICMPS {
+            let (ty, body) = if w == 64 {
+                ("i64", format!("blocks 1; %v0 = icmp {pred} i64 %p0, %p1; %v1 = zext i1 %v0 to i32; ret i32 %v1;"))
+            } else {
+                (
+                    "i32",
+                    format!(
+                        "blocks 1; %v0 = trunc i32 %p0 to {t}; %v1 = trunc i32 %p1 to {t};
+                     %v2 = icmp {pred} {t} %v0, %v1; %v3 = zext i1 %v2 to i32; ret i32 %v3;"
+                    ),
+                )
+            };
+            let body = if w == 32 {
+                format!("blocks 1; %v0 = icmp {pred} i32 %p0, %p1; %v1 = zext i1 %v0 to i32; ret i32 %v1;")
+            } else {
+                body
+            };
+            p.func(&format!("{pred}_{t}"), "i32", &[ty, ty], &body);
+        }
+    }
+    let mut r = p.build();
+    for (t, w) in INTS {
+        for pred in ICMPS {
+            for &a in &SAMPLES {
+                for &b in &SAMPLES {
+                    let (ua, ub) = (a & mask(w), b & mask(w));
+                    let (sa, sb) = (sext(ua, w), sext(ub, w));
+                    let want = match pred {
+                        "eq" => ua == ub,
+                        "ne" => ua != ub,
+                        "ugt" => ua > ub,
+                        "uge" => ua >= ub,
+                        "ult" => ua < ub,
+                        "ule" => ua <= ub,
+                        "sgt" => sa > sb,
+                        "sge" => sa >= sb,
+                        "slt" => sa < sb,
+                        _ => sa <= sb,
+                    } as i32;
+                    let args = if w == 64 {
+                        [Val::I64(a as i64), Val::I64(b as i64)]
+                    } else {
+                        [Val::I32(a as i32), Val::I32(b as i32)]
+                    };
+                    let got = r.i32(&format!("{pred}_{t}"), &args);
+                    assert_eq!(got, Some(want), "icmp {pred} {t} {a:#x}, {b:#x}");
+                }
+            }
+        }
+    }
+}
+
+const FCMPS: [&str; 16] = [
+    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "uno", "ueq", "ugt", "uge", "ult",
+    "ule", "une", "true",
+];
+
+fn fcmp_ref(pred: &str, a: f64, b: f64) -> bool {
+    let uno = a.is_nan() || b.is_nan();
+    match pred {
+        "false" => false,
+        "oeq" => !uno && a == b,
+        "ogt" => !uno && a > b,
+        "oge" => !uno && a >= b,
+        "olt" => !uno && a < b,
+        "ole" => !uno && a <= b,
+        "one" => !uno && a != b,
+        "ord" => !uno,
+        "uno" => uno,
+        "ueq" => uno || a == b,
+        "ugt" => uno || a > b,
+        "uge" => uno || a >= b,
+        "ult" => uno || a < b,
+        "ule" => uno || a <= b,
+        "une" => uno || a != b,
+        _ => true,
+    }
+}
+
+#[test]
+fn fcmp_every_predicate_with_nan() {
+    let mut p = Prog::new();
+    for t in ["float", "double"] {
+        for pred in FCMPS {
+            p.func(
+                &format!("{pred}_{t}"),
+                "i32",
+                &[t, t],
+                &format!("blocks 1; %v0 = fcmp {pred} {t} %p0, %p1; %v1 = zext i1 %v0 to i32; ret i32 %v1;"),
+            );
+        }
+    }
+    let mut r = p.build();
+    let vals = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    for t in ["float", "double"] {
+        for pred in FCMPS {
+            for &a in &vals {
+                for &b in &vals {
+                    let args = if t == "float" {
+                        [
+                            Val::F32((a as f32).to_bits()),
+                            Val::F32((b as f32).to_bits()),
+                        ]
+                    } else {
+                        [Val::F64(a.to_bits()), Val::F64(b.to_bits())]
+                    };
+                    let got = r.i32(&format!("{pred}_{t}"), &args);
+                    assert_eq!(
+                        got,
+                        Some(fcmp_ref(pred, a, b) as i32),
+                        "fcmp {pred} {t} {a} {b}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn float_to_int_casts_saturate_instead_of_trapping() {
+    let mut p = Prog::new();
+    for ft in ["float", "double"] {
+        for (it, w) in INTS.iter().skip(1) {
+            for op in ["fptosi", "fptoui"] {
+                let ret = if *w == 64 { "i64" } else { "i32" };
+                let ext = if *w < 32 {
+                    format!("%v1 = zext {it} %v0 to i32; ret i32 %v1;")
+                } else {
+                    format!("ret {it} %v0;")
+                };
+                p.func(
+                    &format!("{op}_{ft}_{it}"),
+                    ret,
+                    &[ft],
+                    &format!("blocks 1; %v0 = {op} {ft} %p0 to {it}; {ext}"),
+                );
+            }
+        }
+    }
+    let mut r = p.build();
+    let vals = [
+        0.0,
+        1.9,
+        -1.9,
+        100.5,
+        -100.5,
+        1e30,
+        -1e30,
+        f64::NAN,
+        f64::INFINITY,
+        65535.0,
+    ];
+    for ft in ["float", "double"] {
+        for (it, w) in INTS.iter().skip(1) {
+            for op in ["fptosi", "fptoui"] {
+                for &v in &vals {
+                    let arg = if ft == "float" {
+                        Val::F32((v as f32).to_bits())
+                    } else {
+                        Val::F64(v.to_bits())
+                    };
+                    let name = format!("{op}_{ft}_{it}");
+                    let got = if *w == 64 {
+                        r.i64(&name, &[arg]).map(|x| x as u64)
+                    } else {
+                        r.i32(&name, &[arg]).map(|x| x as u32 as u64)
+                    };
+                    let got = got.unwrap_or_else(|| panic!("{name}({v}) trapped"));
+                    // In range: exact (truncation toward zero).
+                    let t = v.trunc();
+                    let in_range = if op == "fptosi" {
+                        t >= -(2f64.powi(*w as i32 - 1)) && t < 2f64.powi(*w as i32 - 1)
+                    } else {
+                        t >= 0.0 && t < 2f64.powi(*w as i32)
+                    };
+                    if in_range && !(ft == "float" && v == 100.5) {
+                        let want = if op == "fptosi" {
+                            (t as i64) as u64
+                        } else {
+                            t as u64
+                        } & mask(*w);
+                        assert_eq!(got, want, "{name}({v})");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn int_casts_and_bitcasts() {
+    let mut p = Prog::new();
+    for (t, w) in INTS.iter().take(4) {
+        // zext/sext of a truncated (garbage) value to i32 and to i64.
+        p.func(
+            &format!("zext64_{t}"),
+            "i64",
+            &["i64"],
+            &format!(
+                "blocks 1; %v0 = trunc i64 %p0 to {t}; %v1 = zext {t} %v0 to i64; ret i64 %v1;"
+            ),
+        );
+        p.func(
+            &format!("sext64_{t}"),
+            "i64",
+            &["i64"],
+            &format!(
+                "blocks 1; %v0 = trunc i64 %p0 to {t}; %v1 = sext {t} %v0 to i64; ret i64 %v1;"
+            ),
+        );
+        if *w < 16 {
+            p.func(&format!("sext16_{t}"), "i32", &["i32"], &format!(
+                "blocks 1; %v0 = trunc i32 %p0 to {t}; %v1 = sext {t} %v0 to i16; %v2 = zext i16 %v1 to i32; ret i32 %v2;"));
+        }
+    }
+    p.func(
+        "f2i",
+        "i32",
+        &["float"],
+        "blocks 1; %v0 = bitcast float %p0 to i32; ret i32 %v0;",
+    );
+    p.func(
+        "i2d",
+        "double",
+        &["i64"],
+        "blocks 1; %v0 = bitcast i64 %p0 to double; ret double %v0;",
+    );
+    p.func(
+        "ui2f",
+        "float",
+        &["i32"],
+        "blocks 1; %v0 = trunc i32 %p0 to i8; %v1 = uitofp i8 %v0 to float; ret float %v1;",
+    );
+    p.func(
+        "si2d",
+        "double",
+        &["i32"],
+        "blocks 1; %v0 = trunc i32 %p0 to i16; %v1 = sitofp i16 %v0 to double; ret double %v1;",
+    );
+    p.func(
+        "u64f",
+        "double",
+        &["i64"],
+        "blocks 1; %v0 = uitofp i64 %p0 to double; ret double %v0;",
+    );
+    p.func(
+        "demote",
+        "float",
+        &["double"],
+        "blocks 1; %v0 = fptrunc double %p0 to float; ret float %v0;",
+    );
+    p.func(
+        "promote",
+        "double",
+        &["float"],
+        "blocks 1; %v0 = fpext float %p0 to double; ret double %v0;",
+    );
+    let mut r = p.build();
+    for (t, w) in INTS.iter().take(4) {
+        for &v in &SAMPLES {
+            assert_eq!(
+                r.i64(&format!("zext64_{t}"), &[Val::I64(v as i64)]),
+                Some((v & mask(*w)) as i64),
+                "zext {t} {v:#x}"
+            );
+            assert_eq!(
+                r.i64(&format!("sext64_{t}"), &[Val::I64(v as i64)]),
+                Some(sext(v & mask(*w), *w)),
+                "sext {t} {v:#x}"
+            );
+            if *w < 16 {
+                let want = (sext(v & mask(*w), *w) as u64 & 0xffff) as i32;
+                assert_eq!(
+                    r.i32(&format!("sext16_{t}"), &[Val::I32(v as i32)]),
+                    Some(want),
+                    "sext {t}->i16 {v:#x}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        r.i32("f2i", &[Val::F32(1.5f32.to_bits())]),
+        Some(1.5f32.to_bits() as i32)
+    );
+    assert_eq!(
+        r.call("i2d", &[Val::I64(2.5f64.to_bits() as i64)])
+            .unwrap()
+            .unwrap_f64(),
+        2.5
+    );
+    assert_eq!(
+        r.call("ui2f", &[Val::I32(0x1ff)]).unwrap().unwrap_f32(),
+        255.0
+    );
+    assert_eq!(
+        r.call("si2d", &[Val::I32(0x1ffff)]).unwrap().unwrap_f64(),
+        -1.0
+    );
+    assert_eq!(
+        r.call("u64f", &[Val::I64(-1)]).unwrap().unwrap_f64(),
+        18446744073709551615.0
+    );
+    assert_eq!(
+        r.call("demote", &[Val::F64(1.25f64.to_bits())])
+            .unwrap()
+            .unwrap_f32(),
+        1.25
+    );
+    assert_eq!(
+        r.call("promote", &[Val::F32(1.25f32.to_bits())])
+            .unwrap()
+            .unwrap_f64(),
+        1.25
+    );
+}
+
+#[test]
+fn select_with_garbage_condition() {
+    let mut p = Prog::new();
+    p.func(
+        "sel",
+        "i32",
+        &["i32", "i32", "i32"],
+        "blocks 1; %v0 = trunc i32 %p0 to i1; %v1 = select i1 %v0, i32 %p1, i32 %p2; ret i32 %v1;",
+    );
+    let mut r = p.build();
+    for (c, want) in [(0, 20), (1, 10), (2, 20), (3, 10), (-2, 20)] {
+        assert_eq!(
+            r.i32("sel", &[Val::I32(c), Val::I32(10), Val::I32(20)]),
+            Some(want),
+            "c={c}"
+        );
+    }
+}
+
+/// A switch on `ty` with the given cases; each case returns its index + 1, default 0.
+fn switch_func(p: &mut Prog, name: &str, ty: &str, cases: &[i64]) {
+    let n = cases.len();
+    let mut body = format!("blocks {};\n", n + 3);
+    body += "constants { i32: %c0 = i32 0;";
+    for i in 0..n {
+        body += &format!(" %c{} = i32 {};", i + 1, i + 1);
+    }
+    body += " }\n";
+    let cond = if ty == "i32" || ty == "i64" {
+        "%p0".to_string()
+    } else {
+        body += &format!("%v0 = trunc i32 %p0 to {ty};\n");
+        "%v0".to_string()
+    };
+    body += &format!("switch {ty} {cond} {{ default: br label %b1;");
+    for (i, c) in cases.iter().enumerate() {
+        body += &format!(" {ty} {c}: br label %b{};", i + 2);
+    }
+    body += " }\n%b1: br label %b";
+    body += &format!("{};\n", n + 2);
+    for i in 0..n {
+        body += &format!("%b{}: br label %b{};\n", i + 2, n + 2);
+    }
+    let v = if cond == "%v0" { 1 } else { 0 };
+    body += &format!("%b{}: %v{v} = phi i32 [%c0, %b1]", n + 2);
+    for i in 0..n {
+        body += &format!(", [%c{}, %b{}]", i + 1, i + 2);
+    }
+    body += &format!(";\nret i32 %v{v};");
+    let pt = if ty == "i64" { "i64" } else { "i32" };
+    p.func(name, "i32", &[pt], &body);
+}
+
+#[test]
+fn switch_dense_sparse_and_narrow() {
+    let mut p = Prog::new();
+    let dense: Vec<i64> = (0..10).map(|i| i - 3).collect();
+    let sparse = [-1000, 5, 77, 1 << 20, 3];
+    let narrow = [-1i64, 5, 100, -128, 7];
+    let wide = [-5i64, 1 << 40, 0];
+    switch_func(&mut p, "dense", "i32", &dense);
+    switch_func(&mut p, "sparse", "i32", &sparse);
+    switch_func(&mut p, "narrow", "i8", &narrow);
+    switch_func(&mut p, "wide", "i64", &wide);
+    let mut r = p.build();
+    for x in -20..20 {
+        let want = dense.iter().position(|&c| c == x).map_or(0, |i| i + 1) as i32;
+        assert_eq!(
+            r.i32("dense", &[Val::I32(x as i32)]),
+            Some(want),
+            "dense {x}"
+        );
+    }
+    for x in [-1000, 5, 77, 1 << 20, 3, 0, 4, 999] {
+        let want = sparse.iter().position(|&c| c == x).map_or(0, |i| i + 1) as i32;
+        assert_eq!(
+            r.i32("sparse", &[Val::I32(x as i32)]),
+            Some(want),
+            "sparse {x}"
+        );
+    }
+    for x in [0xff, 0x1ff, 5, 0x305, 100, 0x80, 0x180, 7, 8] {
+        let v = sext(x as u64 & 0xff, 8);
+        let want = narrow.iter().position(|&c| c == v).map_or(0, |i| i + 1) as i32;
+        assert_eq!(r.i32("narrow", &[Val::I32(x)]), Some(want), "narrow {x:#x}");
+    }
+    for x in [-5i64, 1 << 40, 0, 1, (1 << 40) + 1] {
+        let want = wide.iter().position(|&c| c == x).map_or(0, |i| i + 1) as i32;
+        assert_eq!(r.i32("wide", &[Val::I64(x)]), Some(want), "wide {x}");
+    }
+}
+
+#[test]
+fn phi_swap_and_rotation_cycles() {
+    let mut p = Prog::new();
+    // (a, b) = (b, a) n times; returns a*1000 + b.
+    p.func(
+        "swap",
+        "i32",
+        &["i32"],
+        "blocks 3;
+         constants { i32: %c0 = i32 1; %c1 = i32 2; %c2 = i32 0; %c3 = i32 1000; }
+         br label %b1;
+       %b1:
+         %v0 = phi i32 [%c0, %b0], [%v1, %b1];
+         %v1 = phi i32 [%c1, %b0], [%v0, %b1];
+         %v2 = phi i32 [%p0, %b0], [%v3, %b1];
+         %v3 = sub i32 %v2, %c0;
+         %v4 = icmp sgt i32 %v3, %c2;
+         br i1 %v4, label %b1, label %b2;
+       %b2:
+         %v5 = mul i32 %v0, %c3;
+         %v6 = add i32 %v5, %v1;
+         ret i32 %v6;",
+    );
+    // (a, b, c) = (b, c, a), and the exit reads the old value of a phi updated on the
+    // back edge (the lost-copy case).
+    p.func(
+        "rot",
+        "i32",
+        &["i32"],
+        "blocks 3;
+         constants { i32: %c0 = i32 1; %c1 = i32 2; %c2 = i32 3; %c3 = i32 0; %c4 = i32 100; %c5 = i32 10; }
+         br label %b1;
+       %b1:
+         %v0 = phi i32 [%c0, %b0], [%v1, %b1];
+         %v1 = phi i32 [%c1, %b0], [%v2, %b1];
+         %v2 = phi i32 [%c2, %b0], [%v0, %b1];
+         %v3 = phi i32 [%p0, %b0], [%v4, %b1];
+         %v4 = sub i32 %v3, %c0;
+         %v5 = icmp sgt i32 %v4, %c3;
+         br i1 %v5, label %b1, label %b2;
+       %b2:
+         %v6 = mul i32 %v0, %c4;
+         %v7 = mul i32 %v1, %c5;
+         %v8 = add i32 %v6, %v7;
+         %v9 = add i32 %v8, %v2;
+         ret i32 %v9;",
+    );
+    let mut r = p.build();
+    for n in 1..8 {
+        let (mut a, mut b) = (1, 2);
+        for _ in 1..n {
+            std::mem::swap(&mut a, &mut b);
+        }
+        assert_eq!(
+            r.i32("swap", &[Val::I32(n)]),
+            Some(a * 1000 + b),
+            "swap n={n}"
+        );
+        let (mut x, mut y, mut z) = (1, 2, 3);
+        for _ in 1..n {
+            (x, y, z) = (y, z, x);
+        }
+        assert_eq!(
+            r.i32("rot", &[Val::I32(n)]),
+            Some(x * 100 + y * 10 + z),
+            "rot n={n}"
+        );
+    }
+}
+
+#[test]
+fn irreducible_loop() {
+    // b0 enters the cycle b1 <-> b2 at either block: irreducible. State (n, s): b1 exits
+    // with s when n == 0, else goes to b2 with (n - 1, s + 1); b2 goes back to b1 with
+    // (n, s + 10).
+    let mut p = Prog::new();
+    p.func(
+        "irr",
+        "i32",
+        &["i32", "i32"],
+        "blocks 4;
+         constants { i32: %c0 = i32 0; %c1 = i32 1; %c2 = i32 10; }
+         %v0 = icmp ne i32 %p1, %c0;
+         br i1 %v0, label %b1, label %b2;
+       %b1:
+         %v1 = phi i32 [%p0, %b0], [%v6, %b2];
+         %v2 = phi i32 [%c0, %b0], [%v8, %b2];
+         %v3 = sub i32 %v1, %c1;
+         %v4 = add i32 %v2, %c1;
+         %v5 = icmp eq i32 %v1, %c0;
+         br i1 %v5, label %b3, label %b2;
+       %b2:
+         %v6 = phi i32 [%p0, %b0], [%v3, %b1];
+         %v7 = phi i32 [%c0, %b0], [%v4, %b1];
+         %v8 = add i32 %v7, %c2;
+         br label %b1;
+       %b3:
+         ret i32 %v2;",
+    );
+    let mut r = p.build();
+    for n in 0..6 {
+        for start in 0..2 {
+            let (mut n_, mut s_) = (n, 0);
+            let mut at_b1 = start != 0;
+            let result = loop {
+                if at_b1 {
+                    if n_ == 0 {
+                        break s_;
+                    }
+                    (n_, s_) = (n_ - 1, s_ + 1);
+                    at_b1 = false;
+                } else {
+                    s_ += 10;
+                    at_b1 = true;
+                }
+            };
+            assert_eq!(
+                r.i32("irr", &[Val::I32(n), Val::I32(start)]),
+                Some(result),
+                "n={n} start={start}"
+            );
+        }
+    }
+}
+
+#[test]
+fn allocas_loads_stores_and_stack_restore() {
+    let mut p = Prog::new();
+    let save = p.intrinsic("llvm.stacksave", "i32", &[]);
+    // Store every width into a static alloca and read it back; returns the sum.
+    p.func(
+        "mem",
+        "i64",
+        &["i64"],
+        "blocks 1;
+         constants { i32: %c0 = i32 32; %c1 = i32 8; %c2 = i32 16; %c3 = i32 20; %c4 = i32 24; }
+         %v0 = alloca i8, i32 %c0, align 8;
+         %v1 = trunc i64 %p0 to i8; %v2 = trunc i64 %p0 to i16; %v3 = trunc i64 %p0 to i32;
+         store i64 %p0, i64* %v0, align 1;
+         %v4 = add i32 %v0, %c1; store i32 %v3, i32* %v4, align 1;
+         %v5 = add i32 %v0, %c2; store i16 %v2, i16* %v5, align 1;
+         %v6 = add i32 %v0, %c3; store i8 %v1, i8* %v6, align 1;
+         %v7 = load i64* %v0, align 1;
+         %v8 = load i32* %v4, align 1; %v9 = zext i32 %v8 to i64;
+         %v10 = load i16* %v5, align 1; %v11 = zext i16 %v10 to i64;
+         %v12 = load i8* %v6, align 1; %v13 = zext i8 %v12 to i64;
+         %v14 = add i64 %v7, %v9; %v15 = add i64 %v14, %v11; %v16 = add i64 %v15, %v13;
+         ret i64 %v16;",
+    );
+    // A dynamic alloca of n bytes aligned to 32, filled and summed; the stack pointer
+    // must be back where it was after the call.
+    p.func(
+        "dyn",
+        "i32",
+        &["i32"],
+        "blocks 3;
+         constants { i32: %c0 = i32 0; %c1 = i32 1; %c2 = i32 31; }
+         %v0 = alloca i8, i32 %p0, align 32;
+         br label %b1;
+       %b1:
+         %v1 = phi i32 [%c0, %b0], [%v4, %b1];
+         %v2 = add i32 %v0, %v1;
+         %v3 = trunc i32 %v1 to i8;
+         store i8 %v3, i8* %v2, align 1;
+         %v4 = add i32 %v1, %c1;
+         %v5 = icmp ult i32 %v4, %p0;
+         br i1 %v5, label %b1, label %b2;
+       %b2:
+         %v6 = and i32 %v0, %c2;
+         ret i32 %v6;",
+    );
+    p.func(
+        "sp",
+        "i32",
+        &[],
+        &format!("blocks 1; %v0 = call i32 @f{save}(); ret i32 %v0;"),
+    );
+    let mut r = p.build();
+    let x: i64 = 0x0102_0304_0506_0708;
+    let want = x + (x & 0xffff_ffff) + (x & 0xffff) + (x & 0xff);
+    assert_eq!(r.i64("mem", &[Val::I64(x)]), Some(want));
+    let sp0 = r.i32("sp", &[]).unwrap();
+    for n in [1, 17, 100, 4000] {
+        assert_eq!(r.i32("dyn", &[Val::I32(n)]), Some(0), "alignment n={n}");
+        assert_eq!(r.i32("sp", &[]), Some(sp0), "stack pointer restored n={n}");
+    }
+}
+
+#[test]
+fn intrinsics() {
+    let mut p = Prog::new();
+    let memcpy = p.intrinsic(
+        "llvm.memcpy.p0i8.p0i8.i32",
+        "void",
+        &["i32", "i32", "i32", "i32", "i1"],
+    );
+    let memmove = p.intrinsic(
+        "llvm.memmove.p0i8.p0i8.i32",
+        "void",
+        &["i32", "i32", "i32", "i32", "i1"],
+    );
+    let memset = p.intrinsic(
+        "llvm.memset.p0i8.i32",
+        "void",
+        &["i32", "i8", "i32", "i32", "i1"],
+    );
+    let bswap16 = p.intrinsic("llvm.bswap.i16", "i16", &["i16"]);
+    let bswap32 = p.intrinsic("llvm.bswap.i32", "i32", &["i32"]);
+    let bswap64 = p.intrinsic("llvm.bswap.i64", "i64", &["i64"]);
+    let ctlz = p.intrinsic("llvm.ctlz.i32", "i32", &["i32", "i1"]);
+    let cttz = p.intrinsic("llvm.cttz.i64", "i64", &["i64", "i1"]);
+    let ctpop = p.intrinsic("llvm.ctpop.i32", "i32", &["i32"]);
+    let fabs = p.intrinsic("llvm.fabs.f64", "double", &["double"]);
+    let sqrt = p.intrinsic("llvm.sqrt.f32", "float", &["float"]);
+    let trap = p.intrinsic("llvm.trap", "void", &[]);
+    let tp = p.intrinsic("llvm.nacl.read.tp", "i32", &[]);
+    let setjmp = p.intrinsic("llvm.nacl.setjmp", "i32", &["i32"]);
+    let lockfree = p.intrinsic("llvm.nacl.atomic.is.lock.free", "i1", &["i32", "i32"]);
+    let fence = p.intrinsic("llvm.nacl.atomic.fence.all", "void", &[]);
+    let c = "constants { i32: %c0 = i32 1; i1: %c1 = i1 0; }";
+    p.func("memcpy", "void", &["i32", "i32", "i32"], &format!("blocks 1; {c} call void @f{memcpy}(i32 %p0, i32 %p1, i32 %p2, i32 %c0, i1 %c1); ret void;"));
+    p.func("memmove", "void", &["i32", "i32", "i32"], &format!("blocks 1; {c} call void @f{memmove}(i32 %p0, i32 %p1, i32 %p2, i32 %c0, i1 %c1); ret void;"));
+    p.func("memset", "void", &["i32", "i32", "i32"], &format!("blocks 1; {c} %v0 = trunc i32 %p1 to i8; call void @f{memset}(i32 %p0, i8 %v0, i32 %p2, i32 %c0, i1 %c1); ret void;"));
+    p.func("bswap16", "i32", &["i32"], &format!("blocks 1; %v0 = trunc i32 %p0 to i16; %v1 = call i16 @f{bswap16}(i16 %v0); %v2 = zext i16 %v1 to i32; ret i32 %v2;"));
+    p.func(
+        "bswap32",
+        "i32",
+        &["i32"],
+        &format!("blocks 1; %v0 = call i32 @f{bswap32}(i32 %p0); ret i32 %v0;"),
+    );
+    p.func(
+        "bswap64",
+        "i64",
+        &["i64"],
+        &format!("blocks 1; %v0 = call i64 @f{bswap64}(i64 %p0); ret i64 %v0;"),
+    );
+    p.func(
+        "ctlz",
+        "i32",
+        &["i32"],
+        &format!("blocks 1; {c} %v0 = call i32 @f{ctlz}(i32 %p0, i1 %c1); ret i32 %v0;"),
+    );
+    p.func(
+        "cttz",
+        "i64",
+        &["i64"],
+        &format!("blocks 1; {c} %v0 = call i64 @f{cttz}(i64 %p0, i1 %c1); ret i64 %v0;"),
+    );
+    p.func(
+        "ctpop",
+        "i32",
+        &["i32"],
+        &format!("blocks 1; %v0 = call i32 @f{ctpop}(i32 %p0); ret i32 %v0;"),
+    );
+    p.func(
+        "fabs",
+        "double",
+        &["double"],
+        &format!("blocks 1; %v0 = call double @f{fabs}(double %p0); ret double %v0;"),
+    );
+    p.func(
+        "sqrt",
+        "float",
+        &["float"],
+        &format!("blocks 1; %v0 = call float @f{sqrt}(float %p0); ret float %v0;"),
+    );
+    p.func(
+        "trap",
+        "void",
+        &[],
+        &format!("blocks 1; call void @f{trap}(); ret void;"),
+    );
+    p.func(
+        "tp",
+        "i32",
+        &[],
+        &format!("blocks 1; %v0 = call i32 @f{tp}(); ret i32 %v0;"),
+    );
+    p.func(
+        "setjmp",
+        "i32",
+        &["i32"],
+        &format!("blocks 1; %v0 = call i32 @f{setjmp}(i32 %p0); ret i32 %v0;"),
+    );
+    for n in [4, 8, 16] {
+        p.func(&format!("lockfree{n}"), "i32", &["i32"], &format!("blocks 1; constants {{ i32: %c0 = i32 {n}; }} %v0 = call i1 @f{lockfree}(i32 %c0, i32 %p0); call void @f{fence}(); %v1 = zext i1 %v0 to i32; ret i32 %v1;"));
+    }
+    p.func(
+        "fremf",
+        "float",
+        &["float", "float"],
+        "blocks 1; %v0 = frem float %p0, %p1; ret float %v0;",
+    );
+    p.func(
+        "frem",
+        "double",
+        &["double", "double"],
+        "blocks 1; %v0 = frem double %p0, %p1; ret double %v0;",
+    );
+    let mut r = p.build();
+    let mem = r.memory();
+    let base = 0x100usize; // in the null region, free in a bare module
+    mem.write(&mut r.store, base, b"abcdefghij").unwrap();
+    r.call(
+        "memcpy",
+        &[
+            Val::I32(base as i32 + 20),
+            Val::I32(base as i32),
+            Val::I32(10),
+        ],
+    )
+    .unwrap();
+    r.call(
+        "memmove",
+        &[
+            Val::I32(base as i32 + 2),
+            Val::I32(base as i32),
+            Val::I32(8),
+        ],
+    )
+    .unwrap();
+    r.call(
+        "memset",
+        &[Val::I32(base as i32 + 30), Val::I32(0x17a), Val::I32(3)],
+    )
+    .unwrap();
+    let mut buf = [0u8; 40];
+    mem.read(&r.store, base, &mut buf).unwrap();
+    assert_eq!(&buf[..10], b"ababcdefgh");
+    assert_eq!(&buf[20..30], b"abcdefghij");
+    assert_eq!(&buf[30..34], b"zzz\0");
+    assert_eq!(r.i32("bswap16", &[Val::I32(0x5_1234)]), Some(0x3412));
+    assert_eq!(
+        r.i32("bswap32", &[Val::I32(0x1234_5678)]),
+        Some(0x7856_3412)
+    );
+    assert_eq!(
+        r.i64("bswap64", &[Val::I64(0x0102_0304_0506_0708)]),
+        Some(0x0807_0605_0403_0201)
+    );
+    assert_eq!(r.i32("ctlz", &[Val::I32(0x0010_0000)]), Some(11));
+    assert_eq!(r.i64("cttz", &[Val::I64(1 << 40)]), Some(40));
+    assert_eq!(r.i32("ctpop", &[Val::I32(0x0f0f)]), Some(8));
+    assert_eq!(
+        r.call("fabs", &[Val::F64((-2.5f64).to_bits())])
+            .unwrap()
+            .unwrap_f64(),
+        2.5
+    );
+    assert_eq!(
+        r.call("sqrt", &[Val::F32(16f32.to_bits())])
+            .unwrap()
+            .unwrap_f32(),
+        4.0
+    );
+    assert!(r.call("trap", &[]).is_none(), "llvm.trap must trap");
+    assert_eq!(r.i32("tp", &[]), Some(0));
+    assert_eq!(r.i32("setjmp", &[Val::I32(64)]), Some(0));
+    assert_eq!(r.i32("lockfree4", &[Val::I32(64)]), Some(1));
+    assert_eq!(r.i32("lockfree8", &[Val::I32(64)]), Some(1));
+    assert_eq!(r.i32("lockfree16", &[Val::I32(64)]), Some(0));
+    for (x, y) in [
+        (5.5, 2.0),
+        (-5.5, 2.0),
+        (1e300, 3.0),
+        (7.0, -0.5),
+        (0.1, 0.03),
+        (3.0, 1e-310),
+        (1.0, 0.0),
+        (f64::INFINITY, 1.0),
+        (2.0, f64::INFINITY),
+    ] {
+        let got = r
+            .call(
+                "frem",
+                &[Val::F64(f64::to_bits(x)), Val::F64(f64::to_bits(y))],
+            )
+            .unwrap()
+            .unwrap_f64();
+        let want = x % y; // Rust's % on floats is C fmod
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "fmod({x}, {y}) = {got}, want {want}"
+        );
+        let (xf, yf) = (x as f32, y as f32);
+        let got = r
+            .call("fremf", &[Val::F32(xf.to_bits()), Val::F32(yf.to_bits())])
+            .unwrap()
+            .unwrap_f32();
+        let want = xf % yf;
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "fmodf({xf}, {yf}) = {got}, want {want}"
+        );
+    }
+}
+
+#[test]
+fn atomics_without_threads() {
+    let mut p = Prog::new();
+    for (t, w) in INTS.iter().skip(1) {
+        let load = p.intrinsic(&format!("llvm.nacl.atomic.load.{t}"), t, &["i32", "i32"]);
+        let store = p.intrinsic(
+            &format!("llvm.nacl.atomic.store.{t}"),
+            "void",
+            &[t, "i32", "i32"],
+        );
+        let rmw = p.intrinsic(
+            &format!("llvm.nacl.atomic.rmw.{t}"),
+            t,
+            &["i32", "i32", t, "i32"],
+        );
+        let cx = p.intrinsic(
+            &format!("llvm.nacl.atomic.cmpxchg.{t}"),
+            t,
+            &["i32", t, t, "i32", "i32"],
+        );
+        let pt = if *w == 64 { "i64" } else { "i32" };
+        let (tr, ex) = if *w < 32 {
+            (
+                format!("%v0 = trunc i32 %p1 to {t};"),
+                format!("%v2 = zext {t} %v1 to i32; ret i32 %v2;"),
+            )
+        } else {
+            (
+                format!("%v0 = add {t} %p1, %p1;"),
+                format!("%v2 = add {t} %v1, %v1; ret {t} %v2;"),
+            )
+        };
+        // The value operand is computed (trunc / doubled) so narrow values carry garbage.
+        for op in 1..=6 {
+            let name = format!("rmw{op}_{t}");
+            p.func(&name, pt, &["i32", pt], &format!(
+                "blocks 1; constants {{ i32: %c0 = i32 {op}; %c1 = i32 6; }} {tr} %v1 = call {t} @f{rmw}(i32 %c0, i32 %p0, {t} %v0, i32 %c1); {ex}"));
+        }
+        p.func(&format!("store_{t}"), "void", &["i32", pt], &format!(
+            "blocks 1; constants {{ i32: %c0 = i32 6; }} {tr} call void @f{store}({t} %v0, i32 %p0, i32 %c0); ret void;"));
+        p.func(&format!("load_{t}"), pt, &["i32", pt], &format!(
+            "blocks 1; constants {{ i32: %c0 = i32 6; }} {tr} %v1 = call {t} @f{load}(i32 %p0, i32 %c0); {ex}"));
+        let body = if *w < 32 {
+            format!("blocks 1; constants {{ i32: %c0 = i32 6; }} %v0 = trunc i32 %p1 to {t}; %v1 = trunc i32 %p2 to {t};
+                     %v2 = call {t} @f{cx}(i32 %p0, {t} %v0, {t} %v1, i32 %c0, i32 %c0); %v3 = zext {t} %v2 to i32; ret i32 %v3;")
+        } else {
+            format!("blocks 1; constants {{ i32: %c0 = i32 6; }} {tr} %v1 = call {t} @f{cx}(i32 %p0, {t} %v0, {t} %p2, i32 %c0, i32 %c0); {ex}")
+        };
+        p.func(&format!("cmpxchg_{t}"), pt, &["i32", pt, pt], &body);
+    }
+    let mut r = p.build();
+    let addr = 0x200i32;
+    for (t, w) in INTS.iter().skip(1) {
+        let m = mask(*w);
+        let arg = |v: u64| {
+            if *w == 64 {
+                Val::I64(v as i64)
+            } else {
+                Val::I32(v as i32)
+            }
+        };
+        let get = |r: &mut Runner, name: &str, args: &[Val]| -> u64 {
+            let v = r
+                .call(name, args)
+                .unwrap_or_else(|| panic!("{name} trapped"));
+            match v {
+                Val::I64(x) => x as u64,
+                Val::I32(x) => x as u32 as u64,
+                _ => panic!(),
+            }
+        };
+        // In the functions the value is trunc(p1) (narrow) or p1 + p1 (i32/i64); results
+        // come back zero-extended (narrow) or doubled.
+        let val = |p1: u64| {
+            if *w < 32 {
+                p1 & m
+            } else {
+                p1.wrapping_add(p1) & m
+            }
+        };
+        let out = |x: u64| {
+            if *w < 32 {
+                x & m
+            } else {
+                x.wrapping_add(x) & m
+            }
+        };
+        for op in 1u64..=6 {
+            let init = 0x9abc_def0_1234_5677u64 & m;
+            let p1 = 0x1_2345_6789_abcd_u64 | 0xf00;
+            let mem = r.memory();
+            mem.write(
+                &mut r.store,
+                addr as usize,
+                &init.to_le_bytes()[..(*w / 8) as usize],
+            )
+            .unwrap();
+            let old = get(&mut r, &format!("rmw{op}_{t}"), &[Val::I32(addr), arg(p1)]);
+            assert_eq!(old, out(init), "rmw{op} {t} returns the old value");
+            let v = val(p1);
+            let new = match op {
+                1 => init.wrapping_add(v),
+                2 => init.wrapping_sub(v),
+                3 => init | v,
+                4 => init & v,
+                5 => init ^ v,
+                _ => v,
+            } & m;
+            let loaded = get(&mut r, &format!("load_{t}"), &[Val::I32(addr), arg(0)]);
+            assert_eq!(loaded, out(new), "rmw{op} {t} stores the new value");
+        }
+        // store writes exactly the value's width.
+        let mem = r.memory();
+        mem.write(&mut r.store, addr as usize, &[0xeeu8; 9])
+            .unwrap();
+        let p1 = 0xa1b2_c3d4_e5f6_0718u64;
+        get(&mut r, &format!("store_{t}"), &[Val::I32(addr), arg(p1)]);
+        let mut buf = [0u8; 9];
+        mem.read(&r.store, addr as usize, &mut buf).unwrap();
+        let n = (*w / 8) as usize;
+        assert_eq!(&buf[..n], &val(p1).to_le_bytes()[..n], "store {t}");
+        assert_eq!(buf[n], 0xee, "store {t} wrote too much");
+        // cmpxchg: succeeds when expected matches (after truncation), fails otherwise.
+        let mem = r.memory();
+        mem.write(
+            &mut r.store,
+            addr as usize,
+            &[0x22u8; 8][..(*w / 8) as usize],
+        )
+        .unwrap();
+        let cur = 0x2222_2222_2222_2222u64 & m;
+        let expected_arg = if *w < 32 { cur | (1 << 31) } else { cur / 2 };
+        let old = get(
+            &mut r,
+            &format!("cmpxchg_{t}"),
+            &[Val::I32(addr), arg(expected_arg), arg(0x42)],
+        );
+        assert_eq!(old, out(cur), "cmpxchg {t} old");
+        let loaded = get(&mut r, &format!("load_{t}"), &[Val::I32(addr), arg(0)]);
+        assert_eq!(loaded, out(0x42), "cmpxchg {t} stored the desired value");
+        let old = get(
+            &mut r,
+            &format!("cmpxchg_{t}"),
+            &[Val::I32(addr), arg(expected_arg), arg(0x43)],
+        );
+        assert_eq!(
+            old,
+            out(0x42),
+            "failing cmpxchg {t} returns the current value"
+        );
+        let loaded = get(&mut r, &format!("load_{t}"), &[Val::I32(addr), arg(0)]);
+        assert_eq!(loaded, out(0x42), "failing cmpxchg {t} stores nothing");
+    }
+}
+
+#[test]
+fn indirect_calls_and_function_addresses() {
+    let mut p = Prog::new();
+    let add = p.func(
+        "add",
+        "i32",
+        &["i32", "i32"],
+        "blocks 1; %v0 = add i32 %p0, %p1; ret i32 %v0;",
+    );
+    let sub = p.func(
+        "sub",
+        "i32",
+        &["i32", "i32"],
+        "blocks 1; %v0 = sub i32 %p0, %p1; ret i32 %v0;",
+    );
+    p.func(
+        "pick",
+        "i32",
+        &["i32", "i32", "i32"],
+        &format!(
+            "blocks 1; constants {{ i32: %c0 = i32 0; }}
+             %v0 = icmp ne i32 %p0, %c0;
+             %v1 = select i1 %v0, i32 @f{add}, i32 @f{sub};
+             %v2 = call i32 %v1(i32 %p1, i32 %p2);
+             ret i32 %v2;"
+        ),
+    );
+    let mut r = p.build();
+    assert_eq!(
+        r.i32("pick", &[Val::I32(1), Val::I32(7), Val::I32(3)]),
+        Some(10)
+    );
+    assert_eq!(
+        r.i32("pick", &[Val::I32(0), Val::I32(7), Val::I32(3)]),
+        Some(4)
+    );
+}
