@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// One operand of an abbreviation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,8 +145,9 @@ pub struct Scope {
 /// Abbreviation bookkeeping shared by reader and writer.
 #[derive(Debug, Clone, Default)]
 pub struct Scopes {
-    /// Every abbreviation seen, referenced by index from scopes and BLOCKINFO.
-    pub arena: Vec<Abbrev>,
+    /// Every abbreviation seen, referenced by index from scopes and BLOCKINFO. Shared
+    /// (`Arc`) so a cursor can be forked cheaply for decoding blocks in parallel.
+    pub arena: Vec<Arc<Abbrev>>,
     pub stack: Vec<Scope>,
     /// BLOCKINFO abbreviations per block id.
     pub blockinfo: HashMap<u32, Vec<u32>>,
@@ -207,11 +209,22 @@ impl Scopes {
     pub fn lookup(&self, id: u64) -> Option<&Abbrev> {
         let scope = self.stack.last()?;
         let idx = usize::try_from(id.checked_sub(4)?).ok()?;
-        scope.abbrevs.get(idx).map(|&a| &self.arena[a as usize])
+        scope.abbrevs.get(idx).map(|&a| &*self.arena[a as usize])
     }
 
     pub fn num_defined(&self) -> usize {
         self.stack.last().map_or(0, |s| s.abbrevs.len())
+    }
+
+    /// The state needed to read a block elsewhere: every abbreviation and BLOCKINFO, but
+    /// no open blocks (see [`super::Cursor::fork_block`]).
+    pub fn detached(&self) -> Scopes {
+        Scopes {
+            arena: self.arena.clone(),
+            stack: Vec::new(),
+            blockinfo: self.blockinfo.clone(),
+            setbid: None,
+        }
     }
 
     /// Records a SETBID seen inside BLOCKINFO.
@@ -228,7 +241,7 @@ impl Scopes {
             let bid = self
                 .setbid
                 .ok_or("abbreviation in the abbreviations block before any SETBID record")?;
-            self.arena.push(abbrev);
+            self.arena.push(Arc::new(abbrev));
             let list = self.blockinfo.entry(bid).or_default();
             list.push(idx);
             Ok(AbbrevTarget::Global {
@@ -240,7 +253,7 @@ impl Scopes {
                 .stack
                 .last_mut()
                 .ok_or("abbreviation at the top level")?;
-            self.arena.push(abbrev);
+            self.arena.push(Arc::new(abbrev));
             scope.abbrevs.push(idx);
             Ok(AbbrevTarget::Local {
                 index: scope.abbrevs.len() - 1 - scope.num_global,

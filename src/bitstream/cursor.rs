@@ -120,6 +120,61 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A cursor that reads one block's body on its own, for decoding blocks in parallel.
+    /// `scopes` comes from [`Scopes::detached`] taken when the block was entered;
+    /// `body_start`, `len_words`, `block_id` and `abbrev_width` are what the enter record
+    /// said. The new cursor starts inside the block and ends after its `EndBlock`.
+    pub fn fork_block(
+        data: &'a [u8],
+        scopes: Scopes,
+        block_id: u32,
+        abbrev_width: u32,
+        body_start: u64,
+        len_words: u64,
+    ) -> Result<Self, BitstreamError> {
+        let mut r = BitReader::new(data);
+        let end_bit = body_start + len_words * 32;
+        let position = Position {
+            bit: body_start,
+            block: Some(block_id),
+            record: None,
+            record_index: None,
+        };
+        if end_bit > r.len_bits() {
+            return Err(BitstreamError::new(
+                K::BlockTooLong {
+                    block_id,
+                    words: len_words,
+                    in_parent: false,
+                },
+                position,
+            ));
+        }
+        r.seek(body_start)
+            .map_err(|e| BitstreamError::new(K::UnexpectedEof { needed: e.needed }, position))?;
+        let mut scopes = scopes;
+        scopes.enter(block_id, abbrev_width);
+        Ok(Cursor {
+            r,
+            scopes,
+            open: vec![Open {
+                end_bit,
+                len_words,
+                body_start,
+                records: 0,
+            }],
+            values: Vec::with_capacity(64),
+            entry_bit: body_start,
+            cur_code: None,
+            finished: false,
+        })
+    }
+
+    /// Where the body of the block just entered starts (valid right after `EnterBlock`).
+    pub fn body_start(&self) -> u64 {
+        self.open.last().map_or(0, |o| o.body_start)
+    }
+
     /// Current bit position.
     pub fn pos(&self) -> u64 {
         self.r.pos()
@@ -219,7 +274,7 @@ impl<'a> Cursor<'a> {
                     .scopes
                     .define(abbrev)
                     .map_err(|m| self.err(K::BlockInfo(m)))?;
-                let abbrev = self.scopes.arena.last().unwrap();
+                let abbrev = &**self.scopes.arena.last().unwrap();
                 Ok(Some(Item {
                     bit: self.entry_bit,
                     entry: Entry::DefineAbbrev { abbrev, target },

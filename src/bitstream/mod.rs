@@ -8,7 +8,7 @@ pub mod error;
 pub mod header;
 pub mod stream_writer;
 
-pub use abbrev::{Abbrev, AbbrevOp, AbbrevTarget};
+pub use abbrev::{Abbrev, AbbrevOp, AbbrevTarget, Scopes};
 pub use cursor::{Cursor, Entry, Item, Kind, Record};
 pub use error::{block_name, BitstreamError, BitstreamErrorKind, Position};
 pub use header::Header;

@@ -27,7 +27,9 @@ impl Hasher for IdHasher {
 
 type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 
-use super::{block_id, symbol_name, DecodeError, ModuleDecoder, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{block_id, symbol_name, DecodeError, FnJob, Result};
 use crate::bitstream::{Cursor, Kind};
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
@@ -79,9 +81,110 @@ pub fn sign_rotate(v: i64) -> u64 {
     }
 }
 
+/// Types the decoder may need that a types block can fail to declare (the result of a
+/// compare, an alloca's address, "no result"). Function bodies are decoded in parallel
+/// against one shared table, so these get ids reserved up front, after the declared types;
+/// [`Implied::finish`] keeps only those some function used, so the final table does not
+/// depend on thread timing and never grows types nobody needed.
+pub(crate) struct Implied {
+    /// The declared types followed by the reserved ones.
+    ext: TypeTable,
+    base_len: u32,
+    void: TypeId,
+    i32: TypeId,
+    i1: TypeId,
+    used: Vec<AtomicBool>,
+}
+
+/// A decoded body and whether it used a reserved type id.
+pub(crate) struct Decoded {
+    f: Function,
+    used_implied: bool,
+}
+
+impl Implied {
+    pub(crate) fn new(types: &TypeTable) -> Self {
+        let mut ext = types.clone();
+        let base_len = ext.len() as u32;
+        let void = ext.intern(Type::Void);
+        let i32 = ext.intern(Type::Int(32));
+        let i1 = ext.intern(Type::Int(1));
+        for len in [4, 8, 16] {
+            ext.intern(Type::Vector { len, elem: i1 });
+        }
+        let used = (base_len as usize..ext.len())
+            .map(|_| AtomicBool::new(false))
+            .collect();
+        Implied {
+            ext,
+            base_len,
+            void,
+            i32,
+            i1,
+            used,
+        }
+    }
+
+    /// Records that `t` was handed out (a vector of i1 needs its i1 too).
+    fn mark(&self, t: TypeId) -> bool {
+        if t.0 < self.base_len {
+            return false;
+        }
+        if let Some(Type::Vector { elem, .. }) = self.ext.get(t) {
+            self.mark(*elem);
+        }
+        self.used[(t.0 - self.base_len) as usize].store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// Appends the used reserved types to `types` and renumbers them in the bodies if
+    /// unused ones left gaps.
+    pub(crate) fn finish(self, types: &mut TypeTable, decoded: Vec<Decoded>) -> Vec<Function> {
+        let mut remap: Vec<Option<TypeId>> = vec![None; self.used.len()];
+        let mut identity = true;
+        for (k, flag) in self.used.iter().enumerate() {
+            if !flag.load(Ordering::Relaxed) {
+                continue;
+            }
+            let old = TypeId(self.base_len + k as u32);
+            let t = match self.ext.ty(old).clone() {
+                Type::Vector { len, elem } if elem.0 >= self.base_len => Type::Vector {
+                    len,
+                    elem: remap[(elem.0 - self.base_len) as usize].unwrap_or(elem),
+                },
+                t => t,
+            };
+            let new = types.intern(t);
+            identity &= new == old;
+            remap[k] = Some(new);
+        }
+        let base = self.base_len;
+        let fix = |t: &mut TypeId| {
+            if t.0 >= base {
+                if let Some(n) = remap[(t.0 - base) as usize] {
+                    *t = n;
+                }
+            }
+        };
+        decoded
+            .into_iter()
+            .map(|mut d| {
+                if d.used_implied && !identity {
+                    d.f.insts.iter_mut().for_each(|i| fix(&mut i.ty));
+                    d.f.forward_decls.iter_mut().for_each(|(_, t)| fix(t));
+                }
+                d.f
+            })
+            .collect()
+    }
+}
+
 struct FnDecoder<'d, 'a> {
-    cur: &'d mut Cursor<'a>,
-    types: &'d mut TypeTable,
+    cur: Cursor<'a>,
+    /// Declared types plus the reserved implied ones.
+    types: &'d TypeTable,
+    implied: &'d Implied,
+    used_implied: bool,
     functions: &'d [FunctionDecl],
     num_module_values: u32,
     f: Function,
@@ -95,39 +198,47 @@ struct FnDecoder<'d, 'a> {
     num_blocks: Option<u32>,
     /// True when the next instruction starts a new basic block.
     block_ended: bool,
-    i32_ty: Option<TypeId>,
-    i1_ty: Option<TypeId>,
     void_ty: TypeId,
+    /// Where the `blocks N` record was, for errors about the count found at the end.
+    blocks_pos: Option<crate::bitstream::Position>,
     rec: Vec<u64>,
     /// Parameter types of a direct call's callee (reused to avoid cloning signatures).
     params: Vec<TypeId>,
 }
 
 pub(super) fn decode_function(
-    d: &mut ModuleDecoder,
-    func_idx: u32,
-    bit: u64,
-    len_words: u32,
-) -> Result<Function> {
-    let m = &mut d.m;
-    let decl = &m.functions[func_idx as usize];
-    let ft = m
-        .types
+    data: &[u8],
+    functions: &[FunctionDecl],
+    num_globals: u32,
+    implied: &Implied,
+    job: &FnJob,
+) -> Result<Decoded> {
+    let types = &implied.ext;
+    let decl = &functions[job.decl as usize];
+    let ft = types
         .function(decl.ty)
-        .expect("checked when the function address was read")
-        .clone();
-    let num_module_values = (m.functions.len() + m.globals.len()) as u32;
-    let void_ty = m.types.intern(Type::Void);
+        .expect("checked when the function address was read");
+    let num_module_values = functions.len() as u32 + num_globals;
+    let cur = Cursor::fork_block(
+        data,
+        job.scopes.detached(),
+        block_id::FUNCTION,
+        job.abbrev_width,
+        job.body_start,
+        job.len_words as u64,
+    )?;
     let mut fd = FnDecoder {
-        cur: &mut *d.cur,
-        types: &mut m.types,
-        functions: &m.functions,
+        cur,
+        types,
+        implied,
+        used_implied: false,
+        functions,
         num_module_values,
         f: Function {
-            decl: func_idx,
+            decl: job.decl,
             base: num_module_values,
             num_params: ft.params.len() as u32,
-            bit,
+            bit: job.bit,
             ..Default::default()
         },
         ret_ty: ft.ret,
@@ -136,22 +247,24 @@ pub(super) fn decode_function(
         pending: Vec::new(),
         num_blocks: None,
         block_ended: true,
-        i32_ty: None,
-        i1_ty: None,
-        void_ty,
+        void_ty: implied.void,
+        blocks_pos: None,
         rec: Vec::with_capacity(16),
         params: Vec::new(),
     };
     // Reserve from the block's actual size (an instruction record takes at least ~12 bits),
     // never from a count the file claims; `finish` shrinks in place afterwards.
-    let estimate = (len_words as usize * 32 / 12).min(1 << 24);
+    let estimate = (job.len_words as usize * 32 / 12).min(1 << 24);
     fd.f.insts.reserve(estimate);
     fd.f.inst_bits.reserve(estimate);
     fd.f.value_insts.reserve(estimate);
     fd.value_types.reserve(estimate);
     fd.f.block_starts.reserve(estimate / 4);
     fd.run()?;
-    Ok(fd.f)
+    Ok(Decoded {
+        used_implied: fd.used_implied,
+        f: fd.f,
+    })
 }
 
 impl FnDecoder<'_, '_> {
@@ -161,9 +274,14 @@ impl FnDecoder<'_, '_> {
             .as_deref()
             .map(|n| format!(" (\"{n}\")"))
             .unwrap_or_default();
+        let mut position = self.cur.position();
+        if position.block.is_none() {
+            // Errors found at the end of the block belong to the function block.
+            position.block = Some(block_id::FUNCTION);
+        }
         Err(DecodeError::Invalid {
             message: format!("in function @f{}{}: {}", self.f.decl, name, message.into()),
-            position: self.cur.position(),
+            position,
         })
     }
 
@@ -197,25 +315,30 @@ impl FnDecoder<'_, '_> {
         self.types.display(t).to_string()
     }
 
+    /// Hands out an implied type id, noting when it is one the file did not declare.
+    fn use_type(&mut self, t: TypeId) -> TypeId {
+        if t.0 >= self.implied.base_len {
+            self.used_implied |= self.implied.mark(t);
+        }
+        t
+    }
+
     fn i32(&mut self) -> TypeId {
-        *self
-            .i32_ty
-            .get_or_insert_with(|| self.types.intern(Type::Int(32)))
+        self.use_type(self.implied.i32)
     }
 
     fn i1(&mut self) -> TypeId {
-        *self
-            .i1_ty
-            .get_or_insert_with(|| self.types.intern(Type::Int(1)))
+        self.use_type(self.implied.i1)
     }
 
     fn type_id(&self, t: u64) -> Result<TypeId> {
-        if t < self.types.len() as u64 {
+        // Records may name declared types only, never the reserved implied ones.
+        if t < self.implied.base_len as u64 {
             Ok(TypeId(t as u32))
         } else {
             self.err(format!(
                 "type id {t} is out of range ({} types)",
-                self.types.len()
+                self.implied.base_len
             ))
         }
     }
@@ -311,10 +434,17 @@ impl FnDecoder<'_, '_> {
             _ => {}
         }
         if self.f.block_starts.len() as u64 != n as u64 {
-            return self.err(format!(
+            let e = self.err(format!(
                 "{n} basic blocks were declared but {} were defined",
                 self.f.block_starts.len()
             ));
+            // Point at the `blocks` record that made the claim.
+            return match (e, self.blocks_pos) {
+                (Err(DecodeError::Invalid { message, .. }), Some(position)) => {
+                    Err(DecodeError::Invalid { message, position })
+                }
+                (e, _) => e,
+            };
         }
         let next = self.next_value();
         if let Some((&v, _)) = self
@@ -488,6 +618,7 @@ impl FnDecoder<'_, '_> {
             }
             self.num_blocks = Some(*n as u32);
             self.f.num_blocks = *n as u32;
+            self.blocks_pos = Some(self.cur.position());
             // The count is the file's claim; reserve only what the block can hold.
             let cap = self.f.block_starts.capacity();
             self.f.block_starts.reserve((*n as usize).min(cap.max(16)));
@@ -540,6 +671,7 @@ impl FnDecoder<'_, '_> {
         }
         let (kind, ty) = self.instruction(code, ops)?;
         let result = if ty != self.void_ty {
+            self.use_type(ty);
             let v = self.next_value();
             let declared = if self.forward.is_empty() {
                 None
@@ -572,8 +704,8 @@ impl FnDecoder<'_, '_> {
         Ok(())
     }
 
-    fn void(&self) -> TypeId {
-        self.void_ty
+    fn void(&mut self) -> TypeId {
+        self.use_type(self.void_ty)
     }
 
     /// Decodes one instruction record into its kind and result type (void if none).
@@ -887,7 +1019,15 @@ impl FnDecoder<'_, '_> {
                 }
                 let i1 = self.i1();
                 let ty = match *self.types.ty(tl) {
-                    Type::Vector { len, .. } => self.types.intern(Type::Vector { len, elem: i1 }),
+                    Type::Vector { len, .. } => {
+                        let Some(t) = self.types.find(&Type::Vector { len, elem: i1 }) else {
+                            return self.err(format!(
+                                "a compare of {} needs type <{len} x i1>, which is not declared",
+                                self.ty_name(tl)
+                            ));
+                        };
+                        self.use_type(t)
+                    }
                     _ => i1,
                 };
                 (InstKind::Cmp { pred, lhs, rhs }, ty)

@@ -8,7 +8,11 @@
 
 mod function;
 
-use crate::bitstream::{BitstreamError, Cursor, Entry, Header, Kind, Position};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::bitstream::{BitstreamError, Cursor, Entry, Header, Kind, Position, Scopes};
 use crate::ir::{
     Align, Element, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage, Module,
     Type, TypeId, TypeTable,
@@ -53,6 +57,8 @@ pub fn decode(data: &[u8]) -> Result<Module> {
     let mut cur = Cursor::new(data, header.size);
     let mut d = ModuleDecoder {
         cur: &mut cur,
+        jobs: Vec::new(),
+        snapshot: None,
         m: Module {
             header,
             version: 0,
@@ -67,7 +73,9 @@ pub fn decode(data: &[u8]) -> Result<Module> {
         next_body: 0,
     };
     d.top_level()?;
+    let jobs = std::mem::take(&mut d.jobs);
     let mut m = d.m;
+    decode_bodies(data, &mut m, &jobs)?;
     // Intrinsics are resolved by name once the symbol table has been read.
     for f in &mut m.functions {
         f.intrinsic = f.name.as_deref().and_then(Intrinsic::from_name);
@@ -75,9 +83,47 @@ pub fn decode(data: &[u8]) -> Result<Module> {
     Ok(m)
 }
 
+/// A function block found by the module pass, decoded later (in parallel) from its own
+/// forked cursor.
+pub(crate) struct FnJob {
+    /// Which function address it defines.
+    pub decl: u32,
+    /// Bit position of the enter record.
+    pub bit: u64,
+    pub body_start: u64,
+    pub len_words: u32,
+    pub abbrev_width: u32,
+    /// Abbreviations in force (BLOCKINFO), shared by the jobs that saw the same ones.
+    pub scopes: Arc<Scopes>,
+}
+
+/// Decodes every function body in parallel and attaches them to the module in file order.
+/// The first failing function in file order decides the error, so errors are deterministic.
+fn decode_bodies(data: &[u8], m: &mut Module, jobs: &[FnJob]) -> Result<()> {
+    let implied = function::Implied::new(&m.types);
+    let num_globals = m.globals.len() as u32;
+    let functions = &m.functions;
+    let results: Vec<Result<function::Decoded>> = jobs
+        .par_iter()
+        .map(|job| function::decode_function(data, functions, num_globals, &implied, job))
+        .collect();
+    let mut bodies = Vec::with_capacity(results.len());
+    for (job, r) in jobs.iter().zip(results) {
+        let decoded = r?;
+        m.functions[job.decl as usize].body = Some(bodies.len() as u32);
+        bodies.push(decoded);
+    }
+    m.function_bodies = implied.finish(&mut m.types, bodies);
+    Ok(())
+}
+
 pub(crate) struct ModuleDecoder<'c, 'a> {
     pub(crate) cur: &'c mut Cursor<'a>,
     pub(crate) m: Module,
+    /// Function blocks seen so far, to decode after the module pass.
+    jobs: Vec<FnJob>,
+    /// The abbreviation state function blocks start from; rebuilt after a BLOCKINFO block.
+    snapshot: Option<Arc<Scopes>>,
     seen_types: bool,
     seen_globals: bool,
     seen_version: bool,
@@ -132,13 +178,13 @@ impl ModuleDecoder<'_, '_> {
                 Entry::EnterBlock {
                     block_id,
                     len_words,
-                    ..
+                    abbrev_width,
                 } => match block_id {
                     block_id::BLOCKINFO => self.blockinfo_block()?,
                     block_id::TYPES => self.types_block()?,
                     block_id::GLOBALS => self.globals_block()?,
                     block_id::VALUE_SYMTAB => self.module_symtab()?,
-                    block_id::FUNCTION => self.function_block(bit, len_words)?,
+                    block_id::FUNCTION => self.function_block(bit, len_words, abbrev_width)?,
                     _ => self.cur.skip_block()?, // unknown blocks are skipped by their length
                 },
                 Entry::Record(r) => {
@@ -152,10 +198,10 @@ impl ModuleDecoder<'_, '_> {
             return self.err("module block has no version record");
         }
         let defined = self.m.functions.iter().filter(|f| !f.is_proto).count();
-        if self.m.function_bodies.len() != defined {
+        if self.jobs.len() != defined {
             return self.err(format!(
                 "{defined} functions are defined but only {} function blocks were found",
-                self.m.function_bodies.len()
+                self.jobs.len()
             ));
         }
         Ok(())
@@ -227,6 +273,8 @@ impl ModuleDecoder<'_, '_> {
     }
 
     fn blockinfo_block(&mut self) -> Result<()> {
+        // Function blocks entered after this one see its abbreviations.
+        self.snapshot = None;
         // The cursor interprets SETBID and definitions itself; we only walk to the end.
         loop {
             match self.cur.next()? {
@@ -550,7 +598,8 @@ impl ModuleDecoder<'_, '_> {
         }
     }
 
-    fn function_block(&mut self, bit: u64, len_words: u32) -> Result<()> {
+    /// Notes a function block for later (parallel) decoding and skips it by its length.
+    fn function_block(&mut self, bit: u64, len_words: u32, abbrev_width: u32) -> Result<()> {
         if !self.seen_globals {
             return self.err("function block before the globals block");
         }
@@ -563,9 +612,23 @@ impl ModuleDecoder<'_, '_> {
             return self.err("more function blocks than defined functions");
         };
         self.next_body = idx + 1;
-        let body = function::decode_function(self, idx as u32, bit, len_words)?;
-        self.m.functions[idx].body = Some(self.m.function_bodies.len() as u32);
-        self.m.function_bodies.push(body);
+        let scopes = match &self.snapshot {
+            Some(s) => s.clone(),
+            None => {
+                let s = Arc::new(self.cur.scopes().detached());
+                self.snapshot = Some(s.clone());
+                s
+            }
+        };
+        self.jobs.push(FnJob {
+            decl: idx as u32,
+            bit,
+            body_start: self.cur.body_start(),
+            len_words,
+            abbrev_width,
+            scopes,
+        });
+        self.cur.skip_block()?;
         Ok(())
     }
 }
