@@ -209,14 +209,42 @@ pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertE
     })
 }
 
+/// Validates the output: the module-level sections in order, then the function bodies in
+/// parallel (each body's validator is independent once the sections before the code
+/// section are known). The error reported is the one at the lowest offset, so the result
+/// does not depend on the number of threads.
 fn validate(wasm: &[u8], features: Features) -> Result<(), ConvertError> {
+    use rayon::prelude::*;
+    use wasmparser::{FuncValidatorAllocations, Parser, ValidPayload};
+    let invalid = |e: wasmparser::BinaryReaderError| ConvertError::Invalid {
+        function: function_at(wasm, e.offset()),
+        message: e.to_string(),
+    };
     let mut v = wasmparser::Validator::new_with_features(features.wasm_features());
-    match v.validate_all(wasm) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(ConvertError::Invalid {
-            function: function_at(wasm, e.offset()),
-            message: e.to_string(),
-        }),
+    let mut funcs = Vec::new();
+    for payload in Parser::new(0).parse_all(wasm) {
+        let payload = payload.map_err(invalid)?;
+        if let ValidPayload::Func(f, body) = v.payload(&payload).map_err(invalid)? {
+            funcs.push((f, body));
+        }
+    }
+    let first_error = funcs
+        .into_par_iter()
+        .with_min_len(16)
+        .map_init(
+            FuncValidatorAllocations::default,
+            |allocs, (f, body)| -> Result<(), wasmparser::BinaryReaderError> {
+                let mut fv = f.into_validator(std::mem::take(allocs));
+                let r = fv.validate(&body);
+                *allocs = fv.into_allocations();
+                r
+            },
+        )
+        .filter_map(Result::err)
+        .min_by_key(|e| e.offset());
+    match first_error {
+        Some(e) => Err(invalid(e)),
+        None => Ok(()),
     }
 }
 

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use wasm_encoder::reencode::Reencode;
 use wasm_encoder::{
     CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, EntityType,
-    ExportKind, ExportSection, Function, FunctionSection, GlobalSection, GlobalType, ImportSection,
+    ExportKind, ExportSection, FunctionSection, GlobalSection, GlobalType, ImportSection,
     MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection, TableType, TypeSection,
     ValType,
 };
@@ -247,12 +247,16 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     };
 
     // Lower every function in parallel; results come back in order.
+    // Each rayon job keeps one `Scratch` for all the functions it lowers.
     let lowered: Vec<Result<lower::Lowered, lower::LowerError>> = pexe_order
         .par_iter()
-        .map(|&(_, b)| lower::lower_function(&cx, b))
+        .with_min_len(4)
+        .map_init(lower::Scratch::default, |s, &(_, b)| {
+            lower::lower_function_with(&cx, b, s)
+        })
         .collect();
     let mut used = Used::default();
-    let mut bodies: Vec<Function> = Vec::with_capacity(lowered.len());
+    let mut bodies: Vec<Vec<u8>> = Vec::with_capacity(lowered.len());
     let mut irreducible = 0;
     for r in lowered {
         let l = r?;
@@ -289,7 +293,7 @@ fn assemble(
     imports: &[(String, String, u32)],
     pexe_order: &[(u32, usize)],
     pexe_types: &[u32],
-    bodies: Vec<Function>,
+    bodies: Vec<Vec<u8>>,
     table_base: u32,
     used: Used,
     irreducible: usize,
@@ -447,8 +451,9 @@ fn assemble(
             r.parse_function_body(&mut code, b.clone()).map_err(le)?;
         }
     }
-    for b in &bodies {
-        code.function(b);
+    let n_bodies = bodies.len();
+    for b in bodies {
+        code.raw(&b);
     }
     let code_bytes = code.byte_len();
     out.section(&code);
@@ -505,7 +510,7 @@ fn assemble(
     out.section(&nsec);
 
     let stats = EmitStats {
-        functions: bodies.len(),
+        functions: n_bodies,
         irreducible_functions: irreducible,
         code_bytes,
         data_bytes,

@@ -5,10 +5,10 @@
 //! when the result depends on the upper bits. Parameters, call results, loads and
 //! compare results are clean; calls and returns pass narrow values clean.
 
-use wasm_encoder::{Function, Ieee32, Ieee64, InstructionSink, MemArg, ValType};
+use wasm_encoder::{Encode, Ieee32, Ieee64, InstructionSink, MemArg, ValType};
 
 use super::cfg::{Cfg, NONE};
-use super::{stackify, LowerCtx, LowerError, Lowered, Used};
+use super::{stackify, LowerCtx, LowerError, Lowered, Scratch, Used};
 use crate::bitstream::Position;
 use crate::ir::{
     BinOp, Callee, CastOp, CmpPred, ConstValue, Function as IrFunction, Inst, InstKind, Module,
@@ -53,6 +53,8 @@ pub(crate) struct FnLower<'a, 'm> {
     // Structurizer state (see structurize.rs).
     pub ctx: Vec<super::structurize::Ctx>,
     pub label_pos: Vec<u32>,
+    /// Scratch for the parallel copies of one edge: (phi local, source).
+    pub copies: Vec<(u32, ValueId)>,
 }
 
 fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
@@ -63,7 +65,7 @@ fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
-    pub fn new(cx: &'a LowerCtx<'m>, f: &'a IrFunction) -> R<Self> {
+    pub fn new(cx: &'a LowerCtx<'m>, f: &'a IrFunction, scratch: &mut Scratch) -> R<Self> {
         let m = cx.module;
         let bad = |msg: String| LowerError::Invalid {
             function: f.decl,
@@ -71,8 +73,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
             position: Position::at_bit(f.bit),
         };
         let cfg = super::cfg::build(f).map_err(bad)?;
-        let uses = stackify::use_counts(f);
-        let inline = stackify::analyze(cx, f, &uses);
+        let mut uses = std::mem::take(&mut scratch.uses);
+        stackify::use_counts(f, &mut uses);
+        let mut inline = std::mem::take(&mut scratch.inline);
+        stackify::analyze(cx, f, &uses, &mut inline, &mut scratch.buf);
         let decl = m
             .functions
             .get(f.decl as usize)
@@ -87,7 +91,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
 
         // Frame: allocas of constant size in the entry block share one static frame.
-        let mut static_off = vec![NONE; f.insts.len()];
+        let mut static_off = std::mem::take(&mut scratch.static_off);
+        static_off.clear();
+        static_off.resize(f.insts.len(), NONE);
         let mut needs_sp = false;
         let mut off: u64 = 0;
         let mut frame_align: u64 = 16;
@@ -143,8 +149,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ValType::F64 => 3,
             _ => 4,
         };
-        let mut local_of = vec![NONE; f.value_insts.len()];
-        let mut ordinal = vec![(0usize, 0u32); f.value_insts.len()];
+        let mut local_of = std::mem::take(&mut scratch.local_of);
+        local_of.clear();
+        local_of.resize(f.value_insts.len(), NONE);
+        let ordinal = &mut scratch.ordinal;
+        ordinal.clear();
+        ordinal.resize(f.value_insts.len(), (0usize, 0u32));
         for (n, &idx) in f.value_insts.iter().enumerate() {
             let Some(inst) = f.insts.get(idx as usize) else {
                 return Err(bad(format!("value %v{n} has no instruction")));
@@ -205,6 +215,20 @@ impl<'a, 'm> FnLower<'a, 'm> {
             (NONE, NONE)
         };
         let n_nodes = cfg.succs.len();
+        let mut clean = std::mem::take(&mut scratch.clean);
+        clean.clear();
+        clean.resize(uses.len(), false);
+        scratch.uses = uses;
+        let mut code = std::mem::take(&mut scratch.code);
+        code.clear();
+        code.reserve(f.insts.len() * 6 + 16);
+        let mut label_pos = std::mem::take(&mut scratch.label_pos);
+        label_pos.clear();
+        label_pos.resize(n_nodes, NONE);
+        let mut ctx = std::mem::take(&mut scratch.ctx);
+        ctx.clear();
+        let mut copies = std::mem::take(&mut scratch.copies);
+        copies.clear();
         Ok(FnLower {
             cx,
             m,
@@ -212,7 +236,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             nf: m.num_functions(),
             first_inst,
             inline,
-            clean: vec![false; uses.len()],
+            clean,
             local_of,
             saved_sp,
             fp,
@@ -225,24 +249,40 @@ impl<'a, 'm> FnLower<'a, 'm> {
             s_f32: base[2] + counts[2],
             s_f64: base[3] + counts[3],
             locals,
-            code: Vec::with_capacity(f.insts.len() * 6 + 16),
+            code,
             used: Used::default(),
             has_result,
             cfg,
-            ctx: Vec::new(),
-            label_pos: vec![NONE; n_nodes],
+            ctx,
+            label_pos,
+            copies,
         })
     }
 
-    pub fn run(mut self) -> R<Lowered> {
+    /// Lowers the function; its working memory goes back to `scratch` for the next one.
+    pub fn run(mut self, scratch: &mut Scratch) -> R<Lowered> {
         self.prologue();
         self.structurize()?;
         if self.has_result {
             self.sink().unreachable();
         }
         self.sink().end();
-        let mut body = Function::new(std::mem::take(&mut self.locals));
-        body.raw(std::mem::take(&mut self.code));
+        // The body: local declarations, then the code, in one exact allocation.
+        let mut body = Vec::with_capacity(self.locals.len() * 6 + 5 + self.code.len());
+        (self.locals.len() as u32).encode(&mut body);
+        for &(n, t) in &self.locals {
+            n.encode(&mut body);
+            t.encode(&mut body);
+        }
+        body.extend_from_slice(&self.code);
+        scratch.code = std::mem::take(&mut self.code);
+        scratch.inline = std::mem::take(&mut self.inline);
+        scratch.local_of = std::mem::take(&mut self.local_of);
+        scratch.clean = std::mem::take(&mut self.clean);
+        scratch.static_off = std::mem::take(&mut self.static_off);
+        scratch.label_pos = std::mem::take(&mut self.label_pos);
+        scratch.ctx = std::mem::take(&mut self.ctx);
+        scratch.copies = std::mem::take(&mut self.copies);
         Ok(Lowered {
             body,
             used: self.used,

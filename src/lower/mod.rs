@@ -19,7 +19,7 @@ mod structurize;
 
 use std::collections::HashMap;
 
-use wasm_encoder::{Function, ValType};
+use wasm_encoder::ValType;
 
 use crate::bitstream::Position;
 use crate::ir::{Module, Type, TypeId};
@@ -154,14 +154,42 @@ impl Used {
 
 /// A lowered function: its body and what it used.
 pub struct Lowered {
-    pub body: Function,
+    /// The body as a code section entry holds it, without the size prefix: the local
+    /// declarations, then the instructions (ending in `end`).
+    pub body: Vec<u8>,
     pub used: Used,
     /// Set when the CFG needed a dispatch loop (irreducible control flow).
     pub irreducible: bool,
 }
 
+/// Per-thread working memory of the lowering, reused from one function to the next so
+/// that lowering a function allocates (almost) only its output.
+#[derive(Default)]
+pub struct Scratch {
+    pub(crate) code: Vec<u8>,
+    pub(crate) uses: Vec<u32>,
+    pub(crate) inline: Vec<bool>,
+    pub(crate) buf: Vec<crate::ir::ValueId>,
+    pub(crate) local_of: Vec<u32>,
+    pub(crate) ordinal: Vec<(usize, u32)>,
+    pub(crate) clean: Vec<bool>,
+    pub(crate) static_off: Vec<u32>,
+    pub(crate) label_pos: Vec<u32>,
+    pub(crate) ctx: Vec<structurize::Ctx>,
+    pub(crate) copies: Vec<(u32, crate::ir::ValueId)>,
+}
+
 /// Lowers the body `body` (index into `module.function_bodies`).
 pub fn lower_function(cx: &LowerCtx<'_>, body: usize) -> Result<Lowered, LowerError> {
+    lower_function_with(cx, body, &mut Scratch::default())
+}
+
+/// [`lower_function`] with working memory kept between calls (see [`Scratch`]).
+pub fn lower_function_with(
+    cx: &LowerCtx<'_>,
+    body: usize,
+    scratch: &mut Scratch,
+) -> Result<Lowered, LowerError> {
     let f = cx
         .module
         .function_bodies
@@ -171,5 +199,5 @@ pub fn lower_function(cx: &LowerCtx<'_>, body: usize) -> Result<Lowered, LowerEr
             message: format!("no function body #{body}"),
             position: Position::at_bit(0),
         })?;
-    inst::FnLower::new(cx, f)?.run()
+    inst::FnLower::new(cx, f, scratch)?.run(scratch)
 }

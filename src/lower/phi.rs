@@ -43,27 +43,20 @@ impl FnLower<'_, '_> {
         if self.cfg.is_dispatch(from) || self.cfg.is_dispatch(to) {
             return Ok(());
         }
-        let mut dsts: Vec<u32> = Vec::new();
-        let list: Vec<(usize, u32, crate::ir::ValueId)> = {
-            let mut v = Vec::new();
-            for (idx, inst) in self.phis(to) {
-                let l = self.phi_local(inst);
-                if l == NONE {
-                    continue;
-                }
-                let InstKind::Phi { incoming } = &inst.kind else {
-                    continue;
-                };
-                let Some(&(src, _)) = incoming.iter().find(|(_, b)| *b == from) else {
-                    return Err(
-                        self.err_at(idx, format!("phi has no value for edge from %b{from}"))
-                    );
-                };
-                v.push((idx, l, src));
+        // (phi local, source) of every phi with a local, in phi order.
+        let mut list = std::mem::take(&mut self.copies);
+        list.clear();
+        for (idx, inst) in self.phis(to) {
+            let l = self.phi_local(inst);
+            if l == NONE {
+                continue;
             }
-            v
-        };
-        for &(_, l, src) in &list {
+            let InstKind::Phi { incoming } = &inst.kind else {
+                continue;
+            };
+            let Some(&(src, _)) = incoming.iter().find(|(_, b)| *b == from) else {
+                return Err(self.err_at(idx, format!("phi has no value for edge from %b{from}")));
+            };
             // `x = phi [x, ...]` on this edge copies nothing.
             if self
                 .def_of(src)
@@ -73,12 +66,15 @@ impl FnLower<'_, '_> {
             {
                 continue;
             }
-            self.push(src)?;
-            dsts.push(l);
+            list.push((l, src));
         }
-        for &l in dsts.iter().rev() {
+        for &(_, src) in &list {
+            self.push(src)?;
+        }
+        for &(l, _) in list.iter().rev() {
             self.sink().local_set(l);
         }
+        self.copies = list;
         Ok(())
     }
 

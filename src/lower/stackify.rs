@@ -81,10 +81,12 @@ fn intrinsic_push_order(i: Intrinsic, a: &[ValueId], out: &mut Vec<ValueId>) {
     }
 }
 
-/// Use counts of instruction values (`%vN`), counting every operand occurrence.
-pub(crate) fn use_counts(f: &Function) -> Vec<u32> {
+/// Use counts of instruction values (`%vN`), counting every operand occurrence, into
+/// `uses` (cleared first; its allocation is reused).
+pub(crate) fn use_counts(f: &Function, uses: &mut Vec<u32>) {
     let first = f.first_inst_value();
-    let mut uses = vec![0u32; f.value_insts.len()];
+    uses.clear();
+    uses.resize(f.value_insts.len(), 0);
     for inst in &f.insts {
         inst.kind.for_each_operand(|v| {
             if v.0 >= first {
@@ -94,13 +96,20 @@ pub(crate) fn use_counts(f: &Function) -> Vec<u32> {
             }
         });
     }
-    uses
 }
 
-/// Marks, per instruction index, whether the instruction is emitted at its single use.
-pub(crate) fn analyze(cx: &LowerCtx<'_>, f: &Function, uses: &[u32]) -> Vec<bool> {
-    let mut inline = vec![false; f.insts.len()];
-    let mut buf: Vec<ValueId> = Vec::new();
+/// Marks in `inline`, per instruction index, whether the instruction is emitted at its
+/// single use. `inline` and `buf` are scratch space whose allocations are reused.
+pub(crate) fn analyze(
+    cx: &LowerCtx<'_>,
+    f: &Function,
+    uses: &[u32],
+    inline: &mut Vec<bool>,
+    buf: &mut Vec<ValueId>,
+) {
+    inline.clear();
+    inline.resize(f.insts.len(), false);
+    buf.clear();
     let n = f.block_starts.len();
     for b in 0..n {
         let start = f.block_starts[b] as usize;
@@ -123,14 +132,13 @@ pub(crate) fn analyze(cx: &LowerCtx<'_>, f: &Function, uses: &[u32]) -> Vec<bool
                 cx,
                 f,
                 uses,
-                inline: &mut inline,
-                buf: &mut buf,
+                inline,
+                buf,
                 start,
             };
             j = st.visit(ju, j - 1, 0);
         }
     }
-    inline
 }
 
 struct Walk<'a, 'm> {

@@ -5,16 +5,45 @@
 use super::function::FnCx;
 use super::Rule;
 use crate::ir::{InstKind, ValueId, ValueRef};
-use std::collections::HashMap;
 use std::ops::Range;
 
-/// The blocks of a function as instruction ranges, plus edges.
+/// The blocks of a function as instruction ranges, plus edges (flat adjacency lists).
 struct Graph {
     blocks: Vec<Range<usize>>,
-    /// Successor blocks of each block, one entry per edge (a switch may repeat one).
-    succs: Vec<Vec<u32>>,
-    /// Predecessor blocks with multiplicity, in edge order.
-    preds: Vec<Vec<u32>>,
+    /// Successor blocks of block `b`: `succ[succ_start[b]..succ_start[b + 1]]`, one entry
+    /// per edge (a switch may repeat one).
+    succ_start: Vec<u32>,
+    succ: Vec<u32>,
+    /// Predecessor blocks with multiplicity, in edge order, laid out like `succ`.
+    pred_start: Vec<u32>,
+    pred: Vec<u32>,
+}
+
+impl Graph {
+    fn succs(&self, b: usize) -> &[u32] {
+        &self.succ[self.succ_start[b] as usize..self.succ_start[b + 1] as usize]
+    }
+    fn preds(&self, b: usize) -> &[u32] {
+        &self.pred[self.pred_start[b] as usize..self.pred_start[b + 1] as usize]
+    }
+}
+
+/// Calls `f` on each successor of a terminator, in `InstKind::successors` order.
+fn for_each_successor(kind: &InstKind, mut f: impl FnMut(u32)) {
+    match kind {
+        InstKind::Br { target } => f(*target),
+        InstKind::CondBr {
+            then_bb, else_bb, ..
+        } => {
+            f(*then_bb);
+            f(*else_bb);
+        }
+        InstKind::Switch(s) => {
+            f(s.default);
+            s.cases.iter().for_each(|c| f(c.target));
+        }
+        _ => {}
+    }
 }
 
 pub(super) fn check(cx: &mut FnCx<'_>) {
@@ -62,14 +91,16 @@ fn blocks(cx: &mut FnCx<'_>) -> Option<Graph> {
         }
         ranges.push(start..end);
     }
-    let mut succs = vec![Vec::new(); n];
-    let mut preds = vec![Vec::new(); n];
+    let mut succ_start = Vec::with_capacity(n + 1);
+    let mut succ: Vec<u32> = Vec::with_capacity(n * 2);
+    let mut pred_count = vec![0u32; n + 1];
     let mut ok = true;
+    let mut bad: Vec<(usize, String)> = Vec::new();
     for (b, r) in ranges.iter().enumerate() {
+        succ_start.push(succ.len() as u32);
         let last = r.end - 1;
-        for i in r.clone() {
-            let inst = &f.insts[i];
-            if inst.kind.is_terminator() && i != last {
+        for i in r.start..last {
+            if f.insts[i].kind.is_terminator() {
                 cx.at_inst(
                     i,
                     Rule::Cfg,
@@ -85,28 +116,49 @@ fn blocks(cx: &mut FnCx<'_>) -> Option<Graph> {
                 format!("block %b{b} does not end with a terminator"),
             );
         }
-        for t in term.successors() {
+        for_each_successor(term, |t| {
             if t as usize >= n {
-                cx.at_inst(
+                bad.push((
                     last,
-                    Rule::Cfg,
                     format!("branch target %b{t} is out of range ({n} blocks)"),
-                );
+                ));
                 ok = false;
             } else if t == 0 {
                 // The entry block has no predecessors.
-                cx.at_inst(last, Rule::Cfg, "branch to the entry block %b0");
+                bad.push((last, "branch to the entry block %b0".to_string()));
                 ok = false;
             } else {
-                succs[b].push(t);
-                preds[t as usize].push(b as u32);
+                succ.push(t);
+                pred_count[t as usize + 1] += 1;
             }
+        });
+        for (i, msg) in bad.drain(..) {
+            cx.at_inst(i, Rule::Cfg, msg);
         }
     }
-    ok.then_some(Graph {
+    succ_start.push(succ.len() as u32);
+    if !ok {
+        return None;
+    }
+    // Predecessors in edge order: blocks ascending, each block's edges in order.
+    for b in 0..n {
+        pred_count[b + 1] += pred_count[b];
+    }
+    let pred_start = pred_count;
+    let mut fill = pred_start.clone();
+    let mut pred = vec![0u32; succ.len()];
+    for b in 0..n {
+        for &t in &succ[succ_start[b] as usize..succ_start[b + 1] as usize] {
+            pred[fill[t as usize] as usize] = b as u32;
+            fill[t as usize] += 1;
+        }
+    }
+    Some(Graph {
         blocks: ranges,
-        succs,
-        preds,
+        succ_start,
+        succ,
+        pred_start,
+        pred,
     })
 }
 
@@ -115,14 +167,26 @@ fn blocks(cx: &mut FnCx<'_>) -> Option<Graph> {
 /// phis (15 in the corpus).
 fn phis(cx: &mut FnCx<'_>, g: &Graph) {
     let f = cx.f;
+    if !f
+        .insts
+        .iter()
+        .any(|i| matches!(i.kind, InstKind::Phi { .. }))
+    {
+        return;
+    }
     let n = g.blocks.len();
+    // Edges into the current block per predecessor (valid where `edge_stamp[p] == b`),
+    // and entries of the current phi per incoming block (valid where `ent_stamp[p] == i`).
+    let mut edge_cnt = vec![0u32; n];
+    let mut edge_stamp = vec![u32::MAX; n];
+    let mut ent_cnt = vec![0u32; n];
+    let mut ent_val = vec![ValueId(0); n];
+    let mut ent_stamp = vec![u32::MAX; n];
+    let mut preds: Vec<u32> = Vec::new();
+    let mut listed: Vec<u32> = Vec::new();
     for (b, r) in g.blocks.iter().enumerate() {
-        // Edges from each predecessor.
-        let mut edges: HashMap<u32, usize> = HashMap::new();
-        for &p in &g.preds[b] {
-            *edges.entry(p).or_default() += 1;
-        }
         let mut seen_non_phi = false;
+        let mut edges_ready = false;
         for i in r.clone() {
             let InstKind::Phi { incoming } = &f.insts[i].kind else {
                 seen_non_phi = true;
@@ -139,8 +203,24 @@ fn phis(cx: &mut FnCx<'_>, g: &Graph) {
                     "phi after a non-phi instruction; phis must start the block",
                 );
             }
+            if !edges_ready {
+                // Edges from each predecessor; `preds` sorted and distinct.
+                preds.clear();
+                for &p in g.preds(b) {
+                    let p = p as usize;
+                    if edge_stamp[p] != b as u32 {
+                        edge_stamp[p] = b as u32;
+                        edge_cnt[p] = 0;
+                        preds.push(p as u32);
+                    }
+                    edge_cnt[p] += 1;
+                }
+                preds.sort_unstable();
+                edges_ready = true;
+            }
             // Entries per incoming block, with the value of the first.
-            let mut entries: HashMap<u32, (usize, ValueId)> = HashMap::new();
+            let stamp = i as u32;
+            listed.clear();
             for &(v, pb) in incoming.iter() {
                 if pb as usize >= n {
                     cx.at_inst(
@@ -150,9 +230,15 @@ fn phis(cx: &mut FnCx<'_>, g: &Graph) {
                     );
                     continue;
                 }
-                let e = entries.entry(pb).or_insert((0, v));
-                e.0 += 1;
-                if e.1 != v {
+                let k = pb as usize;
+                if ent_stamp[k] != stamp {
+                    ent_stamp[k] = stamp;
+                    ent_cnt[k] = 0;
+                    ent_val[k] = v;
+                    listed.push(pb);
+                }
+                ent_cnt[k] += 1;
+                if ent_val[k] != v {
                     cx.at_inst(
                         i,
                         Rule::Phi,
@@ -160,41 +246,38 @@ fn phis(cx: &mut FnCx<'_>, g: &Graph) {
                     );
                 }
             }
-            let mut listed: Vec<_> = entries.iter().map(|(k, v)| (*k, v.0)).collect();
             listed.sort_unstable();
-            for (pb, count) in listed {
-                match edges.get(&pb) {
-                    None => cx.at_inst(
+            for &pb in &listed {
+                let (count, k) = (ent_cnt[pb as usize], pb as usize);
+                if edge_stamp[k] != b as u32 {
+                    cx.at_inst(
                         i,
                         Rule::Phi,
                         format!("incoming block %b{pb} is not a predecessor of %b{b}"),
-                    ),
+                    );
+                } else if count != edge_cnt[k] {
                     // One entry per edge, as LLVM requires: a switch with three cases to
                     // this block lists its block three times. Every real pexe does so
                     // (pnacl.c prints them deduplicated, see binji-dedupe_incoming).
-                    Some(&e) if count != e => cx.at_inst(
+                    let e = edge_cnt[k];
+                    cx.at_inst(
                         i,
                         Rule::Phi,
                         format!(
                             "incoming block %b{pb} is listed {count} times but has {e} edges \
                              to %b{b}"
                         ),
-                    ),
-                    Some(_) => {}
+                    );
                 }
             }
-            let mut missing: Vec<u32> = edges
-                .keys()
-                .filter(|p| !entries.contains_key(p))
-                .copied()
-                .collect();
-            missing.sort_unstable();
-            for pb in missing {
-                cx.at_inst(
-                    i,
-                    Rule::Phi,
-                    format!("no incoming value for predecessor %b{pb}"),
-                );
+            for &pb in &preds {
+                if ent_stamp[pb as usize] != stamp {
+                    cx.at_inst(
+                        i,
+                        Rule::Phi,
+                        format!("no incoming value for predecessor %b{pb}"),
+                    );
+                }
             }
         }
     }
@@ -211,7 +294,7 @@ fn dominators(g: &Graph) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
     visited[0] = true;
     while let Some((b, k)) = stack.last_mut() {
         let bb = *b as usize;
-        if let Some(&s) = g.succs[bb].get(*k) {
+        if let Some(&s) = g.succs(bb).get(*k) {
             *k += 1;
             if !visited[s as usize] {
                 visited[s as usize] = true;
@@ -246,7 +329,7 @@ fn dominators(g: &Graph) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
         changed = false;
         for &b in rpo.iter().skip(1) {
             let mut new: Option<u32> = None;
-            for &p in &g.preds[b as usize] {
+            for &p in g.preds(b as usize) {
                 if idom[p as usize].is_none() {
                     continue;
                 }
@@ -264,16 +347,65 @@ fn dominators(g: &Graph) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
     (idom, rpo_num)
 }
 
-/// True if block `a` dominates block `b` (both reachable).
-fn dominates(idom: &[Option<u32>], a: u32, mut b: u32) -> bool {
-    loop {
-        if a == b {
-            return true;
+/// Preorder interval of every reachable block in the dominator tree: `a` dominates `b`
+/// iff `b`'s interval lies inside `a`'s (an O(1) test instead of a walk up the tree).
+struct DomTree {
+    pre: Vec<u32>,
+    /// One past the largest preorder number in the subtree.
+    end: Vec<u32>,
+}
+
+impl DomTree {
+    fn new(idom: &[Option<u32>]) -> DomTree {
+        let n = idom.len();
+        // Children lists, flat.
+        let mut start = vec![0u32; n + 1];
+        for (b, d) in idom.iter().enumerate() {
+            if let Some(d) = *d {
+                if d as usize != b {
+                    start[d as usize + 1] += 1;
+                }
+            }
         }
-        match idom[b as usize] {
-            Some(p) if p != b => b = p,
-            _ => return false,
+        for i in 0..n {
+            start[i + 1] += start[i];
         }
+        let mut fill = start.clone();
+        let mut kids = vec![0u32; start[n] as usize];
+        for (b, d) in idom.iter().enumerate() {
+            if let Some(d) = *d {
+                if d as usize != b {
+                    kids[fill[d as usize] as usize] = b as u32;
+                    fill[d as usize] += 1;
+                }
+            }
+        }
+        let mut pre = vec![u32::MAX; n];
+        let mut end = vec![0u32; n];
+        let mut counter = 0u32;
+        let mut stack: Vec<(u32, u32)> = vec![(0, start[0])];
+        pre[0] = 0;
+        counter += 1;
+        while let Some(top) = stack.last_mut() {
+            let (v, k) = *top;
+            if k < start[v as usize + 1] {
+                top.1 += 1;
+                let c = kids[k as usize];
+                pre[c as usize] = counter;
+                counter += 1;
+                stack.push((c, start[c as usize]));
+            } else {
+                end[v as usize] = counter;
+                stack.pop();
+            }
+        }
+        DomTree { pre, end }
+    }
+
+    /// True if block `a` dominates block `b` (both reachable).
+    fn dominates(&self, a: u32, b: u32) -> bool {
+        let (pa, pb) = (self.pre[a as usize], self.pre[b as usize]);
+        pa <= pb && pb < self.end[a as usize]
     }
 }
 
@@ -283,6 +415,7 @@ fn dominates(idom: &[Option<u32>], a: u32, mut b: u32) -> bool {
 fn dominance(cx: &mut FnCx<'_>, g: &Graph) {
     let f = cx.f;
     let (idom, rpo) = dominators(g);
+    let tree = DomTree::new(&idom);
     let reachable = |b: u32| rpo[b as usize].is_some();
     let mut block_of = vec![0u32; f.insts.len()];
     for (b, r) in g.blocks.iter().enumerate() {
@@ -307,7 +440,7 @@ fn dominance(cx: &mut FnCx<'_>, g: &Graph) {
                     continue;
                 }
                 let db = block_of.get(d).copied().unwrap_or(0);
-                if !(reachable(db) && dominates(&idom, db, pb)) {
+                if !(reachable(db) && tree.dominates(db, pb)) {
                     problems.push((
                         i,
                         format!(
@@ -328,7 +461,7 @@ fn dominance(cx: &mut FnCx<'_>, g: &Graph) {
             let ok = if db == ub {
                 d < i
             } else {
-                reachable(db) && dominates(&idom, db, ub)
+                reachable(db) && tree.dominates(db, ub)
             };
             if !ok {
                 problems.push((

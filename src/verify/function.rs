@@ -1,7 +1,6 @@
 //! Per-function checking: builds a safe view of one body (value types, blocks) and runs
 //! the constant, instruction, CFG and dominance rules on it.
 
-use super::module::resolve_intrinsic;
 use super::types::{is_valid_int_width, is_value_type};
 use super::{block_id, cfg, instructions, position, Context, Rule, Sink};
 use crate::bitstream::Position;
@@ -11,6 +10,8 @@ use crate::ir::{ConstValue, Function, Intrinsic, Module, Type, TypeId, ValueId, 
 pub(super) struct FnCx<'a> {
     pub m: &'a Module,
     pub f: &'a Function,
+    /// The intrinsic each function id is (resolved by name), if any.
+    intrinsics: &'a [Option<Intrinsic>],
     /// Index of the function address record this body defines.
     pub index: u32,
     pub ret: TypeId,
@@ -57,10 +58,7 @@ impl<'a> FnCx<'a> {
 
     /// The intrinsic function `@fN` is, if any.
     pub fn intrinsic_of(&self, func: u32) -> Option<Intrinsic> {
-        self.m
-            .functions
-            .get(func as usize)
-            .and_then(resolve_intrinsic)
+        self.intrinsics.get(func as usize).copied().flatten()
     }
 
     fn name(&self) -> Option<String> {
@@ -113,12 +111,20 @@ impl<'a> FnCx<'a> {
     }
 }
 
-/// Checks one function body and appends its findings to `out`.
-pub(super) fn check(m: &Module, body: u32, f: &Function, out: &mut Sink) {
+/// Checks one function body and appends its findings to `out`. `intrinsics` is the
+/// intrinsic of each function id (`module::resolve_intrinsic`).
+pub(super) fn check(
+    m: &Module,
+    intrinsics: &[Option<Intrinsic>],
+    body: u32,
+    f: &Function,
+    out: &mut Sink,
+) {
     let nmv = m.num_functions() + m.globals.len() as u32;
     let mut cx = FnCx {
         m,
         f,
+        intrinsics,
         index: f.decl,
         ret: TypeId(u32::MAX),
         local_tys: Vec::new(),

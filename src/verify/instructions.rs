@@ -543,7 +543,7 @@ fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
             ),
         ));
     }
-    let arg_tys: Vec<Option<TypeId>> = c.args.iter().map(|a| cx.ty(*a)).collect();
+    let arg_tys = c.args.iter().map(|a| cx.ty(*a));
     let ret = match c.callee {
         Callee::Direct(func) => {
             let Some(d) = cx.m.functions.get(func as usize) else {
@@ -564,14 +564,14 @@ fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
                 ));
                 return;
             }
-            for (k, (at, pt)) in arg_tys.iter().zip(&ft.params).enumerate() {
+            for (k, (at, pt)) in arg_tys.zip(&ft.params).enumerate() {
                 if let Some(at) = at {
-                    if at != pt {
+                    if at != *pt {
                         p.push((
                             Rule::Call,
                             format!(
                                 "argument {k} of the call to @f{func} has type {}, expected {}",
-                                cx.show(*at),
+                                cx.show(at),
                                 cx.show(*pt)
                             ),
                         ));
@@ -593,15 +593,15 @@ fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
                 }
             }
             // Indirect calls reach ordinary functions only: IsFcnArgType applies.
-            for (k, at) in arg_tys.iter().enumerate() {
+            for (k, at) in arg_tys.enumerate() {
                 if let Some(at) = at {
-                    if !is_param_type(cx.types(), *at) {
+                    if !is_param_type(cx.types(), at) {
                         p.push((
                             Rule::Call,
                             format!(
                                 "indirect call argument {k} has type {}, not allowed \
                                  (only i32, i64, float, double, vectors)",
-                                cx.show(*at)
+                                cx.show(at)
                             ),
                         ));
                     }

@@ -64,15 +64,37 @@ mod block_id {
 }
 
 /// Checks every rule and returns all findings (empty for a valid pexe), in module order.
+///
+/// The module-level checks run first, in order; then every function body is checked on
+/// its own (in parallel with rayon), and the findings are appended in body order, so the
+/// result does not depend on the number of threads.
 pub fn verify(module: &Module) -> Vec<Finding> {
+    use rayon::prelude::*;
     let mut out = Sink::default();
     if !types::check_sound(module, &mut out) {
         return out.findings;
     }
     module::check(module, &mut out);
     globals::check(module, &mut out);
-    for (i, f) in module.function_bodies.iter().enumerate() {
-        function::check(module, i as u32, f, &mut out);
+    // Which intrinsic each function is, resolved once (by name) for every body.
+    let intrinsics: Vec<Option<crate::ir::Intrinsic>> = module
+        .functions
+        .iter()
+        .map(module::resolve_intrinsic)
+        .collect();
+    let per_body: Vec<Vec<Finding>> = module
+        .function_bodies
+        .par_iter()
+        .enumerate()
+        .with_min_len(8)
+        .map(|(i, f)| {
+            let mut s = Sink::default();
+            function::check(module, &intrinsics, i as u32, f, &mut s);
+            s.findings
+        })
+        .collect();
+    for mut f in per_body {
+        out.findings.append(&mut f);
     }
     out.findings
 }
