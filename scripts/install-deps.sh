@@ -2,8 +2,16 @@
 # Installs what building and testing pexe2wasm needs beyond the Rust toolchain.
 #
 # Idempotent: safe to run any number of times; it changes nothing when all is present.
-# Today nothing is needed besides a stable Rust toolchain (cargo, rustc; rust-version in
-# Cargo.toml): every dependency is a crate that cargo fetches itself. Optional tools:
+# Needed besides a stable Rust toolchain (cargo, rustc; rust-version in Cargo.toml; every
+# library dependency is a crate that cargo fetches itself):
+#   wasmtime   the stock wasmtime CLI, version 48.x (the version of the wasmtime crate
+#              pexe2wasm embeds). tests/stock_wasmtime.rs runs converted programs with
+#              `wasmtime run FILE.wasm ARGS`. Installed with `cargo install --locked
+#              wasmtime-cli --version 48.0.8` only when `wasmtime --version` is not 48.x
+#              (a build from source: several minutes on 2 cores, once per machine).
+#              PEXE2WASM_SKIP_WASMTIME_CLI=1 skips it (the test then skips, or fails
+#              under CI=true).
+# Optional tools:
 #   --fuzz   also install cargo-fuzz (for scripts/fuzz.sh; needs a C++ compiler for
 #            libFuzzer, which it installs with apt-get when missing).
 set -euo pipefail
@@ -13,6 +21,37 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 echo "rust: $(rustc --version)"
+
+WASMTIME_CLI_VERSION=48.0.8
+# True when the given wasmtime binary (default: the one on PATH) is version 48.x.
+wasmtime_ok() {
+  local v
+  v=$("${1:-wasmtime}" --version 2>/dev/null || true)
+  [[ "$v" == "wasmtime 48."* ]]
+}
+# cargo installs into $CARGO_HOME/bin (default ~/.cargo/bin), which may not be on PATH;
+# tests/stock_wasmtime.rs looks there too.
+cargo_wasmtime="${CARGO_HOME:-$HOME/.cargo}/bin/wasmtime"
+if [[ "${PEXE2WASM_SKIP_WASMTIME_CLI:-}" == "1" ]]; then
+  echo "wasmtime: skipped (PEXE2WASM_SKIP_WASMTIME_CLI=1)"
+elif wasmtime_ok; then
+  echo "wasmtime: $(wasmtime --version)"
+elif wasmtime_ok "$cargo_wasmtime"; then
+  echo "wasmtime: $("$cargo_wasmtime" --version) at $cargo_wasmtime"
+else
+  echo "installing wasmtime-cli $WASMTIME_CLI_VERSION (cargo install; takes several minutes)"
+  start=$SECONDS
+  cargo install --locked wasmtime-cli --version "$WASMTIME_CLI_VERSION"
+  echo "wasmtime-cli installed in $((SECONDS - start)) s"
+  if wasmtime_ok; then
+    echo "wasmtime: $(wasmtime --version)"
+  elif wasmtime_ok "$cargo_wasmtime"; then
+    echo "wasmtime: $("$cargo_wasmtime" --version) at $cargo_wasmtime (not first on PATH)"
+  else
+    echo "error: wasmtime $WASMTIME_CLI_VERSION not usable after cargo install" >&2
+    exit 1
+  fi
+fi
 
 if [[ "${1:-}" == "--fuzz" ]]; then
   if ! command -v c++ >/dev/null 2>&1; then

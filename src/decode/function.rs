@@ -70,7 +70,9 @@ pub fn sign_unrotate(v: u64) -> i64 {
     }
 }
 
-/// The inverse of [`sign_unrotate`].
+/// The inverse of [`sign_unrotate`] (the writer side lives in `text::asm`; kept here to test
+/// the decoding against).
+#[cfg(test)]
 pub fn sign_rotate(v: i64) -> u64 {
     if v >= 0 {
         (v as u64) << 1
