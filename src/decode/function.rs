@@ -29,7 +29,7 @@ type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{block_id, symbol_name, DecodeError, FnJob, Result};
+use super::{block_id, next_leaf_record, symbol_name, DecodeError, FnJob, Result};
 use crate::bitstream::{Cursor, Kind};
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
@@ -317,6 +317,15 @@ impl FnDecoder<'_, '_> {
         self.types.display(t).to_string()
     }
 
+    /// [`next_leaf_record`] with this function named in errors; false at the block's end.
+    fn next_leaf(&mut self, buf: &mut Vec<u64>, what: &str) -> Result<bool> {
+        match next_leaf_record(&mut self.cur, buf, what) {
+            Ok(r) => Ok(r.is_some()),
+            Err(DecodeError::Invalid { message, .. }) => self.err(message),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Hands out an implied type id, noting when it is one the file did not declare.
     fn use_type(&mut self, t: TypeId) -> TypeId {
         if t.0 >= self.implied.base_len {
@@ -487,16 +496,7 @@ impl FnDecoder<'_, '_> {
     fn constants_block(&mut self) -> Result<()> {
         let mut cur_ty: Option<TypeId> = None;
         let mut buf = Vec::new();
-        loop {
-            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
-                return self.err("input ended inside the constants block");
-            };
-            match kind {
-                Kind::EndBlock => return Ok(()),
-                Kind::DefineAbbrev => continue,
-                Kind::EnterBlock { .. } => return self.err("block nested in the constants block"),
-                Kind::Record { .. } => {}
-            }
+        while self.next_leaf(&mut buf, "the constants block")? {
             let (code, ops) = (buf[0], &buf[1..]);
             let (code, op) = (code, ops.first().copied());
             let nops = ops.len();
@@ -565,22 +565,12 @@ impl FnDecoder<'_, '_> {
             self.f.consts.push(Constant { ty, value });
             self.value_types.push(ty);
         }
+        Ok(())
     }
 
     fn symtab_block(&mut self) -> Result<()> {
         let mut buf = Vec::new();
-        loop {
-            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
-                return self.err("input ended inside the value symbol table");
-            };
-            match kind {
-                Kind::EndBlock => return Ok(()),
-                Kind::DefineAbbrev => continue,
-                Kind::EnterBlock { .. } => {
-                    return self.err("block nested in the value symbol table")
-                }
-                Kind::Record { .. } => {}
-            }
+        while self.next_leaf(&mut buf, "the value symbol table")? {
             let (code, ops) = (buf[0], &buf[1..]);
             match (code, ops.split_first()) {
                 (1, Some((&id, name))) => {
@@ -603,6 +593,7 @@ impl FnDecoder<'_, '_> {
                 _ => return self.err(format!("invalid value symbol table record code {code}")),
             }
         }
+        Ok(())
     }
 
     fn record(&mut self, rec: &[u64], bit: u64) -> Result<()> {

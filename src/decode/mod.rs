@@ -297,16 +297,7 @@ impl ModuleDecoder<'_, '_> {
         self.seen_types = true;
         let mut expected: Option<u64> = None;
         let mut buf = Vec::new();
-        loop {
-            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
-                return self.err("input ended inside the types block");
-            };
-            match kind {
-                Kind::EndBlock => break,
-                Kind::DefineAbbrev => continue,
-                Kind::EnterBlock { .. } => return self.err("block nested in the types block"),
-                Kind::Record { .. } => {}
-            }
+        while next_leaf_record(self.cur, &mut buf, "the types block")?.is_some() {
             let code = buf[0];
             let ops = &buf[1..];
             if code == 1 {
@@ -422,16 +413,7 @@ impl ModuleDecoder<'_, '_> {
         let mut state = State::Idle;
         let num_functions = self.m.functions.len() as u64;
         let mut buf = Vec::new();
-        loop {
-            let Some((bit, kind)) = self.cur.next_into(&mut buf)? else {
-                return self.err("input ended inside the globals block");
-            };
-            match kind {
-                Kind::EndBlock => break,
-                Kind::DefineAbbrev => continue,
-                Kind::EnterBlock { .. } => return self.err("block nested in the globals block"),
-                Kind::Record { .. } => {}
-            }
+        while let Some(bit) = next_leaf_record(self.cur, &mut buf, "the globals block")? {
             let code = buf[0];
             let ops = &buf[1..];
             if code == 5 {
@@ -565,18 +547,7 @@ impl ModuleDecoder<'_, '_> {
         let num_functions = self.m.functions.len() as u64;
         let num_values = num_functions + self.m.globals.len() as u64;
         let mut buf = Vec::new();
-        loop {
-            let Some((_, kind)) = self.cur.next_into(&mut buf)? else {
-                return self.err("input ended inside the value symbol table");
-            };
-            match kind {
-                Kind::EndBlock => return Ok(()),
-                Kind::DefineAbbrev => continue,
-                Kind::EnterBlock { .. } => {
-                    return self.err("block nested in the value symbol table")
-                }
-                Kind::Record { .. } => {}
-            }
+        while next_leaf_record(self.cur, &mut buf, "the value symbol table")?.is_some() {
             match (buf[0], &buf[1..]) {
                 (1, [id, name @ ..]) => {
                     let id = *id;
@@ -596,6 +567,7 @@ impl ModuleDecoder<'_, '_> {
                 (c, _) => return self.err(format!("unknown value symbol table record code {c}")),
             }
         }
+        Ok(())
     }
 
     /// Notes a function block for later (parallel) decoding and skips it by its length.
@@ -630,6 +602,35 @@ impl ModuleDecoder<'_, '_> {
         });
         self.cur.skip_block()?;
         Ok(())
+    }
+}
+
+/// Reads the next record of a block that holds only records (and abbreviation definitions)
+/// into `buf`, returning its bit position, or `None` at the block's end. `what` names the
+/// block in errors ("the types block").
+pub(crate) fn next_leaf_record(
+    cur: &mut Cursor,
+    buf: &mut Vec<u64>,
+    what: &str,
+) -> Result<Option<u64>> {
+    loop {
+        let Some((bit, kind)) = cur.next_into(buf)? else {
+            return Err(DecodeError::Invalid {
+                message: format!("input ended inside {what}"),
+                position: cur.position(),
+            });
+        };
+        match kind {
+            Kind::EndBlock => return Ok(None),
+            Kind::DefineAbbrev => continue,
+            Kind::EnterBlock { .. } => {
+                return Err(DecodeError::Invalid {
+                    message: format!("block nested in {what}"),
+                    position: cur.position(),
+                })
+            }
+            Kind::Record { .. } => return Ok(Some(bit)),
+        }
     }
 }
 
