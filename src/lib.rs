@@ -7,13 +7,13 @@
 //!
 //! [`info`] summarizes a pexe for the `info` command.
 pub mod bitstream;
+pub mod convert;
 pub mod decode;
+pub mod emit;
 pub mod info;
 pub mod ir;
+pub mod lower;
 pub mod run;
 pub mod runtime;
 pub mod text;
 pub mod verify;
-pub mod lower;
-pub mod emit;
-pub mod convert;

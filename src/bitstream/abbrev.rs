@@ -51,9 +51,8 @@ impl Abbrev {
                     if i + 2 != self.ops.len() {
                         return Err("array must be the second to last operand".into());
                     }
-                    match self.ops[i + 1] {
-                        AbbrevOp::Array => return Err("array of arrays".into()),
-                        _ => {}
+                    if self.ops[i + 1] == AbbrevOp::Array {
+                        return Err("array of arrays".into());
                     }
                     if i == 0 {
                         // The record code would come from the array; an empty array would
@@ -69,7 +68,7 @@ impl Abbrev {
 
     /// True if the abbreviation has an array operand.
     pub fn has_array(&self) -> bool {
-        self.ops.iter().any(|o| *o == AbbrevOp::Array)
+        self.ops.contains(&AbbrevOp::Array)
     }
 }
 

@@ -230,6 +230,9 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads the next entry, or `None` at the end of the stream.
+    // Not `Iterator::next`: items borrow the cursor (a lending iterator), which the trait
+    // cannot express.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Item<'_>>, BitstreamError> {
         if self.finished {
             return Ok(None);
@@ -546,11 +549,10 @@ fn read_abbreviated(
             // Elements that store no bits (literals, width 0) are legal, so the input
             // cannot bound their count; cap it at one element per remaining byte so a
             // claimed length of 2^60 cannot exhaust memory.
-            let limit = if min_bits == 0 {
-                r.remaining() / 8 + 64
-            } else {
-                r.remaining() / min_bits
-            };
+            let limit = r
+                .remaining()
+                .checked_div(min_bits)
+                .unwrap_or(r.remaining() / 8 + 64);
             if len > limit {
                 return Err(ReadFail::ArrayTooLong(len));
             }

@@ -717,7 +717,9 @@ impl Module {
         match f.value_ref(v, self.num_functions()) {
             ValueRef::Function(_) | ValueRef::Global(_) => i32_ty,
             ValueRef::Param(p) => {
-                let ft = self.types.function(self.functions.get(f.decl as usize)?.ty)?;
+                let ft = self
+                    .types
+                    .function(self.functions.get(f.decl as usize)?.ty)?;
                 ft.params.get(p as usize).copied()
             }
             ValueRef::Const(c) => f.consts.get(c as usize).map(|c| c.ty),
