@@ -1322,6 +1322,23 @@ impl Dis<'_, '_> {
             ops.extend([Op::Space, t(name(v))]);
         };
         let align = |a: crate::ir::Align| t(a.display_bytes().to_string());
+        // The `* P, align A;` that ends both `load T* P, align A;` and `store ..., T* P, ...`.
+        let pointer_tail = |ops: &mut Vec<Op>, ptr: ValueId, a: crate::ir::Align| {
+            ops.extend([
+                t("*"),
+                Op::Space,
+                t(name(ptr)),
+                Op::Punct(","),
+                Op::Finish,
+                Op::Space,
+                Op::Start,
+                t("align"),
+                Op::Space,
+                align(a),
+                Op::Punct(";"),
+                Op::Finish,
+            ])
+        };
         match &inst.kind {
             InstKind::Binop { op, lhs, rhs, .. } => {
                 eq(&mut ops);
@@ -1518,40 +1535,14 @@ impl Dis<'_, '_> {
                 eq(&mut ops);
                 ops.extend([Op::Start, t("load"), Op::Space]);
                 self.type_ops(&mut ops, inst.ty.0 as u64, None, false);
-                ops.extend([
-                    t("*"),
-                    Op::Space,
-                    t(name(*ptr)),
-                    Op::Punct(","),
-                    Op::Finish,
-                    Op::Space,
-                    Op::Start,
-                    t("align"),
-                    Op::Space,
-                    align(*a),
-                    Op::Punct(";"),
-                    Op::Finish,
-                ]);
+                pointer_tail(&mut ops, *ptr, *a);
             }
             InstKind::Store { ptr, val, align: a } => {
                 ops.extend([Op::Start, t("store"), Op::Space]);
                 typed(&mut ops, *val);
                 ops.extend([Op::Punct(","), Op::Finish, Op::Space, Op::Start]);
                 self.type_ops(&mut ops, vty(*val), None, false);
-                ops.extend([
-                    t("*"),
-                    Op::Space,
-                    t(name(*ptr)),
-                    Op::Punct(","),
-                    Op::Finish,
-                    Op::Space,
-                    Op::Start,
-                    t("align"),
-                    Op::Space,
-                    align(*a),
-                    Op::Punct(";"),
-                    Op::Finish,
-                ]);
+                pointer_tail(&mut ops, *ptr, *a);
             }
             InstKind::Cmp { pred, lhs, rhs } => {
                 eq(&mut ops);
