@@ -14,30 +14,17 @@
 //! Targets: at least 60 MB/s on 2 cores, peak memory at most 60 MB for iguana.
 //! Ends with a `table row:` line for docs/PERFORMANCE.md.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use pexe2wasm::convert::{convert, ConvertOptions};
 
+mod support;
+use support::{common, mb, vm_hwm};
+
 #[path = "../tests/common/counting_alloc.rs"]
 mod counting_alloc;
 use counting_alloc::{CURRENT, PEAK};
-
-/// VmHWM (peak resident set) in bytes, where /proc exists.
-fn vm_hwm() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / 1e6
-}
 
 /// Peak heap (bytes above what was live before) while `f` runs.
 fn peak_heap<T>(f: impl FnOnce() -> T) -> (T, u64) {
@@ -88,36 +75,8 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 }
 
 fn main() {
-    // cargo bench passes `--bench`; everything starting with `-` is ignored.
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let n: usize = match args.first().map(|a| a.parse()) {
-        None => 10,
-        Some(Ok(n)) if n > 0 => n,
-        Some(_) => {
-            eprintln!("usage: cargo bench --bench convert -- [ITERATIONS] [FILE]");
-            std::process::exit(2);
-        }
-    };
-    let path: PathBuf = match args.get(1) {
-        Some(p) => PathBuf::from(p),
-        None => common::real_corpus_dir().join("supernet-iguana.pexe"),
-    };
-    let data = match std::fs::read(&path) {
-        Ok(d) => d,
-        Err(e) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                eprintln!("error: {}: {e}", path.display());
-                std::process::exit(1);
-            }
-            eprintln!(
-                "SKIPPED: {}: {e} (set PEXE2WASM_REAL_CORPUS or pass FILE)",
-                path.display()
-            );
-            return;
-        }
+    let Some((n, path, data)) = support::input("convert", 10) else {
+        return;
     };
     let name = path
         .file_name()

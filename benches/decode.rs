@@ -5,60 +5,19 @@
 //! /proc/self/status), then N more times (default 20) for throughput. MB = 10^6 bytes.
 //! Targets: at least 100 MB/s single-threaded, peak heap at most 10x the input size.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+mod support;
+use support::{mb, vm_hwm};
 
 #[path = "../tests/common/counting_alloc.rs"]
 mod counting_alloc;
 use counting_alloc::{CURRENT, PEAK};
 
-/// VmHWM (peak resident set) in bytes, where /proc exists.
-fn vm_hwm() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / 1e6
-}
-
 fn main() {
-    // cargo bench passes `--bench`; everything starting with `-` is ignored.
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    let n: usize = match args.first().map(|a| a.parse()) {
-        None => 20,
-        Some(Ok(n)) if n > 0 => n,
-        Some(_) => {
-            eprintln!("usage: cargo bench --bench decode -- [ITERATIONS] [FILE]");
-            std::process::exit(2);
-        }
-    };
-    let path: PathBuf = match args.get(1) {
-        Some(p) => PathBuf::from(p),
-        None => common::real_corpus_dir().join("supernet-iguana.pexe"),
-    };
-    let data = match std::fs::read(&path) {
-        Ok(d) => d,
-        Err(e) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                eprintln!("error: {}: {e}", path.display());
-                std::process::exit(1);
-            }
-            eprintln!(
-                "SKIPPED: {}: {e} (set PEXE2WASM_REAL_CORPUS or pass FILE)",
-                path.display()
-            );
-            return;
-        }
+    let Some((n, path, data)) = support::input("decode", 20) else {
+        return;
     };
     let size = data.len() as u64;
 
