@@ -42,6 +42,8 @@ pub struct Features {
     pub sat_float_to_int: bool,
     pub threads: bool,
     pub simd: bool,
+    /// Exception handling (exnref form), only for setjmp/longjmp.
+    pub exceptions: bool,
 }
 
 impl Features {
@@ -63,6 +65,9 @@ impl Features {
         if self.simd {
             v.push("simd");
         }
+        if self.exceptions {
+            v.push("exceptions");
+        }
         v
     }
 
@@ -82,6 +87,9 @@ impl Features {
         }
         if self.simd {
             f |= W::SIMD;
+        }
+        if self.exceptions {
+            f |= W::EXCEPTIONS;
         }
         f
     }
@@ -195,6 +203,7 @@ pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertE
         sat_float_to_int: out.used.sat_float_to_int,
         threads: opts.threads,
         simd: out.used.simd,
+        exceptions: out.used.exceptions,
     };
     validate(&out.wasm, features)?;
     Ok(Converted {

@@ -13,8 +13,8 @@ use wasm_encoder::reencode::Reencode;
 use wasm_encoder::{
     CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, EntityType,
     ExportKind, ExportSection, FunctionSection, GlobalSection, GlobalType, ImportSection,
-    MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection, TableType, TypeSection,
-    ValType,
+    MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection, TableType, TagKind,
+    TagSection, TagType, TypeSection, ValType,
 };
 
 use super::layout::{layout, Layout};
@@ -66,6 +66,29 @@ fn uses_frem(m: &Module) -> bool {
                     ..
                 }
             )
+        })
+    })
+}
+
+/// True if a function calls `llvm.nacl.setjmp` or `llvm.nacl.longjmp`: the module then
+/// gets the longjmp tag and the invocation counter (`lower/sjlj.rs`).
+fn uses_sjlj(m: &Module) -> bool {
+    use crate::ir::Intrinsic::{NaclLongjmp, NaclSetjmp};
+    let sjlj: Vec<bool> = m
+        .functions
+        .iter()
+        .map(|d| matches!(d.intrinsic, Some(NaclSetjmp | NaclLongjmp)))
+        .collect();
+    if !sjlj.contains(&true) {
+        return false;
+    }
+    m.function_bodies.iter().any(|f| {
+        f.insts.iter().any(|i| match &i.kind {
+            InstKind::Call(c) => match c.callee {
+                Callee::Direct(fid) => sjlj.get(fid as usize) == Some(&true),
+                Callee::Indirect(_) => false,
+            },
+            _ => false,
         })
     })
 }
@@ -232,6 +255,24 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         }
     }
 
+    // setjmp/longjmp: tag 0 and a counter global after the linked modules' globals.
+    let sjlj = uses_sjlj(m);
+    let (sjlj_tag, sjlj_counter, sjlj_catch_type) = if sjlj {
+        let i32s = vec![ValType::I32, ValType::I32];
+        let tag_type = sigs.intern(Sig {
+            params: i32s.clone(),
+            results: vec![],
+        });
+        let catch_type = sigs.intern(Sig {
+            params: vec![],
+            results: i32s,
+        });
+        debug_assert!(tag_type != catch_type);
+        (0, gnext, catch_type)
+    } else {
+        (NO_FUNC, NO_FUNC, NO_FUNC)
+    };
+
     let cx = LowerCtx {
         module: m,
         valtypes: vt,
@@ -244,6 +285,9 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         fmodf,
         fmod,
         threads: opts.threads,
+        sjlj_tag,
+        sjlj_counter,
+        sjlj_catch_type,
     };
 
     // Lower every function in parallel; results come back in order.
@@ -264,6 +308,8 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         irreducible += l.irreducible as usize;
         bodies.push(l.body);
     }
+    // The tag section alone needs the feature, even if no setjmp was reachable.
+    used.exceptions |= sjlj;
 
     assemble(
         m,
@@ -368,6 +414,22 @@ fn assemble(
     });
     out.section(&msec);
 
+    if cx.sjlj_tag != NO_FUNC {
+        let tag_type = cx
+            .sigs
+            .get(&Sig {
+                params: vec![ValType::I32, ValType::I32],
+                results: vec![],
+            })
+            .ok_or_else(|| EmitError::Other("internal: longjmp tag type not interned".into()))?;
+        let mut tags = TagSection::new();
+        tags.tag(TagType {
+            kind: TagKind::Exception,
+            func_type_idx: tag_type,
+        });
+        out.section(&tags);
+    }
+
     let mut gsec = GlobalSection::new();
     let mutable = |m: bool| GlobalType {
         val_type: ValType::I32,
@@ -390,6 +452,14 @@ fn assemble(
                 r.parse_global(&mut gsec, glob.map_err(pe)?).map_err(le)?;
             }
         }
+    }
+    if cx.sjlj_counter != NO_FUNC {
+        if gsec.len() != cx.sjlj_counter {
+            return Err(EmitError::Other(
+                "internal: the setjmp counter global has the wrong index".into(),
+            ));
+        }
+        gsec.global(mutable(true), &ConstExpr::i32_const(0));
     }
     out.section(&gsec);
 

@@ -8,6 +8,13 @@
 //! after setting a label local to the entry's block id; the dispatch node branches on the
 //! label. The region then has a single entry, and the same is done recursively inside it
 //! (the classic "make reducible by a dispatcher" transformation, limited to the region).
+//!
+//! A function that calls `llvm.nacl.setjmp` (see `sjlj.rs`) has more nodes: its blocks
+//! are split after each setjmp call, the code after the call being a *resume node*
+//! (`n_real..dispatch_base`), and its entry is a dispatch node on the label local (0 =
+//! block 0 on the first entry, a resume node after a caught longjmp). A setjmp outside
+//! any loop keeps the graph reducible; inside a loop its resume node is a second entry of
+//! the loop, which the dispatch-node machinery above makes reducible.
 
 use std::collections::HashMap;
 
@@ -15,13 +22,32 @@ use crate::ir::{Function, InstKind};
 
 pub(crate) const NONE: u32 = u32::MAX;
 
+/// A straight-line piece of a block: instructions `start..end`; `next` is the resume node
+/// that follows when the piece ends with a setjmp call ([`NONE`] when it ends with the
+/// block's terminator).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seg {
+    pub block: u32,
+    pub start: u32,
+    pub end: u32,
+    pub next: u32,
+}
+
 pub(crate) struct Cfg {
     pub n_real: u32,
+    /// First dispatch node (= `n_real` unless the function calls setjmp).
+    pub dispatch_base: u32,
+    /// The node control enters at (0, or the setjmp dispatch node).
+    pub entry: u32,
+    /// Segments of every non-dispatch node when the function calls setjmp, else empty.
+    pub segs: Vec<Seg>,
+    /// Reachable setjmp calls: (instruction index, resume node = the site's label).
+    pub sites: Vec<(u32, u32)>,
     /// Deduplicated successors of each node, after redirection.
     pub succs: Vec<Vec<u32>>,
     /// `(source node, original target block)` → the dispatch node the edge now goes to.
     pub redirect: HashMap<(u32, u32), u32>,
-    /// For dispatch node `n_real + i`: the blocks it dispatches to (by label = block id).
+    /// For dispatch node `dispatch_base + i`: the nodes it dispatches to (label = node id).
     pub dispatch: Vec<Vec<u32>>,
     /// Position in `rpo`, [`NONE`] for unreachable nodes.
     pub rpo_index: Vec<u32>,
@@ -36,7 +62,36 @@ pub(crate) struct Cfg {
 
 impl Cfg {
     pub fn is_dispatch(&self, n: u32) -> bool {
-        n >= self.n_real
+        n >= self.dispatch_base
+    }
+    /// The nodes dispatch node `n` branches to.
+    pub fn dispatch_of(&self, n: u32) -> &[u32] {
+        &self.dispatch[(n - self.dispatch_base) as usize]
+    }
+    /// Dispatch nodes made for irreducible regions (not the setjmp entry).
+    pub fn irreducible_dispatchers(&self) -> usize {
+        self.dispatch.len() - usize::from(!self.sites.is_empty())
+    }
+    /// The block a (non-dispatch) node's code comes from.
+    pub fn block_of(&self, n: u32) -> u32 {
+        self.segs.get(n as usize).map_or(n, |s| s.block)
+    }
+    /// The instructions of non-dispatch node `n` (see [`Seg`]).
+    pub fn seg(&self, f: &Function, n: u32) -> Seg {
+        if let Some(s) = self.segs.get(n as usize) {
+            return *s;
+        }
+        let start = f.block_starts.get(n as usize).copied().unwrap_or(0);
+        let end = f
+            .block_starts
+            .get(n as usize + 1)
+            .map_or(f.insts.len() as u32, |&e| e);
+        Seg {
+            block: n,
+            start,
+            end,
+            next: NONE,
+        }
     }
     /// The node an edge `from → target block` goes to.
     pub fn edge_target(&self, from: u32, target: u32) -> u32 {
@@ -82,8 +137,9 @@ pub(crate) fn block_succs(f: &Function, b: u32) -> Vec<u32> {
     out
 }
 
-/// Builds the CFG; `Err` names a branch target out of range.
-pub(crate) fn build(f: &Function) -> Result<Cfg, String> {
+/// Builds the CFG; `Err` names a branch target out of range. `setjmps` are the indices
+/// of the function's setjmp calls, in order.
+pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
     let n = f.block_starts.len() as u32;
     if n == 0 {
         return Err("function has no basic blocks".into());
@@ -96,12 +152,19 @@ pub(crate) fn build(f: &Function) -> Result<Cfg, String> {
         }
         succs.push(s);
     }
-    let g = Builder {
+    let mut g = Builder {
         n_real: n,
+        dispatch_base: n,
+        entry: 0,
+        segs: Vec::new(),
+        sites: Vec::new(),
         succs,
         redirect: HashMap::new(),
         dispatch: Vec::new(),
     };
+    if !setjmps.is_empty() {
+        g.split_at_setjmps(f, setjmps);
+    }
     let cfg = g.finish();
     if cfg.reducible {
         return Ok(cfg);
@@ -109,9 +172,13 @@ pub(crate) fn build(f: &Function) -> Result<Cfg, String> {
     // Irreducible: add dispatch nodes, then analyze again.
     let mut g = Builder {
         n_real: n,
+        dispatch_base: cfg.dispatch_base,
+        entry: cfg.entry,
+        segs: cfg.segs,
+        sites: cfg.sites,
         succs: cfg.succs,
         redirect: HashMap::new(),
-        dispatch: Vec::new(),
+        dispatch: cfg.dispatch,
     };
     let reach = g.reachable();
     g.make_reducible(reach);
@@ -120,17 +187,90 @@ pub(crate) fn build(f: &Function) -> Result<Cfg, String> {
 
 struct Builder {
     n_real: u32,
+    dispatch_base: u32,
+    entry: u32,
+    segs: Vec<Seg>,
+    sites: Vec<(u32, u32)>,
     succs: Vec<Vec<u32>>,
     redirect: HashMap<(u32, u32), u32>,
     dispatch: Vec<Vec<u32>>,
 }
 
 impl Builder {
+    /// Splits every reachable block after its setjmp calls into resume nodes and adds the
+    /// entry dispatch node (first entry → block 0, after a longjmp → the site's resume
+    /// node). Unreachable setjmps are left alone: no longjmp can target them.
+    fn split_at_setjmps(&mut self, f: &Function, setjmps: &[u32]) {
+        let reach = self.reachable();
+        let mut reachable = vec![false; self.n_real as usize];
+        for v in reach {
+            reachable[v as usize] = true;
+        }
+        let block_end = |b: usize| {
+            f.block_starts
+                .get(b + 1)
+                .map_or(f.insts.len() as u32, |&e| e)
+        };
+        let mut segs: Vec<Seg> = (0..self.n_real as usize)
+            .map(|b| Seg {
+                block: b as u32,
+                start: f.block_starts[b],
+                end: block_end(b),
+                next: NONE,
+            })
+            .collect();
+        // The segment of each block that currently ends with the terminator.
+        let mut last: Vec<u32> = (0..self.n_real).collect();
+        let mut block = 0usize;
+        for &call in setjmps {
+            while block + 1 < self.n_real as usize && f.block_starts[block + 1] <= call {
+                block += 1;
+            }
+            if !reachable[block] || call + 1 >= block_end(block) {
+                continue;
+            }
+            // The last segment now ends at the call; the rest becomes a resume node.
+            let r = segs.len() as u32;
+            let l = last[block] as usize;
+            segs.push(Seg {
+                block: block as u32,
+                start: call + 1,
+                end: segs[l].end,
+                next: NONE,
+            });
+            segs[l].end = call + 1;
+            segs[l].next = r;
+            last[block] = r;
+            self.sites.push((call, r));
+        }
+        if self.sites.is_empty() {
+            return;
+        }
+        // Successors: the terminator's move to the block's last segment.
+        let nodes = segs.len();
+        self.succs.resize(nodes, Vec::new());
+        for (k, sg) in segs.iter().enumerate() {
+            if sg.next != NONE {
+                let term = std::mem::take(&mut self.succs[k]);
+                self.succs[k] = vec![sg.next];
+                self.succs[sg.next as usize] = term;
+            }
+        }
+        let v = nodes as u32;
+        let mut entries = vec![0u32];
+        entries.extend(self.sites.iter().map(|&(_, r)| r));
+        self.succs.push(entries.clone());
+        self.dispatch.push(entries);
+        self.dispatch_base = v;
+        self.entry = v;
+        self.segs = segs;
+    }
+
     fn reachable(&self) -> Vec<u32> {
         let mut seen = vec![false; self.succs.len()];
-        let mut stack = vec![0u32];
+        let mut stack = vec![self.entry];
         let mut out = Vec::new();
-        seen[0] = true;
+        seen[self.entry as usize] = true;
         while let Some(v) = stack.pop() {
             out.push(v);
             for &w in &self.succs[v as usize] {
@@ -187,7 +327,7 @@ impl Builder {
                     .iter()
                     .copied()
                     .filter(|&v| {
-                        v == 0
+                        v == self.entry
                             || preds[v as usize]
                                 .iter()
                                 .any(|&p| member[p as usize] != stamp)
@@ -236,8 +376,9 @@ impl Builder {
         // Reverse postorder by an iterative DFS.
         let mut post = Vec::with_capacity(n);
         let mut seen = vec![false; n];
-        let mut stack: Vec<(u32, usize)> = vec![(0, 0)];
-        seen[0] = true;
+        let entry = self.entry;
+        let mut stack: Vec<(u32, usize)> = vec![(entry, 0)];
+        seen[entry as usize] = true;
         while let Some(top) = stack.last_mut() {
             let (v, i) = *top;
             if let Some(&w) = self.succs[v as usize].get(i) {
@@ -265,7 +406,7 @@ impl Builder {
         }
         // Dominators (Cooper, Harvey, Kennedy), on RPO indices.
         let mut idom = vec![NONE; n];
-        idom[0] = 0;
+        idom[entry as usize] = entry;
         let mut changed = true;
         while changed {
             changed = false;
@@ -317,6 +458,10 @@ impl Builder {
         }
         Cfg {
             n_real: self.n_real,
+            dispatch_base: self.dispatch_base,
+            entry: self.entry,
+            segs: self.segs,
+            sites: self.sites,
             succs: self.succs,
             redirect: self.redirect,
             dispatch: self.dispatch,

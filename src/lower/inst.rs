@@ -42,6 +42,8 @@ pub(crate) struct FnLower<'a, 'm> {
     pub frame_align: u32,
     pub static_off: Vec<u32>,
     pub label: u32,
+    /// This invocation's id for setjmp (`sjlj.rs`), [`NONE`] if the function calls none.
+    pub sj_id: u32,
     pub s_i32: u32,
     pub s_i64: u32,
     pub s_f32: u32,
@@ -72,7 +74,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
             message: msg,
             position: Position::at_bit(f.bit),
         };
-        let cfg = super::cfg::build(f).map_err(bad)?;
         let mut uses = std::mem::take(&mut scratch.uses);
         stackify::use_counts(f, &mut uses);
         let mut inline = std::mem::take(&mut scratch.inline);
@@ -95,6 +96,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         static_off.clear();
         static_off.resize(f.insts.len(), NONE);
         let mut needs_sp = false;
+        let mut setjmps: Vec<u32> = Vec::new();
         let mut off: u64 = 0;
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
@@ -119,17 +121,17 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 InstKind::Call(c) => {
                     if let Callee::Direct(fid) = c.callee {
                         use crate::ir::Intrinsic::*;
-                        if matches!(
-                            m.functions.get(fid as usize).and_then(|d| d.intrinsic),
-                            Some(Stacksave | Stackrestore)
-                        ) {
-                            needs_sp = true;
+                        match m.functions.get(fid as usize).and_then(|d| d.intrinsic) {
+                            Some(Stacksave | Stackrestore) => needs_sp = true,
+                            Some(NaclSetjmp) => setjmps.push(i as u32),
+                            _ => {}
                         }
                     }
                 }
                 _ => {}
             }
         }
+        let cfg = super::cfg::build(f, &setjmps).map_err(bad)?;
         let frame_size = off.div_ceil(16) * 16;
         if frame_size > 0x4000_0000 {
             return Err(LowerError::Unsupported {
@@ -180,6 +182,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if needs_sp {
             extra_i32 += 2;
         }
+        let sj_ord = extra_i32;
+        let calls_setjmp = !cfg.sites.is_empty();
+        if calls_setjmp {
+            extra_i32 += 1;
+        }
         let mut base = [0u32; 5];
         let mut next = f.num_params;
         let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, 0];
@@ -214,6 +221,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         } else {
             (NONE, NONE)
         };
+        let sj_id = if calls_setjmp { s_i32 + sj_ord } else { NONE };
         let n_nodes = cfg.succs.len();
         let mut clean = std::mem::take(&mut scratch.clean);
         clean.clear();
@@ -244,6 +252,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             frame_align: frame_align as u32,
             static_off,
             label,
+            sj_id,
             s_i32,
             s_i64: base[1] + counts[1],
             s_f32: base[2] + counts[2],
@@ -262,7 +271,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// Lowers the function; its working memory goes back to `scratch` for the next one.
     pub fn run(mut self, scratch: &mut Scratch) -> R<Lowered> {
         self.prologue();
+        let calls_setjmp = !self.cfg.sites.is_empty();
+        if calls_setjmp {
+            self.sjlj_enter()?;
+        }
         self.structurize()?;
+        if calls_setjmp {
+            self.sjlj_leave()?;
+        }
         if self.has_result {
             self.sink().unreachable();
         }
@@ -286,7 +302,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         Ok(Lowered {
             body,
             used: self.used,
-            irreducible: !self.cfg.dispatch.is_empty(),
+            irreducible: self.cfg.irreducible_dispatchers() > 0,
         })
     }
 

@@ -3,7 +3,7 @@
 //! Atomics: without threads the memory is not shared and nothing runs concurrently, so
 //! they are plain loads, stores and read-modify-write sequences; with `threads` they are
 //! wasm atomic instructions (every PNaCl memory order maps to wasm's seq-cst).
-//! setjmp/longjmp are not supported yet: setjmp returns 0 and longjmp traps.
+//! setjmp/longjmp are in `sjlj.rs`.
 
 use wasm_encoder::{MemArg, Ordering};
 
@@ -154,14 +154,10 @@ impl FnLower<'_, '_> {
                 self.sink().global_get(tp);
                 Ok(true)
             }
-            // Not in this milestone: setjmp returns 0 (its first return), longjmp traps.
-            NaclSetjmp => {
-                self.sink().i32_const(0);
-                Ok(true)
-            }
+            NaclSetjmp => self.setjmp(idx, a(0)?),
             NaclLongjmp => {
-                self.sink().unreachable();
-                Ok(true)
+                let (buf, val) = (a(0)?, a(1)?);
+                self.longjmp(idx, buf, val)
             }
             AtomicLoad(s) => {
                 self.push(a(0)?)?;

@@ -8,12 +8,14 @@
 //! - `structurize`: block/loop/if/br/br_table nesting from the dominator tree ("Beyond
 //!   Relooper", Ramsey 2022);
 //! - `stackify`: which single-use values stay on the wasm stack instead of a local;
-//! - `inst`, `intrinsics`: instructions; `phi`: parallel copies on CFG edges.
+//! - `inst`, `intrinsics`: instructions; `phi`: parallel copies on CFG edges;
+//! - `sjlj`: setjmp/longjmp with wasm exception handling.
 
 mod cfg;
 mod inst;
 mod intrinsics;
 mod phi;
+mod sjlj;
 mod stackify;
 mod structurize;
 
@@ -94,6 +96,12 @@ pub struct LowerCtx<'m> {
     pub fmod: u32,
     /// Lower atomics to wasm atomic instructions (shared memory) instead of plain accesses.
     pub threads: bool,
+    /// setjmp/longjmp (`sjlj.rs`): the tag `(param i32 i32)`, the invocation counter
+    /// global and the type `[] -> [i32 i32]` of the catching block; [`NO_FUNC`] when the
+    /// module calls neither.
+    pub sjlj_tag: u32,
+    pub sjlj_counter: u32,
+    pub sjlj_catch_type: u32,
 }
 
 impl LowerCtx<'_> {
@@ -140,6 +148,8 @@ pub struct Used {
     pub sign_ext: bool,
     pub threads: bool,
     pub simd: bool,
+    /// Exception handling (setjmp/longjmp).
+    pub exceptions: bool,
 }
 
 impl Used {
@@ -149,6 +159,7 @@ impl Used {
         self.sign_ext |= o.sign_ext;
         self.threads |= o.threads;
         self.simd |= o.simd;
+        self.exceptions |= o.exceptions;
     }
 }
 

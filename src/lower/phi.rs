@@ -32,7 +32,8 @@ impl FnLower<'_, '_> {
 
     /// True if the edge `from → to` (blocks) writes any phi local.
     pub fn has_copies(&self, from: u32, to: u32) -> bool {
-        if self.cfg.is_dispatch(from) || self.cfg.is_dispatch(to) {
+        // Dispatch nodes and resume nodes (after a setjmp) have no phis.
+        if self.cfg.is_dispatch(from) || to >= self.cfg.n_real {
             return false;
         }
         self.phis(to).any(|(_, i)| self.phi_local(i) != NONE)
@@ -40,9 +41,11 @@ impl FnLower<'_, '_> {
 
     /// Emits the parallel copy of edge `from → to`.
     pub fn emit_copies(&mut self, from: u32, to: u32) -> R<()> {
-        if self.cfg.is_dispatch(from) || self.cfg.is_dispatch(to) {
+        if self.cfg.is_dispatch(from) || to >= self.cfg.n_real {
             return Ok(());
         }
+        // A resume node's edges are its block's.
+        let from = self.cfg.block_of(from);
         // (phi local, source) of every phi with a local, in phi order.
         let mut list = std::mem::take(&mut self.copies);
         list.clear();

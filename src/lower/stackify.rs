@@ -81,6 +81,23 @@ fn intrinsic_push_order(i: Intrinsic, a: &[ValueId], out: &mut Vec<ValueId>) {
     }
 }
 
+/// True for a call to `llvm.nacl.setjmp`.
+pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
+    match kind {
+        InstKind::Call(c) => match c.callee {
+            Callee::Direct(fid) => matches!(
+                cx.module
+                    .functions
+                    .get(fid as usize)
+                    .and_then(|d| d.intrinsic),
+                Some(Intrinsic::NaclSetjmp)
+            ),
+            Callee::Indirect(_) => false,
+        },
+        _ => false,
+    }
+}
+
 /// Use counts of instruction values (`%vN`), counting every operand occurrence, into
 /// `uses` (cleared first; its allocation is reused).
 pub(crate) fn use_counts(f: &Function, uses: &mut Vec<u32>) {
@@ -175,6 +192,11 @@ impl Walk<'_, '_> {
                     continue;
                 }
                 if matches!(self.f.insts[def as usize].kind, InstKind::Phi { .. }) {
+                    continue;
+                }
+                // A setjmp call returns twice: its result must live in a local that the
+                // longjmp path can set, and nothing may stay on the stack across it.
+                if is_setjmp(self.cx, &self.f.insts[def as usize].kind) {
                     continue;
                 }
                 self.inline[def as usize] = true;

@@ -29,7 +29,7 @@ enum Task {
 
 impl FnLower<'_, '_> {
     pub fn structurize(&mut self) -> R<()> {
-        let mut tasks = vec![Task::Tree(0)];
+        let mut tasks = vec![Task::Tree(self.cfg.entry)];
         while let Some(t) = tasks.pop() {
             match t {
                 Task::Tree(x) => {
@@ -126,16 +126,30 @@ impl FnLower<'_, '_> {
 
     fn body(&mut self, x: u32, tasks: &mut Vec<Task>) -> R<()> {
         if self.cfg.is_dispatch(x) {
-            let entries = self.cfg.dispatch[(x - self.cfg.n_real) as usize].clone();
+            let entries = self.cfg.dispatch_of(x).to_vec();
             let cases: Vec<(i64, u32)> = entries.iter().map(|&e| (e as i64, e)).collect();
             let l = self.label;
             return self.switch(x, Cond::Local32(l), entries[0], &cases, tasks);
         }
         let f = self.f;
-        let insts = f.block_insts(x);
-        let start = f.block_starts[x as usize] as usize;
+        let seg = self.cfg.seg(f, x);
+        let start = seg.start as usize;
+        let insts = f.insts.get(start..seg.end as usize).unwrap_or(&[]);
+        if seg.next != NONE {
+            // A piece that ends with a setjmp call: its code, then on to the resume node.
+            for (i, inst) in insts.iter().enumerate() {
+                if !self.inline[start + i] && !matches!(inst.kind, InstKind::Phi { .. }) {
+                    self.emit_stmt(start + i)?;
+                }
+            }
+            tasks.push(Task::Edge {
+                from: x,
+                to: seg.next,
+            });
+            return Ok(());
+        }
         let Some((term, body)) = insts.split_last() else {
-            return Err(self.err_at(start, format!("block %b{x} is empty")));
+            return Err(self.err_at(start, format!("block %b{} is empty", seg.block)));
         };
         for (i, inst) in body.iter().enumerate() {
             if self.inline[start + i] || matches!(inst.kind, InstKind::Phi { .. }) {
@@ -205,7 +219,10 @@ impl FnLower<'_, '_> {
                 self.switch(x, cond, s.default, &cases, tasks)?;
             }
             _ => {
-                return Err(self.err_at(ti, format!("block %b{x} does not end in a terminator")));
+                return Err(self.err_at(
+                    ti,
+                    format!("block %b{} does not end in a terminator", seg.block),
+                ));
             }
         }
         Ok(())
