@@ -143,6 +143,42 @@ fn binji_nbody() {
 }
 
 #[test]
+fn binji_setjmp_10() {
+    // fact(10) recursing, then a longjmp out of the recursion at fact(6).
+    check("binji-setjmp.pexe", "res/setjmp.pexe", "10", "binji-setjmp.txt");
+}
+
+/// Only modules that call setjmp/longjmp need exception handling: they get a tag and the
+/// `exceptions` feature; others stay without (and run on engines without it).
+#[test]
+fn exceptions_only_where_setjmp_is_used() {
+    for (name, wants) in [("binji-setjmp.pexe", true), ("binji-puts.pexe", false)] {
+        let Some(data) = common::real_pexe(name) else {
+            return;
+        };
+        let out = convert(&data, &ConvertOptions::default()).unwrap();
+        assert_eq!(out.features.exceptions, wants, "{name}");
+        assert_eq!(
+            out.features.names().contains(&"exceptions"),
+            wants,
+            "{name}"
+        );
+        let tags = wasmparser::Parser::new(0)
+            .parse_all(&out.wasm)
+            .filter(|p| matches!(p, Ok(wasmparser::Payload::TagSection(_))))
+            .count();
+        assert_eq!(tags, usize::from(wants), "{name}: tag sections");
+        // Without the feature a validator rejects exactly the modules that use it.
+        let mut f = wasmparser::WasmFeatures::all();
+        f.remove(wasmparser::WasmFeatures::EXCEPTIONS);
+        let ok = wasmparser::Validator::new_with_features(f)
+            .validate_all(&out.wasm)
+            .is_ok();
+        assert_eq!(ok, !wants, "{name}: validates without exceptions");
+    }
+}
+
+#[test]
 fn binji_spectralnorm() {
     check(
         "binji-spectralnorm.pexe",

@@ -119,7 +119,11 @@ macro_rules! semantics_tests {
         fn every_semantics_fixture_has_a_test() {
             let tested = [$(stringify!($name)),*];
             for f in fixtures_gen::all() {
-                assert!(tested.contains(&f.name), "fixture {} has no test here", f.name);
+                assert!(
+                    tested.contains(&f.name) || TRAPPING.contains(&f.name),
+                    "fixture {} has no test here",
+                    f.name
+                );
             }
         }
     };
@@ -137,7 +141,32 @@ semantics_tests!(
     int_binops,
     memory,
     select_switch,
+    setjmp_cases,
 );
+
+/// Fixtures that must end in a trap; each has its own test below.
+const TRAPPING: [&str; 1] = ["setjmp_dangling"];
+
+/// A longjmp to a frame that has returned (past a live frame with its own setjmp) ends
+/// in a trap that says so, with no output: it resumes nowhere.
+#[test]
+fn setjmp_dangling_traps() {
+    let pexe = std::fs::read(fixture_path("semantics/setjmp_dangling.pexe")).unwrap();
+    let out = convert(&pexe, &ConvertOptions::default()).unwrap();
+    assert!(out.features.exceptions, "{:?}", out.features);
+    let opts = RunOptions {
+        args: vec!["setjmp_dangling".into()],
+        timeout: Some(std::time::Duration::from_secs(60)),
+        ..Default::default()
+    };
+    match run_wasm(&out.wasm, &opts) {
+        Err(pexe2wasm::run::RunError::Trap(t)) => {
+            assert!(t.message.contains("longjmp"), "{}", t.message);
+            assert!(t.stdout.is_empty(), "{:?}", t.stdout);
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+}
 
 /// The comparison can fail: a stdout with one wrong byte, one missing byte or a wrong
 /// NaN-ness is reported, and the report names the case.

@@ -1,6 +1,8 @@
 //! Converted programs are plain WASI commands: real pexes and `fixtures/hello.pexe` are
 //! converted to a `.wasm` file and run by the stock wasmtime CLI (`wasmtime run FILE.wasm
 //! ARGS`, no other flags), and their stdout must match the expected output byte for byte.
+//! Modules that use setjmp/longjmp need wasm exception handling and are run with
+//! `-W exceptions=y` (wasmtime 48 enables it by default; the flag says what they need).
 //!
 //! The `wasmtime` binary (48.x; `scripts/install-deps.sh` installs it) is looked up on
 //! PATH, then in `$CARGO_HOME/bin` (default `~/.cargo/bin`). When it is missing the tests
@@ -193,6 +195,11 @@ fn assert_same(what: &str, got: &[u8], want: &[u8], code: i32, stderr: &str) {
 /// Converts the real pexe `name`, runs it as `res/<stem>.wasm ARGS` and compares stdout
 /// with `expected/<expect>`.
 fn check_real(name: &str, args: &[&str], expect: &str) {
+    check_real_with(name, &[], args, expect);
+}
+
+/// [`check_real`] with wasmtime flags.
+fn check_real_with(name: &str, flags: &[&str], args: &[&str], expect: &str) {
     let Some(wasmtime) = wasmtime_or_skip() else {
         return;
     };
@@ -205,9 +212,9 @@ fn check_real(name: &str, args: &[&str], expect: &str) {
     let stem = name.trim_start_matches("binji-").trim_end_matches(".pexe");
     let dir = TempDir::new(stem);
     let rel = format!("res/{stem}.wasm");
-    let (code, out, err) = run_stock(&wasmtime, &pexe, &dir.0, &rel, &[], args);
+    let (code, out, err) = run_stock(&wasmtime, &pexe, &dir.0, &rel, flags, args);
     assert_same(
-        &format!("wasmtime run {rel} {}", args.join(" ")),
+        &format!("wasmtime run {} {rel} {}", flags.join(" "), args.join(" ")),
         &out,
         &want,
         code,
@@ -320,6 +327,17 @@ fn binji_meteor_2098() {
 #[test]
 fn binji_nbody_1000() {
     check_real("binji-nbody.pexe", &["1000"], "binji-benchmark-nbody.txt");
+}
+
+#[test]
+fn binji_setjmp_10() {
+    // longjmp out of a recursion: wasm exception handling.
+    check_real_with(
+        "binji-setjmp.pexe",
+        &["-W", "exceptions=y"],
+        &["10"],
+        "binji-setjmp.txt",
+    );
 }
 
 #[test]

@@ -264,6 +264,10 @@ pub fn run_wasm(wasm: &[u8], opts: &RunOptions) -> Result<RunOutcome, RunError> 
     }
 }
 
+/// The trap message for a wasm exception that reached the host.
+pub const UNCAUGHT_LONGJMP: &str = "uncaught wasm exception: a longjmp found no active \
+     setjmp (its frame has returned, or the jmp_buf was never set)";
+
 /// Sorts the error a wasm call ended with into an exit, a timeout, a trap or a host failure.
 pub fn ended(
     e: wasmtime::Error,
@@ -277,6 +281,16 @@ pub fn ended(
             stdout,
             stderr,
         });
+    }
+    // The only exception converted modules throw is longjmp's; reaching the host means
+    // no active setjmp frame took it.
+    if e.is::<wasmtime::ThrownException>() {
+        return Err(RunError::Trap(Box::new(TrapInfo {
+            message: UNCAUGHT_LONGJMP.into(),
+            backtrace: Vec::new(),
+            stdout,
+            stderr,
+        })));
     }
     let trap = e.downcast_ref::<Trap>().copied();
     if let (Some(Trap::Interrupt), Some(limit)) = (trap, timeout) {

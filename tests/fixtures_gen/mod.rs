@@ -25,6 +25,7 @@ mod float;
 mod int;
 mod memory;
 mod select_switch;
+mod setjmp;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -211,6 +212,8 @@ pub fn all() -> Vec<Fixture> {
         int::icmp_fixture(),
         memory::fixture(),
         select_switch::fixture(),
+        setjmp::fixture(),
+        setjmp::dangling_fixture(),
     ];
     v.sort_by_key(|f| f.name);
     v
@@ -460,6 +463,8 @@ fn intrinsic_sig(name: &str) -> Option<(String, Vec<String>)> {
         "llvm.memset.p0i8.i32" => sig("void", &["i32", "i8", "i32", "i32", "i1"]),
         "llvm.stacksave" | "llvm.nacl.read.tp" => sig("i32", &[]),
         "llvm.stackrestore" => sig("void", &["i32"]),
+        "llvm.nacl.setjmp" => sig("i32", &["i32"]),
+        "llvm.nacl.longjmp" => sig("void", &["i32", "i32"]),
         "llvm.trap" | "llvm.nacl.atomic.fence.all" => sig("void", &[]),
         "llvm.nacl.atomic.fence" => sig("void", &["i32"]),
         "llvm.nacl.atomic.is.lock.free" => sig("i1", &["i32", "i32"]),
