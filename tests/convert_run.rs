@@ -145,7 +145,12 @@ fn binji_nbody() {
 #[test]
 fn binji_setjmp_10() {
     // fact(10) recursing, then a longjmp out of the recursion at fact(6).
-    check("binji-setjmp.pexe", "res/setjmp.pexe", "10", "binji-setjmp.txt");
+    check(
+        "binji-setjmp.pexe",
+        "res/setjmp.pexe",
+        "10",
+        "binji-setjmp.txt",
+    );
 }
 
 /// Only modules that call setjmp/longjmp need exception handling: they get a tag and the

@@ -147,6 +147,16 @@ semantics_tests!(
 /// Fixtures that must end in a trap; each has its own test below.
 const TRAPPING: [&str; 1] = ["setjmp_dangling"];
 
+/// A setjmp outside any loop keeps the function reducible (structured without a dispatch
+/// loop); only the setjmp inside a loop (`sj_in_a_loop`) makes its function irreducible.
+#[test]
+fn setjmp_keeps_reducible_code_structured() {
+    let pexe = std::fs::read(fixture_path("semantics/setjmp_cases.pexe")).unwrap();
+    let out = convert(&pexe, &ConvertOptions::default()).unwrap();
+    assert!(out.features.exceptions);
+    assert_eq!(out.stats.emit.irreducible_functions, 1, "{:?}", out.stats);
+}
+
 /// A longjmp to a frame that has returned (past a live frame with its own setjmp) ends
 /// in a trap that says so, with no output: it resumes nowhere.
 #[test]

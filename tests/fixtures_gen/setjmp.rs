@@ -84,7 +84,11 @@ fn helpers(fx: &mut Fixture) {
     f.s(format!("call void @[dive](i32 %p0, i32 {d1}, i32 %p2)"));
     f.s("ret void");
     fx.helper("dive", "void", &["i32", "i32", "i32"], f.finish());
-    fx.global("sj_fntab", true, "align 4, initializers 2 { reloc @[dive]; zerofill 4; }".into());
+    fx.global(
+        "sj_fntab",
+        true,
+        "align 4, initializers 2 { reloc @[dive]; zerofill 4; }".into(),
+    );
 }
 
 fn same_frame(fx: &mut Fixture) {
@@ -99,7 +103,9 @@ fn same_frame(fx: &mut Fixture) {
     let n1 = f.v(format!("add i32 {n}, {c1}"));
     f.store("i32", &n1, "%p1", 0);
     let (_, back) = branch_on_zero(&mut f, &r);
-    f.s(format!("call void @[llvm.nacl.longjmp](i32 {buf}, i32 {v})"));
+    f.s(format!(
+        "call void @[llvm.nacl.longjmp](i32 {buf}, i32 {v})"
+    ));
     f.s("unreachable");
     f.label(back);
     f.store("i32", &r, "%p1", 4);
@@ -371,7 +377,9 @@ fn exceptions(fx: &mut Fixture) {
     ));
     f.store("i32", "%p0", &frame, 0);
     f.store("i32", &c1, &frame, 4);
-    f.s(format!("call void @[llvm.nacl.longjmp](i32 {copy}, i32 {c1})"));
+    f.s(format!(
+        "call void @[llvm.nacl.longjmp](i32 {copy}, i32 {c1})"
+    ));
     f.s("unreachable");
     fx.helper("eh_resume", "void", &["i32"], f.finish());
 
@@ -447,7 +455,9 @@ fn exceptions(fx: &mut Fixture) {
     let c1000 = f.i32c(1000);
     let ours = f.v(format!("icmp slt i32 {exc}, {c1000}"));
     let (b_catch, b_resume) = (f.block(), f.block());
-    f.s(format!("br i1 {ours}, label %b{b_catch}, label %b{b_resume}"));
+    f.s(format!(
+        "br i1 {ours}, label %b{b_catch}, label %b{b_resume}"
+    ));
     f.label(b_catch);
     let c200 = f.i32c(200);
     let e1 = f.v(format!("add i32 {exc}, {c200}"));
@@ -482,21 +492,29 @@ fn exceptions(fx: &mut Fixture) {
     let top = f.load("i32", "@[g:eh_stack]", 0);
     f.store("i32", &top, "%p1", 8);
     f.s("ret void");
-    let cases = [(0, 0), (3, 0), (0, 5), (4, 17), (2, 999), (0, 1000), (6, 4242)]
-        .iter()
-        .map(|&(d, x): &(i32, i32)| {
-            let (value, escaped) = match x {
-                0 => (1000 + d + 100, 0),
-                x if x < 1000 => (x + 200, 0),
-                x => (x, 1),
-            };
-            Case {
-                label: format!("d = {d}, throw {x}"),
-                input: i32s(&[d, x]),
-                want: vec![u32w(value as u32), u32w(escaped), u32w(0)],
-            }
-        })
-        .collect();
+    let cases = [
+        (0, 0),
+        (3, 0),
+        (0, 5),
+        (4, 17),
+        (2, 999),
+        (0, 1000),
+        (6, 4242),
+    ]
+    .iter()
+    .map(|&(d, x): &(i32, i32)| {
+        let (value, escaped) = match x {
+            0 => (1000 + d + 100, 0),
+            x if x < 1000 => (x + 200, 0),
+            x => (x, 1),
+        };
+        Case {
+            label: format!("d = {d}, throw {x}"),
+            input: i32s(&[d, x]),
+            want: vec![u32w(value as u32), u32w(escaped), u32w(0)],
+        }
+    })
+    .collect();
     fx.kernel(Kernel::new("sj_cxx_exceptions", f.finish(), cases));
 }
 
@@ -520,7 +538,9 @@ pub fn dangling_fixture() -> Fixture {
     let (_, wrong) = branch_on_zero(&mut f, &r);
     let _ = f.v(format!("call i32 @[sj_set_and_return](i32 {gone})"));
     let c3 = f.i32c(3);
-    f.s(format!("call void @[llvm.nacl.longjmp](i32 {gone}, i32 {c3})"));
+    f.s(format!(
+        "call void @[llvm.nacl.longjmp](i32 {gone}, i32 {c3})"
+    ));
     f.s("unreachable");
     f.label(wrong);
     let c1 = f.i32c(1);
