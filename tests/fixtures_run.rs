@@ -137,6 +137,12 @@ semantics_tests!(
     int_binops,
     memory,
     select_switch,
+    simd_casts,
+    simd_cmp,
+    simd_float,
+    simd_flow,
+    simd_int,
+    simd_lanes,
 );
 
 /// The comparison can fail: a stdout with one wrong byte, one missing byte or a wrong

@@ -264,6 +264,13 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         irreducible += l.irreducible as usize;
         bodies.push(l.body);
     }
+    // A v128 in any signature (even of a function no body calls) needs SIMD to validate.
+    used.simd |= cx.sigs.list.iter().any(|s| {
+        s.params
+            .iter()
+            .chain(&s.results)
+            .any(|&t| t == ValType::V128)
+    });
 
     assemble(
         m,

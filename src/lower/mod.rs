@@ -8,12 +8,14 @@
 //! - `structurize`: block/loop/if/br/br_table nesting from the dominator tree ("Beyond
 //!   Relooper", Ramsey 2022);
 //! - `stackify`: which single-use values stay on the wasm stack instead of a local;
-//! - `inst`, `intrinsics`: instructions; `phi`: parallel copies on CFG edges.
+//! - `inst`, `intrinsics`: instructions; `phi`: parallel copies on CFG edges;
+//! - `simd`: vector instructions on wasm SIMD128 (`inst` dispatches vector cases to it).
 
 mod cfg;
 mod inst;
 mod intrinsics;
 mod phi;
+mod simd;
 mod stackify;
 mod structurize;
 

@@ -25,6 +25,8 @@ mod float;
 mod int;
 mod memory;
 mod select_switch;
+mod simd;
+mod simd_lanes;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -212,6 +214,8 @@ pub fn all() -> Vec<Fixture> {
         memory::fixture(),
         select_switch::fixture(),
     ];
+    v.extend(simd::fixtures());
+    v.extend(simd_lanes::fixtures());
     v.sort_by_key(|f| f.name);
     v
 }
@@ -451,6 +455,7 @@ fn intrinsic_sig(name: &str) -> Option<(String, Vec<String>)> {
     let ty_of = |suffix: &str| match suffix {
         "f32" => "float".to_string(),
         "f64" => "double".to_string(),
+        "v4f32" => "<4 x float>".to_string(),
         t => t.to_string(),
     };
     match name {
@@ -479,6 +484,17 @@ fn intrinsic_sig(name: &str) -> Option<(String, Vec<String>)> {
         }
     }
 }
+
+/// The vector types PNaCl allows, in the order the types block lists them.
+const VECTOR_TYPES: [&str; 7] = [
+    "<16 x i8>",
+    "<8 x i16>",
+    "<4 x i32>",
+    "<4 x float>",
+    "<16 x i1>",
+    "<8 x i1>",
+    "<4 x i1>",
+];
 
 const IRT_FDIO: &str = "nacl-irt-fdio-0.1";
 const IRT_BASIC: &str = "nacl-irt-basic-0.1";
@@ -756,6 +772,17 @@ impl Fixture {
                 types.push(t);
             }
         };
+        // Vector types any function mentions, before the signatures that may use them.
+        for v in VECTOR_TYPES {
+            let mentioned = |t: &str| t.contains(v);
+            if decls.iter().any(|d| {
+                d.body.as_deref().is_some_and(mentioned)
+                    || mentioned(&d.ret)
+                    || d.params.iter().any(|p| mentioned(p))
+            }) {
+                add_ty(v.to_string());
+            }
+        }
         for d in &decls {
             add_ty(format!("{} ({})", d.ret, d.params.join(", ")));
         }
