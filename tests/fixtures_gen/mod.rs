@@ -26,6 +26,7 @@ mod int;
 mod memory;
 mod select_switch;
 mod simd;
+pub mod simd_bench;
 mod simd_lanes;
 
 use std::collections::HashMap;
