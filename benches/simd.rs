@@ -43,7 +43,8 @@ fn main() {
         .collect();
     let reps: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let only = args.get(1).cloned();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bench/simd_saxpy.pexe");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bench/simd_saxpy.pexe");
     let pexe = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let out = convert(
         &pexe,
@@ -76,7 +77,11 @@ fn main() {
     let by_simd = y_bytes(&store, &mem);
     reset(&mut store, &mem);
     scalar.call(&mut store, args).unwrap();
-    assert_eq!(by_simd, y_bytes(&store, &mem), "SIMD and scalar results differ");
+    assert_eq!(
+        by_simd,
+        y_bytes(&store, &mem),
+        "SIMD and scalar results differ"
+    );
 
     println!("saxpy over {N} floats, {reps} calls per sample, 5 samples");
     println!("| loop | median (s) | best (s) | ns per element (median) |");

@@ -93,7 +93,10 @@ fn bench_fixtures_are_generated_and_assembled() {
     let text = fixtures_gen::simd_bench::saxpy_text();
     let pexe = assemble(&text).unwrap_or_else(|e| panic!("simd_saxpy: {e}"));
     let mut problems = Vec::new();
-    problems.extend(check_file(&dir.join("simd_saxpy.pnaclasm"), text.as_bytes()));
+    problems.extend(check_file(
+        &dir.join("simd_saxpy.pnaclasm"),
+        text.as_bytes(),
+    ));
     problems.extend(check_file(&dir.join("simd_saxpy.pexe"), &pexe));
     assert!(problems.is_empty(), "{}\n{HINT}", problems.join("\n"));
 }

@@ -33,7 +33,11 @@ fn variable_index_module() -> String {
     }
     s += " globals {\n  count 0;\n }\n valuesymtab {\n";
     for (k, (_, e, _)) in shapes.iter().enumerate() {
-        s += &format!("  @f{} : \"get_{e}\";\n  @f{} : \"put_{e}\";\n", 2 * k, 2 * k + 1);
+        s += &format!(
+            "  @f{} : \"get_{e}\";\n  @f{} : \"put_{e}\";\n",
+            2 * k,
+            2 * k + 1
+        );
     }
     s += " }\n";
     for (k, (vt, e, a)) in shapes.iter().enumerate() {
@@ -166,8 +170,7 @@ fn variable_lane_index_is_rejected_by_the_verifier_but_lowered() {
             let mut after = [0u8; 16];
             r.mem().read(&r.store, base, &mut after).unwrap();
             let mut expect = bytes.clone();
-            expect[lane * size..lane * size + size]
-                .copy_from_slice(&value.to_le_bytes()[..size]);
+            expect[lane * size..lane * size + size].copy_from_slice(&value.to_le_bytes()[..size]);
             assert_eq!(after.to_vec(), expect, "put_{e}({idx})");
         }
     }
@@ -219,7 +222,9 @@ fn vector_division_by_a_zero_lane_traps() {
     b[14] = 0;
     b[15] = 0;
     r.mem().write(&mut r.store, 2048, &b).unwrap();
-    let e = r.call("div", &[Val::I32(1024), Val::I32(2048)]).unwrap_err();
+    let e = r
+        .call("div", &[Val::I32(1024), Val::I32(2048)])
+        .unwrap_err();
     let trap = e.downcast_ref::<wasmtime::Trap>().copied();
     assert_eq!(trap, Some(wasmtime::Trap::IntegerDivisionByZero), "{e:?}");
 }
