@@ -82,3 +82,21 @@ fn semantics_fixtures_are_generated_and_assembled() {
     }
     assert!(problems.is_empty(), "{}\n{HINT}", problems.join("\n"));
 }
+
+/// The benchmark fixtures (`fixtures/bench/`) are what their generators make.
+#[test]
+fn bench_fixtures_are_generated_and_assembled() {
+    let dir = root().join("bench");
+    if updating() {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let text = fixtures_gen::simd_bench::saxpy_text();
+    let pexe = assemble(&text).unwrap_or_else(|e| panic!("simd_saxpy: {e}"));
+    let mut problems = Vec::new();
+    problems.extend(check_file(
+        &dir.join("simd_saxpy.pnaclasm"),
+        text.as_bytes(),
+    ));
+    problems.extend(check_file(&dir.join("simd_saxpy.pexe"), &pexe));
+    assert!(problems.is_empty(), "{}\n{HINT}", problems.join("\n"));
+}

@@ -142,6 +142,12 @@ semantics_tests!(
     memory,
     select_switch,
     setjmp_cases,
+    simd_casts,
+    simd_cmp,
+    simd_float,
+    simd_flow,
+    simd_int,
+    simd_lanes,
 );
 
 /// Fixtures that must end in a trap; each has its own test below.

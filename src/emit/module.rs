@@ -310,6 +310,13 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     }
     // The tag section alone needs the feature, even if no setjmp was reachable.
     used.exceptions |= sjlj;
+    // A v128 in any signature (even of a function no body calls) needs SIMD to validate.
+    used.simd |= cx.sigs.list.iter().any(|s| {
+        s.params
+            .iter()
+            .chain(&s.results)
+            .any(|&t| t == ValType::V128)
+    });
 
     assemble(
         m,

@@ -48,6 +48,8 @@ pub(crate) struct FnLower<'a, 'm> {
     pub s_i64: u32,
     pub s_f32: u32,
     pub s_f64: u32,
+    /// First of `simd::SCRATCH_V128` v128 scratch locals (functions with vectors only).
+    pub s_v128: u32,
     locals: Vec<(u32, ValType)>,
     pub code: Vec<u8>,
     pub used: Used,
@@ -172,6 +174,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 local_of[n] = 0;
             }
         }
+        let has_vectors = super::simd::has_vectors(m, f);
         let mut extra_i32 = SCRATCH_I32;
         let needs_label = !cfg.dispatch.is_empty();
         let label_ord = extra_i32;
@@ -189,7 +192,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
         let mut base = [0u32; 5];
         let mut next = f.num_params;
-        let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, 0];
+        let extra_v128 = if has_vectors {
+            super::simd::SCRATCH_V128
+        } else {
+            0
+        };
+        let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, extra_v128];
         let mut locals = Vec::new();
         let tys = [
             ValType::I32,
@@ -257,9 +265,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
             s_i64: base[1] + counts[1],
             s_f32: base[2] + counts[2],
             s_f64: base[3] + counts[3],
+            s_v128: base[4] + counts[4],
             locals,
             code,
-            used: Used::default(),
+            used: Used {
+                simd: has_vectors,
+                ..Used::default()
+            },
             has_result,
             cfg,
             ctx,
@@ -360,6 +372,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 message: format!("value id {} is out of range", v.0),
                 position: Position::at_bit(self.f.bit),
             })
+    }
+
+    pub fn is_vector(&self, t: TypeId) -> bool {
+        self.m.types.is_vector(t)
     }
 
     pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
@@ -463,6 +479,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             Some(ValType::F64) => {
                 self.sink().f64_const(Ieee64::new(bits));
             }
+            // The only vector constant PNaCl has is undef.
             Some(ValType::V128) if bits == 0 => {
                 self.sink().v128_const(0);
                 self.used.simd = true;
@@ -555,19 +572,36 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let f = self.f;
         let inst: &Inst = &f.insts[idx];
         match &inst.kind {
+            InstKind::Binop { op, lhs, rhs, .. } if self.is_vector(inst.ty) => {
+                self.simd_binop(idx, *op, *lhs, *rhs, inst.ty)
+            }
             InstKind::Binop { op, lhs, rhs, .. } => self.binop(idx, *op, *lhs, *rhs, inst.ty),
+            InstKind::Cast { op, val }
+                if self.is_vector(inst.ty) || self.is_vector(self.ty(*val)?) =>
+            {
+                self.simd_cast(idx, *op, *val, inst.ty)
+            }
             InstKind::Cast { op, val } => self.cast(idx, *op, *val, inst.ty),
+            InstKind::Cmp { pred, lhs, rhs } if self.is_vector(self.ty(*lhs)?) => {
+                self.simd_cmp(idx, *pred, *lhs, *rhs)
+            }
             InstKind::Cmp { pred, lhs, rhs } => self.cmp(idx, *pred, *lhs, *rhs),
+            InstKind::Select { cond, t, f: fv } if self.is_vector(inst.ty) => {
+                self.simd_select(idx, *cond, *t, *fv)
+            }
             InstKind::Select { cond, t, f: fv } => {
                 let ct = self.push(*t)?;
                 let cf = self.push(*fv)?;
-                if self.m.types.is_vector(self.ty(*cond)?) {
-                    return Err(self.unsupported(idx, "vector select"));
-                }
                 let cc = self.push(*cond)?;
                 self.zext(1, cc);
                 self.sink().select();
                 Ok(ct && cf)
+            }
+            InstKind::Load { ptr, align } if self.is_vector(inst.ty) => {
+                self.simd_load(idx, *ptr, *align, inst.ty)
+            }
+            InstKind::Store { ptr, val, align } if self.is_vector(self.ty(*val)?) => {
+                self.simd_store(idx, *ptr, *val, *align)
             }
             InstKind::Load { ptr, align } => {
                 let s = self.scalar(inst.ty, idx)?;
@@ -677,8 +711,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     }
                 }
             }
-            InstKind::ExtractElement { .. } | InstKind::InsertElement { .. } => {
-                Err(self.unsupported(idx, "vector (SIMD) instructions"))
+            InstKind::ExtractElement { vec, index } => self.simd_extract(idx, *vec, *index),
+            InstKind::InsertElement { vec, elt, index } => {
+                self.simd_insert(idx, *vec, *elt, *index)
             }
             InstKind::Phi { .. }
             | InstKind::Ret { .. }

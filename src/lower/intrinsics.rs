@@ -122,7 +122,7 @@ impl FnLower<'_, '_> {
                 };
                 Ok(true)
             }
-            Fabs(_, true) => Err(self.unsupported(idx, "llvm.fabs.v4f32 (SIMD)")),
+            Fabs(_, true) => self.simd_fabs(a(0)?),
             Fabs(s, false) | Sqrt(s) => {
                 self.push(a(0)?)?;
                 let mut k = self.sink();

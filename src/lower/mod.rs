@@ -10,12 +10,14 @@
 //! - `stackify`: which single-use values stay on the wasm stack instead of a local;
 //! - `inst`, `intrinsics`: instructions; `phi`: parallel copies on CFG edges;
 //! - `sjlj`: setjmp/longjmp with wasm exception handling.
+//! - `simd`: vector instructions on wasm SIMD128 (`inst` dispatches vector cases to it).
 
 mod cfg;
 mod inst;
 mod intrinsics;
 mod phi;
 mod sjlj;
+mod simd;
 mod stackify;
 mod structurize;
 

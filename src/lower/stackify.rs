@@ -22,6 +22,15 @@ pub(crate) fn push_order(cx: &LowerCtx<'_>, kind: &InstKind, out: &mut Vec<Value
             out.push(*rhs);
         }
         InstKind::Cast { val, .. } => out.push(*val),
+        InstKind::ExtractElement { vec, index } => {
+            out.push(*vec);
+            out.push(*index);
+        }
+        InstKind::InsertElement { vec, elt, index } => {
+            out.push(*vec);
+            out.push(*elt);
+            out.push(*index);
+        }
         InstKind::Select { cond, t, f } => {
             out.push(*t);
             out.push(*f);

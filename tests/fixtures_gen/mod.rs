@@ -26,6 +26,9 @@ mod int;
 mod memory;
 mod select_switch;
 mod setjmp;
+mod simd;
+pub mod simd_bench;
+mod simd_lanes;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -215,6 +218,8 @@ pub fn all() -> Vec<Fixture> {
         setjmp::fixture(),
         setjmp::dangling_fixture(),
     ];
+    v.extend(simd::fixtures());
+    v.extend(simd_lanes::fixtures());
     v.sort_by_key(|f| f.name);
     v
 }
@@ -454,6 +459,7 @@ fn intrinsic_sig(name: &str) -> Option<(String, Vec<String>)> {
     let ty_of = |suffix: &str| match suffix {
         "f32" => "float".to_string(),
         "f64" => "double".to_string(),
+        "v4f32" => "<4 x float>".to_string(),
         t => t.to_string(),
     };
     match name {
@@ -484,6 +490,17 @@ fn intrinsic_sig(name: &str) -> Option<(String, Vec<String>)> {
         }
     }
 }
+
+/// The vector types PNaCl allows, in the order the types block lists them.
+const VECTOR_TYPES: [&str; 7] = [
+    "<16 x i8>",
+    "<8 x i16>",
+    "<4 x i32>",
+    "<4 x float>",
+    "<16 x i1>",
+    "<8 x i1>",
+    "<4 x i1>",
+];
 
 const IRT_FDIO: &str = "nacl-irt-fdio-0.1";
 const IRT_BASIC: &str = "nacl-irt-basic-0.1";
@@ -761,6 +778,17 @@ impl Fixture {
                 types.push(t);
             }
         };
+        // Vector types any function mentions, before the signatures that may use them.
+        for v in VECTOR_TYPES {
+            let mentioned = |t: &str| t.contains(v);
+            if decls.iter().any(|d| {
+                d.body.as_deref().is_some_and(mentioned)
+                    || mentioned(&d.ret)
+                    || d.params.iter().any(|p| mentioned(p))
+            }) {
+                add_ty(v.to_string());
+            }
+        }
         for d in &decls {
             add_ty(format!("{} ({})", d.ret, d.params.join(", ")));
         }
