@@ -5,6 +5,7 @@
 //! every index remapped (`wasm_encoder::reencode`).
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use wasm_encoder::reencode::{Error as ReError, Reencode};
 use wasm_encoder::{ConstExpr, ValType};
@@ -40,6 +41,8 @@ pub enum Import {
 /// A parsed module to link.
 pub struct Linked<'a> {
     pub name: &'static str,
+    /// The module's bytes (the key of its re-encoded bodies in [`reencode_bodies`]).
+    pub bytes: &'a [u8],
     pub types: Vec<Sig>,
     pub imports: Vec<Import>,
     /// Type index (linked) of each defined function.
@@ -82,6 +85,7 @@ fn valtype(name: &str, t: wasmparser::ValType) -> Result<ValType, EmitError> {
 pub fn parse<'a>(name: &'static str, bytes: &'a [u8]) -> Result<Linked<'a>, EmitError> {
     let mut l = Linked {
         name,
+        bytes,
         types: Vec::new(),
         imports: Vec::new(),
         funcs: Vec::new(),
@@ -205,6 +209,11 @@ pub struct Remap {
     pub global_consts: HashMap<u32, i32>,
     pub elem_base: u32,
     pub data_base: u32,
+    /// The one entry of `funcs` that differs from one pexe to the next (the import of
+    /// `env.pexe_start`, which resolves to the pexe's `_start`), or `u32::MAX`.
+    pub varying_func: u32,
+    /// Set when a re-encoded instruction used `varying_func`.
+    pub used_varying: bool,
 }
 
 fn lookup(name: &str, what: &str, v: &[u32], i: u32) -> Result<u32, ReError<String>> {
@@ -220,6 +229,7 @@ impl Reencode for Remap {
         lookup(self.name, "type", &self.types, ty)
     }
     fn function_index(&mut self, f: u32) -> Result<u32, ReError<String>> {
+        self.used_varying |= f == self.varying_func;
         lookup(self.name, "function", &self.funcs, f)
     }
     fn global_index(&mut self, g: u32) -> Result<u32, ReError<String>> {
@@ -265,4 +275,91 @@ impl Remap {
             _ => None,
         }
     }
+}
+
+/// What a linked module's re-encoded function bodies depend on besides its bytes: every
+/// index remapping a body can use (constant expressions, which also read the output's
+/// constants, never occur in bodies). `funcs` has `varying_func`'s entry cleared.
+#[derive(PartialEq, Eq)]
+struct BodiesKey {
+    bytes: Vec<u8>,
+    types: Vec<u32>,
+    funcs: Vec<u32>,
+    globals: Vec<u32>,
+    elem_base: u32,
+    data_base: u32,
+}
+
+/// A linked module's bodies re-encoded for one [`BodiesKey`]: `None` for a body that uses
+/// `varying_func`, which is re-encoded on every conversion.
+struct CachedBodies {
+    key: BodiesKey,
+    bodies: Vec<Option<Vec<u8>>>,
+}
+
+/// The last few re-encodings (one per runtime variant and index layout in use).
+static BODIES: Mutex<Vec<Arc<CachedBodies>>> = Mutex::new(Vec::new());
+const BODIES_KEPT: usize = 4;
+
+fn bodies_key(l: &Linked<'_>, r: &Remap) -> BodiesKey {
+    let mut funcs = r.funcs.clone();
+    if let Some(f) = funcs.get_mut(r.varying_func as usize) {
+        *f = u32::MAX;
+    }
+    BodiesKey {
+        bytes: l.bytes.to_vec(),
+        types: r.types.clone(),
+        funcs,
+        globals: r.globals.clone(),
+        elem_base: r.elem_base,
+        data_base: r.data_base,
+    }
+}
+
+fn reencode_body(r: &mut Remap, body: &FunctionBody<'_>) -> Result<Vec<u8>, ReError<String>> {
+    let mut f = r.new_function_with_parsed_locals(body)?;
+    let mut reader = body.get_operators_reader()?;
+    while !reader.eof() {
+        f.instruction(&r.parse_instruction(&mut reader)?);
+    }
+    Ok(f.into_raw_body())
+}
+
+/// Appends `l`'s function bodies, re-encoded with `r`, to `code`. The runtime is the same
+/// 75 KB module in every conversion and its index remapping differs only in the target of
+/// `env.pexe_start`, so the bodies that do not call it are re-encoded once and reused
+/// (the key compares the module's bytes and every remapping, so a different runtime
+/// variant or layout simply gets its own entry).
+pub fn reencode_bodies(
+    l: &Linked<'_>,
+    r: &mut Remap,
+    code: &mut wasm_encoder::CodeSection,
+) -> Result<(), ReError<String>> {
+    let key = bodies_key(l, r);
+    let hit = {
+        let cache = BODIES.lock().unwrap_or_else(|e| e.into_inner());
+        cache.iter().find(|c| c.key == key).cloned()
+    };
+    if let Some(c) = hit {
+        for (cached, body) in c.bodies.iter().zip(&l.bodies) {
+            match cached {
+                Some(b) => code.raw(b),
+                None => code.raw(&reencode_body(r, body)?),
+            };
+        }
+        return Ok(());
+    }
+    let mut bodies = Vec::with_capacity(l.bodies.len());
+    for body in &l.bodies {
+        r.used_varying = false;
+        let b = reencode_body(r, body)?;
+        code.raw(&b);
+        bodies.push((!r.used_varying).then_some(b));
+    }
+    let mut cache = BODIES.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= BODIES_KEPT {
+        cache.remove(0);
+    }
+    cache.push(Arc::new(CachedBodies { key, bodies }));
+    Ok(())
 }
