@@ -363,3 +363,84 @@ pub fn reencode_bodies(
     cache.push(Arc::new(CachedBodies { key, bodies }));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_encoder::Encode;
+
+    /// The runtime remapped as if `env.pexe_start` resolved to `start`, every other
+    /// function import to itself and defined functions `shift` places after the imports.
+    fn remap(l: &Linked<'_>, start: u32, shift: u32) -> Remap {
+        let mut funcs = Vec::new();
+        let mut globals = Vec::new();
+        let mut varying_func = u32::MAX;
+        for imp in &l.imports {
+            match imp {
+                Import::PexeStart => {
+                    varying_func = funcs.len() as u32;
+                    funcs.push(start);
+                }
+                Import::Func(..) => funcs.push(funcs.len() as u32),
+                Import::EnvGlobal(g) => globals.push(*g),
+                Import::EnvMemory | Import::EnvTable => {}
+            }
+        }
+        let base = l.num_func_imports();
+        funcs.extend((0..l.funcs.len() as u32).map(|j| base + shift + j));
+        globals.extend((0..l.num_globals).map(|g| 4 + g));
+        Remap {
+            name: l.name,
+            types: (0..l.types.len() as u32).collect(),
+            funcs,
+            globals,
+            global_consts: HashMap::new(),
+            elem_base: 1,
+            data_base: 0,
+            varying_func,
+            used_varying: false,
+        }
+    }
+
+    fn bytes(code: &wasm_encoder::CodeSection) -> Vec<u8> {
+        let mut v = Vec::new();
+        code.encode(&mut v);
+        v
+    }
+
+    /// The bodies re-encoded one by one, without the cache.
+    fn uncached(l: &Linked<'_>, mut r: Remap) -> Vec<u8> {
+        let mut code = wasm_encoder::CodeSection::new();
+        for b in &l.bodies {
+            r.parse_function_body(&mut code, b.clone()).unwrap();
+        }
+        bytes(&code)
+    }
+
+    fn cached(l: &Linked<'_>, mut r: Remap) -> Vec<u8> {
+        let mut code = wasm_encoder::CodeSection::new();
+        reencode_bodies(l, &mut r, &mut code).unwrap();
+        bytes(&code)
+    }
+
+    #[test]
+    fn cached_runtime_bodies_follow_the_pexe_start_target_and_the_layout() {
+        let l = parse("runtime", crate::runtime::irt_module()).unwrap();
+        let n = l.num_func_imports() + l.funcs.len() as u32 + 10;
+        // Two pexes whose `_start` lands at different indices, converted alternately as a
+        // service would: a miss, then hits.
+        let (a, b) = (n + 7, n + 300);
+        let want_a = uncached(&l, remap(&l, a, 0));
+        let want_b = uncached(&l, remap(&l, b, 0));
+        assert!(want_a != want_b, "the runtime must call env.pexe_start");
+        for _ in 0..2 {
+            assert!(cached(&l, remap(&l, a, 0)) == want_a);
+            assert!(cached(&l, remap(&l, b, 0)) == want_b);
+        }
+        // Another function layout is its own cache entry.
+        let want = uncached(&l, remap(&l, a, 5));
+        assert!(want != want_a, "runtime functions must call each other");
+        assert!(cached(&l, remap(&l, a, 5)) == want);
+        assert!(cached(&l, remap(&l, a, 0)) == want_a);
+    }
+}
