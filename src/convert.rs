@@ -196,7 +196,10 @@ pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertE
         threads: opts.threads,
         simd: out.used.simd,
     };
-    validate(&out.wasm, features)?;
+    // Freeing the IR (tens of thousands of allocations for a large pexe) overlaps the
+    // validation instead of adding to the serial tail of the conversion.
+    let ((), valid) = rayon::join(move || drop(module), || validate(&out.wasm, features));
+    valid?;
     Ok(Converted {
         stats: ConvertStats {
             pexe_bytes: data.len(),
