@@ -357,6 +357,10 @@ pub fn reencode_bodies(
         bodies.push((!r.used_varying).then_some(b));
     }
     let mut cache = BODIES.lock().unwrap_or_else(|e| e.into_inner());
+    // Another thread may have filled the same entry meanwhile.
+    if cache.iter().any(|c| c.key == key) {
+        return Ok(());
+    }
     if cache.len() >= BODIES_KEPT {
         cache.remove(0);
     }
