@@ -205,7 +205,10 @@ pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertE
         simd: out.used.simd,
         exceptions: out.used.exceptions,
     };
-    validate(&out.wasm, features)?;
+    // Freeing the IR (tens of thousands of allocations for a large pexe) overlaps the
+    // validation instead of adding to the serial tail of the conversion.
+    let ((), valid) = rayon::join(move || drop(module), || validate(&out.wasm, features));
+    valid?;
     Ok(Converted {
         stats: ConvertStats {
             pexe_bytes: data.len(),

@@ -25,7 +25,29 @@ pub struct Layout {
 /// Zero runs at least this long split a data segment.
 const ZERO_SPLIT: usize = 128;
 
-pub fn layout(m: &Module, stack_size: u64) -> Result<Layout, EmitError> {
+/// Function ids used as operands anywhere but as a direct callee in function body `f`
+/// (run per body, in parallel, by the caller; see [`layout`]).
+pub fn taken_in_body(f: &crate::ir::Function, nf: u32, out: &mut Vec<u32>) {
+    for inst in &f.insts {
+        let mut mark = |v: crate::ir::ValueId| {
+            if let ValueRef::Function(i) = f.value_ref(v, nf) {
+                out.push(i);
+            }
+        };
+        match &inst.kind {
+            InstKind::Call(c) => {
+                if let Callee::Indirect(v) = c.callee {
+                    mark(v);
+                }
+                c.args.iter().for_each(|a| mark(*a));
+            }
+            k => k.for_each_operand(mark),
+        }
+    }
+}
+
+/// The layout; `taken_in_code` holds what [`taken_in_body`] found in every body.
+pub fn layout(m: &Module, stack_size: u64, taken_in_code: &[u32]) -> Result<Layout, EmitError> {
     let nf = m.num_functions();
     // Address-taken functions: relocation targets and function ids used as operands
     // anywhere but as a direct callee.
@@ -39,24 +61,9 @@ pub fn layout(m: &Module, stack_size: u64) -> Result<Layout, EmitError> {
             }
         }
     }
-    for f in &m.function_bodies {
-        for inst in &f.insts {
-            let mut mark = |v: crate::ir::ValueId| {
-                if let ValueRef::Function(i) = f.value_ref(v, nf) {
-                    if let Some(t) = taken.get_mut(i as usize) {
-                        *t = true;
-                    }
-                }
-            };
-            match &inst.kind {
-                InstKind::Call(c) => {
-                    if let Callee::Indirect(v) = c.callee {
-                        mark(v);
-                    }
-                    c.args.iter().for_each(|a| mark(*a));
-                }
-                k => k.for_each_operand(mark),
-            }
+    for &i in taken_in_code {
+        if let Some(t) = taken.get_mut(i as usize) {
+            *t = true;
         }
     }
     let mut table_slot = vec![0u32; nf as usize];

@@ -56,18 +56,61 @@ const TP: u32 = 1;
 const HEAP_BASE: u32 = 2;
 const TABLE_BASE: u32 = 3;
 
-fn uses_frem(m: &Module) -> bool {
-    m.function_bodies.iter().any(|f| {
-        f.insts.iter().any(|i| {
-            matches!(
-                i.kind,
+/// What the module-level parts of emission need from the pexe's instructions, gathered
+/// in one parallel walk instead of three serial ones.
+#[derive(Default)]
+struct CodeFacts {
+    /// Function ids whose address is taken in code (with repeats).
+    taken: Vec<u32>,
+    /// Some `frem` needs the fmod helpers.
+    frem: bool,
+    /// Signatures of indirect calls, in instruction order (repeats removed per body).
+    indirect: Vec<Sig>,
+}
+
+impl CodeFacts {
+    fn of_body(m: &Module, vt: &[Option<ValType>], f: &crate::ir::Function) -> CodeFacts {
+        let mut c = CodeFacts::default();
+        super::layout::taken_in_body(f, m.num_functions(), &mut c.taken);
+        for inst in &f.insts {
+            match &inst.kind {
                 InstKind::Binop {
-                    op: BinOp::FRem,
-                    ..
+                    op: BinOp::FRem, ..
+                } => c.frem = true,
+                InstKind::Call(call) if matches!(call.callee, Callee::Indirect(_)) => {
+                    let params: Option<Vec<ValType>> = call
+                        .args
+                        .iter()
+                        .map(|a| m.value_type(f, *a).and_then(|t| *vt.get(t.0 as usize)?))
+                        .collect();
+                    if let Some(params) = params {
+                        let results = vt
+                            .get(inst.ty.0 as usize)
+                            .copied()
+                            .flatten()
+                            .into_iter()
+                            .collect();
+                        let sig = Sig { params, results };
+                        // Interning keeps the first occurrence: dropping later repeats
+                        // of the same body keeps the order of first occurrences.
+                        if !c.indirect.contains(&sig) {
+                            c.indirect.push(sig);
+                        }
+                    }
                 }
-            )
-        })
-    })
+                _ => {}
+            }
+        }
+        c
+    }
+
+    /// Appends `later` (the facts of the bodies after these).
+    fn merge(mut self, mut later: CodeFacts) -> CodeFacts {
+        self.taken.append(&mut later.taken);
+        self.frem |= later.frem;
+        self.indirect.append(&mut later.indirect);
+        self
+    }
 }
 
 /// True if a function calls `llvm.nacl.setjmp` or `llvm.nacl.longjmp`: the module then
@@ -96,8 +139,14 @@ fn uses_sjlj(m: &Module) -> bool {
 /// Assembles the output module. `runtime` is the compiled runtime (linked with its
 /// `_start` exported), or `None` for a bare module (tests).
 pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Emitted, EmitError> {
-    let lay = layout(m, opts.stack_size as u64)?;
     let vt = lower::valtypes(m);
+    let facts = m
+        .function_bodies
+        .par_iter()
+        .with_min_len(16)
+        .map(|f| CodeFacts::of_body(m, &vt, f))
+        .reduce(CodeFacts::default, CodeFacts::merge);
+    let lay = layout(m, opts.stack_size as u64, &facts.taken)?;
 
     // Modules to link.
     let mut linked: Vec<Linked<'_>> = Vec::new();
@@ -107,7 +156,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     let has_fmod = |l: &Linked<'_>| {
         l.exports.contains_key("__pnacl_fmodf") && l.exports.contains_key("__pnacl_fmod")
     };
-    if uses_frem(m) && !linked.iter().any(has_fmod) {
+    if facts.frem && !linked.iter().any(has_fmod) {
         linked.push(link::parse("fmod helpers", super::fmod_module()?)?);
     }
 
@@ -173,14 +222,18 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     for (li, l) in linked.iter().enumerate() {
         let mut funcs = Vec::new();
         let mut globals = Vec::new();
+        let mut varying_func = u32::MAX;
         for imp in &l.imports {
             match imp {
-                Import::PexeStart => funcs.push(pexe_start.ok_or_else(|| {
-                    EmitError::Link(format!(
-                        "{} imports env.pexe_start but the pexe defines no _start",
-                        l.name
-                    ))
-                })?),
+                Import::PexeStart => funcs.push({
+                    varying_func = funcs.len() as u32;
+                    pexe_start.ok_or_else(|| {
+                        EmitError::Link(format!(
+                            "{} imports env.pexe_start but the pexe defines no _start",
+                            l.name
+                        ))
+                    })?
+                }),
                 Import::Func(module, name, _) => {
                     funcs.push(import_idx[&(module.clone(), name.clone())]);
                 }
@@ -203,6 +256,8 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
             global_consts: global_consts.clone(),
             elem_base: enext,
             data_base: dnext,
+            varying_func,
+            used_varying: false,
         });
         enext += l.num_elements;
         dnext += l.num_data;
@@ -230,29 +285,8 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         })?;
         pexe_types.push(sigs.intern(sig));
     }
-    for f in &m.function_bodies {
-        for inst in &f.insts {
-            let InstKind::Call(c) = &inst.kind else {
-                continue;
-            };
-            if !matches!(c.callee, Callee::Indirect(_)) {
-                continue;
-            }
-            let params: Option<Vec<ValType>> = c
-                .args
-                .iter()
-                .map(|a| m.value_type(f, *a).and_then(|t| *vt.get(t.0 as usize)?))
-                .collect();
-            if let Some(params) = params {
-                let results = vt
-                    .get(inst.ty.0 as usize)
-                    .copied()
-                    .flatten()
-                    .into_iter()
-                    .collect();
-                sigs.intern(Sig { params, results });
-            }
-        }
+    for sig in facts.indirect {
+        sigs.intern(sig);
     }
 
     // setjmp/longjmp: tag 0 and a counter global after the linked modules' globals.
@@ -524,9 +558,7 @@ fn assemble(
 
     let mut code = CodeSection::new();
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
-        for b in &l.bodies {
-            r.parse_function_body(&mut code, b.clone()).map_err(le)?;
-        }
+        link::reencode_bodies(l, r, &mut code).map_err(le)?;
     }
     let n_bodies = bodies.len();
     for b in bodies {

@@ -33,6 +33,77 @@ pub(crate) struct Seg {
     pub next: u32,
 }
 
+/// Adjacency lists of all nodes in two flat arrays (node `v`'s list is
+/// `items[start[v]..start[v + 1]]`): a handful of allocations per function instead of one
+/// per block.
+#[derive(Default)]
+pub(crate) struct Adj {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Adj {
+    fn with_capacity(nodes: usize, items: usize) -> Adj {
+        let mut start = Vec::with_capacity(nodes + 1);
+        start.push(0);
+        Adj {
+            start,
+            items: Vec::with_capacity(items),
+        }
+    }
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+    /// Ends the list of the node being filled (the next node's list starts empty).
+    fn close(&mut self) {
+        self.start.push(self.items.len() as u32);
+    }
+    /// Appends `w` to the node being filled unless it is already there.
+    fn push_unique(&mut self, w: u32) {
+        let from = *self.start.last().unwrap_or(&0) as usize;
+        if !self.items[from..].contains(&w) {
+            self.items.push(w);
+        }
+    }
+    /// Lists built from a per-node count and a fill pass: `edges` is called twice and must
+    /// yield the same `(node, item)` pairs both times; items keep their order per node.
+    fn from_edges<I: Iterator<Item = (u32, u32)>>(n: usize, edges: impl Fn() -> I) -> Adj {
+        let mut start = vec![0u32; n + 1];
+        for (v, _) in edges() {
+            start[v as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill: Vec<u32> = start[..n].to_vec();
+        let mut items = vec![0u32; start[n] as usize];
+        for (v, w) in edges() {
+            items[fill[v as usize] as usize] = w;
+            fill[v as usize] += 1;
+        }
+        Adj { start, items }
+    }
+    fn to_vecs(&self) -> Vec<Vec<u32>> {
+        (0..self.len()).map(|v| self[v].to_vec()).collect()
+    }
+    fn from_vecs(v: &[Vec<u32>]) -> Adj {
+        let mut a = Adj::with_capacity(v.len(), v.iter().map(Vec::len).sum());
+        for l in v {
+            a.items.extend_from_slice(l);
+            a.close();
+        }
+        a
+    }
+}
+
+impl std::ops::Index<usize> for Adj {
+    type Output = [u32];
+    fn index(&self, v: usize) -> &[u32] {
+        &self.items[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
+
 pub(crate) struct Cfg {
     pub n_real: u32,
     /// First dispatch node (= `n_real` unless the function calls setjmp).
@@ -44,7 +115,7 @@ pub(crate) struct Cfg {
     /// Reachable setjmp calls: (instruction index, resume node = the site's label).
     pub sites: Vec<(u32, u32)>,
     /// Deduplicated successors of each node, after redirection.
-    pub succs: Vec<Vec<u32>>,
+    pub succs: Adj,
     /// `(source node, original target block)` → the dispatch node the edge now goes to.
     pub redirect: HashMap<(u32, u32), u32>,
     /// For dispatch node `dispatch_base + i`: the nodes it dispatches to (label = node id).
@@ -52,7 +123,7 @@ pub(crate) struct Cfg {
     /// Position in `rpo`, [`NONE`] for unreachable nodes.
     pub rpo_index: Vec<u32>,
     /// Dominator-tree children of each node, in reverse postorder.
-    pub children: Vec<Vec<u32>>,
+    pub children: Adj,
     pub loop_header: Vec<bool>,
     /// Nodes with two or more forward in-edges (they get a `block` for branches to them).
     pub merge: Vec<bool>,
@@ -109,32 +180,28 @@ impl Cfg {
     }
 }
 
-/// Successor blocks of block `b`'s terminator, deduplicated, in terminator order.
-pub(crate) fn block_succs(f: &Function, b: u32) -> Vec<u32> {
-    let mut out: Vec<u32> = Vec::new();
+/// Appends the successor blocks of block `b`'s terminator to the node being filled,
+/// deduplicated, in terminator order.
+fn block_succs(f: &Function, b: u32, out: &mut Adj) {
     if let Some(last) = f.block_insts(b).last() {
         match &last.kind {
-            InstKind::Br { target } => out.push(*target),
+            InstKind::Br { target } => out.push_unique(*target),
             InstKind::CondBr {
                 then_bb, else_bb, ..
             } => {
-                out.push(*then_bb);
-                if else_bb != then_bb {
-                    out.push(*else_bb);
-                }
+                out.push_unique(*then_bb);
+                out.push_unique(*else_bb);
             }
             InstKind::Switch(s) => {
-                out.push(s.default);
+                out.push_unique(s.default);
                 for c in &s.cases {
-                    if !out.contains(&c.target) {
-                        out.push(c.target);
-                    }
+                    out.push_unique(c.target);
                 }
             }
             _ => {}
         }
     }
-    out
+    out.close();
 }
 
 /// Builds the CFG; `Err` names a branch target out of range. `setjmps` are the indices
@@ -144,28 +211,41 @@ pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
     if n == 0 {
         return Err("function has no basic blocks".into());
     }
-    let mut succs: Vec<Vec<u32>> = Vec::with_capacity(n as usize);
+    let mut succs = Adj::with_capacity(n as usize, n as usize * 2);
     for b in 0..n {
-        let s = block_succs(f, b);
-        if let Some(&t) = s.iter().find(|&&t| t >= n || t == 0) {
+        block_succs(f, b, &mut succs);
+        if let Some(&t) = succs[b as usize].iter().find(|&&t| t >= n || t == 0) {
             return Err(format!("block %b{b} branches to invalid block %b{t}"));
         }
-        succs.push(s);
     }
-    let mut g = Builder {
-        n_real: n,
-        dispatch_base: n,
-        entry: 0,
-        segs: Vec::new(),
-        sites: Vec::new(),
-        succs,
-        redirect: HashMap::new(),
-        dispatch: Vec::new(),
-    };
-    if !setjmps.is_empty() {
+    let cfg = if setjmps.is_empty() {
+        // The common case: no editable graph needed.
+        analyze(
+            Parts {
+                n_real: n,
+                dispatch_base: n,
+                entry: 0,
+                segs: Vec::new(),
+                sites: Vec::new(),
+                redirect: HashMap::new(),
+                dispatch: Vec::new(),
+            },
+            succs,
+        )
+    } else {
+        let mut g = Builder {
+            n_real: n,
+            dispatch_base: n,
+            entry: 0,
+            segs: Vec::new(),
+            sites: Vec::new(),
+            succs: succs.to_vecs(),
+            redirect: HashMap::new(),
+            dispatch: Vec::new(),
+        };
         g.split_at_setjmps(f, setjmps);
-    }
-    let cfg = g.finish();
+        g.finish()
+    };
     if cfg.reducible {
         return Ok(cfg);
     }
@@ -176,7 +256,7 @@ pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
         entry: cfg.entry,
         segs: cfg.segs,
         sites: cfg.sites,
-        succs: cfg.succs,
+        succs: cfg.succs.to_vecs(),
         redirect: HashMap::new(),
         dispatch: cfg.dispatch,
     };
@@ -185,6 +265,7 @@ pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
     Ok(g.finish())
 }
 
+/// The editable graph of the setjmp and irreducible cases (rare: plain lists are fine).
 struct Builder {
     n_real: u32,
     dispatch_base: u32,
@@ -372,105 +453,131 @@ impl Builder {
     }
 
     fn finish(self) -> Cfg {
-        let n = self.succs.len();
-        // Reverse postorder by an iterative DFS.
-        let mut post = Vec::with_capacity(n);
-        let mut seen = vec![false; n];
-        let entry = self.entry;
-        let mut stack: Vec<(u32, usize)> = vec![(entry, 0)];
-        seen[entry as usize] = true;
-        while let Some(top) = stack.last_mut() {
-            let (v, i) = *top;
-            if let Some(&w) = self.succs[v as usize].get(i) {
-                top.1 += 1;
-                if !seen[w as usize] {
-                    seen[w as usize] = true;
-                    stack.push((w, 0));
-                }
-            } else {
-                post.push(v);
-                stack.pop();
+        let succs = Adj::from_vecs(&self.succs);
+        analyze(
+            Parts {
+                n_real: self.n_real,
+                dispatch_base: self.dispatch_base,
+                entry: self.entry,
+                segs: self.segs,
+                sites: self.sites,
+                redirect: self.redirect,
+                dispatch: self.dispatch,
+            },
+            succs,
+        )
+    }
+}
+
+/// What a [`Cfg`] carries over from construction unchanged.
+struct Parts {
+    n_real: u32,
+    dispatch_base: u32,
+    entry: u32,
+    segs: Vec<Seg>,
+    sites: Vec<(u32, u32)>,
+    redirect: HashMap<(u32, u32), u32>,
+    dispatch: Vec<Vec<u32>>,
+}
+
+/// Reverse postorder, dominator tree, loop headers, merge nodes and reducibility.
+fn analyze(p: Parts, succs: Adj) -> Cfg {
+    let n = succs.len();
+    let entry = p.entry;
+    // Reverse postorder by an iterative DFS.
+    let mut post = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let mut stack: Vec<(u32, usize)> = vec![(entry, 0)];
+    seen[entry as usize] = true;
+    while let Some(top) = stack.last_mut() {
+        let (v, i) = *top;
+        if let Some(&w) = succs[v as usize].get(i) {
+            top.1 += 1;
+            if !seen[w as usize] {
+                seen[w as usize] = true;
+                stack.push((w, 0));
             }
+        } else {
+            post.push(v);
+            stack.pop();
         }
-        post.reverse();
-        let rpo = post;
-        let mut rpo_index = vec![NONE; n];
-        for (i, &v) in rpo.iter().enumerate() {
-            rpo_index[v as usize] = i as u32;
-        }
-        let mut preds = vec![Vec::new(); n];
-        for &v in &rpo {
-            for &w in &self.succs[v as usize] {
-                preds[w as usize].push(v);
-            }
-        }
-        // Dominators (Cooper, Harvey, Kennedy), on RPO indices.
-        let mut idom = vec![NONE; n];
-        idom[entry as usize] = entry;
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &v in rpo.iter().skip(1) {
-                let mut new = NONE;
-                for &p in &preds[v as usize] {
-                    if idom[p as usize] == NONE {
-                        continue;
-                    }
-                    new = if new == NONE {
-                        p
-                    } else {
-                        intersect(&idom, &rpo_index, p, new)
-                    };
-                }
-                if new != NONE && idom[v as usize] != new {
-                    idom[v as usize] = new;
-                    changed = true;
-                }
-            }
-        }
-        let mut children = vec![Vec::new(); n];
+    }
+    post.reverse();
+    let rpo = post;
+    let mut rpo_index = vec![NONE; n];
+    for (i, &v) in rpo.iter().enumerate() {
+        rpo_index[v as usize] = i as u32;
+    }
+    // Predecessors (reachable ones), each list in reverse postorder of its sources.
+    let preds = Adj::from_edges(n, || {
+        rpo.iter()
+            .flat_map(|&v| succs[v as usize].iter().map(move |&w| (w, v)))
+    });
+    // Dominators (Cooper, Harvey, Kennedy), on RPO indices.
+    let mut idom = vec![NONE; n];
+    idom[entry as usize] = entry;
+    let mut changed = true;
+    while changed {
+        changed = false;
         for &v in rpo.iter().skip(1) {
-            let d = idom[v as usize];
-            if d != NONE {
-                children[d as usize].push(v);
-            }
-        }
-        let mut loop_header = vec![false; n];
-        let mut merge = vec![false; n];
-        let mut reducible = true;
-        for &v in &rpo {
-            let rv = rpo_index[v as usize];
-            let mut forward = 0;
-            for &p in &preds[v as usize] {
-                if rpo_index[p as usize] >= rv {
-                    loop_header[v as usize] = true;
-                    // v must dominate p.
-                    let mut q = p;
-                    while rpo_index[q as usize] > rv {
-                        q = idom[q as usize];
-                    }
-                    reducible &= q == v;
-                } else {
-                    forward += 1;
+            let mut new = NONE;
+            for &q in &preds[v as usize] {
+                if idom[q as usize] == NONE {
+                    continue;
                 }
+                new = if new == NONE {
+                    q
+                } else {
+                    intersect(&idom, &rpo_index, q, new)
+                };
             }
-            merge[v as usize] = forward >= 2;
+            if new != NONE && idom[v as usize] != new {
+                idom[v as usize] = new;
+                changed = true;
+            }
         }
-        Cfg {
-            n_real: self.n_real,
-            dispatch_base: self.dispatch_base,
-            entry: self.entry,
-            segs: self.segs,
-            sites: self.sites,
-            succs: self.succs,
-            redirect: self.redirect,
-            dispatch: self.dispatch,
-            rpo_index,
-            children,
-            loop_header,
-            merge,
-            reducible,
+    }
+    let children = Adj::from_edges(n, || {
+        rpo.iter()
+            .skip(1)
+            .map(|&v| (idom[v as usize], v))
+            .filter(|&(d, _)| d != NONE)
+    });
+    let mut loop_header = vec![false; n];
+    let mut merge = vec![false; n];
+    let mut reducible = true;
+    for &v in &rpo {
+        let rv = rpo_index[v as usize];
+        let mut forward = 0;
+        for &q0 in &preds[v as usize] {
+            if rpo_index[q0 as usize] >= rv {
+                loop_header[v as usize] = true;
+                // v must dominate q0.
+                let mut q = q0;
+                while rpo_index[q as usize] > rv {
+                    q = idom[q as usize];
+                }
+                reducible &= q == v;
+            } else {
+                forward += 1;
+            }
         }
+        merge[v as usize] = forward >= 2;
+    }
+    Cfg {
+        n_real: p.n_real,
+        dispatch_base: p.dispatch_base,
+        entry,
+        segs: p.segs,
+        sites: p.sites,
+        succs,
+        redirect: p.redirect,
+        dispatch: p.dispatch,
+        rpo_index,
+        children,
+        loop_header,
+        merge,
+        reducible,
     }
 }
 

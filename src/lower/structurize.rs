@@ -41,12 +41,13 @@ impl FnLower<'_, '_> {
                     tasks.push(Task::Within(x));
                 }
                 Task::Within(x) => {
-                    let merges: Vec<u32> = self.cfg.children[x as usize]
-                        .iter()
-                        .copied()
-                        .filter(|&y| self.cfg.merge[y as usize])
-                        .collect();
-                    for &y in merges.iter().rev() {
+                    // Merge children, last first (indexed: `self` is borrowed mutably below).
+                    let n_children = self.cfg.children[x as usize].len();
+                    for k in (0..n_children).rev() {
+                        let y = self.cfg.children[x as usize][k];
+                        if !self.cfg.merge[y as usize] {
+                            continue;
+                        }
                         self.sink().block(wasm_encoder::BlockType::Empty);
                         self.push_ctx(Ctx::Block(y));
                         tasks.push(Task::Tree(y));
