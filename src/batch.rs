@@ -844,19 +844,39 @@ fn millis(since: Instant) -> f64 {
 /// Distinguishes the temporary files of concurrent writers in one process.
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `bytes` to `dest` through a new temporary file beside it, renamed into place
-/// once complete. Refuses a destination whose directory resolves outside `out_root`
-/// (a symbolic link planted in the output tree).
+/// Writes `bytes` to `dest` (inside `out_root`) through a new temporary file beside it,
+/// renamed into place once complete. The directories on the way are created one by one
+/// and must be real directories: a symbolic link planted in the output tree could
+/// otherwise lead the write (or a created directory) outside it.
 fn write_atomically(out_root: &Path, dest: &Path, bytes: &[u8]) -> io::Result<()> {
-    let parent = dest
-        .parent()
-        .ok_or_else(|| io::Error::other("no parent directory"))?;
-    fs::create_dir_all(parent)?;
-    if !fs::canonicalize(parent)?.starts_with(out_root) {
-        return Err(io::Error::other(format!(
-            "{} leads outside the output directory",
-            parent.display()
-        )));
+    let rel = dest
+        .strip_prefix(out_root)
+        .map_err(|_| io::Error::other("outside the output directory"))?;
+    let mut parent = out_root.to_path_buf();
+    for c in rel.parent().into_iter().flat_map(Path::components) {
+        parent.push(c);
+        match fs::symlink_metadata(&parent) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::other(format!(
+                    "{} is not a directory (a link or a file)",
+                    parent.display()
+                )))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(&parent) {
+                // Another worker may have just made it; the next check sees which.
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {
+                    if !fs::symlink_metadata(&parent)?.is_dir() {
+                        return Err(io::Error::other(format!(
+                            "{} is not a directory",
+                            parent.display()
+                        )));
+                    }
+                }
+            },
+            Err(e) => return Err(e),
+        }
     }
     let mut tmp_name = OsString::from(".");
     tmp_name.push(dest.file_name().unwrap_or_default());

@@ -201,7 +201,15 @@ fn make_tree(s: &Scratch) {
         br#"{"program": {"portable": {
                "pnacl-translate": {"url": "pnacl/app.pexe", "optlevel": 2},
                "pnacl-debug": {"url": "./pnacl/../pnacl/app_debug.bc"}}},
-             "files": {"readme": {"portable": {"url": "README.txt"}}}}"#,
+             "files": {"readme": {"portable": {"url": "README.txt"}},
+                       "worker": {"portable": {"url": "pnacl/app.pexe?v=2"}}}}"#,
+    );
+    // Two inputs with one output name: `prog` (named by a manifest) and `prog.pexe`.
+    s.put("in/coll/prog", &fixture("semantics/bits.pexe"));
+    s.put("in/coll/prog.pexe", &hello);
+    s.put(
+        "in/coll/c.nmf",
+        br#"{"program": {"portable": {"pnacl-translate": {"url": "prog"}}}}"#,
     );
     s.put(
         "in/missing.nmf",
@@ -246,7 +254,11 @@ fn fixture_tree_report_is_exact_per_file() {
     add(expect_converted(
         "app/pnacl/app.pexe",
         "app/pnacl/app.wasm",
-        &["scan", "app/app.nmf: program.portable.pnacl-translate"],
+        &[
+            "scan",
+            "app/app.nmf: program.portable.pnacl-translate",
+            "app/app.nmf: files.worker.portable",
+        ],
         &fixture("semantics/control.pexe"),
     ));
     add(expect_converted(
@@ -254,6 +266,18 @@ fn fixture_tree_report_is_exact_per_file() {
         "app/pnacl/app_debug.bc.wasm",
         &["app/app.nmf: program.portable.pnacl-debug"],
         &fixture("semantics/memory.pexe"),
+    ));
+    add(expect_converted(
+        "coll/prog",
+        "coll/prog.wasm",
+        &["coll/c.nmf: program.portable.pnacl-translate"],
+        &fixture("semantics/bits.pexe"),
+    ));
+    add(expect_found_failure(
+        "coll/prog.pexe",
+        "scan",
+        "output_collision",
+        "its output coll/prog.wasm is already the output of coll/prog",
     ));
     add(expect_failed_conversion(
         "factorial.pexe",
@@ -322,7 +346,7 @@ fn fixture_tree_report_is_exact_per_file() {
             .count();
         assert_eq!(
             report["summary"],
-            json!({"files": expected.len(), "converted": 4, "failed": failed})
+            json!({"files": expected.len(), "converted": 5, "failed": failed})
         );
         assert_eq!(report["schema"], 1);
         assert_eq!(report["threads"], jobs.parse::<u64>().unwrap());
@@ -369,7 +393,7 @@ fn fixture_tree_report_is_exact_per_file() {
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(
             stdout.starts_with(&format!(
-                "4 of {} files converted, {failed} failed",
+                "5 of {} files converted, {failed} failed",
                 expected.len()
             )),
             "{stdout}"
@@ -575,4 +599,40 @@ fn real_corpus_batch() {
         .unwrap()
         .contains(&json!("nacl-irt-fdio-0.1")));
     assert_eq!(stderr(&o).lines().count(), 8, "{}", stderr(&o));
+}
+
+/// Links planted in the output tree cannot make `batch` write outside it.
+#[cfg(unix)]
+#[test]
+fn links_in_the_output_tree_are_not_written_through() {
+    let s = Scratch::new("outlinks");
+    let hello = fixture("hello.pexe");
+    s.put("in/sub/deep/hello.pexe", &hello);
+    s.put("in/top.pexe", &hello);
+    s.put("elsewhere/keep.txt", b"precious");
+    std::fs::create_dir_all(s.join("out")).unwrap();
+    // out/sub leads outside OUTDIR; out/top.wasm is a link to a file outside it.
+    std::os::unix::fs::symlink(s.join("elsewhere"), s.join("out/sub")).unwrap();
+    std::os::unix::fs::symlink(s.join("elsewhere/keep.txt"), s.join("out/top.wasm")).unwrap();
+    let o = batch(&[&s.arg("in"), "-o", &s.arg("out")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let files = files_by_path(&read_report(&s.join("out")));
+    let sub = &files["sub/deep/hello.pexe"];
+    assert_eq!(sub["status"], "failed");
+    assert_eq!(sub["error"]["kind"], "write", "{sub}");
+    // The link itself was replaced by the module; its target is untouched.
+    assert_eq!(files["top.pexe"]["status"], "converted");
+    let top = s.join("out/top.wasm");
+    assert!(!std::fs::symlink_metadata(&top).unwrap().is_symlink());
+    validate(&std::fs::read(&top).unwrap(), "top.wasm");
+    let elsewhere: Vec<String> = tree(&s.join("elsewhere")).into_keys().collect();
+    assert_eq!(elsewhere, ["keep.txt"]);
+    assert!(
+        !s.join("elsewhere/deep").exists(),
+        "created a directory outside OUTDIR"
+    );
+    assert_eq!(
+        std::fs::read(s.join("elsewhere/keep.txt")).unwrap(),
+        b"precious"
+    );
 }
