@@ -495,11 +495,13 @@ fn usage_errors_exit_2_and_write_nothing() {
     s.put("in/hello.pexe", &fixture("hello.pexe"));
     let dir = s.arg("in");
     for args in [
-        vec![dir.as_str()],                                       // no -o
-        vec![dir.as_str(), "-o", "x", "-j", "0"],                 // no threads
-        vec![dir.as_str(), "-o", "x", "-j", "many"],              // not a number
-        vec![dir.as_str(), "-o", dir.as_str()],                   // OUTDIR = DIR
-        vec![dir.as_str(), "-o", s.0.to_str().unwrap()],          // OUTDIR contains DIR
+        vec![dir.as_str()],                          // no -o
+        vec![dir.as_str(), "-o", "x", "-j", "0"],    // no threads
+        vec![dir.as_str(), "-o", "x", "-j", "many"], // not a number
+        vec![dir.as_str(), "-o", "-"],               // not a directory
+        vec!["-", "-o", "x"],
+        vec![dir.as_str(), "-o", dir.as_str()], // OUTDIR = DIR
+        vec![dir.as_str(), "-o", s.0.to_str().unwrap()], // OUTDIR contains DIR
         vec![dir.as_str(), "-o", &format!("{dir}/sub/../../in")], // the same, spelled otherwise
     ] {
         let o = batch(&args);

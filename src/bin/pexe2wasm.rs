@@ -482,6 +482,10 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> ExitC
     use io::IsTerminal;
     use pexe2wasm::batch::{self, BatchError, Status};
 
+    if dir.as_os_str() == "-" || output.as_os_str() == "-" {
+        eprintln!("error: batch reads and writes directories; '-' (stdin/stdout) is not one");
+        return ExitCode::from(2);
+    }
     let name = display_name(dir);
     let plan = match batch::plan(dir, output) {
         Ok(p) => p,
