@@ -176,8 +176,15 @@ fn stand_in(
         let mut seen = Vec::new();
         for stream in listener.incoming().take(connections) {
             let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(&stream);
             let mut line = String::new();
-            BufReader::new(&stream).read_line(&mut line).unwrap();
+            reader.read_line(&mut line).unwrap();
+            // Read the whole request, as a real server does: closing a socket with unread
+            // input resets the connection, and the client may lose the response.
+            let mut header = String::new();
+            while reader.read_line(&mut header).unwrap_or(0) > 0 && header != "\r\n" {
+                header.clear();
+            }
             let ok = line.starts_with("GET /healthz ");
             seen.push(line.trim_end().to_string());
             let status = if ok { healthz } else { "404 Not Found" };
