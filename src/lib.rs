@@ -5,7 +5,8 @@
 //! 2. [`decode`]: records → the typed IR in [`ir`]; [`verify`] checks it against the PNaCl ABI.
 //! 3. [`text`]: PNaClAsm, the disassembly (`dis`) and the assembler (`asm`).
 //!
-//! [`info`] summarizes a pexe for the `info` command.
+//! [`info`] summarizes a pexe for the `info` command; [`batch`] converts a directory tree.
+pub mod batch;
 pub mod bitstream;
 pub mod convert;
 pub mod decode;

@@ -1,10 +1,12 @@
-//! The `pexe2wasm` command line: `dis`, `asm`, `info`, `verify`, `convert` and `run`.
+//! The `pexe2wasm` command line: `dis`, `asm`, `info`, `verify`, `convert`, `run` and
+//! `batch`.
 //!
 //! Manners: every error is one line on stderr, `error: FILE: MESSAGE`; exit code 0 on
 //! success, 1 for bad input or a failed operation, 2 for usage errors; `-` reads stdin or
 //! writes stdout; output goes through a `BufWriter`; a closed pipe (`| head`) ends quietly.
 //! `run` exits with the program's status instead; a trap prints its one-line error, then
-//! the wasm backtrace, and exits 134 (as an abort would).
+//! the wasm backtrace, and exits 134 (as an abort would). `batch` exits 1 when any file
+//! failed (each failure one `error:` line), after converting all the others.
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
@@ -89,6 +91,25 @@ enum Command {
         /// a relative GUEST is relative to "/") (repeatable).
         #[arg(long = "dir", value_name = "HOST[::GUEST]")]
         dirs: Vec<String>,
+    },
+    /// Convert every pexe under DIR, and those its .nmf manifests name, into OUTDIR.
+    ///
+    /// OUTDIR mirrors DIR (DIR/a/b.pexe becomes OUTDIR/a/b.wasm) and receives report.json
+    /// and report.md. A file that fails is reported and leaves no .wasm; the others still
+    /// convert. Exit status 0 when every file converted, 1 when any failed.
+    Batch {
+        /// The directory to convert (searched recursively).
+        dir: PathBuf,
+        /// The output directory (created if needed; may not be DIR or contain it).
+        #[arg(short, long, value_name = "OUTDIR")]
+        output: PathBuf,
+        /// Worker threads (default: one per core).
+        #[arg(short = 'j', long = "jobs", value_name = "N",
+              value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
+        /// No progress bar and no summary line (errors are still printed).
+        #[arg(short, long)]
+        quiet: bool,
     },
 }
 
@@ -372,10 +393,10 @@ fn run(command: Command) -> Result<(), Failure> {
                 .map_err(|e| fail(&name, e))?;
             out.commit().map_err(|e| fail(&name, e))
         }
-        // main() sends `run` to run_program, which owns the exit status.
-        Command::Run { file, .. } => Err(fail(
+        // main() sends `run` and `batch` to their own handlers, which own the exit status.
+        Command::Run { file, .. } | Command::Batch { dir: file, .. } => Err(fail(
             &display_name(&file),
-            anyhow!("internal error: `run` reached the wrong handler"),
+            anyhow!("internal error: the command reached the wrong handler"),
         )),
     }
 }
@@ -454,6 +475,87 @@ fn prepare_run(
     Ok((wasm, opts))
 }
 
+/// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
+/// reports, prints one `error:` line per failed file and a summary.
+fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> ExitCode {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use io::IsTerminal;
+    use pexe2wasm::batch::{self, BatchError, Status};
+
+    if dir.as_os_str() == "-" || output.as_os_str() == "-" {
+        eprintln!("error: batch reads and writes directories; '-' (stdin/stdout) is not one");
+        return ExitCode::from(2);
+    }
+    let name = display_name(dir);
+    let plan = match batch::plan(dir, output) {
+        Ok(p) => p,
+        Err(e @ BatchError::Overlap { .. }) => {
+            // A bad pair of arguments: a usage error, like clap's.
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        Err(e) => return report(fail(&name, e.into())),
+    };
+    let bar = if quiet || !io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar =
+            ProgressBar::with_draw_target(Some(plan.len() as u64), ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed}] {wide_msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let opts = batch::BatchOptions {
+        threads: jobs.map_or(0, usize::from),
+        ..Default::default()
+    };
+    let progress = |f: &batch::FileReport| {
+        bar.set_message(f.path.clone());
+        bar.inc(1);
+    };
+    let result = plan.run(&opts, &progress);
+    bar.finish_and_clear();
+    let report_out = match result {
+        Ok(r) => r,
+        Err(e) => return report(fail(&name, e.into())),
+    };
+    if let Err(e) = batch::write_reports(&report_out, output) {
+        return report(fail(&name, e.into()));
+    }
+    // Failures after the bar, in path order, one line each.
+    let stderr = io::stderr();
+    let mut err = stderr.lock();
+    for f in report_out
+        .files
+        .iter()
+        .filter(|f| f.status == Status::Failed)
+    {
+        let message = f.error.as_ref().map_or("", |e| e.message.as_str());
+        let _ = writeln!(err, "error: {}: {message}", dir.join(&f.path).display());
+    }
+    drop(err);
+    let s = &report_out.summary;
+    if !quiet {
+        let mut out = io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{} of {} files converted, {} failed; report in {}",
+            s.converted,
+            s.files,
+            s.failed,
+            output.join("report.md").display()
+        );
+    }
+    if s.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 /// Prints a failure, one line per message; exit code 1.
 fn report(f: Failure) -> ExitCode {
     let stderr = io::stderr();
@@ -479,6 +581,12 @@ fn main() -> ExitCode {
             env,
             dirs,
         } => return run_program(&file, args, env, dirs),
+        Command::Batch {
+            dir,
+            output,
+            jobs,
+            quiet,
+        } => return run_batch(&dir, &output, jobs, quiet),
         command => run(command),
     };
     match result {
