@@ -137,6 +137,8 @@ semantics_tests!(
     int_binops,
     memory,
     select_switch,
+    threads_atomics,
+    threads_futex,
 );
 
 /// The comparison can fail: a stdout with one wrong byte, one missing byte or a wrong

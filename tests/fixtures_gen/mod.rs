@@ -25,6 +25,7 @@ mod float;
 mod int;
 mod memory;
 mod select_switch;
+mod threads;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -211,6 +212,8 @@ pub fn all() -> Vec<Fixture> {
         int::icmp_fixture(),
         memory::fixture(),
         select_switch::fixture(),
+        threads::atomics_fixture(),
+        threads::futex_fixture(),
     ];
     v.sort_by_key(|f| f.name);
     v
