@@ -16,7 +16,7 @@ use super::*;
 /// Threads per contention kernel.
 const THREADS: u32 = 8;
 /// Operations per thread.
-const N: u32 = 20000;
+const N: u32 = 1_000_000;
 /// Bytes of stack per thread.
 const STACK: u32 = 16384;
 /// Bytes of a thread's parameter block (its thread pointer): flag @0, index @4, loop
