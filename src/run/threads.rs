@@ -113,9 +113,11 @@ impl Run {
         Ok(store)
     }
 
-    /// Runs one entry call to its end and sorts out what its result means for the run.
+    /// Sorts out what the end of thread `tid`'s entry call (0: `_start`) means for the run.
     fn settle(&self, tid: i32, r: wasmtime::Result<()>) {
         match r {
+            // Returning from `_start` ends a WASI command (the runtime's calls proc_exit).
+            Ok(()) if tid == 0 => self.finish(Ending::Exit(0)),
             Ok(()) => self.thread_done(),
             Err(e) if e.downcast_ref::<ThreadExit>().is_some() => self.thread_done(),
             Err(e) => {
@@ -252,19 +254,21 @@ pub fn run_threaded(
     });
 
     // The main thread runs `_start` on an OS thread of its own, so that this one can wait
-    // for whichever thread ends the run.
+    // for whichever thread ends the run. Its store and instance are made here, so setup
+    // errors are reported as such.
+    let mut store = run.new_store()?;
+    let instance = run
+        .pre
+        .instantiate(&mut store)
+        .map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
+    let start = instance
+        .get_typed_func::<(), ()>(&mut store, runtime::EXPORT_START)
+        .map_err(|_| RunError::NoStart)?;
     let main_run = run.clone();
     std::thread::Builder::new()
         .name("wasm main thread".into())
         .spawn(move || {
-            let r = (|| -> wasmtime::Result<()> {
-                let mut store = main_run
-                    .new_store()
-                    .map_err(|e| wasmtime::Error::msg(e.to_string()))?;
-                let instance = main_run.pre.instantiate(&mut store)?;
-                let start = instance.get_typed_func::<(), ()>(&mut store, runtime::EXPORT_START)?;
-                start.call(&mut store, ())
-            })();
+            let r = start.call(&mut store, ());
             main_run.settle(0, r);
         })
         .map_err(|e| RunError::Host(format!("cannot start the main thread: {e}")))?;
