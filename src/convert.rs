@@ -11,8 +11,8 @@ use crate::verify::{self, Finding, VerifyErrors};
 pub struct ConvertOptions {
     /// Main-thread stack size in bytes (rounded up to 64 KiB).
     pub stack_size: u32,
-    /// Use wasm threads: shared memory and atomic instructions for `llvm.nacl.atomic.*`.
-    pub threads: bool,
+    /// Whether the output uses wasm threads (see [`Threads`]).
+    pub threads: Threads,
     /// Link the runtime (`_start` and the IRT). Off, the output is a bare module that
     /// needs no `_start` (for tests of the lowering).
     pub link_runtime: bool,
@@ -26,13 +26,32 @@ impl Default for ConvertOptions {
     fn default() -> Self {
         ConvertOptions {
             stack_size: 4 << 20,
-            threads: false,
+            threads: Threads::Auto,
             link_runtime: true,
             export_all_functions: false,
             runtime: None,
         }
     }
 }
+
+/// Whether a module is converted for threads.
+///
+/// A threaded module imports one shared memory (`env`.`memory`), lowers atomics to wasm
+/// atomics, links the threaded runtime (wasi-threads `thread-spawn`, `wasi_thread_start`,
+/// futexes as `memory.atomic.wait32`/`notify`) and initializes its data once, in `_start`
+/// (docs/decisions/0006-threads.md). It needs a host with wasi-threads and the runtime's
+/// `pexe2wasm`.`thread_exit`, as `pexe2wasm run` has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// On when the pexe names `nacl-irt-thread-0.1` (it may start threads), else off.
+    #[default]
+    Auto,
+    On,
+    Off,
+}
+
+/// The IRT interface whose query makes [`Threads::Auto`] convert for threads.
+pub const THREAD_INTERFACE: &str = "nacl-irt-thread-0.1";
 
 /// wasm features the output uses (beyond MVP).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -158,9 +177,15 @@ impl ConvertError {
 /// Converts a pexe to a wasm module.
 pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertError> {
     let module = decode(data)?;
+    let threads = match opts.threads {
+        Threads::On => true,
+        Threads::Off => false,
+        Threads::Auto => crate::info::names_irt_interface(&module, THREAD_INTERFACE),
+    };
     let runtime: Option<&[u8]> = if opts.link_runtime {
         Some(match &opts.runtime {
             Some(r) => r.as_slice(),
+            None if threads => crate::runtime::irt_threads_module(),
             None => crate::runtime::irt_module(),
         })
     } else {
@@ -168,7 +193,7 @@ pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertE
     };
     let eopts = EmitOptions {
         stack_size: opts.stack_size,
-        threads: opts.threads,
+        threads,
         export_all_functions: opts.export_all_functions,
     };
     // The verifier and the lowering run at the same time; the lowering's result counts
@@ -201,7 +226,7 @@ pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertE
         bulk_memory: true,
         sign_ext: out.used.sign_ext,
         sat_float_to_int: out.used.sat_float_to_int,
-        threads: opts.threads,
+        threads,
         simd: out.used.simd,
         exceptions: out.used.exceptions,
     };

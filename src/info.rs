@@ -164,6 +164,17 @@ impl Info {
     }
 }
 
+/// Whether any global's data names the IRT interface `name` (e.g. `nacl-irt-thread-0.1`):
+/// a pexe queries only the interfaces whose names it holds.
+pub fn names_irt_interface(m: &Module, name: &str) -> bool {
+    m.globals.iter().any(|g| {
+        scan_elements(g.init.elements())
+            .irt
+            .iter()
+            .any(|n| n == name)
+    })
+}
+
 /// Interface names found in some bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InterfaceNames {

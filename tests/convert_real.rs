@@ -15,10 +15,14 @@ fn check(name: &str) {
     v.validate_all(&out.wasm)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(out.stats.emit.functions > 0, "{name}: no functions");
+    // Threaded modules (those naming nacl-irt-thread-0.1) also import wasi-threads' spawn
+    // and the host's thread exit.
+    let threaded = [("wasi", "thread-spawn"), ("pexe2wasm", "thread_exit")];
     assert!(
         out.imports
             .iter()
-            .all(|(m, _)| m == "wasi_snapshot_preview1"),
+            .all(|(m, n)| m == "wasi_snapshot_preview1"
+                || (out.features.threads && threaded.contains(&(m.as_str(), n.as_str())))),
         "{name}: unexpected imports {:?}",
         out.imports
     );
@@ -88,7 +92,7 @@ fn threads_option_uses_wasm_atomics() {
             return;
         };
         let opts = ConvertOptions {
-            threads: true,
+            threads: pexe2wasm::convert::Threads::On,
             ..Default::default()
         };
         let out = convert(&data, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));

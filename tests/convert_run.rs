@@ -194,9 +194,67 @@ fn binji_spectralnorm() {
 }
 
 #[test]
-#[ignore = "sem.c waits on a semaphore another thread posts; threads are not supported yet"]
 fn binji_sem() {
+    // Threads post a semaphore the main thread waits on.
     check("binji-sem.pexe", "res/sem.pexe", "", "binji-sem.txt");
+}
+
+#[test]
+fn binji_thread() {
+    // pthread_create, a thread writing through a pointer, pthread_join with a return value.
+    check(
+        "binji-thread.pexe",
+        "res/thread.pexe",
+        "",
+        "binji-thread.txt",
+    );
+}
+
+/// Runs a threaded pexe `times` times on one compiled module; every run must print the
+/// expected stdout and exit 0.
+fn repeat(pexe: &str, argv0: &str, expect: &str, times: usize) {
+    let Some(want) = expected(expect) else {
+        eprintln!("SKIPPED: expected/{expect} not found");
+        return;
+    };
+    let Some(data) = common::real_pexe(pexe) else {
+        return;
+    };
+    let out = convert(&data, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{pexe}: {e}"));
+    assert!(out.features.threads, "{pexe} converts for threads");
+    let program = pexe2wasm::run::Program::new(&out.wasm, true).unwrap();
+    assert!(program.is_threaded());
+    let opts = RunOptions {
+        args: vec![argv0.to_string()],
+        timeout: Some(std::time::Duration::from_secs(60)),
+        ..Default::default()
+    };
+    for i in 0..times {
+        let r = program
+            .run(&opts)
+            .unwrap_or_else(|e| panic!("{pexe} run {i}: {e}"));
+        assert_eq!(
+            String::from_utf8_lossy(&r.stdout),
+            String::from_utf8_lossy(&want),
+            "{pexe} run {i}: stdout differs"
+        );
+        assert_eq!(r.exit_code, 0, "{pexe} run {i}: exit code");
+    }
+}
+
+#[test]
+fn binji_thread_50_runs() {
+    repeat(
+        "binji-thread.pexe",
+        "res/thread.pexe",
+        "binji-thread.txt",
+        50,
+    );
+}
+
+#[test]
+fn binji_sem_50_runs() {
+    repeat("binji-sem.pexe", "res/sem.pexe", "binji-sem.txt", 50);
 }
 
 #[test]

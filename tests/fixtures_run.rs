@@ -148,6 +148,8 @@ semantics_tests!(
     simd_flow,
     simd_int,
     simd_lanes,
+    threads_atomics,
+    threads_futex,
 );
 
 /// Fixtures that must end in a trap; each has its own test below.

@@ -183,3 +183,92 @@ fn stdin_bytes_echo_to_stdout_and_stderr() {
     let out = run_wasm(&w, &o).unwrap();
     assert!(out.stdout.is_empty(), "empty stdin, discarded stdout");
 }
+
+/// A wasi-threads module: `_start` spawns one thread (start argument 0) and then does
+/// `main`; the thread runs `thread`. Both may use `$wait` (block forever on a word nobody
+/// notifies) and `$print` (write "<c>\n" to stdout).
+fn threaded(main: &str, thread: &str) -> Vec<u8> {
+    wasm(&format!(
+        r#"(module
+          (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+          (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+          (import "wasi" "thread-spawn" (func $spawn (param i32) (result i32)))
+          (import "pexe2wasm" "thread_exit" (func $thread_exit))
+          (import "env" "memory" (memory 1 1 shared))
+          (export "memory" (memory 0))
+          (func $wait (drop (memory.atomic.wait32 (i32.const 100) (i32.const 0) (i64.const -1))))
+          (func $print (param $c i32)
+            (i32.store8 (i32.const 200) (local.get $c))
+            (i32.store8 (i32.const 201) (i32.const 10))
+            (i32.store (i32.const 208) (i32.const 200))
+            (i32.store (i32.const 212) (i32.const 2))
+            (drop (call $fd_write (i32.const 1) (i32.const 208) (i32.const 1) (i32.const 216))))
+          (func $boom (param $x i32) (result i32) (i32.div_u (i32.const 1) (local.get $x)))
+          (func (export "_start")
+            (if (i32.le_s (call $spawn (i32.const 0)) (i32.const 0)) (then (unreachable)))
+            {main})
+          (func (export "wasi_thread_start") (param $tid i32) (param $arg i32)
+            {thread}))"#
+    ))
+}
+
+#[test]
+fn exit_in_any_thread_ends_the_run_with_its_status() {
+    // The main thread waits forever; the spawned one prints and exits 7.
+    let w = threaded(
+        "(call $wait)",
+        "(call $print (i32.const 0x41)) (call $exit (i32.const 7))",
+    );
+    let out = run_wasm(&w, &opts()).unwrap();
+    assert_eq!(out.exit_code, 7);
+    assert_eq!(out.stdout, b"A\n");
+    // The main thread exits while the other one waits forever.
+    let w = threaded(
+        "(call $print (i32.const 0x42)) (call $exit (i32.const 3))",
+        "(call $wait)",
+    );
+    let out = run_wasm(&w, &opts()).unwrap();
+    assert_eq!((out.exit_code, out.stdout.as_slice()), (3, &b"B\n"[..]));
+}
+
+#[test]
+fn run_ends_with_the_last_thread() {
+    // Both threads end through thread_exit: the run ends, status 0.
+    let w = threaded(
+        "(call $print (i32.const 0x43)) (call $thread_exit)",
+        "(call $thread_exit)",
+    );
+    let out = run_wasm(&w, &opts()).unwrap();
+    assert_eq!((out.exit_code, out.stdout.as_slice()), (0, &b"C\n"[..]));
+}
+
+#[test]
+fn trap_in_a_thread_names_the_thread_and_function() {
+    let w = threaded("(call $wait)", "(drop (call $boom (i32.const 0)))");
+    let Err(RunError::Trap(t)) = run_wasm(&w, &opts()) else {
+        panic!("expected a trap");
+    };
+    assert!(t.message.contains("divide by zero"), "{}", t.message);
+    assert!(t.message.contains("thread 1"), "{}", t.message);
+    assert!(t.message.contains("function boom"), "{}", t.message);
+    assert!(t.backtrace[0].contains("boom"), "{:?}", t.backtrace);
+    // In the main thread, while the other one waits.
+    let w = threaded("(drop (call $boom (i32.const 0)))", "(call $wait)");
+    let Err(RunError::Trap(t)) = run_wasm(&w, &opts()) else {
+        panic!("expected a trap");
+    };
+    assert!(t.message.contains("main thread"), "{}", t.message);
+}
+
+#[test]
+fn time_limit_stops_every_thread() {
+    // Both threads spin: the epoch interruption stops them.
+    let w = threaded("(loop $l (br $l))", "(loop $l (br $l))");
+    let o = RunOptions {
+        timeout: Some(Duration::from_millis(300)),
+        ..opts()
+    };
+    let start = std::time::Instant::now();
+    assert!(matches!(run_wasm(&w, &o), Err(RunError::Timeout(_))));
+    assert!(start.elapsed() < Duration::from_secs(10));
+}

@@ -9,7 +9,7 @@
 //! failed (each failure one `error:` line), after converting all the others.
 
 use anyhow::{anyhow, Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -73,6 +73,9 @@ enum Command {
         /// Write the WebAssembly text format instead of the binary.
         #[arg(long)]
         wat: bool,
+        /// Threads: auto (when the pexe queries nacl-irt-thread-0.1), on or off.
+        #[arg(long, value_enum, default_value_t = ThreadsArg::Auto)]
+        threads: ThreadsArg,
     },
     /// Convert a pexe in memory and run it under wasmtime with WASI (a .wasm file runs as is).
     ///
@@ -91,6 +94,10 @@ enum Command {
         /// a relative GUEST is relative to "/") (repeatable).
         #[arg(long = "dir", value_name = "HOST[::GUEST]")]
         dirs: Vec<String>,
+        /// Threads when converting: auto (when the pexe queries nacl-irt-thread-0.1), on or
+        /// off.
+        #[arg(long, value_enum, default_value_t = ThreadsArg::Auto)]
+        threads: ThreadsArg,
     },
     /// Convert every pexe under DIR, and those its .nmf manifests name, into OUTDIR.
     ///
@@ -111,6 +118,24 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
+}
+
+/// `--threads`: whether the output uses wasm threads (`convert::Threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ThreadsArg {
+    Auto,
+    On,
+    Off,
+}
+
+impl From<ThreadsArg> for pexe2wasm::convert::Threads {
+    fn from(t: ThreadsArg) -> Self {
+        match t {
+            ThreadsArg::Auto => Self::Auto,
+            ThreadsArg::On => Self::On,
+            ThreadsArg::Off => Self::Off,
+        }
+    }
 }
 
 /// Adapters to the library stages. Each wraps one library call, so wiring a new or changed
@@ -147,9 +172,12 @@ mod stages {
             .collect()
     }
 
-    /// `pexe2wasm::convert::convert` with the default options.
-    pub fn convert(data: &[u8]) -> Result<Vec<u8>> {
-        let opts = pexe2wasm::convert::ConvertOptions::default();
+    /// `pexe2wasm::convert::convert` with the default options but `threads`.
+    pub fn convert(data: &[u8], threads: pexe2wasm::convert::Threads) -> Result<Vec<u8>> {
+        let opts = pexe2wasm::convert::ConvertOptions {
+            threads,
+            ..Default::default()
+        };
         Ok(pexe2wasm::convert::convert(data, &opts)?.wasm)
     }
 
@@ -377,10 +405,15 @@ fn run(command: Command) -> Result<(), Failure> {
             .map_err(|e| fail(&name, e))?;
             out.commit().map_err(|e| fail(&name, e))
         }
-        Command::Convert { file, output, wat } => {
+        Command::Convert {
+            file,
+            output,
+            wat,
+            threads,
+        } => {
             let name = display_name(&file);
             let data = read_input(&file).map_err(|e| fail(&name, e))?;
-            let wasm = stages::convert(&data).map_err(|e| fail(&name, e))?;
+            let wasm = stages::convert(&data, threads.into()).map_err(|e| fail(&name, e))?;
             let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
             let written = if wat {
                 let text = stages::print_wat(&wasm).map_err(|e| fail(&name, e))?;
@@ -406,9 +439,15 @@ const TRAP_EXIT: u8 = 134;
 
 /// `pexe2wasm run`: converts FILE (unless it is already wasm) and runs it; the program's
 /// exit status becomes ours.
-fn run_program(file: &Path, args: Vec<String>, env: Vec<String>, dirs: Vec<String>) -> ExitCode {
+fn run_program(
+    file: &Path,
+    args: Vec<String>,
+    env: Vec<String>,
+    dirs: Vec<String>,
+    threads: pexe2wasm::convert::Threads,
+) -> ExitCode {
     let name = display_name(file);
-    let prepared = prepare_run(file, args, env, dirs);
+    let prepared = prepare_run(file, args, env, dirs, threads);
     let (wasm, opts) = match prepared {
         Ok(p) => p,
         Err(e) => return report(fail(&name, e)),
@@ -443,12 +482,13 @@ fn prepare_run(
     args: Vec<String>,
     env: Vec<String>,
     dirs: Vec<String>,
+    threads: pexe2wasm::convert::Threads,
 ) -> Result<(Vec<u8>, pexe2wasm::run::RunOptions)> {
     let data = read_input(file)?;
     let wasm = if data.starts_with(b"\0asm") {
         data
     } else {
-        stages::convert(&data)?
+        stages::convert(&data, threads)?
     };
     let mut opts = pexe2wasm::run::RunOptions {
         args: std::iter::once(file.display().to_string())
@@ -580,7 +620,8 @@ fn main() -> ExitCode {
             args,
             env,
             dirs,
-        } => return run_program(&file, args, env, dirs),
+            threads,
+        } => return run_program(&file, args, env, dirs, threads.into()),
         Command::Batch {
             dir,
             output,

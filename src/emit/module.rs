@@ -26,6 +26,11 @@ use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
 #[derive(Debug, Clone)]
 pub struct EmitOptions {
     pub stack_size: u32,
+    /// Wasm threads: atomics lower to wasm atomics on a shared memory. With a runtime
+    /// linked, the module also imports that memory (`env`.`memory`, as wasi-threads hosts
+    /// share it between instances), its data segments are passive and initialized once by
+    /// the exported `_start` (a wrapper around the runtime's), and it exports the runtime's
+    /// `wasi_thread_start`.
     pub threads: bool,
     /// Export every pexe function (by name, else `f<N>`): for tests.
     pub export_all_functions: bool,
@@ -205,6 +210,9 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
             }
         }
     }
+    // Threaded with a runtime: a generated `_start` (data init, then the runtime's) follows
+    // the pexe's functions.
+    let threaded_start = (opts.threads && runtime.is_some()).then_some(next);
     let pexe_start = m.function_by_name("_start").and_then(|i| {
         let fi = func_index[i as usize];
         (fi != NO_FUNC).then_some(fi)
@@ -285,6 +293,12 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         })?;
         pexe_types.push(sigs.intern(sig));
     }
+    let void_type = threaded_start.map(|_| {
+        sigs.intern(Sig {
+            params: vec![],
+            results: vec![],
+        })
+    });
     for sig in facts.indirect {
         sigs.intern(sig);
     }
@@ -364,6 +378,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         &pexe_types,
         bodies,
         table_base,
+        threaded_start.zip(void_type),
         used,
         irreducible,
     )
@@ -382,6 +397,7 @@ fn assemble(
     pexe_types: &[u32],
     bodies: Vec<Vec<u8>>,
     table_base: u32,
+    threaded_start: Option<(u32, u32)>,
     used: Used,
     irreducible: usize,
 ) -> Result<Emitted, EmitError> {
@@ -397,9 +413,23 @@ fn assemble(
     }
     out.section(&types);
 
+    let memory_type = MemoryType {
+        minimum: lay.pages,
+        maximum: Some(65536),
+        memory64: false,
+        shared: opts.threads,
+        page_size_log2: None,
+    };
     let mut isec = ImportSection::new();
     for (module, name, t) in imports {
         isec.import(module, name, EntityType::Function(*t));
+    }
+    if threaded_start.is_some() {
+        isec.import(
+            crate::runtime::ENV,
+            crate::runtime::ENV_MEMORY,
+            EntityType::Memory(memory_type),
+        );
     }
     out.section(&isec);
 
@@ -414,6 +444,9 @@ fn assemble(
     }
     for &t in pexe_types {
         fsec.function(t);
+    }
+    if let Some((_, void_type)) = threaded_start {
+        fsec.function(void_type);
     }
     out.section(&fsec);
 
@@ -445,15 +478,11 @@ fn assemble(
     });
     out.section(&tsec);
 
-    let mut msec = MemorySection::new();
-    msec.memory(MemoryType {
-        minimum: lay.pages,
-        maximum: Some(65536),
-        memory64: false,
-        shared: opts.threads,
-        page_size_log2: None,
-    });
-    out.section(&msec);
+    if threaded_start.is_none() {
+        let mut msec = MemorySection::new();
+        msec.memory(memory_type);
+        out.section(&msec);
+    }
 
     if cx.sjlj_tag != NO_FUNC {
         let tag_type = cx
@@ -511,10 +540,19 @@ fn assemble(
         .iter()
         .map(|s| s.to_string())
         .collect();
+    let mut runtime_start = None;
     for (l, r) in linked.iter().zip(remaps.iter()) {
         if let Some(&i) = l.exports.get("_start") {
             if exported.insert("_start".into()) {
-                esec.export("_start", ExportKind::Func, r.funcs[i as usize]);
+                runtime_start = Some(r.funcs[i as usize]);
+                let f = threaded_start.map_or(r.funcs[i as usize], |(f, _)| f);
+                esec.export("_start", ExportKind::Func, f);
+            }
+        }
+        let thread_start = crate::runtime::EXPORT_THREAD_START;
+        if let (Some(_), Some(&i)) = (threaded_start, l.exports.get(thread_start)) {
+            if exported.insert(thread_start.into()) {
+                esec.export(thread_start, ExportKind::Func, r.funcs[i as usize]);
             }
         }
     }
@@ -564,6 +602,26 @@ fn assemble(
     for b in bodies {
         code.raw(&b);
     }
+    let n_linked_data: u32 = linked.iter().map(|l| l.num_data).sum();
+    if threaded_start.is_some() {
+        // Every thread instantiates the module over the same memory, so the pexe's data
+        // is passive and copied once, by the main thread's `_start`, before the runtime's.
+        let mut f = wasm_encoder::Function::new([]);
+        for (i, (addr, bytes)) in lay.segments.iter().enumerate() {
+            let seg = n_linked_data + i as u32;
+            f.instructions()
+                .i32_const(*addr as i32)
+                .i32_const(0)
+                .i32_const(bytes.len() as i32)
+                .memory_init(0, seg)
+                .data_drop(seg);
+        }
+        let start = runtime_start.ok_or_else(|| {
+            EmitError::Link("a threaded module needs a runtime that exports _start".into())
+        })?;
+        f.instructions().call(start).end();
+        code.function(&f);
+    }
     let code_bytes = code.byte_len();
     out.section(&code);
 
@@ -578,11 +636,15 @@ fn assemble(
     let mut data_bytes = 0;
     for (addr, bytes) in &lay.segments {
         data_bytes += bytes.len();
-        dsec.active(
-            0,
-            &ConstExpr::i32_const(*addr as i32),
-            bytes.iter().copied(),
-        );
+        if threaded_start.is_some() {
+            dsec.passive(bytes.iter().copied());
+        } else {
+            dsec.active(
+                0,
+                &ConstExpr::i32_const(*addr as i32),
+                bytes.iter().copied(),
+            );
+        }
     }
     out.section(&dsec);
 
@@ -607,6 +669,9 @@ fn assemble(
     }
     for &(fid, _) in pexe_order {
         names.push((cx.func_index[fid as usize], pexe_name(m, fid)));
+    }
+    if let Some((f, _)) = threaded_start {
+        names.push((f, "__pnacl_init_data_and_start".into()));
     }
     names.sort_by_key(|(i, _)| *i);
     names.dedup_by_key(|(i, _)| *i);

@@ -14,6 +14,8 @@ use wasmtime_wasi::p1::{self, WasiP1Ctx};
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
+mod threads;
+
 /// Where the program's standard input comes from.
 #[derive(Debug, Clone, Default)]
 pub enum Input {
@@ -134,6 +136,7 @@ pub fn new_engine(interruptible: bool) -> Result<Engine, RunError> {
         .wasm_simd(true)
         .wasm_exceptions(true)
         .wasm_threads(true)
+        .shared_memory(true)
         .wasm_tail_call(true)
         // Innermost frames of a trap's backtrace (wasmtime's default keeps 20).
         .wasm_backtrace_max_frames(NonZeroUsize::new(64))
@@ -161,13 +164,30 @@ pub fn wasi_linker(engine: &Engine) -> Result<Linker<WasiP1Ctx>, RunError> {
     Ok(linker)
 }
 
-/// The output pipes of a WASI context made by [`wasi_ctx`].
+/// The pipes of a WASI context made by [`wasi_ctx`]: captured output, and standard input
+/// given as bytes. Clones share them, so every thread of a run reads and writes the same.
+#[derive(Clone)]
 pub struct CapturedStreams {
+    stdin: Option<MemoryInputPipe>,
     stdout: Option<MemoryOutputPipe>,
     stderr: Option<MemoryOutputPipe>,
 }
 
 impl CapturedStreams {
+    /// New pipes for what `opts` captures or feeds.
+    pub fn new(opts: &RunOptions) -> CapturedStreams {
+        let capture =
+            |mode: Output| (mode == Output::Capture).then(|| MemoryOutputPipe::new(CAPTURE_LIMIT));
+        CapturedStreams {
+            stdin: match &opts.stdin {
+                Input::Bytes(bytes) => Some(MemoryInputPipe::new(bytes.clone())),
+                _ => None,
+            },
+            stdout: capture(opts.stdout),
+            stderr: capture(opts.stderr),
+        }
+    }
+
     /// What the program wrote so far: (stdout, stderr), empty for streams not captured.
     pub fn contents(&self) -> (Vec<u8>, Vec<u8>) {
         let get = |p: &Option<MemoryOutputPipe>| {
@@ -181,40 +201,42 @@ impl CapturedStreams {
 
 /// The WASI context for `opts`, with the pipes that capture its output.
 pub fn wasi_ctx(opts: &RunOptions) -> Result<(WasiP1Ctx, CapturedStreams), RunError> {
+    let streams = CapturedStreams::new(opts);
+    Ok((wasi_ctx_with(opts, &streams)?, streams))
+}
+
+/// The WASI context for `opts` over existing pipes (made for the same `opts`).
+pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<WasiP1Ctx, RunError> {
     let mut b = WasiCtxBuilder::new();
     b.args(&opts.args);
     b.envs(&opts.env);
-    match &opts.stdin {
-        Input::Inherit => {
+    match (&opts.stdin, &streams.stdin) {
+        (Input::Inherit, _) => {
             b.inherit_stdin();
         }
-        Input::Empty => {}
-        Input::Bytes(bytes) => {
-            b.stdin(MemoryInputPipe::new(bytes.clone()));
+        (Input::Bytes(_), Some(p)) => {
+            b.stdin(p.clone());
         }
+        _ => {}
     }
-    let mut pipe = |mode: Output, stdout: bool| match mode {
-        Output::Inherit => {
-            if stdout {
-                b.inherit_stdout();
-            } else {
-                b.inherit_stderr();
-            }
-            None
+    match (opts.stdout, &streams.stdout) {
+        (Output::Inherit, _) => {
+            b.inherit_stdout();
         }
-        Output::Capture => {
-            let p = MemoryOutputPipe::new(CAPTURE_LIMIT);
-            if stdout {
-                b.stdout(p.clone());
-            } else {
-                b.stderr(p.clone());
-            }
-            Some(p)
+        (Output::Capture, Some(p)) => {
+            b.stdout(p.clone());
         }
-        Output::Discard => None,
-    };
-    let stdout = pipe(opts.stdout, true);
-    let stderr = pipe(opts.stderr, false);
+        _ => {}
+    }
+    match (opts.stderr, &streams.stderr) {
+        (Output::Inherit, _) => {
+            b.inherit_stderr();
+        }
+        (Output::Capture, Some(p)) => {
+            b.stderr(p.clone());
+        }
+        _ => {}
+    }
     for (host, guest) in &opts.dirs {
         b.preopened_dir(host, guest, FsPerms::ReadWrite)
             .map_err(|e| RunError::Dir {
@@ -222,16 +244,64 @@ pub fn wasi_ctx(opts: &RunOptions) -> Result<(WasiP1Ctx, CapturedStreams), RunEr
                 message: format!("{e:#}"),
             })?;
     }
-    Ok((b.build_p1(), CapturedStreams { stdout, stderr }))
+    Ok(b.build_p1())
+}
+
+/// A compiled module, ready to run any number of times (each run has its own instance, or
+/// instances for a threaded module, and WASI context).
+pub struct Program {
+    engine: Engine,
+    module: Module,
+    threaded: bool,
+    interruptible: bool,
+}
+
+impl Program {
+    /// Compiles `wasm`. `interruptible` allows [`RunOptions::timeout`] (threaded modules
+    /// always are: their runs stop the remaining threads that way).
+    pub fn new(wasm: &[u8], interruptible: bool) -> Result<Program, RunError> {
+        // Epoch checks cost time: compile them in only when something needs them.
+        let threaded = threads::imports_thread_spawn(wasm);
+        let interruptible = interruptible || threaded;
+        let engine = new_engine(interruptible)?;
+        let module = Module::new(&engine, wasm).map_err(|e| RunError::Compile(format!("{e:#}")))?;
+        Ok(Program {
+            engine,
+            module,
+            threaded,
+            interruptible,
+        })
+    }
+
+    /// Whether the module is threaded (imports wasi-threads' `thread-spawn`).
+    pub fn is_threaded(&self) -> bool {
+        self.threaded
+    }
+
+    /// Runs the program to its end.
+    pub fn run(&self, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+        if opts.timeout.is_some() && !self.interruptible {
+            return Err(RunError::Engine(
+                "a time limit needs a program compiled as interruptible".into(),
+            ));
+        }
+        if self.threaded {
+            return threads::run_threaded(&self.engine, &self.module, opts);
+        }
+        run_single(&self.engine, &self.module, opts)
+    }
 }
 
 /// Runs a WASI command module (a converted pexe) to its end.
 pub fn run_wasm(wasm: &[u8], opts: &RunOptions) -> Result<RunOutcome, RunError> {
-    let engine = new_engine(opts.timeout.is_some())?;
-    let module = Module::new(&engine, wasm).map_err(|e| RunError::Compile(format!("{e:#}")))?;
-    let linker = wasi_linker(&engine)?;
+    Program::new(wasm, opts.timeout.is_some())?.run(opts)
+}
+
+/// Runs a module without threads: one instance, `_start` on the calling thread.
+fn run_single(engine: &Engine, module: &Module, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+    let linker = wasi_linker(engine)?;
     let (ctx, captured) = wasi_ctx(opts)?;
-    let mut store = Store::new(&engine, ctx);
+    let mut store = Store::new(engine, ctx);
 
     // The watchdog ends the run by bumping the epoch once the time is up; dropping `_stop`
     // when the run ends first wakes it, so it exits at once.
@@ -247,7 +317,7 @@ pub fn run_wasm(wasm: &[u8], opts: &RunOptions) -> Result<RunOutcome, RunError> 
     }
 
     let instance = linker
-        .instantiate(&mut store, &module)
+        .instantiate(&mut store, module)
         .map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
     let start = instance
         .get_typed_func::<(), ()>(&mut store, crate::runtime::EXPORT_START)

@@ -34,7 +34,13 @@
 ;;   0x8000  directory cookies: i64 per fd for fds 0..1023 (8 KiB)
 ;;   0xa000  page bitmap: one bit per 64 KiB page of the 4 GiB address space (8 KiB)
 ;;
-;; The scratch areas make the IRT single-threaded, like the rest of this runtime.
+;; The scratch areas make this IRT single-threaded. The same file also holds the threaded
+;; variant (src/runtime/mod.rs `irt_source`): lines marked `;;@unthreaded` and blocks between
+;; `;;@unthreaded{` and `;;@unthreaded}` are left out of it, lines starting `;;@threads ` and
+;; the block comment `(;@threads … @threads;)` are put in. As written, the file is the
+;; unthreaded runtime. The threaded one imports a shared memory, keeps scratch areas in a
+;; page per thread (the main thread's is RT itself) and implements thread/futex with
+;; wasi-threads and wasm atomics (docs/decisions/0006-threads.md).
 ;; Errors are NaCl errno values, which are Linux's (ENOENT 2, EBADF 9, EINVAL 22, ENOSYS 38).
 (module
   (import "wasi_snapshot_preview1" "args_get" (func $args_get (param i32 i32) (result i32)))
@@ -70,8 +76,13 @@
   (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
   (import "wasi_snapshot_preview1" "random_get" (func $random_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "sched_yield" (func $sched_yield (result i32)))
+  ;; Threaded variant: wasi-threads' spawn, and the host's end of one thread (see
+  ;; $irt_thread_exit).
+  ;;@threads (import "wasi" "thread-spawn" (func $thread_spawn (param i32) (result i32)))
+  ;;@threads (import "pexe2wasm" "thread_exit" (func $host_thread_exit))
 
-  (import "env" "memory" (memory 1))
+  (import "env" "memory" (memory 1))  ;;@unthreaded
+  ;;@threads (import "env" "memory" (memory 1 65536 shared))
   ;; WASI hosts find the memory of the calling instance through its "memory" export, so
   ;; the runtime works as a module of its own too (the converted module exports it anyway).
   (export "memory" (memory 0))
@@ -81,6 +92,10 @@
   (import "env" "__heap_base" (global $__heap_base i32))
   (import "env" "__table_base" (global $__table_base i32))
   (import "env" "pexe_start" (func $pexe_start (param i32)))
+  ;; Threaded variant: this thread's scratch page (RT in the main thread; a page of its own,
+  ;; which also holds its start record, in every other). Globals are per instance, so per
+  ;; thread.
+  ;;@threads (global $scratch (mut i32) (i32.const 0))
 
   ;; The IRT entries, in slot order: a function pointer handed to the pexe is
   ;; __table_base + its position here. The interface records below name slot ranges.
@@ -96,7 +111,8 @@
     $irt_unlink                                                         ;; 27
     $irt_truncate $irt_lstat $irt_link $irt_rename $irt_symlink        ;; 28-32
     $irt_chmod $irt_access $irt_readlink $irt_utimes                   ;; 33-36
-    $irt_mmap $irt_munmap $irt_mprotect                                ;; 37-39
+    $irt_mmap $irt_munmap $irt_mprotect                                ;; 37-39 ;;@unthreaded
+    ;;@threads $irt_mmap_locked $irt_munmap_locked $irt_mprotect       ;; 37-39
     $irt_tls_init $irt_tls_get                                          ;; 40-41
     $irt_clock_getres $irt_clock_gettime                                ;; 42-43
     $irt_get_random_bytes                                               ;; 44
@@ -134,13 +150,20 @@
   ;; RT: the runtime's state page, the first 64 KiB page at or above __heap_base.
   (func $rt (result i32)
     (i32.and (i32.add (global.get $__heap_base) (i32.const 0xffff)) (i32.const -65536)))
-  (func $r0 (result i32) (i32.add (call $rt) (i32.const 0x48)))
-  (func $r1 (result i32) (i32.add (call $rt) (i32.const 0x50)))
-  (func $iov (result i32) (i32.add (call $rt) (i32.const 0x40)))
-  (func $fst (result i32) (i32.add (call $rt) (i32.const 0x80)))
-  (func $fdst (result i32) (i32.add (call $rt) (i32.const 0xc0)))
-  (func $path_a (result i32) (i32.add (call $rt) (i32.const 0x2000)))
-  (func $path_b (result i32) (i32.add (call $rt) (i32.const 0x3000)))
+  (func $r0 (result i32) (i32.add (call $rt) (i32.const 0x48)))  ;;@unthreaded
+  ;;@threads (func $r0 (result i32) (i32.add (global.get $scratch) (i32.const 0x48)))
+  (func $r1 (result i32) (i32.add (call $rt) (i32.const 0x50)))  ;;@unthreaded
+  ;;@threads (func $r1 (result i32) (i32.add (global.get $scratch) (i32.const 0x50)))
+  (func $iov (result i32) (i32.add (call $rt) (i32.const 0x40)))  ;;@unthreaded
+  ;;@threads (func $iov (result i32) (i32.add (global.get $scratch) (i32.const 0x40)))
+  (func $fst (result i32) (i32.add (call $rt) (i32.const 0x80)))  ;;@unthreaded
+  ;;@threads (func $fst (result i32) (i32.add (global.get $scratch) (i32.const 0x80)))
+  (func $fdst (result i32) (i32.add (call $rt) (i32.const 0xc0)))  ;;@unthreaded
+  ;;@threads (func $fdst (result i32) (i32.add (global.get $scratch) (i32.const 0xc0)))
+  (func $path_a (result i32) (i32.add (call $rt) (i32.const 0x2000)))  ;;@unthreaded
+  ;;@threads (func $path_a (result i32) (i32.add (global.get $scratch) (i32.const 0x2000)))
+  (func $path_b (result i32) (i32.add (call $rt) (i32.const 0x3000)))  ;;@unthreaded
+  ;;@threads (func $path_b (result i32) (i32.add (global.get $scratch) (i32.const 0x3000)))
 
   ;; A WASI errno as a NaCl errno; unknown values become EIO.
   (func $err (param $e i32) (result i32)
@@ -422,6 +445,7 @@
     (local $rt i32) (local $need i32) (local $argc i32) (local $argsz i32) (local $envc i32)
     (local $envsz i32) (local $words i32) (local $blk i32) (local $p i32) (local $envp i32)
     (local.set $rt (call $rt))
+    ;;@threads (global.set $scratch (local.get $rt))
     (local.set $need (i32.add (i32.shr_u (local.get $rt) (i32.const 16)) (i32.const 1)))
     (if (i32.gt_u (local.get $need) (memory.size))
       (then
@@ -559,7 +583,8 @@
   (func $sleep_ns (param $ns i64) (result i32)
     (local $s i32)
     (if (i64.le_s (local.get $ns) (i64.const 0)) (then (return (i32.const 0))))
-    (local.set $s (i32.add (call $rt) (i32.const 0x100)))
+    (local.set $s (i32.add (call $rt) (i32.const 0x100)))  ;;@unthreaded
+    ;;@threads (local.set $s (i32.add (global.get $scratch) (i32.const 0x100)))
     (memory.fill (local.get $s) (i32.const 0) (i32.const 80))
     ;; subscription: userdata @0, tag @8 (0 = clock), clock id @16, timeout @24,
     ;; precision @32, flags @40 (0 = relative)
@@ -751,7 +776,8 @@
     (local.set $c (call $cookie (local.get $fd)))
     (if (i32.eqz (local.get $c)) (then (return (i32.const 9))))
     (local.set $cookie (i64.load (local.get $c)))
-    (local.set $buf (i32.add (call $rt) (i32.const 0x4000)))
+    (local.set $buf (i32.add (call $rt) (i32.const 0x4000)))  ;;@unthreaded
+    ;;@threads (local.set $buf (i32.add (global.get $scratch) (i32.const 0x4000)))
     (block $end
       (loop $fill
         (local.set $e (call $fd_readdir (local.get $fd) (local.get $buf) (i32.const 4096)
@@ -1161,6 +1187,7 @@
     (i32.store (local.get $pid) (i32.const 1))
     (i32.const 0))
 
+;;@unthreaded{
   ;; ---------------------------------------------------------------------------------------
   ;; nacl-irt-thread-0.1 and nacl-irt-futex-0.1, single-threaded: libpthread requires both
   ;; at start-up, so programs that link it but never start a thread run; creating a thread
@@ -1198,6 +1225,7 @@
   (func $futex_deadlock
     (unreachable))
 
+;;@unthreaded}
   ;; A struct timespec as nanoseconds, or -1 when it is out of range.
   (func $timespec_ns (param $ts i32) (result i64)
     (local $sec i64) (local $nsec i32)
@@ -1209,10 +1237,128 @@
       (then (return (i64.const -1))))
     (i64.add (i64.mul (local.get $sec) (i64.const 1000000000)) (i64.extend_i32_u (local.get $nsec))))
 
+;;@unthreaded{
   (func $irt_futex_wake (param $addr i32) (param $nwake i32) (param $count i32) (result i32)
     (if (local.get $count) (then (i32.store (local.get $count) (i32.const 0))))
     (i32.const 0))
 
+;;@unthreaded}
+(;@threads
+  ;; ---------------------------------------------------------------------------------------
+  ;; nacl-irt-thread-0.1 and nacl-irt-futex-0.1 over wasi-threads (the threaded variant).
+  ;; Every thread is an instance of the module over the one shared memory, so globals
+  ;; ($__stack_pointer, $__thread_pointer, $scratch) are per thread. The allocator's page
+  ;; bitmap is shared: $lock (a futex-style mutex at RT+0x20) guards it.
+
+  (func $lock
+    (local $a i32)
+    (local.set $a (i32.add (call $rt) (i32.const 0x20)))
+    (loop $retry
+      (if (i32.atomic.rmw.cmpxchg (local.get $a) (i32.const 0) (i32.const 1))
+        (then
+          (drop (memory.atomic.wait32 (local.get $a) (i32.const 1) (i64.const -1)))
+          (br $retry)))))
+
+  (func $unlock
+    (local $a i32)
+    (local.set $a (i32.add (call $rt) (i32.const 0x20)))
+    (i32.atomic.store (local.get $a) (i32.const 0))
+    (drop (memory.atomic.notify (local.get $a) (i32.const 1))))
+
+  (func $irt_mmap_locked (param $addrp i32) (param $len i32) (param $prot i32) (param $flags i32)
+                         (param $fd i32) (param $off i64) (result i32)
+    (local $r i32)
+    (call $lock)
+    (local.set $r (call $irt_mmap (local.get $addrp) (local.get $len) (local.get $prot)
+                                  (local.get $flags) (local.get $fd) (local.get $off)))
+    (call $unlock)
+    (local.get $r))
+
+  (func $irt_munmap_locked (param $addr i32) (param $len i32) (result i32)
+    (local $r i32)
+    (call $lock)
+    (local.set $r (call $irt_munmap (local.get $addr) (local.get $len)))
+    (call $unlock)
+    (local.get $r))
+
+  ;; A new thread gets one zeroed 64 KiB page: its start record {start_func, stack,
+  ;; thread_ptr} at offset 0 and its scratch areas at the offsets RT uses. The page's
+  ;; address is the wasi-threads start argument. EAGAIN when there is no page or the host
+  ;; cannot spawn.
+  (func $irt_thread_create (param $start i32) (param $stack i32) (param $tp i32) (result i32)
+    (local $page i32)
+    (call $lock)
+    (local.set $page (call $alloc_pages (i32.const 1)))
+    (call $unlock)
+    (if (i32.lt_s (local.get $page) (i32.const 0)) (then (return (i32.const 11))))
+    (local.set $page (i32.shl (local.get $page) (i32.const 16)))
+    (i32.store offset=0 (local.get $page) (local.get $start))
+    (i32.store offset=4 (local.get $page) (local.get $stack))
+    (i32.store offset=8 (local.get $page) (local.get $tp))
+    (if (i32.lt_s (call $thread_spawn (local.get $page)) (i32.const 0))
+      (then
+        (drop (call $irt_munmap_locked (local.get $page) (i32.const 0x10000)))
+        (return (i32.const 11))))
+    (i32.const 0))
+
+  ;; The wasi-threads entry of a new thread (a new instance): stack pointer (the given top,
+  ;; 16-byte aligned down), thread pointer and scratch page from the start record, then
+  ;; start_func(). Returning from it is undefined in NaCl; here it ends the thread.
+  (func $wasi_thread_start (export "wasi_thread_start") (param $tid i32) (param $arg i32)
+    (global.set $scratch (local.get $arg))
+    (global.set $__stack_pointer (i32.and (i32.load offset=4 (local.get $arg)) (i32.const -16)))
+    (global.set $__thread_pointer (i32.load offset=8 (local.get $arg)))
+    (call_indirect $table (i32.load offset=0 (local.get $arg)))
+    (call $irt_thread_exit (i32.const 0)))
+
+  ;; Writes 0 to *stack_flag and wakes its waiters (the joiner may now reuse the stack; the
+  ;; runtime never touches the wasm stack), frees the thread's page, then asks the host to
+  ;; end this thread (wasm cannot end a thread from inside a call). In the main thread it
+  ;; ends the main thread only; the process ends with the last thread, or at exit().
+  (func $irt_thread_exit (param $stack_flag i32)
+    (if (local.get $stack_flag)
+      (then
+        (i32.atomic.store (local.get $stack_flag) (i32.const 0))
+        (drop (memory.atomic.notify (local.get $stack_flag) (i32.const -1)))))
+    (if (i32.ne (global.get $scratch) (call $rt))
+      (then (drop (call $irt_munmap_locked (global.get $scratch) (i32.const 0x10000)))))
+    (call $host_thread_exit)
+    (unreachable))
+
+  (func $irt_thread_nice (param $nice i32) (result i32)
+    (i32.const 0))
+
+  ;; *addr != value: EAGAIN. Otherwise memory.atomic.wait32 until futex_wake (0), or until
+  ;; the absolute (Unix-epoch, realtime clock) deadline passes: ETIMEDOUT.
+  (func $irt_futex_wait_abs (param $addr i32) (param $value i32) (param $abstime i32) (result i32)
+    (local $timeout i64) (local $deadline i64) (local $r i32)
+    (local.set $timeout (i64.const -1))
+    (if (local.get $abstime)
+      (then
+        (local.set $deadline (call $timespec_ns (local.get $abstime)))
+        (if (i64.lt_s (local.get $deadline) (i64.const 0)) (then (return (i32.const 22))))
+        (if (call $clock_time_get (i32.const 0) (i64.const 1) (call $r0))
+          (then (return (i32.const 22))))
+        (local.set $timeout (i64.sub (local.get $deadline) (i64.load (call $r0))))
+        (if (i64.le_s (local.get $timeout) (i64.const 0))
+          (then
+            (if (i32.ne (i32.atomic.load (local.get $addr)) (local.get $value))
+              (then (return (i32.const 11))))
+            (return (i32.const 110))))))
+    (local.set $r (memory.atomic.wait32 (local.get $addr) (local.get $value) (local.get $timeout)))
+    (if (i32.eq (local.get $r) (i32.const 1)) (then (return (i32.const 11))))
+    (if (i32.eq (local.get $r) (i32.const 2)) (then (return (i32.const 110))))
+    (i32.const 0))
+
+  ;; Wakes at most nwake waiters (none for nwake <= 0) and stores how many woke.
+  (func $irt_futex_wake (param $addr i32) (param $nwake i32) (param $count i32) (result i32)
+    (local $n i32)
+    (if (i32.gt_s (local.get $nwake) (i32.const 0))
+      (then (local.set $n (memory.atomic.notify (local.get $addr) (local.get $nwake)))))
+    (if (local.get $count) (then (i32.store (local.get $count) (local.get $n))))
+    (i32.const 0))
+
+@threads;)
   ;; ---------------------------------------------------------------------------------------
   ;; Float remainder for `frem`: C fmod/fmodf, exact (the result is computed on the
   ;; significands by shift-and-subtract, as in musl, never through a rounded quotient).

@@ -69,6 +69,51 @@ pub const INTERFACES: &[(&str, u32)] = &[
     ("nacl-irt-futex-0.1", 8),
 ];
 
+/// Import module of the threaded runtime's thread spawn (wasi-threads).
+pub const WASI_THREADS: &str = "wasi";
+/// wasi-threads import: `thread-spawn(start_arg: i32) -> i32` (a tid > 0, or < 0 on error).
+pub const THREAD_SPAWN: &str = "thread-spawn";
+/// Import module of what the threaded runtime needs from the host beyond WASI.
+pub const HOST: &str = "pexe2wasm";
+/// Host import of the threaded runtime: `thread_exit()`, ends the calling thread (it does
+/// not return). `pexe2wasm run` provides it.
+pub const HOST_THREAD_EXIT: &str = "thread_exit";
+/// Export of the threaded runtime: the wasi-threads entry `wasi_thread_start(tid, arg)`.
+pub const EXPORT_THREAD_START: &str = "wasi_thread_start";
+
+/// The runtime source for one variant: as written, [`IRT_WAT`] is the unthreaded runtime;
+/// the threaded one drops the lines marked `;;@unthreaded` and the blocks between
+/// `;;@unthreaded{` and `;;@unthreaded}`, uncomments lines starting `;;@threads ` and opens
+/// the block comments `(;@threads` … `@threads;)`.
+pub fn irt_source(threads: bool) -> String {
+    if !threads {
+        return IRT_WAT.to_string();
+    }
+    let mut out = String::with_capacity(IRT_WAT.len());
+    let mut skipping = false;
+    for line in IRT_WAT.lines() {
+        let t = line.trim();
+        match t {
+            ";;@unthreaded{" => skipping = true,
+            ";;@unthreaded}" => skipping = false,
+            "(;@threads" | "@threads;)" => {}
+            _ if skipping || t.ends_with(";;@unthreaded") => {}
+            _ => match t.strip_prefix(";;@threads ") {
+                Some(rest) => {
+                    out.push_str(&line[..line.len() - line.trim_start().len()]);
+                    out.push_str(rest);
+                    out.push('\n');
+                }
+                None => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            },
+        }
+    }
+    out
+}
+
 /// The runtime module's binary, compiled from [`IRT_WAT`] once per process.
 pub fn irt_module() -> &'static [u8] {
     static MODULE: OnceLock<Vec<u8>> = OnceLock::new();
@@ -76,6 +121,16 @@ pub fn irt_module() -> &'static [u8] {
         // The source is fixed at build time and a test compiles it, so failure is a bug
         // in this crate, not a property of any input.
         wat::parse_str(IRT_WAT).expect("src/runtime/irt.wat is valid WAT")
+    })
+}
+
+/// The threaded runtime's binary (`irt_source(true)`), compiled once per process: it
+/// imports a shared memory, `wasi`.`thread-spawn` and `pexe2wasm`.`thread_exit`, and exports
+/// `wasi_thread_start` (docs/decisions/0006-threads.md).
+pub fn irt_threads_module() -> &'static [u8] {
+    static MODULE: OnceLock<Vec<u8>> = OnceLock::new();
+    MODULE.get_or_init(|| {
+        wat::parse_str(irt_source(true)).expect("the threaded variant of irt.wat is valid WAT")
     })
 }
 

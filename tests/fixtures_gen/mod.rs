@@ -29,6 +29,7 @@ mod setjmp;
 mod simd;
 pub mod simd_bench;
 mod simd_lanes;
+mod threads;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -217,6 +218,8 @@ pub fn all() -> Vec<Fixture> {
         select_switch::fixture(),
         setjmp::fixture(),
         setjmp::dangling_fixture(),
+        threads::atomics_fixture(),
+        threads::futex_fixture(),
     ];
     v.extend(simd::fixtures());
     v.extend(simd_lanes::fixtures());
