@@ -18,7 +18,7 @@ pub struct Problem {
     pub detail: String,
     /// Where in the pexe the decoder stopped, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub position: Option<ProblemPosition>,
+    pub position: Option<Box<ProblemPosition>>,
     /// Seconds after which retrying may succeed (503 only).
     #[serde(skip)]
     pub retry_after: Option<u32>,
@@ -70,7 +70,7 @@ impl Problem {
     }
 
     pub fn with_position(mut self, p: Option<Position>) -> Problem {
-        self.position = p.map(ProblemPosition::from);
+        self.position = p.map(|p| Box::new(ProblemPosition::from(p)));
         self
     }
 

@@ -302,9 +302,8 @@ async fn convert_handler(
         })
         .await
         .map_err(|e| pool_problem(&state, e))?;
-    let converted = Arc::new(result.map_err(|p| {
+    let converted = Arc::new(result.inspect_err(|p| {
         tracing::info!(status = p.status, detail = %p.detail, "conversion refused");
-        p
     })?);
     state.cache.insert(key, converted.clone());
     Ok(converted_response(&converted, &sha, false))
