@@ -177,3 +177,38 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
         .expect("server did not exit after SIGTERM");
     assert!(exit.success(), "{exit:?}");
 }
+
+#[test]
+fn an_oversize_chunked_upload_is_cut_off_with_413_while_streaming() {
+    let s = Server::start(&["--max-body-bytes", "4096"]);
+    let mut t = TcpStream::connect(s.addr).unwrap();
+    write!(
+        t,
+        "POST /v1/inspect HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        s.addr
+    )
+    .unwrap();
+    // 1000-byte chunks, no Content-Length: the server can only count. Stop sending once it
+    // answers, so it never has unread bytes when it closes.
+    t.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut first = [0u8; 1];
+    let mut sent = 0;
+    let answered = loop {
+        assert!(sent <= 20_000, "no answer after {sent} bytes");
+        write!(t, "3e8\r\n").unwrap();
+        t.write_all(&[7u8; 1000]).unwrap();
+        t.write_all(b"\r\n").unwrap();
+        sent += 1000;
+        match t.peek(&mut first) {
+            Ok(n) if n > 0 => break sent,
+            _ => {}
+        }
+    };
+    assert!(answered > 4096, "answered after {answered} bytes");
+    t.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let (status, head, body) = read_response(&mut t);
+    assert_eq!(status, 413, "{head}");
+    let p: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(p["type"], "urn:pexe2wasm:problem:too-large");
+}
