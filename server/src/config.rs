@@ -42,13 +42,6 @@ pub enum LogFormat {
 }
 
 impl Config {
-    /// The configuration with every default, listening on `listen`.
-    pub fn with_listen(listen: SocketAddr) -> Config {
-        let mut c = Config::parse_from(["pexe2wasm-server"]);
-        c.listen = listen;
-        c
-    }
-
     pub fn workers(&self) -> usize {
         if self.pool_size == 0 {
             std::thread::available_parallelism()

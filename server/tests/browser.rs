@@ -5,12 +5,12 @@
 
 mod common;
 
-use common::{fixture_path, under_ci_pub, validate_wasm, Server};
+use common::{fixture_path, under_ci, validate_wasm, Server};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn missing(what: &str) {
-    if under_ci_pub() {
+    if under_ci() {
         panic!("{what} is missing under CI (scripts/install-deps.sh installs it)");
     }
     eprintln!("SKIPPED: {what} is missing; run scripts/install-deps.sh");

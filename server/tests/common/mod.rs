@@ -90,7 +90,8 @@ pub fn fixture_path(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn under_ci() -> bool {
+/// True under CI (`CI=true`), where missing optional inputs are failures.
+pub fn under_ci() -> bool {
     std::env::var("CI").map(|v| v == "true").unwrap_or(false)
 }
 
@@ -145,8 +146,4 @@ pub fn sha256_hex(data: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-pub fn under_ci_pub() -> bool {
-    under_ci()
 }
