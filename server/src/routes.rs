@@ -81,9 +81,10 @@ pub fn app(state: Arc<AppState>) -> Router {
             record_metrics,
         ))
         .layer(
-            // One span per request; 5xx answers (503 and 504 included) log at WARN: they
+            // One span per request (method, URI) at INFO; 5xx answers (503 and 504 included) log at WARN: they
             // are load the service sheds, not faults of the service.
             tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(tower_http::trace::DefaultMakeSpan::new().level(Level::INFO))
                 .on_response(tower_http::trace::DefaultOnResponse::new().level(Level::INFO))
                 .on_failure(tower_http::trace::DefaultOnFailure::new().level(Level::WARN)),
         )
