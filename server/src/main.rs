@@ -1,8 +1,69 @@
-//! pexe2wasm-server: the HTTP conversion service. The real service (axum + tokio)
-//! arrives with the service issue; until then this binary only reports its version.
-fn main() {
-    println!(
-        "pexe2wasm-server {} (service not yet implemented)",
-        env!("CARGO_PKG_VERSION")
+//! pexe2wasm-server: binds the service, prints its address and serves until SIGTERM or
+//! ctrl-c, then stops accepting and finishes the requests in flight.
+
+use anyhow::Context;
+use clap::Parser;
+use pexe2wasm_server::config::{Config, LogFormat};
+use pexe2wasm_server::{app, AppState};
+use std::io::Write;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let config = Config::parse();
+    let filter = EnvFilter::try_from_env("PEXE2WASM_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,tower_http=info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match config.log_format {
+        LogFormat::Json => logs.json().init(),
+        LogFormat::Text => logs.init(),
+    }
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(
+        %addr,
+        workers = config.workers(),
+        queue_depth = config.queue_depth,
+        max_body_bytes = config.max_body_bytes,
+        cache_bytes = config.cache_bytes,
+        convert_timeout_ms = config.convert_timeout_ms,
+        "pexe2wasm-server listening"
     );
+    // Scripts and tests read the bound address (port 0 picks one) from this line.
+    println!("listening on http://{addr}");
+    std::io::stdout().flush()?;
+    let state = AppState::new(config);
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .context("server error")?;
+    tracing::info!("pexe2wasm-server stopped: in-flight requests finished");
+    Ok(())
+}
+
+/// Resolves on ctrl-c or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown signal received: finishing in-flight requests");
 }

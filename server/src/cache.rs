@@ -1,0 +1,165 @@
+//! The content-addressed result cache: key = SHA-256 of the input + the options that
+//! change the output; bounded in bytes; the least recently used entries go first.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+/// What identifies one conversion result.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    pub sha256: [u8; 32],
+    /// The options, spelled canonically (e.g. `format=wasm;threads=auto`).
+    pub options: String,
+}
+
+/// A stored conversion result.
+#[derive(Debug)]
+pub struct Cached {
+    pub body: bytes::Bytes,
+    pub content_type: &'static str,
+    pub features: Vec<&'static str>,
+    pub imports: Vec<(String, String)>,
+    /// How long the conversion took, in microseconds (reported on hits too).
+    pub convert_micros: u64,
+}
+
+impl Cached {
+    /// Bytes an entry is charged: the body plus a rough size of its metadata.
+    fn cost(&self) -> usize {
+        self.body.len()
+            + 256
+            + self
+                .imports
+                .iter()
+                .map(|(m, n)| m.len() + n.len() + 48)
+                .sum::<usize>()
+    }
+}
+
+pub struct Cache {
+    capacity: usize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    used: usize,
+    tick: u64,
+    entries: HashMap<CacheKey, (Arc<Cached>, u64)>,
+    /// Last-use tick → key; the first entry is the least recently used.
+    order: BTreeMap<u64, CacheKey>,
+}
+
+impl Cache {
+    /// A cache holding at most `capacity` bytes; 0 disables it.
+    pub fn new(capacity: usize) -> Cache {
+        Cache {
+            capacity,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    pub fn get(&self, key: &CacheKey) -> Option<Arc<Cached>> {
+        let mut g = self.inner.lock().unwrap();
+        let inner = &mut *g;
+        inner.tick += 1;
+        let tick = inner.tick;
+        let (value, last) = inner.entries.get_mut(key)?;
+        inner.order.remove(last);
+        *last = tick;
+        inner.order.insert(tick, key.clone());
+        Some(value.clone())
+    }
+
+    /// Stores `value`, evicting least recently used entries to make room. A value larger
+    /// than the whole cache is not stored.
+    pub fn insert(&self, key: CacheKey, value: Arc<Cached>) {
+        let cost = value.cost();
+        if cost > self.capacity {
+            return;
+        }
+        let mut g = self.inner.lock().unwrap();
+        let inner = &mut *g;
+        if let Some((old, last)) = inner.entries.remove(&key) {
+            inner.order.remove(&last);
+            inner.used -= old.cost();
+        }
+        while inner.used + cost > self.capacity {
+            let Some((_, victim)) = inner.order.pop_first() else {
+                break;
+            };
+            if let Some((old, _)) = inner.entries.remove(&victim) {
+                inner.used -= old.cost();
+            }
+        }
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.used += cost;
+        inner.order.insert(tick, key.clone());
+        inner.entries.insert(key, (value, tick));
+    }
+
+    /// Bytes charged by the stored entries.
+    pub fn used_bytes(&self) -> usize {
+        self.inner.lock().unwrap().used
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.lock().unwrap().entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: u8) -> CacheKey {
+        CacheKey {
+            sha256: [n; 32],
+            options: "format=wasm".into(),
+        }
+    }
+
+    fn value(len: usize) -> Arc<Cached> {
+        Arc::new(Cached {
+            body: bytes::Bytes::from(vec![0u8; len]),
+            content_type: "application/wasm",
+            features: vec![],
+            imports: vec![],
+            convert_micros: 1,
+        })
+    }
+
+    #[test]
+    fn evicts_the_least_recently_used_within_its_byte_bound() {
+        // Each entry costs 1000 + 256 bytes; three fit, four do not.
+        let cache = Cache::new(4000);
+        for n in 1..=3 {
+            cache.insert(key(n), value(1000));
+        }
+        assert_eq!(cache.len(), 3);
+        assert!(cache.get(&key(1)).is_some()); // 1 is now the most recent
+        cache.insert(key(4), value(1000));
+        assert!(cache.get(&key(2)).is_none(), "2 was least recently used");
+        assert!(cache.get(&key(1)).is_some());
+        assert!(cache.get(&key(3)).is_some());
+        assert!(cache.get(&key(4)).is_some());
+        assert!(cache.used_bytes() <= 4000);
+        // Options are part of the key.
+        let mut wat = key(1);
+        wat.options = "format=wat".into();
+        assert!(cache.get(&wat).is_none());
+        // Too big for the whole cache: not stored, nothing evicted.
+        cache.insert(key(9), value(5000));
+        assert!(cache.get(&key(9)).is_none());
+        assert_eq!(cache.len(), 3);
+        // Disabled cache stores nothing.
+        let off = Cache::new(0);
+        off.insert(key(1), value(1));
+        assert!(off.is_empty());
+    }
+}

@@ -1,0 +1,62 @@
+//! The service's configuration: every knob is a flag and an environment variable.
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// pexe2wasm-server: convert and inspect PNaCl pexes over HTTP.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "pexe2wasm-server", version)]
+pub struct Config {
+    /// Address to listen on (port 0 picks a free port; the bound address is printed).
+    #[arg(long, env = "PEXE2WASM_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Largest accepted request body in bytes (413 above it).
+    #[arg(long, env = "PEXE2WASM_MAX_BODY_BYTES", default_value_t = 64 << 20)]
+    pub max_body_bytes: usize,
+    /// Conversions that run at once (threads of the blocking pool); 0 = number of CPUs.
+    #[arg(long, env = "PEXE2WASM_POOL_SIZE", default_value_t = 0)]
+    pub pool_size: usize,
+    /// Conversions that may wait for a free worker; beyond that requests get 503.
+    #[arg(long, env = "PEXE2WASM_QUEUE_DEPTH", default_value_t = 64)]
+    pub queue_depth: usize,
+    /// Time limit of one conversion in milliseconds, once it runs (504 after it).
+    #[arg(long, env = "PEXE2WASM_CONVERT_TIMEOUT_MS", default_value_t = 30_000)]
+    pub convert_timeout_ms: u64,
+    /// Time limit for receiving a whole request body in milliseconds (408 after it), so
+    /// drip-fed uploads cannot hold a connection forever.
+    #[arg(long, env = "PEXE2WASM_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+    /// Size of the result cache in bytes (0 disables it).
+    #[arg(long, env = "PEXE2WASM_CACHE_BYTES", default_value_t = 256 << 20)]
+    pub cache_bytes: usize,
+    /// Log format: `text` or `json`.
+    #[arg(long, env = "PEXE2WASM_LOG_FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl Config {
+    pub fn workers(&self) -> usize {
+        if self.pool_size == 0 {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        } else {
+            self.pool_size
+        }
+    }
+
+    pub fn convert_timeout(&self) -> Duration {
+        Duration::from_millis(self.convert_timeout_ms)
+    }
+
+    pub fn body_timeout(&self) -> Duration {
+        Duration::from_millis(self.body_timeout_ms)
+    }
+}

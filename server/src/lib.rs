@@ -1,0 +1,19 @@
+//! pexe2wasm-server: the HTTP conversion service.
+//!
+//! [`app`] builds the router: `POST /v1/convert` and `POST /v1/inspect` read a pexe
+//! ([`upload`]), run the library on the bounded [`pool`], keep results in the byte-bounded
+//! LRU [`cache`] and answer errors as RFC 9457 [`problem`] details; `GET /healthz`,
+//! `GET /metrics` ([`metrics`]), `GET /openapi.json` ([`openapi`]) and the upload page at
+//! `/` complete it. `main.rs` binds it and shuts it down gracefully.
+
+pub mod cache;
+pub mod config;
+pub mod metrics;
+pub mod openapi;
+pub mod pool;
+pub mod problem;
+mod routes;
+pub mod upload;
+
+pub use config::Config;
+pub use routes::{app, AppState};

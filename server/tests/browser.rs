@@ -1,0 +1,85 @@
+//! The upload page tested as a person uses it: headless Chromium (Debian's package) driven
+//! by playwright-core (tests/browser/upload.mjs) opens `/`, uploads a pexe, reads the facts
+//! and downloads the wasm, which must validate and equal what `/v1/convert` serves.
+//! Under CI=true a missing chromium, node or node_modules is a failure; elsewhere SKIPPED.
+
+mod common;
+
+use common::{fixture_path, under_ci, validate_wasm, Server};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn missing(what: &str) {
+    if under_ci() {
+        panic!("{what} is missing under CI (scripts/install-deps.sh installs it)");
+    }
+    eprintln!("SKIPPED: {what} is missing; run scripts/install-deps.sh");
+}
+
+#[test]
+fn upload_page_converts_a_pexe_in_chromium() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    if !Path::new("/usr/bin/chromium").exists() {
+        return missing("/usr/bin/chromium (Debian package chromium)");
+    }
+    if Command::new("node").arg("--version").output().is_err() {
+        return missing("node");
+    }
+    if !dir.join("node_modules/playwright-core").exists() {
+        return missing("tests/browser/node_modules (npm ci in server/tests/browser)");
+    }
+    let s = Server::start(&[]);
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let out = work.join("download.wasm");
+    let pexe = fixture_path("hello.pexe");
+    let run = Command::new("node")
+        .arg("upload.mjs")
+        .current_dir(&dir)
+        .env("SERVER_URL", &s.base)
+        .env("PEXE", &pexe)
+        .env("OUT", &out)
+        .env("SCREENSHOT", work.join("page.png"))
+        .env("USER_DATA_DIR", work.join("profile"))
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "node upload.mjs failed: {}\n{stdout}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(report["pageErrors"], serde_json::json!([]), "{report}");
+    assert_eq!(report["filename"], "hello.wasm");
+    let facts = &report["facts"];
+    let size = std::fs::metadata(&pexe).unwrap().len();
+    assert_eq!(facts["File size"], format!("{size} bytes"), "{report}");
+    assert_eq!(facts["Valid in this browser"], "yes", "{report}");
+    assert_eq!(
+        facts["SHA-256 of the pexe"],
+        common::sha256_hex(&std::fs::read(&pexe).unwrap())
+    );
+    assert!(
+        facts["Features"]
+            .as_str()
+            .unwrap()
+            .contains("mutable-globals"),
+        "{report}"
+    );
+    // The download is a valid module, the one the API serves.
+    let wasm = std::fs::read(&out).expect("the download was saved");
+    validate_wasm(&wasm);
+    let api = reqwest::blocking::Client::new()
+        .post(s.url("/v1/convert"))
+        .header("content-type", "application/octet-stream")
+        .body(std::fs::read(&pexe).unwrap())
+        .send()
+        .unwrap()
+        .bytes()
+        .unwrap();
+    assert_eq!(wasm, api.to_vec());
+    assert_eq!(facts["Size"], format!("{} bytes", wasm.len()));
+}

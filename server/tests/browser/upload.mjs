@@ -1,0 +1,45 @@
+// Uses the upload page as a person would: open it in headless Chromium, choose a pexe,
+// wait for its facts, check the page's own validation, download the wasm.
+// Environment: SERVER_URL, PEXE (path), OUT (where to save the download),
+// SCREENSHOT (optional PNG path), USER_DATA_DIR (a fresh directory).
+// Prints one JSON line with the facts the page shows; server/tests/browser.rs checks it
+// and validates the downloaded module with wasmparser.
+import { chromium } from "playwright-core";
+
+const { SERVER_URL, PEXE, OUT, SCREENSHOT, USER_DATA_DIR } = process.env;
+if (!SERVER_URL || !PEXE || !OUT || !USER_DATA_DIR) {
+  console.error("SERVER_URL, PEXE, OUT and USER_DATA_DIR must be set");
+  process.exit(2);
+}
+
+const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
+  executablePath: "/usr/bin/chromium",
+  headless: true,
+  acceptDownloads: true,
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  ],
+});
+try {
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(30000);
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  await page.goto(SERVER_URL + "/");
+  await page.locator("#file").setInputFiles(PEXE);
+  await page.locator("#result").waitFor({ state: "visible" });
+  const facts = {};
+  for (const td of await page.locator("td[data-fact]").all()) {
+    facts[await td.getAttribute("data-fact")] = await td.textContent();
+  }
+  if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.locator("#download").click(),
+  ]);
+  await download.saveAs(OUT);
+  console.log(JSON.stringify({ facts, filename: download.suggestedFilename(), pageErrors }));
+} finally {
+  await context.close();
+}
