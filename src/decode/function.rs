@@ -104,6 +104,22 @@ pub(crate) struct Decoded {
     used_implied: bool,
 }
 
+/// Buffers one thread reuses from function to function, so decoding a body allocates only
+/// its exactly sized results (no growth, no over-reservation, no shrinking).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    value_types: Vec<TypeId>,
+    forward: IdMap<TypeId>,
+    pending: Vec<(u32, TypeId, u32)>,
+    rec: Vec<u64>,
+    params: Vec<TypeId>,
+    insts: Vec<Inst>,
+    inst_bits: Vec<u32>,
+    value_insts: Vec<u32>,
+    block_starts: Vec<u32>,
+    consts: Vec<Constant>,
+}
+
 impl Implied {
     pub(crate) fn new(types: &TypeTable) -> Self {
         let mut ext = types.clone();
@@ -208,12 +224,20 @@ struct FnDecoder<'d, 'a> {
     params: Vec<TypeId>,
 }
 
+/// Takes a reused buffer out of the scratch space, emptied.
+fn take<T>(v: &mut Vec<T>) -> Vec<T> {
+    let mut v = std::mem::take(v);
+    v.clear();
+    v
+}
+
 pub(super) fn decode_function(
     data: &[u8],
     functions: &[FunctionDecl],
     num_globals: u32,
     implied: &Implied,
     job: &FnJob,
+    scratch: &mut Scratch,
 ) -> Result<Decoded> {
     let types = &implied.ext;
     let decl = &functions[job.decl as usize];
@@ -229,6 +253,10 @@ pub(super) fn decode_function(
         job.body_start,
         job.len_words as u64,
     )?;
+    let mut value_types = take(&mut scratch.value_types);
+    value_types.extend_from_slice(&ft.params);
+    let mut forward = std::mem::take(&mut scratch.forward);
+    forward.clear();
     let mut fd = FnDecoder {
         cur,
         types,
@@ -241,32 +269,45 @@ pub(super) fn decode_function(
             base: num_module_values,
             num_params: ft.params.len() as u32,
             bit: job.bit,
+            insts: take(&mut scratch.insts),
+            inst_bits: take(&mut scratch.inst_bits),
+            value_insts: take(&mut scratch.value_insts),
+            block_starts: take(&mut scratch.block_starts),
+            consts: take(&mut scratch.consts),
             ..Default::default()
         },
         ret_ty: ft.ret,
-        value_types: ft.params.clone(),
-        forward: IdMap::default(),
-        pending: Vec::new(),
+        value_types,
+        forward,
+        pending: take(&mut scratch.pending),
         num_blocks: None,
         block_ended: true,
         void_ty: implied.void,
         blocks_pos: None,
-        rec: Vec::with_capacity(16),
-        params: Vec::new(),
+        rec: take(&mut scratch.rec),
+        params: take(&mut scratch.params),
     };
-    // Reserve from the block's actual size (an instruction record takes at least ~12 bits),
-    // never from a count the file claims; `finish` shrinks in place afterwards.
-    let estimate = (job.len_words as usize * 32 / 12).min(1 << 24);
-    fd.f.insts.reserve(estimate);
-    fd.f.inst_bits.reserve(estimate);
-    fd.f.value_insts.reserve(estimate);
-    fd.value_types.reserve(estimate);
-    fd.f.block_starts.reserve(estimate / 4);
     fd.run()?;
-    Ok(Decoded {
-        used_implied: fd.used_implied,
-        f: fd.f,
-    })
+    // Copy the results out at their exact sizes and keep the grown buffers for the next
+    // function.
+    let used_implied = fd.used_implied;
+    let mut f = fd.f;
+    let insts: Vec<Inst> = f.insts.drain(..).collect();
+    let inst_bits = f.inst_bits.to_vec();
+    let value_insts = f.value_insts.to_vec();
+    let block_starts = f.block_starts.to_vec();
+    let consts = f.consts.to_vec();
+    scratch.insts = std::mem::replace(&mut f.insts, insts);
+    scratch.inst_bits = std::mem::replace(&mut f.inst_bits, inst_bits);
+    scratch.value_insts = std::mem::replace(&mut f.value_insts, value_insts);
+    scratch.block_starts = std::mem::replace(&mut f.block_starts, block_starts);
+    scratch.consts = std::mem::replace(&mut f.consts, consts);
+    scratch.value_types = fd.value_types;
+    scratch.forward = fd.forward;
+    scratch.pending = fd.pending;
+    scratch.rec = fd.rec;
+    scratch.params = fd.params;
+    Ok(Decoded { used_implied, f })
 }
 
 impl FnDecoder<'_, '_> {
@@ -421,9 +462,9 @@ impl FnDecoder<'_, '_> {
                         if !self.f.insts.is_empty() {
                             return self.err("constants block after instructions");
                         }
-                        self.constants_block()?
+                        self.constants_block(&mut rec)?
                     }
-                    block_id::VALUE_SYMTAB => self.symtab_block()?,
+                    block_id::VALUE_SYMTAB => self.symtab_block(&mut rec)?,
                     _ => self.cur.skip_block()?,
                 },
                 Kind::Record { .. } => self.record(&rec, bit)?,
@@ -486,17 +527,12 @@ impl FnDecoder<'_, '_> {
                 ));
             }
         }
-        self.f.insts.shrink_to_fit();
-        self.f.inst_bits.shrink_to_fit();
-        self.f.value_insts.shrink_to_fit();
-        self.f.block_starts.shrink_to_fit();
         Ok(())
     }
 
-    fn constants_block(&mut self) -> Result<()> {
+    fn constants_block(&mut self, buf: &mut Vec<u64>) -> Result<()> {
         let mut cur_ty: Option<TypeId> = None;
-        let mut buf = Vec::new();
-        while self.next_leaf(&mut buf, "the constants block")? {
+        while self.next_leaf(buf, "the constants block")? {
             let (code, ops) = (buf[0], &buf[1..]);
             let (code, op) = (code, ops.first().copied());
             let nops = ops.len();
@@ -568,9 +604,8 @@ impl FnDecoder<'_, '_> {
         Ok(())
     }
 
-    fn symtab_block(&mut self) -> Result<()> {
-        let mut buf = Vec::new();
-        while self.next_leaf(&mut buf, "the value symbol table")? {
+    fn symtab_block(&mut self, buf: &mut Vec<u64>) -> Result<()> {
+        while self.next_leaf(buf, "the value symbol table")? {
             let (code, ops) = (buf[0], &buf[1..]);
             match (code, ops.split_first()) {
                 (1, Some((&id, name))) => {
