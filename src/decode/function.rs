@@ -33,7 +33,7 @@ use super::{block_id, next_leaf_record, symbol_name, DecodeError, FnJob, Result}
 use crate::bitstream::{Cursor, Kind};
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
-    Inst, InstKind, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+    Inst, InstKind, Scalar, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
 };
 
 /// Instruction record codes.
@@ -96,6 +96,8 @@ pub(crate) struct Implied {
     i32: TypeId,
     i1: TypeId,
     used: Vec<AtomicBool>,
+    /// `ext.scalar(t)` for every type, looked up once instead of per instruction.
+    scalars: Vec<Option<Scalar>>,
 }
 
 /// A decoded body and whether it used a reserved type id.
@@ -133,7 +135,11 @@ impl Implied {
         let used = (base_len as usize..ext.len())
             .map(|_| AtomicBool::new(false))
             .collect();
+        let scalars = (0..ext.len() as u32)
+            .map(|t| ext.scalar(TypeId(t)))
+            .collect();
         Implied {
+            scalars,
             ext,
             base_len,
             void,
@@ -406,7 +412,14 @@ impl FnDecoder<'_, '_> {
         }
     }
 
+    /// The scalar kind of a type (of a vector's elements), `None` for other types.
+    #[inline]
+    fn scalar(&self, t: TypeId) -> Option<Scalar> {
+        self.implied.scalars.get(t.0 as usize).copied().flatten()
+    }
+
     /// Resolves a relative operand to an absolute id.
+    #[inline]
     fn rel(&self, r: u64) -> Result<u32> {
         if r > u32::MAX as u64 {
             return self.err(format!("relative value index {r} is too large"));
@@ -415,6 +428,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// The type of a value id, which must be defined or forward-declared.
+    #[inline]
     fn ty_of(&mut self, v: u32) -> Result<TypeId> {
         if v < self.num_module_values {
             return Ok(self.i32());
@@ -423,6 +437,12 @@ impl FnDecoder<'_, '_> {
         if v < next {
             return Ok(self.value_types[(v - self.f.base) as usize]);
         }
+        self.ty_of_forward(v, next)
+    }
+
+    /// [`Self::ty_of`] for a value not defined yet: its forward declaration, or an error.
+    #[inline(never)]
+    fn ty_of_forward(&self, v: u32, next: u32) -> Result<TypeId> {
         match self.forward.get(&v) {
             Some(&t) => Ok(t),
             // An id past every defined value is usually a relative index larger than the
@@ -442,6 +462,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Resolves a relative operand and returns it with its type.
+    #[inline]
     fn operand(&mut self, r: u64) -> Result<(ValueId, TypeId)> {
         let v = self.rel(r)?;
         let t = self.ty_of(v)?;
@@ -758,7 +779,7 @@ impl FnDecoder<'_, '_> {
                         self.ty_name(tr)
                     ));
                 }
-                let Some(s) = self.types.scalar(tl) else {
+                let Some(s) = self.scalar(tl) else {
                     return self.err(format!("binary operator on type {}", self.ty_name(tl)));
                 };
                 let Some(op) = BinOp::from_code(opc, s.is_float()) else {
@@ -786,7 +807,7 @@ impl FnDecoder<'_, '_> {
                 let Some(op) = CastOp::from_code(opc) else {
                     return self.err(format!("unknown cast opcode {opc}"));
                 };
-                if self.types.scalar(tv).is_none() || self.types.scalar(dest).is_none() {
+                if self.scalar(tv).is_none() || self.scalar(dest).is_none() {
                     return self.err(format!(
                         "{} from {} to {}",
                         op.name(),
@@ -1001,7 +1022,7 @@ impl FnDecoder<'_, '_> {
                 self.expect_ptr(tp, "load")?;
                 let align = self.align(a)?;
                 let ty = self.type_id(t)?;
-                if self.types.scalar(ty).is_none() {
+                if self.scalar(ty).is_none() {
                     return self.err(format!("load of type {}", self.ty_name(ty)));
                 }
                 (InstKind::Load { ptr, align }, ty)
@@ -1013,7 +1034,7 @@ impl FnDecoder<'_, '_> {
                 let (ptr, tp) = self.operand(p)?;
                 self.expect_ptr(tp, "store")?;
                 let (val, tv) = self.operand(v)?;
-                if self.types.scalar(tv).is_none() {
+                if self.scalar(tv).is_none() {
                     return self.err(format!("store of type {}", self.ty_name(tv)));
                 }
                 let align = self.align(a)?;
@@ -1032,7 +1053,7 @@ impl FnDecoder<'_, '_> {
                         self.ty_name(tr)
                     ));
                 }
-                let Some(s) = self.types.scalar(tl) else {
+                let Some(s) = self.scalar(tl) else {
                     return self.err(format!("compare of type {}", self.ty_name(tl)));
                 };
                 let Some(pred) = CmpPred::from_code(p) else {
