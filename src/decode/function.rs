@@ -374,6 +374,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Hands out an implied type id, noting when it is one the file did not declare.
+    #[inline(always)]
     fn use_type(&mut self, t: TypeId) -> TypeId {
         if t.0 >= self.implied.base_len {
             self.used_implied |= self.implied.mark(t);
@@ -381,14 +382,17 @@ impl FnDecoder<'_, '_> {
         t
     }
 
+    #[inline(always)]
     fn i32(&mut self) -> TypeId {
         self.use_type(self.implied.i32)
     }
 
+    #[inline(always)]
     fn i1(&mut self) -> TypeId {
         self.use_type(self.implied.i1)
     }
 
+    #[inline(always)]
     fn type_id(&self, t: u64) -> Result<TypeId> {
         // Records may name declared types only, never the reserved implied ones.
         if t < self.implied.base_len as u64 {
@@ -401,6 +405,7 @@ impl FnDecoder<'_, '_> {
         }
     }
 
+    #[inline(always)]
     fn block(&self, b: u64) -> Result<u32> {
         let n = self.num_blocks.unwrap_or(0);
         if b < n as u64 {
@@ -428,7 +433,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// The type of a value id, which must be defined or forward-declared.
-    #[inline]
+    #[inline(always)]
     fn ty_of(&mut self, v: u32) -> Result<TypeId> {
         if v < self.num_module_values {
             return Ok(self.i32());
@@ -462,7 +467,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Resolves a relative operand and returns it with its type.
-    #[inline]
+    #[inline(always)]
     fn operand(&mut self, r: u64) -> Result<(ValueId, TypeId)> {
         let v = self.rel(r)?;
         let t = self.ty_of(v)?;
@@ -753,6 +758,7 @@ impl FnDecoder<'_, '_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn void(&mut self) -> TypeId {
         self.use_type(self.void_ty)
     }
@@ -1191,6 +1197,7 @@ impl FnDecoder<'_, '_> {
         })
     }
 
+    #[inline(always)]
     fn align(&self, a: u64) -> Result<Align> {
         if a > 30 {
             return self.err(format!("alignment code {a} is out of range"));
@@ -1198,6 +1205,7 @@ impl FnDecoder<'_, '_> {
         Ok(Align(a as u32))
     }
 
+    #[inline(always)]
     fn expect_ptr(&mut self, t: TypeId, what: &str) -> Result<()> {
         let i32 = self.i32();
         if t != i32 {
