@@ -129,6 +129,64 @@ pub fn char6_encode(c: u64) -> Option<u64> {
     })
 }
 
+/// Longest abbreviation the reader's fast path handles.
+pub(crate) const PLAN_OPS: usize = 8;
+
+/// How a [`Plan`] operand is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PlanOp {
+    Literal,
+    Fixed,
+    Vbr,
+    Char6,
+}
+
+/// An abbreviation compiled for the reader's fast path: when `fast`, it has at most
+/// [`PLAN_OPS`] operands, no array, and every field is a literal or at most 32 bits wide,
+/// so a whole record usually comes out of one 57-bit window of input (see
+/// `cursor::read_planned`). Other abbreviations take the general path.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    pub fast: bool,
+    pub n: u8,
+    pub kinds: [PlanOp; PLAN_OPS],
+    pub widths: [u8; PLAN_OPS],
+    pub literals: [u64; PLAN_OPS],
+}
+
+impl Plan {
+    pub(crate) fn compile(a: &Abbrev) -> Plan {
+        let mut p = Plan {
+            fast: a.ops.len() <= PLAN_OPS,
+            n: a.ops.len().min(PLAN_OPS) as u8,
+            kinds: [PlanOp::Literal; PLAN_OPS],
+            widths: [0; PLAN_OPS],
+            literals: [0; PLAN_OPS],
+        };
+        for (i, op) in a.ops.iter().take(PLAN_OPS).enumerate() {
+            match *op {
+                AbbrevOp::Literal(v) => p.literals[i] = v,
+                // A zero-width field reads as 0 without consuming bits: a literal 0.
+                AbbrevOp::Fixed(0) | AbbrevOp::Vbr(0) => {}
+                AbbrevOp::Fixed(w) if w <= 32 => {
+                    p.kinds[i] = PlanOp::Fixed;
+                    p.widths[i] = w;
+                }
+                AbbrevOp::Vbr(w) if (2..=32).contains(&w) => {
+                    p.kinds[i] = PlanOp::Vbr;
+                    p.widths[i] = w;
+                }
+                AbbrevOp::Char6 => {
+                    p.kinds[i] = PlanOp::Char6;
+                    p.widths[i] = 6;
+                }
+                _ => p.fast = false,
+            }
+        }
+        p
+    }
+}
+
 /// Abbreviation state of one open block.
 #[derive(Debug, Clone)]
 pub struct Scope {
@@ -144,14 +202,20 @@ pub struct Scope {
 /// Abbreviation bookkeeping shared by reader and writer.
 #[derive(Debug, Clone, Default)]
 pub struct Scopes {
-    /// Every abbreviation seen, referenced by index from scopes and BLOCKINFO. Shared
-    /// (`Arc`) so a cursor can be forked cheaply for decoding blocks in parallel.
-    pub arena: Vec<Arc<Abbrev>>,
+    /// Every abbreviation seen, referenced by index from scopes and BLOCKINFO. The list is
+    /// shared (`Arc`, copied on the first write) so a cursor forks for a function block
+    /// without copying it.
+    pub arena: Arc<Vec<Arc<Abbrev>>>,
     pub stack: Vec<Scope>,
-    /// BLOCKINFO abbreviations per block id.
-    pub blockinfo: HashMap<u32, Vec<u32>>,
+    /// `arena` compiled for the reader's fast path, index for index (shared like `arena`).
+    pub(crate) plans: Arc<Vec<Plan>>,
+    /// BLOCKINFO abbreviations per block id (shared like `arena`).
+    pub blockinfo: Arc<HashMap<u32, Vec<u32>>>,
     /// The block id selected by the last SETBID record inside a BLOCKINFO block.
     pub setbid: Option<u32>,
+    /// Abbreviation lists of closed scopes, reused by the next `enter` (no allocation per
+    /// block).
+    spare: Vec<Vec<u32>>,
 }
 
 /// Block id of the BLOCKINFO block (PNaClAsm calls it "abbreviations").
@@ -183,7 +247,11 @@ impl Scopes {
     }
 
     pub fn enter(&mut self, block_id: u32, abbrev_width: u32) {
-        let globals = self.blockinfo.get(&block_id).cloned().unwrap_or_default();
+        let mut globals = self.spare.pop().unwrap_or_default();
+        globals.clear();
+        if let Some(g) = self.blockinfo.get(&block_id) {
+            globals.extend_from_slice(g);
+        }
         let num_global = globals.len();
         if block_id == BLOCKINFO_BLOCK_ID {
             self.setbid = None;
@@ -196,19 +264,26 @@ impl Scopes {
         });
     }
 
-    pub fn exit(&mut self) -> Option<Scope> {
-        let s = self.stack.pop();
-        if s.as_ref().map(|s| s.block_id) == Some(BLOCKINFO_BLOCK_ID) {
-            self.setbid = None;
+    pub fn exit(&mut self) {
+        if let Some(s) = self.stack.pop() {
+            if s.block_id == BLOCKINFO_BLOCK_ID {
+                self.setbid = None;
+            }
+            self.spare.push(s.abbrevs);
         }
-        s
     }
 
     /// Looks up the abbreviation for id `id` (>= 4) in the current block.
     pub fn lookup(&self, id: u64) -> Option<&Abbrev> {
+        self.lookup_index(id).map(|a| &*self.arena[a])
+    }
+
+    /// The arena index of abbreviation `id` (>= 4) in the current block.
+    #[inline]
+    pub(crate) fn lookup_index(&self, id: u64) -> Option<usize> {
         let scope = self.stack.last()?;
         let idx = usize::try_from(id.checked_sub(4)?).ok()?;
-        scope.abbrevs.get(idx).map(|&a| &*self.arena[a as usize])
+        scope.abbrevs.get(idx).map(|&a| a as usize)
     }
 
     pub fn num_defined(&self) -> usize {
@@ -220,9 +295,11 @@ impl Scopes {
     pub fn detached(&self) -> Scopes {
         Scopes {
             arena: self.arena.clone(),
+            plans: self.plans.clone(),
             stack: Vec::new(),
             blockinfo: self.blockinfo.clone(),
             setbid: None,
+            spare: Vec::new(),
         }
     }
 
@@ -240,8 +317,9 @@ impl Scopes {
             let bid = self
                 .setbid
                 .ok_or("abbreviation in the abbreviations block before any SETBID record")?;
-            self.arena.push(Arc::new(abbrev));
-            let list = self.blockinfo.entry(bid).or_default();
+            Arc::make_mut(&mut self.plans).push(Plan::compile(&abbrev));
+            Arc::make_mut(&mut self.arena).push(Arc::new(abbrev));
+            let list = Arc::make_mut(&mut self.blockinfo).entry(bid).or_default();
             list.push(idx);
             Ok(AbbrevTarget::Global {
                 block_id: bid,
@@ -252,7 +330,8 @@ impl Scopes {
                 .stack
                 .last_mut()
                 .ok_or("abbreviation at the top level")?;
-            self.arena.push(Arc::new(abbrev));
+            Arc::make_mut(&mut self.plans).push(Plan::compile(&abbrev));
+            Arc::make_mut(&mut self.arena).push(Arc::new(abbrev));
             scope.abbrevs.push(idx);
             Ok(AbbrevTarget::Local {
                 index: scope.abbrevs.len() - 1 - scope.num_global,

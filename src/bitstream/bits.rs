@@ -2,17 +2,15 @@
 //! bitstream container defines them. Written by hand because the container is small, hot
 //! (every byte of a pexe passes through here) and no maintained crate reads PNaCl's flavour.
 
-/// Reads bits from a byte slice, least significant bit of each byte first. Keeps up to 64
-/// unread bits in a register so the common read is a compare, a mask and a shift.
+/// Reads bits from a byte slice, least significant bit of each byte first. Holds only a
+/// bit position: a read loads the 8 bytes starting at the position's byte (one unaligned
+/// load), shifts and masks, so there is no register to refill and no state besides `pos`.
+/// Near the end of the input, where 8 bytes are not there, reads go bit by bit.
 #[derive(Clone)]
 pub struct BitReader<'a> {
     data: &'a [u8],
-    /// Next byte of `data` to load into `word`.
-    next_byte: usize,
-    /// Unread bits, lowest first.
-    word: u64,
-    /// How many bits of `word` are unread.
-    bits: u32,
+    /// Next unread bit.
+    pos: u64,
     len_bits: u64,
 }
 
@@ -35,22 +33,20 @@ impl From<Eof> for VbrError {
     }
 }
 
-#[inline]
-fn low_bits(v: u64, n: u32) -> u64 {
-    if n >= 64 {
-        v
-    } else {
-        v & ((1u64 << n) - 1)
-    }
+#[inline(always)]
+fn mask(n: u32) -> u64 {
+    debug_assert!(n < 64);
+    (1u64 << n) - 1
 }
+
+/// Bits a [`BitReader::peek`] word is guaranteed to hold (64 minus a byte's 7-bit offset).
+pub(crate) const PEEK_BITS: u32 = 57;
 
 impl<'a> BitReader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
         BitReader {
             data,
-            next_byte: 0,
-            word: 0,
-            bits: 0,
+            pos: 0,
             len_bits: data.len() as u64 * 8,
         }
     }
@@ -58,7 +54,7 @@ impl<'a> BitReader<'a> {
     /// Current bit position.
     #[inline]
     pub fn pos(&self) -> u64 {
-        self.next_byte as u64 * 8 - self.bits as u64
+        self.pos
     }
 
     /// Total length in bits.
@@ -69,30 +65,30 @@ impl<'a> BitReader<'a> {
 
     #[inline]
     pub fn remaining(&self) -> u64 {
-        self.len_bits - self.pos()
+        self.len_bits - self.pos
     }
 
     #[inline]
     pub fn at_end(&self) -> bool {
-        self.pos() >= self.len_bits
+        self.pos >= self.len_bits
     }
 
-    /// Loads the next (up to) 8 bytes into the empty register.
-    #[inline]
-    fn refill(&mut self) {
-        debug_assert_eq!(self.bits, 0);
-        let rest = &self.data[self.next_byte..];
-        if rest.len() >= 8 {
-            self.word = u64::from_le_bytes(rest[..8].try_into().unwrap());
-            self.bits = 64;
-            self.next_byte += 8;
-        } else {
-            let mut buf = [0u8; 8];
-            buf[..rest.len()].copy_from_slice(rest);
-            self.word = u64::from_le_bytes(buf);
-            self.bits = rest.len() as u32 * 8;
-            self.next_byte += rest.len();
-        }
+    /// The next [`PEEK_BITS`] (or more) bits in the low end of a word, if 8 bytes are left
+    /// from the current byte.
+    #[inline(always)]
+    pub(crate) fn peek(&self) -> Option<u64> {
+        let b = (self.pos >> 3) as usize;
+        let bytes = self.data.get(b..b.wrapping_add(8))?;
+        let w = u64::from_le_bytes(bytes.try_into().ok()?);
+        Some(w >> (self.pos & 7))
+    }
+
+    /// Consumes `n` bits the caller took from a [`BitReader::peek`] window (`n <=
+    /// PEEK_BITS`, so they are in the input).
+    #[inline(always)]
+    pub(crate) fn consume(&mut self, n: u32) {
+        debug_assert!(n <= PEEK_BITS);
+        self.pos += n as u64;
     }
 
     /// Moves to an absolute bit position (must be within the input).
@@ -102,74 +98,78 @@ impl<'a> BitReader<'a> {
                 needed: bit - self.len_bits,
             });
         }
-        self.next_byte = (bit / 8) as usize;
-        self.bits = 0;
-        self.word = 0;
-        self.refill();
-        let skip = (bit % 8) as u32;
-        self.word >>= skip;
-        self.bits -= skip;
+        self.pos = bit;
         Ok(())
     }
 
     /// Reads a fixed-width field of `n` bits (0..=64).
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self, n: u32) -> Result<u64, Eof> {
         debug_assert!(n <= 64);
-        if n <= self.bits && n < 64 {
-            let v = self.word & ((1u64 << n) - 1);
-            self.word >>= n;
-            self.bits -= n;
-            return Ok(v);
-        }
-        // Refill from a full 8-byte load when possible: the register's bits are the low
-        // part of the result, the new word supplies the rest.
-        if n < 64 && self.next_byte + 8 <= self.data.len() {
-            let new = u64::from_le_bytes(
-                self.data[self.next_byte..self.next_byte + 8]
-                    .try_into()
-                    .unwrap(),
-            );
-            let have = self.bits;
-            let need = n - have;
-            let lo = self.word;
-            let hi = new & ((1u64 << need) - 1);
-            self.word = new >> need;
-            self.bits = 64 - need;
-            self.next_byte += 8;
-            return Ok(lo | (hi << have));
+        if n < PEEK_BITS {
+            if let Some(w) = self.peek() {
+                self.pos += n as u64;
+                return Ok(w & mask(n));
+            }
         }
         self.read_slow(n)
     }
 
+    /// Bit by bit (a byte at a time): the last 8 bytes of the input and 57..64-bit fields.
     #[cold]
     fn read_slow(&mut self, n: u32) -> Result<u64, Eof> {
-        if n == 0 {
-            return Ok(0);
-        }
         let remaining = self.remaining();
         if (n as u64) > remaining {
             return Err(Eof {
                 needed: n as u64 - remaining,
             });
         }
-        // Take what the register holds, refill, take the rest.
-        let have = self.bits;
-        let lo = low_bits(self.word, have);
-        self.word = 0;
-        self.bits = 0;
-        self.refill();
-        let need = n - have;
-        let hi = low_bits(self.word, need);
-        self.word = if need >= 64 { 0 } else { self.word >> need };
-        self.bits -= need;
-        Ok(if have == 0 { hi } else { lo | (hi << have) })
+        let mut v = 0u64;
+        let mut got = 0u32;
+        while got < n {
+            let byte = self.data[(self.pos >> 3) as usize] as u64;
+            let off = (self.pos & 7) as u32;
+            let take = (8 - off).min(n - got);
+            v |= ((byte >> off) & mask(take)) << got;
+            got += take;
+            self.pos += take as u64;
+        }
+        Ok(v)
     }
 
     /// Reads a variable-bit-rate field with chunks of `n` bits (2..=64).
     #[inline(always)]
     pub fn read_vbr(&mut self, n: u32) -> Result<u64, VbrError> {
         debug_assert!((2..=64).contains(&n));
+        // Fast path: every chunk lies in one peeked word (values below 2^45 for vbr6).
+        if n <= 32 {
+            if let Some(w) = self.peek() {
+                let hi_bit = 1u64 << (n - 1);
+                let piece = w & mask(n);
+                if piece & hi_bit == 0 {
+                    self.pos += n as u64;
+                    return Ok(piece);
+                }
+                let mut result = piece & (hi_bit - 1);
+                let (mut used, mut shift) = (n, n - 1);
+                while used + n <= PEEK_BITS {
+                    let piece = (w >> used) & mask(n);
+                    result |= (piece & (hi_bit - 1)) << shift;
+                    used += n;
+                    shift += n - 1;
+                    if piece & hi_bit == 0 {
+                        self.pos += used as u64;
+                        return Ok(result);
+                    }
+                }
+            }
+        }
+        self.read_vbr_slow(n)
+    }
+
+    /// Chunk by chunk, with overflow checks (long values, the end of the input).
+    #[cold]
+    fn read_vbr_slow(&mut self, n: u32) -> Result<u64, VbrError> {
         let hi_bit = 1u64 << (n - 1);
         let mask = hi_bit - 1;
         let mut piece = self.read(n)?;
@@ -203,21 +203,14 @@ impl<'a> BitReader<'a> {
 
     /// Skips to the next multiple of 32 bits.
     pub fn align32(&mut self) -> Result<(), Eof> {
-        let pos = self.pos();
-        let aligned = (pos + 31) & !31;
+        let aligned = (self.pos + 31) & !31;
         if aligned > self.len_bits {
             return Err(Eof {
                 needed: aligned - self.len_bits,
             });
         }
-        let skip = (aligned - pos) as u32;
-        if skip <= self.bits && skip < 64 {
-            self.word >>= skip;
-            self.bits -= skip;
-            Ok(())
-        } else {
-            self.seek(aligned)
-        }
+        self.pos = aligned;
+        Ok(())
     }
 }
 

@@ -4,10 +4,10 @@
 //! bits that remain.
 
 use super::abbrev::{
-    Abbrev, AbbrevOp, AbbrevTarget, Scopes, BLOCKINFO_BLOCK_ID, BLOCKINFO_CODE_SETBID,
-    MAX_ABBREV_WIDTH,
+    char6_decode, Abbrev, AbbrevOp, AbbrevTarget, Plan, PlanOp, Scopes, BLOCKINFO_BLOCK_ID,
+    BLOCKINFO_CODE_SETBID, MAX_ABBREV_WIDTH, PLAN_OPS,
 };
-use super::bits::{BitReader, Eof, VbrError};
+use super::bits::{BitReader, Eof, VbrError, PEEK_BITS};
 use super::error::{BitstreamError, BitstreamErrorKind as K, Position};
 
 /// Builtin abbreviation ids.
@@ -316,10 +316,35 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Like [`Cursor::next`], but copies a record's values into `buf` (cleared first) and
+    /// Like [`Cursor::next`], but moves a record's values into `buf` (replacing its contents) and
     /// returns an owned [`Kind`], so the caller can keep using the cursor while it looks at
     /// the values. Returns the entry's bit position too.
     pub fn next_into(&mut self, buf: &mut Vec<u64>) -> Result<Option<(u64, Kind)>, BitstreamError> {
+        // Fast path for the common entry, a data record inside a block other than BLOCKINFO:
+        // the same steps as `next` takes for it, without building an `Item`.
+        if !self.finished && self.scopes.depth() > 0 {
+            let width = self.scopes.width();
+            if let Some(w) = self.r.peek() {
+                let id = w & ((1u64 << width) - 1);
+                if id > DEFINE_ABBREV && self.scopes.current_block() != Some(BLOCKINFO_BLOCK_ID) {
+                    let bit = self.r.pos();
+                    self.entry_bit = bit;
+                    self.cur_code = None;
+                    self.r.consume(width);
+                    if let Some(o) = self.open.last_mut() {
+                        o.records += 1;
+                    }
+                    self.read_record(id)?;
+                    std::mem::swap(buf, &mut self.values);
+                    return Ok(Some((
+                        bit,
+                        Kind::Record {
+                            abbrev_id: id as u32,
+                        },
+                    )));
+                }
+            }
+        }
         let Some(item) = self.next()? else {
             return Ok(None);
         };
@@ -334,15 +359,16 @@ impl<'a> Cursor<'a> {
             },
             Entry::EndBlock => Kind::EndBlock,
             Entry::DefineAbbrev { .. } => Kind::DefineAbbrev,
-            Entry::Record(r) => {
-                buf.clear();
-                buf.extend_from_slice(r.values);
-                Kind::Record {
-                    abbrev_id: r.abbrev_id,
-                }
-            }
+            Entry::Record(r) => Kind::Record {
+                abbrev_id: r.abbrev_id,
+            },
         };
-        Ok(Some((item.bit, kind)))
+        let bit = item.bit;
+        if let Kind::Record { .. } = kind {
+            // Hand the values over by swapping buffers: no copy, and both keep capacity.
+            std::mem::swap(buf, &mut self.values);
+        }
+        Ok(Some((bit, kind)))
     }
 
     fn enter_block(&mut self) -> Result<Option<Item<'_>>, BitstreamError> {
@@ -450,29 +476,23 @@ impl<'a> Cursor<'a> {
 
     fn read_record(&mut self, id: u64) -> Result<(), BitstreamError> {
         self.values.clear();
-        if id == UNABBREV_RECORD {
-            let code = self.vbr(6)?;
-            self.cur_code = Some(code);
-            let numops = self.vbr(6)?;
-            if numops > self.r.remaining() / 6 {
-                return Err(self.err(K::TooManyOperands { len: numops }));
+        let (r, out) = (&mut self.r, &mut self.values);
+        let res = if id == UNABBREV_RECORD {
+            read_unabbreviated(r, out)
+        } else {
+            let Some(a) = self.scopes.lookup_index(id) else {
+                return Err(self.err(K::UnknownAbbrev {
+                    id,
+                    defined: self.scopes.num_defined(),
+                }));
+            };
+            let plan = &self.scopes.plans[a];
+            if plan.fast && read_planned(r, plan, out) {
+                Ok(())
+            } else {
+                read_abbreviated(r, &self.scopes.arena[a].ops, out)
             }
-            self.values.push(code);
-            for _ in 0..numops {
-                let v = self.vbr(6)?;
-                self.values.push(v);
-            }
-            return Ok(());
-        }
-        let Some(abbrev) = self.scopes.lookup(id) else {
-            return Err(self.err(K::UnknownAbbrev {
-                id,
-                defined: self.scopes.num_defined(),
-            }));
         };
-        // Borrow the abbreviation, the bit reader and the value buffer separately so that
-        // reading a record copies nothing but the values themselves.
-        let res = read_abbreviated(&mut self.r, &abbrev.ops, &mut self.values);
         if let Some(&code) = self.values.first() {
             self.cur_code = Some(code);
         }
@@ -482,6 +502,7 @@ impl<'a> Cursor<'a> {
             Err(ReadFail::Eof(e)) => Err(self.eof(e)),
             Err(ReadFail::Overflow) => Err(self.err(K::VbrOverflow)),
             Err(ReadFail::ArrayTooLong(len)) => Err(self.err(K::ArrayTooLong { len })),
+            Err(ReadFail::TooManyOperands(len)) => Err(self.err(K::TooManyOperands { len })),
         }
     }
 
@@ -498,6 +519,7 @@ enum ReadFail {
     Eof(Eof),
     Overflow,
     ArrayTooLong(u64),
+    TooManyOperands(u64),
 }
 
 impl From<Eof> for ReadFail {
@@ -527,8 +549,153 @@ fn read_scalar(r: &mut BitReader, op: AbbrevOp) -> Result<u64, ReadFail> {
     })
 }
 
+/// Takes one VBR field of `k`-bit chunks (2..=32) from a peeked window `w` at bit `used`,
+/// or `None` if it runs past the window. Values stay below 2^57, so no overflow check.
+#[inline(always)]
+fn window_vbr(w: u64, used: &mut u32, k: u32) -> Option<u64> {
+    if *used + k > PEEK_BITS {
+        return None;
+    }
+    let hi = 1u64 << (k - 1);
+    let piece = (w >> *used) & ((1u64 << k) - 1);
+    *used += k;
+    if piece & hi == 0 {
+        // Most fields are one chunk.
+        return Some(piece);
+    }
+    let mut result = piece & (hi - 1);
+    let mut shift = k - 1;
+    loop {
+        if *used + k > PEEK_BITS {
+            return None;
+        }
+        let piece = (w >> *used) & ((1u64 << k) - 1);
+        *used += k;
+        result |= (piece & (hi - 1)) << shift;
+        shift += k - 1;
+        if piece & hi == 0 {
+            return Some(result);
+        }
+    }
+}
+
+/// Reads a record with a fast [`Plan`] from one peeked window of input: no per-field
+/// bounds checks or position updates. Returns false, having consumed nothing and added
+/// nothing to `out`, when the window is not there (end of input) or a field runs past it;
+/// the caller then reads the record the general way.
+#[inline(always)]
+fn read_planned(r: &mut BitReader, p: &Plan, out: &mut Vec<u64>) -> bool {
+    let Some(w) = r.peek() else {
+        return false;
+    };
+    let n = (p.n as usize).min(PLAN_OPS);
+    let start = out.len();
+    out.reserve(n);
+    let mut used = 0u32;
+    for i in 0..n {
+        let k = p.widths[i] as u32;
+        let v = match p.kinds[i] {
+            PlanOp::Literal => Some(p.literals[i]),
+            PlanOp::Fixed | PlanOp::Char6 if used + k <= PEEK_BITS => {
+                let v = (w >> used) & ((1u64 << k) - 1);
+                used += k;
+                Some(if p.kinds[i] == PlanOp::Char6 {
+                    char6_decode(v)
+                } else {
+                    v
+                })
+            }
+            PlanOp::Fixed | PlanOp::Char6 => None,
+            PlanOp::Vbr => window_vbr(w, &mut used, k),
+        };
+        let Some(v) = v else {
+            out.truncate(start);
+            return false;
+        };
+        out.push(v);
+    }
+    r.consume(used);
+    true
+}
+
+/// Reads an unabbreviated record: vbr6 code, vbr6 operand count, vbr6 operands. Short
+/// records come out of one peeked window; longer ones (or the end of the input) go field
+/// by field.
+#[inline(always)]
+fn read_unabbreviated(r: &mut BitReader, out: &mut Vec<u64>) -> Result<(), ReadFail> {
+    if let Some(w) = r.peek() {
+        let mut used = 0u32;
+        if let (Some(code), Some(numops)) =
+            (window_vbr(w, &mut used, 6), window_vbr(w, &mut used, 6))
+        {
+            // Only counts that can fit the window; each operand takes at least 6 bits.
+            if numops <= ((PEEK_BITS - used) / 6) as u64 {
+                out.reserve(numops as usize + 1);
+                out.push(code);
+                let mut ok = true;
+                for _ in 0..numops {
+                    match window_vbr(w, &mut used, 6) {
+                        Some(v) => out.push(v),
+                        None => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+                if ok {
+                    r.consume(used);
+                    return Ok(());
+                }
+                out.clear();
+            }
+        }
+    }
+    read_unabbreviated_slow(r, out)
+}
+
+#[inline(never)]
+fn read_unabbreviated_slow(r: &mut BitReader, out: &mut Vec<u64>) -> Result<(), ReadFail> {
+    let code = r.read_vbr(6)?;
+    out.push(code);
+    let numops = r.read_vbr(6)?;
+    // Each operand takes at least 6 bits; do not trust the count for allocation.
+    if numops > r.remaining() / 6 {
+        return Err(ReadFail::TooManyOperands(numops));
+    }
+    out.reserve(numops as usize);
+    for _ in 0..numops {
+        out.push(r.read_vbr(6)?);
+    }
+    Ok(())
+}
+
+/// Reads `len` fixed-width array elements (global data bytes are most of a pexe's array
+/// values): as many as fit in each peeked window, then the rest one by one.
+fn read_fixed_array(
+    r: &mut BitReader,
+    w: u32,
+    len: u64,
+    out: &mut Vec<u64>,
+) -> Result<(), ReadFail> {
+    let mut left = len;
+    if (1..=32).contains(&w) {
+        let per_window = (PEEK_BITS / w) as u64;
+        let mask = (1u64 << w) - 1;
+        while left >= per_window {
+            let Some(win) = r.peek() else { break };
+            out.extend((0..per_window as u32).map(|k| (win >> (k * w)) & mask));
+            r.consume(per_window as u32 * w);
+            left -= per_window;
+        }
+    }
+    for _ in 0..left {
+        out.push(r.read(w)?);
+    }
+    Ok(())
+}
+
 /// Reads the values of a record encoded with abbreviation `ops` (already validated).
-#[inline]
+#[inline(never)]
 fn read_abbreviated(
     r: &mut BitReader,
     ops: &[AbbrevOp],
@@ -560,11 +727,7 @@ fn read_abbreviated(
             // One match per array, not per element: arrays carry most of a pexe's bytes
             // (global data, symbol names).
             match elem {
-                AbbrevOp::Fixed(w) => {
-                    for _ in 0..len {
-                        out.push(r.read(w as u32)?);
-                    }
-                }
+                AbbrevOp::Fixed(w) => read_fixed_array(r, w as u32, len, out)?,
                 AbbrevOp::Vbr(w) if w > 0 => {
                     for _ in 0..len {
                         out.push(r.read_vbr(w as u32)?);

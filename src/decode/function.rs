@@ -33,7 +33,7 @@ use super::{block_id, next_leaf_record, symbol_name, DecodeError, FnJob, Result}
 use crate::bitstream::{Cursor, Kind};
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
-    Inst, InstKind, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+    Inst, InstKind, Scalar, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
 };
 
 /// Instruction record codes.
@@ -96,12 +96,30 @@ pub(crate) struct Implied {
     i32: TypeId,
     i1: TypeId,
     used: Vec<AtomicBool>,
+    /// `ext.scalar(t)` for every type, looked up once instead of per instruction.
+    scalars: Vec<Option<Scalar>>,
 }
 
 /// A decoded body and whether it used a reserved type id.
 pub(crate) struct Decoded {
     f: Function,
     used_implied: bool,
+}
+
+/// Buffers one thread reuses from function to function, so decoding a body allocates only
+/// its exactly sized results (no growth, no over-reservation, no shrinking).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    value_types: Vec<TypeId>,
+    forward: IdMap<TypeId>,
+    pending: Vec<(u32, TypeId, u32)>,
+    rec: Vec<u64>,
+    params: Vec<TypeId>,
+    insts: Vec<Inst>,
+    inst_bits: Vec<u32>,
+    value_insts: Vec<u32>,
+    block_starts: Vec<u32>,
+    consts: Vec<Constant>,
 }
 
 impl Implied {
@@ -117,7 +135,11 @@ impl Implied {
         let used = (base_len as usize..ext.len())
             .map(|_| AtomicBool::new(false))
             .collect();
+        let scalars = (0..ext.len() as u32)
+            .map(|t| ext.scalar(TypeId(t)))
+            .collect();
         Implied {
+            scalars,
             ext,
             base_len,
             void,
@@ -208,12 +230,20 @@ struct FnDecoder<'d, 'a> {
     params: Vec<TypeId>,
 }
 
+/// Takes a reused buffer out of the scratch space, emptied.
+fn take<T>(v: &mut Vec<T>) -> Vec<T> {
+    let mut v = std::mem::take(v);
+    v.clear();
+    v
+}
+
 pub(super) fn decode_function(
     data: &[u8],
     functions: &[FunctionDecl],
     num_globals: u32,
     implied: &Implied,
     job: &FnJob,
+    scratch: &mut Scratch,
 ) -> Result<Decoded> {
     let types = &implied.ext;
     let decl = &functions[job.decl as usize];
@@ -229,6 +259,10 @@ pub(super) fn decode_function(
         job.body_start,
         job.len_words as u64,
     )?;
+    let mut value_types = take(&mut scratch.value_types);
+    value_types.extend_from_slice(&ft.params);
+    let mut forward = std::mem::take(&mut scratch.forward);
+    forward.clear();
     let mut fd = FnDecoder {
         cur,
         types,
@@ -241,32 +275,45 @@ pub(super) fn decode_function(
             base: num_module_values,
             num_params: ft.params.len() as u32,
             bit: job.bit,
+            insts: take(&mut scratch.insts),
+            inst_bits: take(&mut scratch.inst_bits),
+            value_insts: take(&mut scratch.value_insts),
+            block_starts: take(&mut scratch.block_starts),
+            consts: take(&mut scratch.consts),
             ..Default::default()
         },
         ret_ty: ft.ret,
-        value_types: ft.params.clone(),
-        forward: IdMap::default(),
-        pending: Vec::new(),
+        value_types,
+        forward,
+        pending: take(&mut scratch.pending),
         num_blocks: None,
         block_ended: true,
         void_ty: implied.void,
         blocks_pos: None,
-        rec: Vec::with_capacity(16),
-        params: Vec::new(),
+        rec: take(&mut scratch.rec),
+        params: take(&mut scratch.params),
     };
-    // Reserve from the block's actual size (an instruction record takes at least ~12 bits),
-    // never from a count the file claims; `finish` shrinks in place afterwards.
-    let estimate = (job.len_words as usize * 32 / 12).min(1 << 24);
-    fd.f.insts.reserve(estimate);
-    fd.f.inst_bits.reserve(estimate);
-    fd.f.value_insts.reserve(estimate);
-    fd.value_types.reserve(estimate);
-    fd.f.block_starts.reserve(estimate / 4);
     fd.run()?;
-    Ok(Decoded {
-        used_implied: fd.used_implied,
-        f: fd.f,
-    })
+    // Copy the results out at their exact sizes and keep the grown buffers for the next
+    // function.
+    let used_implied = fd.used_implied;
+    let mut f = fd.f;
+    let insts: Vec<Inst> = f.insts.drain(..).collect();
+    let inst_bits = f.inst_bits.to_vec();
+    let value_insts = f.value_insts.to_vec();
+    let block_starts = f.block_starts.to_vec();
+    let consts = f.consts.to_vec();
+    scratch.insts = std::mem::replace(&mut f.insts, insts);
+    scratch.inst_bits = std::mem::replace(&mut f.inst_bits, inst_bits);
+    scratch.value_insts = std::mem::replace(&mut f.value_insts, value_insts);
+    scratch.block_starts = std::mem::replace(&mut f.block_starts, block_starts);
+    scratch.consts = std::mem::replace(&mut f.consts, consts);
+    scratch.value_types = fd.value_types;
+    scratch.forward = fd.forward;
+    scratch.pending = fd.pending;
+    scratch.rec = fd.rec;
+    scratch.params = fd.params;
+    Ok(Decoded { used_implied, f })
 }
 
 impl FnDecoder<'_, '_> {
@@ -327,6 +374,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Hands out an implied type id, noting when it is one the file did not declare.
+    #[inline(always)]
     fn use_type(&mut self, t: TypeId) -> TypeId {
         if t.0 >= self.implied.base_len {
             self.used_implied |= self.implied.mark(t);
@@ -334,14 +382,17 @@ impl FnDecoder<'_, '_> {
         t
     }
 
+    #[inline(always)]
     fn i32(&mut self) -> TypeId {
         self.use_type(self.implied.i32)
     }
 
+    #[inline(always)]
     fn i1(&mut self) -> TypeId {
         self.use_type(self.implied.i1)
     }
 
+    #[inline(always)]
     fn type_id(&self, t: u64) -> Result<TypeId> {
         // Records may name declared types only, never the reserved implied ones.
         if t < self.implied.base_len as u64 {
@@ -354,6 +405,7 @@ impl FnDecoder<'_, '_> {
         }
     }
 
+    #[inline(always)]
     fn block(&self, b: u64) -> Result<u32> {
         let n = self.num_blocks.unwrap_or(0);
         if b < n as u64 {
@@ -365,7 +417,14 @@ impl FnDecoder<'_, '_> {
         }
     }
 
+    /// The scalar kind of a type (of a vector's elements), `None` for other types.
+    #[inline]
+    fn scalar(&self, t: TypeId) -> Option<Scalar> {
+        self.implied.scalars.get(t.0 as usize).copied().flatten()
+    }
+
     /// Resolves a relative operand to an absolute id.
+    #[inline]
     fn rel(&self, r: u64) -> Result<u32> {
         if r > u32::MAX as u64 {
             return self.err(format!("relative value index {r} is too large"));
@@ -374,6 +433,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// The type of a value id, which must be defined or forward-declared.
+    #[inline(always)]
     fn ty_of(&mut self, v: u32) -> Result<TypeId> {
         if v < self.num_module_values {
             return Ok(self.i32());
@@ -382,6 +442,12 @@ impl FnDecoder<'_, '_> {
         if v < next {
             return Ok(self.value_types[(v - self.f.base) as usize]);
         }
+        self.ty_of_forward(v, next)
+    }
+
+    /// [`Self::ty_of`] for a value not defined yet: its forward declaration, or an error.
+    #[inline(never)]
+    fn ty_of_forward(&self, v: u32, next: u32) -> Result<TypeId> {
         match self.forward.get(&v) {
             Some(&t) => Ok(t),
             // An id past every defined value is usually a relative index larger than the
@@ -401,6 +467,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Resolves a relative operand and returns it with its type.
+    #[inline(always)]
     fn operand(&mut self, r: u64) -> Result<(ValueId, TypeId)> {
         let v = self.rel(r)?;
         let t = self.ty_of(v)?;
@@ -421,9 +488,9 @@ impl FnDecoder<'_, '_> {
                         if !self.f.insts.is_empty() {
                             return self.err("constants block after instructions");
                         }
-                        self.constants_block()?
+                        self.constants_block(&mut rec)?
                     }
-                    block_id::VALUE_SYMTAB => self.symtab_block()?,
+                    block_id::VALUE_SYMTAB => self.symtab_block(&mut rec)?,
                     _ => self.cur.skip_block()?,
                 },
                 Kind::Record { .. } => self.record(&rec, bit)?,
@@ -486,17 +553,12 @@ impl FnDecoder<'_, '_> {
                 ));
             }
         }
-        self.f.insts.shrink_to_fit();
-        self.f.inst_bits.shrink_to_fit();
-        self.f.value_insts.shrink_to_fit();
-        self.f.block_starts.shrink_to_fit();
         Ok(())
     }
 
-    fn constants_block(&mut self) -> Result<()> {
+    fn constants_block(&mut self, buf: &mut Vec<u64>) -> Result<()> {
         let mut cur_ty: Option<TypeId> = None;
-        let mut buf = Vec::new();
-        while self.next_leaf(&mut buf, "the constants block")? {
+        while self.next_leaf(buf, "the constants block")? {
             let (code, ops) = (buf[0], &buf[1..]);
             let (code, op) = (code, ops.first().copied());
             let nops = ops.len();
@@ -568,9 +630,8 @@ impl FnDecoder<'_, '_> {
         Ok(())
     }
 
-    fn symtab_block(&mut self) -> Result<()> {
-        let mut buf = Vec::new();
-        while self.next_leaf(&mut buf, "the value symbol table")? {
+    fn symtab_block(&mut self, buf: &mut Vec<u64>) -> Result<()> {
+        while self.next_leaf(buf, "the value symbol table")? {
             let (code, ops) = (buf[0], &buf[1..]);
             match (code, ops.split_first()) {
                 (1, Some((&id, name))) => {
@@ -697,6 +758,7 @@ impl FnDecoder<'_, '_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn void(&mut self) -> TypeId {
         self.use_type(self.void_ty)
     }
@@ -723,7 +785,7 @@ impl FnDecoder<'_, '_> {
                         self.ty_name(tr)
                     ));
                 }
-                let Some(s) = self.types.scalar(tl) else {
+                let Some(s) = self.scalar(tl) else {
                     return self.err(format!("binary operator on type {}", self.ty_name(tl)));
                 };
                 let Some(op) = BinOp::from_code(opc, s.is_float()) else {
@@ -751,7 +813,7 @@ impl FnDecoder<'_, '_> {
                 let Some(op) = CastOp::from_code(opc) else {
                     return self.err(format!("unknown cast opcode {opc}"));
                 };
-                if self.types.scalar(tv).is_none() || self.types.scalar(dest).is_none() {
+                if self.scalar(tv).is_none() || self.scalar(dest).is_none() {
                     return self.err(format!(
                         "{} from {} to {}",
                         op.name(),
@@ -966,7 +1028,7 @@ impl FnDecoder<'_, '_> {
                 self.expect_ptr(tp, "load")?;
                 let align = self.align(a)?;
                 let ty = self.type_id(t)?;
-                if self.types.scalar(ty).is_none() {
+                if self.scalar(ty).is_none() {
                     return self.err(format!("load of type {}", self.ty_name(ty)));
                 }
                 (InstKind::Load { ptr, align }, ty)
@@ -978,7 +1040,7 @@ impl FnDecoder<'_, '_> {
                 let (ptr, tp) = self.operand(p)?;
                 self.expect_ptr(tp, "store")?;
                 let (val, tv) = self.operand(v)?;
-                if self.types.scalar(tv).is_none() {
+                if self.scalar(tv).is_none() {
                     return self.err(format!("store of type {}", self.ty_name(tv)));
                 }
                 let align = self.align(a)?;
@@ -997,7 +1059,7 @@ impl FnDecoder<'_, '_> {
                         self.ty_name(tr)
                     ));
                 }
-                let Some(s) = self.types.scalar(tl) else {
+                let Some(s) = self.scalar(tl) else {
                     return self.err(format!("compare of type {}", self.ty_name(tl)));
                 };
                 let Some(pred) = CmpPred::from_code(p) else {
@@ -1135,6 +1197,7 @@ impl FnDecoder<'_, '_> {
         })
     }
 
+    #[inline(always)]
     fn align(&self, a: u64) -> Result<Align> {
         if a > 30 {
             return self.err(format!("alignment code {a} is out of range"));
@@ -1142,6 +1205,7 @@ impl FnDecoder<'_, '_> {
         Ok(Align(a as u32))
     }
 
+    #[inline(always)]
     fn expect_ptr(&mut self, t: TypeId, what: &str) -> Result<()> {
         let i32 = self.i32();
         if t != i32 {

@@ -105,7 +105,9 @@ fn decode_bodies(data: &[u8], m: &mut Module, jobs: &[FnJob]) -> Result<()> {
     let functions = &m.functions;
     let results: Vec<Result<function::Decoded>> = jobs
         .par_iter()
-        .map(|job| function::decode_function(data, functions, num_globals, &implied, job))
+        .map_init(function::Scratch::default, |scratch, job| {
+            function::decode_function(data, functions, num_globals, &implied, job, scratch)
+        })
         .collect();
     let mut bodies = Vec::with_capacity(results.len());
     for (job, r) in jobs.iter().zip(results) {
@@ -471,14 +473,10 @@ impl ModuleDecoder<'_, '_> {
                     let elem = match (code, ops) {
                         (2, [n]) => Element::Zerofill(*n),
                         (3, bytes) => {
-                            let mut v = Vec::with_capacity(bytes.len());
-                            for &b in bytes {
-                                if b > 255 {
-                                    return self.err(format!("data byte {b} is over 255"));
-                                }
-                                v.push(b as u8);
+                            if let Some(b) = bytes.iter().find(|&&b| b > 255) {
+                                return self.err(format!("data byte {b} is over 255"));
                             }
-                            Element::Data(v)
+                            Element::Data(bytes.iter().map(|&b| b as u8).collect())
                         }
                         (4, [t, rest @ ..]) if rest.len() <= 1 => {
                             if *t >= num_functions.saturating_add(count) {
