@@ -9,7 +9,7 @@ pub mod header;
 pub mod stream_writer;
 
 pub use abbrev::{Abbrev, AbbrevOp, AbbrevTarget, Scopes};
-pub use cursor::{Cursor, Entry, Item, Kind, Record};
+pub use cursor::{Cursor, Entry, Item, Kind, Record, SHORT_RECORD};
 pub use error::{block_name, BitstreamError, BitstreamErrorKind, Position};
 pub use header::Header;
 pub use stream_writer::StreamWriter;

@@ -30,7 +30,7 @@ type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{block_id, next_leaf_record, symbol_name, DecodeError, FnJob, Result};
-use crate::bitstream::{Cursor, Kind};
+use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
     Inst, InstKind, Scalar, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
@@ -476,8 +476,9 @@ impl FnDecoder<'_, '_> {
 
     fn run(&mut self) -> Result<()> {
         let mut rec = std::mem::take(&mut self.rec);
+        let mut short = [0u64; SHORT_RECORD];
         loop {
-            let Some((bit, kind)) = self.cur.next_into(&mut rec)? else {
+            let Some((bit, kind, n)) = self.cur.next_short(&mut rec, &mut short)? else {
                 return self.err("input ended inside the function block");
             };
             match kind {
@@ -493,6 +494,7 @@ impl FnDecoder<'_, '_> {
                     block_id::VALUE_SYMTAB => self.symtab_block(&mut rec)?,
                     _ => self.cur.skip_block()?,
                 },
+                Kind::Record { .. } if n > 0 => self.record(&short[..n], bit)?,
                 Kind::Record { .. } => self.record(&rec, bit)?,
             }
         }

@@ -16,8 +16,8 @@ mod cfg;
 mod inst;
 mod intrinsics;
 mod phi;
-mod sjlj;
 mod simd;
+mod sjlj;
 mod stackify;
 mod structurize;
 
