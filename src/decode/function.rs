@@ -29,7 +29,7 @@ type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{block_id, next_leaf_record, symbol_name, DecodeError, FnJob, Result};
+use super::{block_id, next_leaf_record, next_leaf_short, symbol_name, DecodeError, FnJob, Result};
 use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
@@ -373,6 +373,22 @@ impl FnDecoder<'_, '_> {
         }
     }
 
+    /// [`next_leaf_short`] with this function named in errors; `None` at the block's end,
+    /// else how many values are in `short` (0: in `buf`).
+    #[inline]
+    fn next_leaf_short(
+        &mut self,
+        buf: &mut Vec<u64>,
+        short: &mut [u64; SHORT_RECORD],
+        what: &str,
+    ) -> Result<Option<usize>> {
+        match next_leaf_short(&mut self.cur, buf, short, what) {
+            Ok(r) => Ok(r.map(|(_, n)| n)),
+            Err(DecodeError::Invalid { message, .. }) => self.err(message),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Hands out an implied type id, noting when it is one the file did not declare.
     #[inline(always)]
     fn use_type(&mut self, t: TypeId) -> TypeId {
@@ -560,8 +576,10 @@ impl FnDecoder<'_, '_> {
 
     fn constants_block(&mut self, buf: &mut Vec<u64>) -> Result<()> {
         let mut cur_ty: Option<TypeId> = None;
-        while self.next_leaf(buf, "the constants block")? {
-            let (code, ops) = (buf[0], &buf[1..]);
+        let mut short = [0u64; SHORT_RECORD];
+        while let Some(n) = self.next_leaf_short(buf, &mut short, "the constants block")? {
+            let rec: &[u64] = if n > 0 { &short[..n] } else { buf };
+            let (code, ops) = (rec[0], &rec[1..]);
             let (code, op) = (code, ops.first().copied());
             let nops = ops.len();
             if code == 1 {

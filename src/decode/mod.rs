@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::bitstream::{BitstreamError, Cursor, Entry, Header, Kind, Position, Scopes};
+use crate::bitstream::{
+    BitstreamError, Cursor, Entry, Header, Kind, Position, Scopes, SHORT_RECORD,
+};
 use crate::ir::{
     Align, Element, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage, Module,
     Type, TypeId, TypeTable,
@@ -628,6 +630,36 @@ pub(crate) fn next_leaf_record(
                 })
             }
             Kind::Record { .. } => return Ok(Some(bit)),
+        }
+    }
+}
+
+/// [`next_leaf_record`] reading through [`Cursor::next_short`]: the record's bit and how
+/// many values it left in `short` (0: they are in `buf`).
+#[inline]
+pub(crate) fn next_leaf_short(
+    cur: &mut Cursor,
+    buf: &mut Vec<u64>,
+    short: &mut [u64; SHORT_RECORD],
+    what: &str,
+) -> Result<Option<(u64, usize)>> {
+    loop {
+        let Some((bit, kind, n)) = cur.next_short(buf, short)? else {
+            return Err(DecodeError::Invalid {
+                message: format!("input ended inside {what}"),
+                position: cur.position(),
+            });
+        };
+        match kind {
+            Kind::EndBlock => return Ok(None),
+            Kind::DefineAbbrev => continue,
+            Kind::EnterBlock { .. } => {
+                return Err(DecodeError::Invalid {
+                    message: format!("block nested in {what}"),
+                    position: cur.position(),
+                })
+            }
+            Kind::Record { .. } => return Ok(Some((bit, n))),
         }
     }
 }
