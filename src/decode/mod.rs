@@ -417,9 +417,15 @@ impl ModuleDecoder<'_, '_> {
         let mut state = State::Idle;
         let num_functions = self.m.functions.len() as u64;
         let mut buf = Vec::new();
-        while let Some(bit) = next_leaf_record(self.cur, &mut buf, "the globals block")? {
-            let code = buf[0];
-            let ops = &buf[1..];
+        // Most global records (variables, relocations, zero fills) are short: they come
+        // back in `short`; data arrays come back in `buf`.
+        let mut short = [0u64; SHORT_RECORD];
+        while let Some((bit, n)) =
+            next_leaf_short(self.cur, &mut buf, &mut short, "the globals block")?
+        {
+            let rec: &[u64] = if n > 0 { &short[..n] } else { &buf };
+            let code = rec[0];
+            let ops = &rec[1..];
             if code == 5 {
                 let [n] = ops else {
                     return self.err("globals count record needs one operand");
@@ -475,10 +481,21 @@ impl ModuleDecoder<'_, '_> {
                     let elem = match (code, ops) {
                         (2, [n]) => Element::Zerofill(*n),
                         (3, bytes) => {
-                            if let Some(b) = bytes.iter().find(|&&b| b > 255) {
+                            // One pass that both narrows and checks (OR of all values);
+                            // the offending byte is looked up only on error.
+                            let mut all = 0u64;
+                            let data: Vec<u8> = bytes
+                                .iter()
+                                .map(|&b| {
+                                    all |= b;
+                                    b as u8
+                                })
+                                .collect();
+                            if all > 255 {
+                                let b = bytes.iter().find(|&&b| b > 255).unwrap_or(&all);
                                 return self.err(format!("data byte {b} is over 255"));
                             }
-                            Element::Data(bytes.iter().map(|&b| b as u8).collect())
+                            Element::Data(data)
                         }
                         (4, [t, rest @ ..]) if rest.len() <= 1 => {
                             if *t >= num_functions.saturating_add(count) {
