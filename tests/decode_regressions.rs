@@ -94,3 +94,36 @@ fn relocation_target_with_huge_globals_count_is_an_error() {
     let err = pexe2wasm::decode::decode(&data).unwrap_err().to_string();
     assert!(err.contains("globals"), "{err}");
 }
+
+#[test]
+fn data_byte_over_255_is_an_error_in_short_and_long_records() {
+    // The global data check narrows and checks bytes in one pass; the error must still name
+    // the offending byte, whether the record came back short (one window) or long.
+    for bytes in [
+        &[1u64, 300, 2][..],
+        &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 700, 1],
+    ] {
+        let mut rec = vec![3u64];
+        rec.extend_from_slice(bytes);
+        let data = build(&[
+            It::Enter(8),
+            It::Rec(&[1, 1]),
+            It::Enter(17),
+            It::Rec(&[1, 0]),
+            It::Exit,
+            It::Enter(19),
+            It::Rec(&[5, 1]),
+            It::Rec(&[0, 1, 0]),
+            It::Rec(&rec),
+            It::Exit,
+            It::Exit,
+        ]);
+        let err = pexe2wasm::decode::decode(&data).unwrap_err().to_string();
+        let bad = bytes.iter().find(|&&b| b > 255).unwrap();
+        assert!(
+            err.contains(&format!("data byte {bad} is over 255")),
+            "{err}"
+        );
+        assert!(err.contains("globals"), "{err}");
+    }
+}
