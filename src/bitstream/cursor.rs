@@ -660,8 +660,11 @@ fn read_planned_short(r: &mut BitReader, p: &Plan, out: &mut [u64; SHORT_RECORD]
     let w = r.peek()?;
     let n = (p.n as usize).min(PLAN_OPS);
     let mut used = 0u32;
-    for (i, slot) in out.iter_mut().enumerate().take(n) {
-        *slot = plan_field(w, &mut used, p, i)?;
+    // An index loop: `n <= PLAN_OPS`, so the bounds checks fold away (the iterator
+    // adapters cost more here).
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..n {
+        out[i] = plan_field(w, &mut used, p, i)?;
     }
     r.consume(used);
     Some(n)
@@ -680,8 +683,9 @@ fn read_unabbreviated_short(r: &mut BitReader, out: &mut [u64; SHORT_RECORD]) ->
     }
     let n = numops as usize + 1;
     out[0] = code;
-    for slot in out.iter_mut().take(n).skip(1) {
-        *slot = window_vbr(w, &mut used, 6)?;
+    #[allow(clippy::needless_range_loop)]
+    for i in 1..n.min(SHORT_RECORD) {
+        out[i] = window_vbr(w, &mut used, 6)?;
     }
     r.consume(used);
     Some(n)
