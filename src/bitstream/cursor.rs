@@ -17,7 +17,7 @@ pub const DEFINE_ABBREV: u64 = 2;
 pub const UNABBREV_RECORD: u64 = 3;
 
 /// Values a record read by [`Cursor::next_short`] can hand back in its fixed array.
-pub const SHORT_RECORD: usize = 8;
+pub const SHORT_RECORD: usize = 16;
 
 /// Deepest block nesting we accept. PNaCl needs 3 (module > function > constants); the
 /// container allows more, but thousands of nested blocks are an attack, not a program.
@@ -670,22 +670,48 @@ fn read_planned_short(r: &mut BitReader, p: &Plan, out: &mut [u64; SHORT_RECORD]
     Some(n)
 }
 
-/// A short unabbreviated record (at most 7 operands, all in one window) into a fixed
-/// array: the number of values, or `None` having consumed nothing.
+/// A short unabbreviated record (at most `SHORT_RECORD - 1` operands) into a fixed
+/// array: the number of values, or `None` with the reader where it started. Records of up
+/// to 7 operands come out of one window; longer ones (calls with many arguments) peek a new
+/// window when a field runs past the current one.
 #[inline(always)]
 fn read_unabbreviated_short(r: &mut BitReader, out: &mut [u64; SHORT_RECORD]) -> Option<usize> {
-    let w = r.peek()?;
+    let mut w = r.peek()?;
     let mut used = 0u32;
     let code = window_vbr(w, &mut used, 6)?;
     let numops = window_vbr(w, &mut used, 6)?;
-    if numops > ((PEEK_BITS - used) / 6) as u64 {
+    if numops >= SHORT_RECORD as u64 {
         return None;
     }
     let n = numops as usize + 1;
     out[0] = code;
-    #[allow(clippy::needless_range_loop)]
-    for i in 1..n.min(SHORT_RECORD) {
-        out[i] = window_vbr(w, &mut used, 6)?;
+    let start = r.pos();
+    let mut i = 1;
+    while i < n.min(SHORT_RECORD) {
+        let before = used;
+        if let Some(v) = window_vbr(w, &mut used, 6) {
+            out[i] = v;
+            i += 1;
+            continue;
+        }
+        // The field runs past this window: move on to a fresh one, unless this window
+        // was fresh (a field longer than a window; the general reader reports it) or the
+        // input ends.
+        if before == 0 {
+            r.seek(start).ok()?;
+            return None;
+        }
+        r.consume(before);
+        match r.peek() {
+            Some(next) => {
+                w = next;
+                used = 0;
+            }
+            None => {
+                r.seek(start).ok()?;
+                return None;
+            }
+        }
     }
     r.consume(used);
     Some(n)
@@ -846,4 +872,84 @@ fn read_abbreviated(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bitstream::{Header, StreamWriter};
+
+    /// A stream with one block holding `records` (unabbreviated), and the header length.
+    fn stream(records: &[Vec<u64>]) -> (Vec<u8>, usize) {
+        let header = Header::standard().to_bytes();
+        let mut w = StreamWriter::new(&header);
+        w.enter_block(8, 3).unwrap();
+        for r in records {
+            w.write_record(UNABBREV_RECORD as u32, r).unwrap();
+        }
+        w.end_block().unwrap();
+        (w.finish().unwrap(), header.len())
+    }
+
+    /// Every record through `next_short` and through `next_into`: values (or the error
+    /// text) must agree, whether they came back in the fixed array or in the vector.
+    fn both_ways(data: &[u8], start: usize) -> (Vec<Result<Vec<u64>, String>>, usize) {
+        let mut a = Cursor::new(data, start);
+        let mut b = Cursor::new(data, start);
+        let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
+        let mut short = [0u64; SHORT_RECORD];
+        let mut out = Vec::new();
+        let mut shorts = 0;
+        loop {
+            let ra = a.next_short(&mut buf_a, &mut short);
+            let rb = b.next_into(&mut buf_b);
+            match (ra, rb) {
+                (Ok(Some((bit_a, kind_a, n))), Ok(Some((bit_b, kind_b)))) => {
+                    assert_eq!((bit_a, kind_a), (bit_b, kind_b));
+                    assert_eq!(a.pos(), b.pos());
+                    if let Kind::Record { .. } = kind_a {
+                        let vals = if n > 0 { &short[..n] } else { &buf_a[..] };
+                        shorts += (n > 0) as usize;
+                        assert_eq!(vals, &buf_b[..]);
+                        out.push(Ok(vals.to_vec()));
+                    }
+                }
+                (Ok(None), Ok(None)) => return (out, shorts),
+                (Err(ea), Err(eb)) => {
+                    assert_eq!(ea.to_string(), eb.to_string());
+                    out.push(Err(ea.to_string()));
+                    return (out, shorts);
+                }
+                (ra, rb) => panic!("next_short {ra:?} but next_into {rb:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn long_unabbreviated_records_span_windows_like_the_general_reader() {
+        // 3 to 15 operands (one or several windows), small and many-chunk values, and one
+        // record too long for the fixed array.
+        let mut records = Vec::new();
+        for n in 3..=15u64 {
+            records.push((0..n).map(|i| i * 7 + n).collect::<Vec<_>>());
+            // A small code, then operands of 9 vbr6 chunks each (one window apiece).
+            let mut big = vec![n];
+            big.extend((1..n).map(|i| (1u64 << 40) + i));
+            records.push(big);
+        }
+        records.push((0..20).collect());
+        let (data, start) = stream(&records);
+        let (got, shorts) = both_ways(&data, start);
+        let want: Vec<Result<Vec<u64>, String>> = records.into_iter().map(Ok).collect();
+        assert_eq!(got, want);
+        assert!(shorts >= 20, "only {shorts} records came back short");
+        // Cut inside the records: both readers fail the same way, at the same place.
+        for cut in (start + 8..data.len()).step_by(5) {
+            let (got, _) = both_ways(&data[..cut], start);
+            assert!(
+                got.last().is_some_and(|r| r.is_err()),
+                "cut at {cut}: {got:?}"
+            );
+        }
+    }
 }
