@@ -3,7 +3,7 @@
 //! table slots of address-taken functions.
 
 use super::EmitError;
-use crate::ir::{Callee, Element, InstKind, Module, ValueRef};
+use crate::ir::{Element, Module, ValueRef};
 
 pub const PAGE: u64 = 65536;
 pub const DATA_START: u64 = PAGE;
@@ -29,20 +29,13 @@ const ZERO_SPLIT: usize = 128;
 /// (run per body, in parallel, by the caller; see [`layout`]).
 pub fn taken_in_body(f: &crate::ir::Function, nf: u32, out: &mut Vec<u32>) {
     for inst in &f.insts {
-        let mut mark = |v: crate::ir::ValueId| {
+        let mark = |v: crate::ir::ValueId| {
             if let ValueRef::Function(i) = f.value_ref(v, nf) {
                 out.push(i);
             }
         };
-        match &inst.kind {
-            InstKind::Call(c) => {
-                if let Callee::Indirect(v) = c.callee {
-                    mark(v);
-                }
-                c.args.iter().for_each(|a| mark(*a));
-            }
-            k => k.for_each_operand(mark),
-        }
+        // Direct callees are not operands (`for_each_operand` skips them).
+        inst.kind.for_each_operand(mark);
     }
 }
 

@@ -71,6 +71,9 @@ struct CodeFacts {
     frem: bool,
     /// Signatures of indirect calls, in instruction order (repeats removed per body).
     indirect: Vec<Sig>,
+    /// Some function calls `llvm.nacl.setjmp` or `llvm.nacl.longjmp`: the module then gets
+    /// the longjmp tag and the invocation counter (`lower/sjlj.rs`).
+    sjlj: bool,
 }
 
 impl CodeFacts {
@@ -82,7 +85,16 @@ impl CodeFacts {
                 InstKind::Binop {
                     op: BinOp::FRem, ..
                 } => c.frem = true,
-                InstKind::Call(call) if matches!(call.callee, Callee::Indirect(_)) => {
+                InstKind::Call(call) if matches!(call.callee, Callee::Direct(_)) => {
+                    use crate::ir::Intrinsic::{NaclLongjmp, NaclSetjmp};
+                    if let Callee::Direct(fid) = call.callee {
+                        c.sjlj |= matches!(
+                            m.functions.get(fid as usize).and_then(|d| d.intrinsic),
+                            Some(NaclSetjmp | NaclLongjmp)
+                        );
+                    }
+                }
+                InstKind::Call(call) => {
                     let params: Option<Vec<ValType>> = call
                         .args
                         .iter()
@@ -113,32 +125,10 @@ impl CodeFacts {
     fn merge(mut self, mut later: CodeFacts) -> CodeFacts {
         self.taken.append(&mut later.taken);
         self.frem |= later.frem;
+        self.sjlj |= later.sjlj;
         self.indirect.append(&mut later.indirect);
         self
     }
-}
-
-/// True if a function calls `llvm.nacl.setjmp` or `llvm.nacl.longjmp`: the module then
-/// gets the longjmp tag and the invocation counter (`lower/sjlj.rs`).
-fn uses_sjlj(m: &Module) -> bool {
-    use crate::ir::Intrinsic::{NaclLongjmp, NaclSetjmp};
-    let sjlj: Vec<bool> = m
-        .functions
-        .iter()
-        .map(|d| matches!(d.intrinsic, Some(NaclSetjmp | NaclLongjmp)))
-        .collect();
-    if !sjlj.contains(&true) {
-        return false;
-    }
-    m.function_bodies.iter().any(|f| {
-        f.insts.iter().any(|i| match &i.kind {
-            InstKind::Call(c) => match c.callee {
-                Callee::Direct(fid) => sjlj.get(fid as usize) == Some(&true),
-                Callee::Indirect(_) => false,
-            },
-            _ => false,
-        })
-    })
 }
 
 /// Assembles the output module. `runtime` is the compiled runtime (linked with its
@@ -304,7 +294,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     }
 
     // setjmp/longjmp: tag 0 and a counter global after the linked modules' globals.
-    let sjlj = uses_sjlj(m);
+    let sjlj = facts.sjlj;
     let (sjlj_tag, sjlj_counter, sjlj_catch_type) = if sjlj {
         let i32s = vec![ValType::I32, ValType::I32];
         let tag_type = sigs.intern(Sig {
@@ -591,7 +581,8 @@ fn assemble(
     }
     out.section(&elsec);
 
-    let n_data: u32 = linked.iter().map(|l| l.num_data).sum::<u32>() + lay.segments.len() as u32;
+    let n_linked_data: u32 = linked.iter().map(|l| l.num_data).sum();
+    let n_data = n_linked_data + lay.segments.len() as u32;
     out.section(&DataCountSection { count: n_data });
 
     let mut code = CodeSection::new();
@@ -602,7 +593,6 @@ fn assemble(
     for b in bodies {
         code.raw(&b);
     }
-    let n_linked_data: u32 = linked.iter().map(|l| l.num_data).sum();
     if threaded_start.is_some() {
         // Every thread instantiates the module over the same memory, so the pexe's data
         // is passive and copied once, by the main thread's `_start`, before the runtime's.
@@ -654,13 +644,9 @@ fn assemble(
         names.push((i as u32, format!("{module}.{name}")));
     }
     for (l, r) in linked.iter().zip(remaps.iter()) {
-        let n_imp = l
-            .imports
-            .iter()
-            .filter(|i| matches!(i, Import::PexeStart | Import::Func(..)))
-            .count();
+        let n_imp = l.num_func_imports();
         for (i, n) in &l.func_names {
-            if (*i as usize) >= n_imp {
+            if *i >= n_imp {
                 if let Some(&fi) = r.funcs.get(*i as usize) {
                     names.push((fi, n.clone()));
                 }

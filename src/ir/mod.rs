@@ -577,17 +577,22 @@ impl InstKind {
         }
     }
 
-    /// Successor blocks of a terminator (empty for other instructions).
-    pub fn successors(&self) -> Vec<BlockId> {
+    /// Calls `f` on each successor block of a terminator, in operand order, repeats
+    /// included (nothing for other instructions).
+    pub fn for_each_successor(&self, mut f: impl FnMut(BlockId)) {
         match self {
-            InstKind::Br { target } => vec![*target],
+            InstKind::Br { target } => f(*target),
             InstKind::CondBr {
                 then_bb, else_bb, ..
-            } => vec![*then_bb, *else_bb],
-            InstKind::Switch(s) => std::iter::once(s.default)
-                .chain(s.cases.iter().map(|c| c.target))
-                .collect(),
-            _ => Vec::new(),
+            } => {
+                f(*then_bb);
+                f(*else_bb);
+            }
+            InstKind::Switch(s) => {
+                f(s.default);
+                s.cases.iter().for_each(|c| f(c.target));
+            }
+            _ => {}
         }
     }
 }

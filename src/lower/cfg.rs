@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Function, InstKind};
+use crate::ir::Function;
 
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -184,22 +184,7 @@ impl Cfg {
 /// deduplicated, in terminator order.
 fn block_succs(f: &Function, b: u32, out: &mut Adj) {
     if let Some(last) = f.block_insts(b).last() {
-        match &last.kind {
-            InstKind::Br { target } => out.push_unique(*target),
-            InstKind::CondBr {
-                then_bb, else_bb, ..
-            } => {
-                out.push_unique(*then_bb);
-                out.push_unique(*else_bb);
-            }
-            InstKind::Switch(s) => {
-                out.push_unique(s.default);
-                for c in &s.cases {
-                    out.push_unique(c.target);
-                }
-            }
-            _ => {}
-        }
+        last.kind.for_each_successor(|t| out.push_unique(t));
     }
     out.close();
 }

@@ -605,7 +605,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             InstKind::Load { ptr, align } => {
                 let s = self.scalar(inst.ty, idx)?;
-                let (off, _) = self.push_addr(*ptr)?;
+                let off = self.push_addr(*ptr)?;
                 let ma = memarg(off, align.bytes(), s);
                 let mut k = self.sink();
                 match s {
@@ -620,7 +620,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             InstKind::Store { ptr, val, align } => {
                 let s = self.scalar(self.ty(*val)?, idx)?;
-                let (off, _) = self.push_addr(*ptr)?;
+                let off = self.push_addr(*ptr)?;
                 self.push(*val)?;
                 let ma = memarg(off, align.bytes(), s);
                 let mut k = self.sink();
@@ -726,7 +726,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     /// Pushes an address; folds `add p, C` (C in [0, 2^31)) into the memarg offset when
     /// that add is emitted here.
-    pub fn push_addr(&mut self, ptr: ValueId) -> R<(u64, bool)> {
+    pub fn push_addr(&mut self, ptr: ValueId) -> R<u64> {
         if let Some(d) = self.def_of(ptr) {
             if self.inline[d] {
                 if let InstKind::Binop {
@@ -739,17 +739,17 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     let small = |c: Option<u64>| c.filter(|&c| c < 0x8000_0000);
                     if let Some(c) = small(self.const_int(rhs)) {
                         self.push(lhs)?;
-                        return Ok((c, true));
+                        return Ok(c);
                     }
                     if let Some(c) = small(self.const_int(lhs)) {
                         self.push(rhs)?;
-                        return Ok((c, true));
+                        return Ok(c);
                     }
                 }
             }
         }
         self.push(ptr)?;
-        Ok((0, true))
+        Ok(0)
     }
 
     fn binop(&mut self, idx: usize, op: BinOp, lhs: ValueId, rhs: ValueId, ty: TypeId) -> R<bool> {

@@ -665,7 +665,7 @@ impl FnLower<'_, '_> {
     ) -> R<bool> {
         self.shape(ty, idx)?;
         self.used.simd = true;
-        let (off, _) = self.push_addr(ptr)?;
+        let off = self.push_addr(ptr)?;
         self.sink().v128_load(v128_memarg(off, align));
         Ok(true)
     }
@@ -679,7 +679,7 @@ impl FnLower<'_, '_> {
     ) -> R<bool> {
         self.shape(self.ty(val)?, idx)?;
         self.used.simd = true;
-        let (off, _) = self.push_addr(ptr)?;
+        let off = self.push_addr(ptr)?;
         self.push(val)?;
         self.sink().v128_store(v128_memarg(off, align));
         Ok(true)

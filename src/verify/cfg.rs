@@ -28,24 +28,6 @@ impl Graph {
     }
 }
 
-/// Calls `f` on each successor of a terminator, in `InstKind::successors` order.
-fn for_each_successor(kind: &InstKind, mut f: impl FnMut(u32)) {
-    match kind {
-        InstKind::Br { target } => f(*target),
-        InstKind::CondBr {
-            then_bb, else_bb, ..
-        } => {
-            f(*then_bb);
-            f(*else_bb);
-        }
-        InstKind::Switch(s) => {
-            f(s.default);
-            s.cases.iter().for_each(|c| f(c.target));
-        }
-        _ => {}
-    }
-}
-
 pub(super) fn check(cx: &mut FnCx<'_>) {
     let Some(g) = blocks(cx) else {
         return;
@@ -116,7 +98,7 @@ fn blocks(cx: &mut FnCx<'_>) -> Option<Graph> {
                 format!("block %b{b} does not end with a terminator"),
             );
         }
-        for_each_successor(term, |t| {
+        term.for_each_successor(|t| {
             if t as usize >= n {
                 bad.push((
                     last,
