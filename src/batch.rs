@@ -12,7 +12,7 @@
 //! (it is then not scanned) but may not be it or contain it.
 
 use crate::bitstream::{block_name, Position};
-use crate::convert::{convert, ConvertError, ConvertOptions};
+use crate::convert::{convert_module, ConvertError, ConvertOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -803,15 +803,15 @@ impl Plan {
         let data = fs::read(self.root.join(&t.rel))
             .map_err(|e| ErrorReport::new(ErrorKind::Read, format!("cannot read: {e}")))?;
         r.pexe_bytes = Some(data.len() as u64);
-        // The facts come from the decoded module even when conversion fails later; if it
-        // does not decode, `convert` reports the same decode error below.
-        if let Ok(info) = crate::info::info(&data) {
-            r.has_start = Some(info.has_start);
-            r.irt_interfaces = info.irt_interfaces;
-            r.ppapi_interfaces = info.ppapi_interfaces;
-        }
-        let converted = convert(&data, opts).map_err(|e| ErrorReport::from_convert(&e))?;
+        // Decoded once: the facts come from the module even when conversion fails later.
+        let module = crate::decode::decode(&data)
+            .map_err(|e| ErrorReport::from_convert(&ConvertError::Decode(e)))?;
+        let pexe_bytes = data.len();
         drop(data);
+        r.has_start = Some(module.function_by_name("_start").is_some());
+        (r.irt_interfaces, r.ppapi_interfaces) = crate::info::interface_names(&module);
+        let converted =
+            convert_module(module, pexe_bytes, opts).map_err(|e| ErrorReport::from_convert(&e))?;
         r.wasm_bytes = Some(converted.wasm.len() as u64);
         r.features = converted
             .features

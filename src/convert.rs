@@ -176,7 +176,16 @@ impl ConvertError {
 
 /// Converts a pexe to a wasm module.
 pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertError> {
-    let module = decode(data)?;
+    convert_module(decode(data)?, data.len(), opts)
+}
+
+/// [`convert`] for a module already decoded from `pexe_bytes` bytes (for callers that
+/// also read facts from the module, so it is decoded once).
+pub fn convert_module(
+    module: crate::ir::Module,
+    pexe_bytes: usize,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
     let threads = match opts.threads {
         Threads::On => true,
         Threads::Off => false,
@@ -236,7 +245,7 @@ pub fn convert(data: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertE
     valid?;
     Ok(Converted {
         stats: ConvertStats {
-            pexe_bytes: data.len(),
+            pexe_bytes,
             wasm_bytes: out.wasm.len(),
             emit: out.stats,
         },

@@ -123,13 +123,7 @@ impl Info {
         intrinsics.sort_by(|a, b| a.name.cmp(&b.name));
         intrinsics.dedup();
 
-        let mut irt = BTreeSet::new();
-        let mut ppapi = BTreeSet::new();
-        for g in &m.globals {
-            let found = scan_elements(g.init.elements());
-            irt.extend(found.irt);
-            ppapi.extend(found.ppapi);
-        }
+        let (irt, ppapi) = interface_names(m);
 
         let num_globals = m.globals.len() as u32;
         Info {
@@ -149,8 +143,8 @@ impl Info {
                 .sum(),
             num_instructions: m.function_bodies.iter().map(|f| f.insts.len() as u64).sum(),
             intrinsics,
-            irt_interfaces: irt.into_iter().collect(),
-            ppapi_interfaces: ppapi.into_iter().collect(),
+            irt_interfaces: irt,
+            ppapi_interfaces: ppapi,
             symbols: SymbolInfo {
                 named_defined_functions: named_defined,
                 defined_functions: num_defined,
@@ -162,6 +156,19 @@ impl Info {
             functions,
         }
     }
+}
+
+/// The IRT (`nacl-irt-*`) and PPAPI (`PPB_*`/`PPP_*`) interface names in the module's
+/// global data, each sorted and without repeats.
+pub fn interface_names(m: &Module) -> (Vec<String>, Vec<String>) {
+    let mut irt = BTreeSet::new();
+    let mut ppapi = BTreeSet::new();
+    for g in &m.globals {
+        let found = scan_elements(g.init.elements());
+        irt.extend(found.irt);
+        ppapi.extend(found.ppapi);
+    }
+    (irt.into_iter().collect(), ppapi.into_iter().collect())
 }
 
 /// Whether any global's data names the IRT interface `name` (e.g. `nacl-irt-thread-0.1`):
