@@ -69,7 +69,7 @@ fn convert_ok(name: &str, data: &[u8]) -> usize {
 fn corpus() -> Vec<(String, Vec<u8>)> {
     common::WELL_FORMED
         .iter()
-        .filter(|f| !matches!(**f, "binji-bitcast.pexe" | "pnacl-llvm-array-of-lit.pexe"))
+        .filter(|f| !common::NOT_RUNNABLE.contains(f))
         .filter_map(|f| common::real_pexe(f).map(|d| (f.to_string(), d)))
         .collect()
 }

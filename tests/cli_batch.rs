@@ -564,7 +564,7 @@ fn real_corpus_batch() {
         let f = &files[name];
         let size = std::fs::metadata(corpus.join(name)).unwrap().len();
         assert_eq!(f["pexe_bytes"], size, "{name}");
-        let not_runnable = matches!(name, "binji-bitcast.pexe" | "pnacl-llvm-array-of-lit.pexe");
+        let not_runnable = common::NOT_RUNNABLE.contains(&name);
         if common::MALFORMED.contains(&name) || not_runnable {
             assert_eq!(f["status"], "failed", "{name}");
             let e = &f["error"];

@@ -331,7 +331,6 @@ pub const H_CACHE: &str = "x-cache";
 fn converted_response(c: &Cached, sha: &[u8; 32], hit: bool) -> Response {
     let ms = c.convert_micros as f64 / 1000.0;
     let mut modules: Vec<&str> = c.imports.iter().map(|(m, _)| m.as_str()).collect();
-    modules.dedup();
     modules.sort_unstable();
     modules.dedup();
     let imports: Vec<String> = c.imports.iter().map(|(m, n)| format!("{m}/{n}")).collect();

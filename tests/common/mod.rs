@@ -35,6 +35,10 @@ pub fn real_pexe(name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// The well-formed real pexes that cannot run: no `void _start(i32)`.
+#[allow(dead_code)]
+pub const NOT_RUNNABLE: &[&str] = &["binji-bitcast.pexe", "pnacl-llvm-array-of-lit.pexe"];
+
 /// The 30 well-formed real pexes (every file except the binji-regress-* ones).
 pub const WELL_FORMED: &[&str] = &[
     "astar-star.pexe",
