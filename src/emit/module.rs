@@ -77,8 +77,14 @@ struct CodeFacts {
 }
 
 impl CodeFacts {
-    fn of_body(m: &Module, vt: &[Option<ValType>], f: &crate::ir::Function) -> CodeFacts {
+    fn of_body(
+        m: &Module,
+        vt: &[Option<ValType>],
+        i32_type: Option<crate::ir::TypeId>,
+        f: &crate::ir::Function,
+    ) -> CodeFacts {
         let mut c = CodeFacts::default();
+        let types = lower::ValueTypes::new(m, f, i32_type);
         super::layout::taken_in_body(f, m.num_functions(), &mut c.taken);
         for inst in &f.insts {
             match &inst.kind {
@@ -98,7 +104,7 @@ impl CodeFacts {
                     let params: Option<Vec<ValType>> = call
                         .args
                         .iter()
-                        .map(|a| m.value_type(f, *a).and_then(|t| *vt.get(t.0 as usize)?))
+                        .map(|a| types.get(*a).and_then(|t| *vt.get(t.0 as usize)?))
                         .collect();
                     if let Some(params) = params {
                         let results = vt
@@ -135,11 +141,12 @@ impl CodeFacts {
 /// `_start` exported), or `None` for a bare module (tests).
 pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Emitted, EmitError> {
     let vt = lower::valtypes(m);
+    let i32_type = m.types.find(&crate::ir::Type::Int(32));
     let facts = m
         .function_bodies
         .par_iter()
         .with_min_len(16)
-        .map(|f| CodeFacts::of_body(m, &vt, f))
+        .map(|f| CodeFacts::of_body(m, &vt, i32_type, f))
         .reduce(CodeFacts::default, CodeFacts::merge);
     let lay = layout(m, opts.stack_size as u64, &facts.taken)?;
 
@@ -314,6 +321,8 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     let cx = LowerCtx {
         module: m,
         valtypes: vt,
+        scalars: lower::scalars(m),
+        i32_type,
         func_index,
         table_slot: lay.table_slot.clone(),
         global_addr: lay.global_addr.clone(),

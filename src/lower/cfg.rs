@@ -44,12 +44,14 @@ pub(crate) struct Adj {
 
 impl Adj {
     fn with_capacity(nodes: usize, items: usize) -> Adj {
-        let mut start = Vec::with_capacity(nodes + 1);
+        Adj::in_buffers(Vec::with_capacity(nodes + 1), Vec::with_capacity(items))
+    }
+    /// An empty list set in two reused (cleared) buffers.
+    fn in_buffers(mut start: Vec<u32>, mut items: Vec<u32>) -> Adj {
+        start.clear();
         start.push(0);
-        Adj {
-            start,
-            items: Vec::with_capacity(items),
-        }
+        items.clear();
+        Adj { start, items }
     }
     /// Number of nodes.
     pub fn len(&self) -> usize {
@@ -65,24 +67,6 @@ impl Adj {
         if !self.items[from..].contains(&w) {
             self.items.push(w);
         }
-    }
-    /// Lists built from a per-node count and a fill pass: `edges` is called twice and must
-    /// yield the same `(node, item)` pairs both times; items keep their order per node.
-    fn from_edges<I: Iterator<Item = (u32, u32)>>(n: usize, edges: impl Fn() -> I) -> Adj {
-        let mut start = vec![0u32; n + 1];
-        for (v, _) in edges() {
-            start[v as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill: Vec<u32> = start[..n].to_vec();
-        let mut items = vec![0u32; start[n] as usize];
-        for (v, w) in edges() {
-            items[fill[v as usize] as usize] = w;
-            fill[v as usize] += 1;
-        }
-        Adj { start, items }
     }
     fn to_vecs(&self) -> Vec<Vec<u32>> {
         (0..self.len()).map(|v| self[v].to_vec()).collect()
@@ -104,6 +88,7 @@ impl std::ops::Index<usize> for Adj {
     }
 }
 
+#[derive(Default)]
 pub(crate) struct Cfg {
     pub n_real: u32,
     /// First dispatch node (= `n_real` unless the function calls setjmp).
@@ -131,7 +116,51 @@ pub(crate) struct Cfg {
     pub reducible: bool,
 }
 
+/// Buffers of the CFG analysis kept from one function to the next (per thread).
+#[derive(Default)]
+pub(crate) struct CfgScratch {
+    u32s: Vec<Vec<u32>>,
+    bools: Vec<Vec<bool>>,
+    stack: Vec<(u32, u32)>,
+}
+
+impl CfgScratch {
+    /// A cleared buffer.
+    fn u32s(&mut self) -> Vec<u32> {
+        let mut v = self.u32s.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+    /// A buffer of `n` copies of `x`.
+    fn filled(&mut self, n: usize, x: u32) -> Vec<u32> {
+        let mut v = self.u32s();
+        v.resize(n, x);
+        v
+    }
+    fn bools(&mut self, n: usize) -> Vec<bool> {
+        let mut v = self.bools.pop().unwrap_or_default();
+        v.clear();
+        v.resize(n, false);
+        v
+    }
+    fn put(&mut self, v: Vec<u32>) {
+        self.u32s.push(v);
+    }
+}
+
 impl Cfg {
+    /// Hands the CFG's buffers back for the next function.
+    pub fn recycle(self, s: &mut CfgScratch) {
+        s.u32s.extend([
+            self.succs.start,
+            self.succs.items,
+            self.children.start,
+            self.children.items,
+            self.rpo_index,
+        ]);
+        s.bools.extend([self.loop_header, self.merge]);
+    }
+
     pub fn is_dispatch(&self, n: u32) -> bool {
         n >= self.dispatch_base
     }
@@ -191,12 +220,12 @@ fn block_succs(f: &Function, b: u32, out: &mut Adj) {
 
 /// Builds the CFG; `Err` names a branch target out of range. `setjmps` are the indices
 /// of the function's setjmp calls, in order.
-pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
+pub(crate) fn build(f: &Function, setjmps: &[u32], s: &mut CfgScratch) -> Result<Cfg, String> {
     let n = f.block_starts.len() as u32;
     if n == 0 {
         return Err("function has no basic blocks".into());
     }
-    let mut succs = Adj::with_capacity(n as usize, n as usize * 2);
+    let mut succs = Adj::in_buffers(s.u32s(), s.u32s());
     for b in 0..n {
         block_succs(f, b, &mut succs);
         if let Some(&t) = succs[b as usize].iter().find(|&&t| t >= n || t == 0) {
@@ -216,6 +245,7 @@ pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
                 dispatch: Vec::new(),
             },
             succs,
+            s,
         )
     } else {
         let mut g = Builder {
@@ -229,7 +259,7 @@ pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
             dispatch: Vec::new(),
         };
         g.split_at_setjmps(f, setjmps);
-        g.finish()
+        g.finish(s)
     };
     if cfg.reducible {
         return Ok(cfg);
@@ -247,7 +277,7 @@ pub(crate) fn build(f: &Function, setjmps: &[u32]) -> Result<Cfg, String> {
     };
     let reach = g.reachable();
     g.make_reducible(reach);
-    Ok(g.finish())
+    Ok(g.finish(s))
 }
 
 /// The editable graph of the setjmp and irreducible cases (rare: plain lists are fine).
@@ -437,7 +467,7 @@ impl Builder {
         }
     }
 
-    fn finish(self) -> Cfg {
+    fn finish(self, s: &mut CfgScratch) -> Cfg {
         let succs = Adj::from_vecs(&self.succs);
         analyze(
             Parts {
@@ -450,6 +480,7 @@ impl Builder {
                 dispatch: self.dispatch,
             },
             succs,
+            s,
         )
     }
 }
@@ -466,89 +497,152 @@ struct Parts {
 }
 
 /// Reverse postorder, dominator tree, loop headers, merge nodes and reducibility.
-fn analyze(p: Parts, succs: Adj) -> Cfg {
+///
+/// Works on reverse-postorder numbers (node `order[i]` has number `i`), so "earlier in
+/// RPO" is a plain comparison. Dominators are Cooper, Harvey and Kennedy's iteration;
+/// its first pass in RPO ignores retreating edges and so gives the dominators of the
+/// graph without them. When every retreating edge goes to a node that dominates its
+/// source in that graph, the graph is reducible and those are its dominators (a path
+/// around a dominator would need a retreating edge, whose target is dominated as its
+/// source is), so the remaining passes would change nothing and are skipped; otherwise
+/// the iteration runs to its fixpoint as usual.
+fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     let n = succs.len();
     let entry = p.entry;
-    // Reverse postorder by an iterative DFS.
-    let mut post = Vec::with_capacity(n);
-    let mut seen = vec![false; n];
-    let mut stack: Vec<(u32, usize)> = vec![(entry, 0)];
-    seen[entry as usize] = true;
+    // Reverse postorder by an iterative DFS; `rpo_index` marks visited nodes meanwhile.
+    const SEEN: u32 = NONE - 1;
+    let mut rpo_index = s.filled(n, NONE);
+    let mut order = s.u32s();
+    let mut stack = std::mem::take(&mut s.stack);
+    stack.clear();
+    stack.push((entry, 0));
+    rpo_index[entry as usize] = SEEN;
     while let Some(top) = stack.last_mut() {
         let (v, i) = *top;
-        if let Some(&w) = succs[v as usize].get(i) {
+        if let Some(&w) = succs[v as usize].get(i as usize) {
             top.1 += 1;
-            if !seen[w as usize] {
-                seen[w as usize] = true;
+            if rpo_index[w as usize] == NONE {
+                rpo_index[w as usize] = SEEN;
                 stack.push((w, 0));
             }
         } else {
-            post.push(v);
+            order.push(v);
             stack.pop();
         }
     }
-    post.reverse();
-    let rpo = post;
-    let mut rpo_index = vec![NONE; n];
-    for (i, &v) in rpo.iter().enumerate() {
+    s.stack = stack;
+    order.reverse();
+    let r = order.len();
+    for (i, &v) in order.iter().enumerate() {
         rpo_index[v as usize] = i as u32;
     }
-    // Predecessors (reachable ones), each list in reverse postorder of its sources.
-    let preds = Adj::from_edges(n, || {
-        rpo.iter()
-            .flat_map(|&v| succs[v as usize].iter().map(move |&w| (w, v)))
-    });
-    // Dominators (Cooper, Harvey, Kennedy), on RPO indices.
-    let mut idom = vec![NONE; n];
-    idom[entry as usize] = entry;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &v in rpo.iter().skip(1) {
-            let mut new = NONE;
-            for &q in &preds[v as usize] {
-                if idom[q as usize] == NONE {
-                    continue;
-                }
-                new = if new == NONE {
-                    q
-                } else {
-                    intersect(&idom, &rpo_index, q, new)
-                };
-            }
-            if new != NONE && idom[v as usize] != new {
-                idom[v as usize] = new;
-                changed = true;
-            }
+    // Predecessors by RPO number, each list in increasing order.
+    let mut pstart = s.filled(r + 1, 0);
+    for &v in &order {
+        for &w in &succs[v as usize] {
+            pstart[rpo_index[w as usize] as usize + 1] += 1;
         }
     }
-    let children = Adj::from_edges(n, || {
-        rpo.iter()
-            .skip(1)
-            .map(|&v| (idom[v as usize], v))
-            .filter(|&(d, _)| d != NONE)
-    });
-    let mut loop_header = vec![false; n];
-    let mut merge = vec![false; n];
+    for i in 0..r {
+        pstart[i + 1] += pstart[i];
+    }
+    let mut fill = s.u32s();
+    fill.extend_from_slice(&pstart[..r]);
+    let mut preds = s.filled(pstart[r] as usize, 0);
+    for (i, &v) in order.iter().enumerate() {
+        for &w in &succs[v as usize] {
+            let t = rpo_index[w as usize] as usize;
+            preds[fill[t] as usize] = i as u32;
+            fill[t] += 1;
+        }
+    }
+    s.put(fill);
+    let preds_of = |i: usize| &preds[pstart[i] as usize..pstart[i + 1] as usize];
+    // Dominators: the first pass (see above).
+    let mut idom = s.filled(r, NONE);
+    if r > 0 {
+        idom[0] = 0;
+    }
+    for i in 1..r {
+        let mut new = NONE;
+        for &q in preds_of(i) {
+            if q >= i as u32 {
+                continue;
+            }
+            new = if new == NONE {
+                q
+            } else {
+                intersect(&idom, q, new)
+            };
+        }
+        idom[i] = new;
+    }
+    let mut loop_header = s.bools(n);
+    let mut merge = s.bools(n);
     let mut reducible = true;
-    for &v in &rpo {
-        let rv = rpo_index[v as usize];
+    for (i, &v) in order.iter().enumerate() {
         let mut forward = 0;
-        for &q0 in &preds[v as usize] {
-            if rpo_index[q0 as usize] >= rv {
+        for &q in preds_of(i) {
+            if q >= i as u32 {
                 loop_header[v as usize] = true;
-                // v must dominate q0.
-                let mut q = q0;
-                while rpo_index[q as usize] > rv {
-                    q = idom[q as usize];
-                }
-                reducible &= q == v;
+                reducible &= dominates(&idom, i as u32, q);
             } else {
                 forward += 1;
             }
         }
         merge[v as usize] = forward >= 2;
     }
+    if !reducible {
+        // Irreducible: the remaining passes to the fixpoint, then the check again.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for i in 1..r {
+                let mut new = NONE;
+                for &q in preds_of(i) {
+                    if idom[q as usize] == NONE {
+                        continue;
+                    }
+                    new = if new == NONE {
+                        q
+                    } else {
+                        intersect(&idom, q, new)
+                    };
+                }
+                if new != NONE && idom[i] != new {
+                    idom[i] = new;
+                    changed = true;
+                }
+            }
+        }
+        reducible = (0..r).all(|i| {
+            preds_of(i)
+                .iter()
+                .all(|&q| q < i as u32 || dominates(&idom, i as u32, q))
+        });
+    }
+    // Dominator-tree children of each node, in reverse postorder.
+    let mut children = Adj::in_buffers(s.u32s(), s.u32s());
+    children.start.resize(n + 1, 0);
+    for i in 1..r {
+        children.start[order[idom[i] as usize] as usize + 1] += 1;
+    }
+    for v in 0..n {
+        children.start[v + 1] += children.start[v];
+    }
+    let mut fill = s.u32s();
+    fill.extend_from_slice(&children.start[..n]);
+    children.items.resize(r.saturating_sub(1), 0);
+    for i in 1..r {
+        let d = order[idom[i] as usize] as usize;
+        children.items[fill[d] as usize] = order[i];
+        fill[d] += 1;
+    }
+    s.put(fill);
+    s.put(order);
+    s.put(pstart);
+    s.put(preds);
+    s.put(idom);
     Cfg {
         n_real: p.n_real,
         dispatch_base: p.dispatch_base,
@@ -566,16 +660,25 @@ fn analyze(p: Parts, succs: Adj) -> Cfg {
     }
 }
 
-fn intersect(idom: &[u32], rpo_index: &[u32], mut a: u32, mut b: u32) -> u32 {
+/// Nearest common dominator of RPO numbers `a` and `b`.
+fn intersect(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
     while a != b {
-        while rpo_index[a as usize] > rpo_index[b as usize] {
+        while a > b {
             a = idom[a as usize];
         }
-        while rpo_index[b as usize] > rpo_index[a as usize] {
+        while b > a {
             b = idom[b as usize];
         }
     }
     a
+}
+
+/// True if RPO number `h` dominates `q` (`q` not before `h`).
+fn dominates(idom: &[u32], h: u32, mut q: u32) -> bool {
+    while q > h {
+        q = idom[q as usize];
+    }
+    q == h
 }
 
 /// Tarjan's strongly connected components of the nodes with `member[v] == stamp`

@@ -30,6 +30,8 @@ pub(crate) struct FnLower<'a, 'm> {
     pub cfg: Cfg,
     pub nf: u32,
     pub first_inst: u32,
+    /// Types of operands (`ty`), with the module-wide lookups done once.
+    vtypes: super::ValueTypes<'a>,
     /// Per instruction index: emitted at its use.
     pub inline: Vec<bool>,
     /// Per instruction value: local index ([`NONE`] if none), clean flag.
@@ -76,10 +78,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
             message: msg,
             position: Position::at_bit(f.bit),
         };
-        let mut uses = std::mem::take(&mut scratch.uses);
-        stackify::use_counts(f, &mut uses);
-        let mut inline = std::mem::take(&mut scratch.inline);
-        stackify::analyze(cx, f, &uses, &mut inline, &mut scratch.buf);
         let decl = m
             .functions
             .get(f.decl as usize)
@@ -93,16 +91,29 @@ impl<'a, 'm> FnLower<'a, 'm> {
             return Err(bad("parameter count differs from the declaration".into()));
         }
 
-        // Frame: allocas of constant size in the entry block share one static frame.
+        // One walk over the instructions: use counts (for stackify), the frame (allocas
+        // of constant size in the entry block share one static frame), setjmp calls and
+        // whether any result is a vector.
+        let first_inst = f.first_inst_value();
+        let mut uses = std::mem::take(&mut scratch.uses);
+        uses.clear();
+        uses.resize(f.value_insts.len(), 0);
+        let mut user = std::mem::take(&mut scratch.user);
+        user.clear();
+        user.resize(f.value_insts.len(), NONE);
         let mut static_off = std::mem::take(&mut scratch.static_off);
         static_off.clear();
         static_off.resize(f.insts.len(), NONE);
         let mut needs_sp = false;
-        let mut setjmps: Vec<u32> = Vec::new();
+        let mut setjmps = std::mem::take(&mut scratch.setjmps);
+        setjmps.clear();
+        let mut vector_inst = false;
         let mut off: u64 = 0;
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
         for (i, inst) in f.insts.iter().enumerate() {
+            stackify::count_uses(&inst.kind, i as u32, first_inst, &mut uses, &mut user);
+            vector_inst |= cx.is_vector(inst.ty);
             match &inst.kind {
                 InstKind::Alloca { size, align } => {
                     needs_sp = true;
@@ -133,7 +144,20 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 _ => {}
             }
         }
-        let cfg = super::cfg::build(f, &setjmps).map_err(bad)?;
+        let mut inline = std::mem::take(&mut scratch.inline);
+        stackify::analyze(
+            cx,
+            f,
+            &uses,
+            &user,
+            &setjmps,
+            &mut scratch.want,
+            &mut inline,
+            &mut scratch.buf,
+        );
+        scratch.user = user;
+        let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
+        scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
         if frame_size > 0x4000_0000 {
             return Err(LowerError::Unsupported {
@@ -144,7 +168,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
 
         // Locals: params, then per type: values, scratch; i32 extras first.
-        let first_inst = f.first_inst_value();
         let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
         let slot = |t: ValType| match t {
             ValType::I32 => 0,
@@ -174,7 +197,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 local_of[n] = 0;
             }
         }
-        let has_vectors = super::simd::has_vectors(m, f);
+        let has_vectors = vector_inst
+            || ft.params.iter().any(|&p| cx.is_vector(p))
+            || f.consts.iter().any(|c| cx.is_vector(c.ty));
         let mut extra_i32 = SCRATCH_I32;
         let needs_label = !cfg.dispatch.is_empty();
         let label_ord = extra_i32;
@@ -251,6 +276,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             f,
             nf: m.num_functions(),
             first_inst,
+            vtypes: super::ValueTypes::new(m, f, cx.i32_type),
             inline,
             clean,
             local_of,
@@ -311,10 +337,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.label_pos = std::mem::take(&mut self.label_pos);
         scratch.ctx = std::mem::take(&mut self.ctx);
         scratch.copies = std::mem::take(&mut self.copies);
+        let irreducible = self.cfg.irreducible_dispatchers() > 0;
+        std::mem::take(&mut self.cfg).recycle(&mut scratch.cfg);
         Ok(Lowered {
             body,
             used: self.used,
-            irreducible: self.cfg.irreducible_dispatchers() > 0,
+            irreducible,
         })
     }
 
@@ -364,26 +392,26 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     /// The type of a value.
+    #[inline]
     pub fn ty(&self, v: ValueId) -> R<TypeId> {
-        self.m
-            .value_type(self.f, v)
-            .ok_or_else(|| LowerError::Invalid {
-                function: self.f.decl,
-                message: format!("value id {} is out of range", v.0),
-                position: Position::at_bit(self.f.bit),
-            })
+        self.vtypes.get(v).ok_or_else(|| LowerError::Invalid {
+            function: self.f.decl,
+            message: format!("value id {} is out of range", v.0),
+            position: Position::at_bit(self.f.bit),
+        })
     }
 
+    #[inline]
     pub fn is_vector(&self, t: TypeId) -> bool {
-        self.m.types.is_vector(t)
+        self.cx.is_vector(t)
     }
 
+    #[inline]
     pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
-        if self.m.types.is_vector(t) {
+        if self.cx.is_vector(t) {
             return Err(self.unsupported(idx, "vector (SIMD) types"));
         }
-        self.m
-            .types
+        self.cx
             .scalar(t)
             .ok_or_else(|| self.err_at(idx, "operand is not a scalar value"))
     }

@@ -22,11 +22,12 @@ mod stackify;
 mod structurize;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use wasm_encoder::ValType;
 
 use crate::bitstream::Position;
-use crate::ir::{Module, Type, TypeId};
+use crate::ir::{Function, Module, Scalar, Type, TypeId, ValueId};
 
 /// Why a function could not be lowered. The verifier runs first, so these are either
 /// features this converter does not support yet or inconsistencies in hand-built IR.
@@ -57,7 +58,36 @@ pub struct Sig {
 #[derive(Debug, Default, Clone)]
 pub struct SigTable {
     pub list: Vec<Sig>,
-    map: HashMap<Sig, u32>,
+    map: HashMap<Sig, u32, BuildHasherDefault<SigHasher>>,
+}
+
+/// A multiply-rotate hasher (as rustc's FxHasher) for [`SigTable`]: its keys are a few
+/// bytes of our own making, looked up on every indirect call, so SipHash's DoS
+/// resistance buys nothing.
+#[derive(Default)]
+pub struct SigHasher(u64);
+
+impl Hasher for SigHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(x as u64);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl SigTable {
@@ -83,6 +113,11 @@ pub struct LowerCtx<'m> {
     pub module: &'m Module,
     /// wasm value type of each pexe type (`None` for void and function types).
     pub valtypes: Vec<Option<ValType>>,
+    /// Scalar kind of each pexe type (of the elements for vectors), as
+    /// `TypeTable::scalar` gives it: looked up per operand, so kept in a flat table.
+    pub scalars: Vec<Option<Scalar>>,
+    /// The id of `i32` (the type of function and global addresses), if the module has it.
+    pub i32_type: Option<TypeId>,
     /// wasm function index of each pexe function id ([`NO_FUNC`] for declarations).
     pub func_index: Vec<u32>,
     /// Table slot of each pexe function id (0 = address never taken).
@@ -110,6 +145,67 @@ impl LowerCtx<'_> {
     /// The wasm value type of a pexe type.
     pub fn valtype(&self, t: TypeId) -> Option<ValType> {
         self.valtypes.get(t.0 as usize).copied().flatten()
+    }
+    /// True for vector types (the only types lowered to v128).
+    pub fn is_vector(&self, t: TypeId) -> bool {
+        self.valtype(t) == Some(ValType::V128)
+    }
+    /// `TypeTable::scalar`, from the flat table.
+    pub fn scalar(&self, t: TypeId) -> Option<Scalar> {
+        self.scalars.get(t.0 as usize).copied().flatten()
+    }
+}
+
+/// Scalar kinds of every pexe type (see [`LowerCtx::scalars`]).
+pub fn scalars(m: &Module) -> Vec<Option<Scalar>> {
+    m.types.iter().map(|(id, _)| m.types.scalar(id)).collect()
+}
+
+/// [`Module::value_type`] for one function, with the module-wide lookups it repeats per
+/// call (the `i32` type, the function's parameter types) done once.
+#[derive(Clone, Copy)]
+pub struct ValueTypes<'a> {
+    f: &'a Function,
+    nf: u32,
+    i32_type: Option<TypeId>,
+    /// The parameter types, `None` when the declaration or its type is missing.
+    params: Option<&'a [TypeId]>,
+}
+
+impl<'a> ValueTypes<'a> {
+    pub fn new(m: &'a Module, f: &'a Function, i32_type: Option<TypeId>) -> Self {
+        let params = m
+            .functions
+            .get(f.decl as usize)
+            .and_then(|d| m.types.function(d.ty))
+            .map(|ft| ft.params.as_slice());
+        ValueTypes {
+            f,
+            nf: m.num_functions(),
+            i32_type,
+            params,
+        }
+    }
+    /// The type of value `v` (the same answer as `Module::value_type`).
+    pub fn get(&self, v: ValueId) -> Option<TypeId> {
+        let (x, f) = (v.0, self.f);
+        // The order of `Function::value_ref`: functions, globals, params, consts, insts.
+        if x < self.nf || x < f.base {
+            return self.i32_type;
+        }
+        let first_const = f.first_const();
+        if x < first_const {
+            return self.params?.get((x - f.base) as usize).copied();
+        }
+        let c = x - first_const;
+        if (c as usize) < f.consts.len() {
+            return Some(f.consts[c as usize].ty);
+        }
+        let n = c as usize - f.consts.len();
+        f.value_insts
+            .get(n)
+            .and_then(|&i| f.insts.get(i as usize))
+            .map(|i| i.ty)
     }
 }
 
@@ -181,6 +277,10 @@ pub struct Lowered {
 pub struct Scratch {
     pub(crate) code: Vec<u8>,
     pub(crate) uses: Vec<u32>,
+    pub(crate) user: Vec<u32>,
+    pub(crate) want: Vec<u32>,
+    pub(crate) setjmps: Vec<u32>,
+    pub(crate) cfg: cfg::CfgScratch,
     pub(crate) inline: Vec<bool>,
     pub(crate) buf: Vec<crate::ir::ValueId>,
     pub(crate) local_of: Vec<u32>,
@@ -207,7 +307,7 @@ pub fn lower_function_with(
         .module
         .function_bodies
         .get(body)
-        .ok_or(LowerError::Invalid {
+        .ok_or_else(|| LowerError::Invalid {
             function: 0,
             message: format!("no function body #{body}"),
             position: Position::at_bit(0),

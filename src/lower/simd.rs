@@ -703,16 +703,3 @@ fn v128_memarg(offset: u64, align: Align) -> MemArg {
         ordering: None,
     }
 }
-
-/// Whether a function has any vector value (parameter, constant or instruction result,
-/// which covers every vector operand): only then does it get v128 scratch locals and
-/// need the SIMD feature.
-pub(crate) fn has_vectors(m: &crate::ir::Module, f: &crate::ir::Function) -> bool {
-    let vec = |t: TypeId| m.types.is_vector(t);
-    let params = m
-        .functions
-        .get(f.decl as usize)
-        .and_then(|d| m.types.function(d.ty))
-        .is_some_and(|ft| ft.params.iter().any(|&p| vec(p)));
-    params || f.consts.iter().any(|c| vec(c.ty)) || f.insts.iter().any(|i| vec(i.ty))
-}

@@ -6,6 +6,7 @@
 //! check walks each block backwards over the operands in push order, so inlined trees are
 //! emitted in their original relative order: no side effect is ever reordered.
 
+use super::cfg::NONE;
 use super::LowerCtx;
 use crate::ir::{Callee, Function, InstKind, Intrinsic, ValueId};
 
@@ -107,35 +108,99 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
     }
 }
 
-/// Use counts of instruction values (`%vN`), counting every operand occurrence, into
-/// `uses` (cleared first; its allocation is reused).
-pub(crate) fn use_counts(f: &Function, uses: &mut Vec<u32>) {
-    let first = f.first_inst_value();
-    uses.clear();
-    uses.resize(f.value_insts.len(), 0);
-    for inst in &f.insts {
-        inst.kind.for_each_operand(|v| {
-            if v.0 >= first {
-                if let Some(u) = uses.get_mut((v.0 - first) as usize) {
-                    *u = u.saturating_add(1);
-                }
+/// Counts the operands of instruction `i` into `uses` (per instruction value, every
+/// occurrence, saturating) and records `i` in `user` as the value's last user. The caller
+/// runs it over every instruction, fused with its own walk; `uses` starts zeroed.
+#[inline]
+pub(crate) fn count_uses(kind: &InstKind, i: u32, first: u32, uses: &mut [u32], user: &mut [u32]) {
+    let mut count = |v: ValueId| {
+        if v.0 >= first {
+            let n = (v.0 - first) as usize;
+            if let Some(u) = uses.get_mut(n) {
+                *u = u.saturating_add(1);
+                user[n] = i;
             }
-        });
+        }
+    };
+    // The most frequent kinds inline (the order of operands does not matter here);
+    // `for_each_operand` for the rest.
+    match kind {
+        InstKind::Binop { lhs, rhs, .. }
+        | InstKind::Cmp { lhs, rhs, .. }
+        | InstKind::Store {
+            ptr: lhs, val: rhs, ..
+        } => {
+            count(*lhs);
+            count(*rhs);
+        }
+        InstKind::Load { ptr: v, .. }
+        | InstKind::Cast { val: v, .. }
+        | InstKind::CondBr { cond: v, .. } => count(*v),
+        InstKind::Br { .. } => {}
+        _ => kind.for_each_operand(count),
     }
 }
 
+/// Marks an instruction whose value has one use in `want` but two values claim it (only
+/// in malformed IR): such a candidate is checked operand by operand.
+const MANY: u32 = u32::MAX - 1;
+
 /// Marks in `inline`, per instruction index, whether the instruction is emitted at its
-/// single use. `inline` and `buf` are scratch space whose allocations are reused.
+/// single use. `uses` and `user` come from [`count_uses`]; `setjmps` are the setjmp calls.
+/// `want`, `inline` and `buf` are scratch space whose allocations are reused.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn analyze(
     cx: &LowerCtx<'_>,
     f: &Function,
     uses: &[u32],
+    user: &[u32],
+    setjmps: &[u32],
+    want: &mut Vec<u32>,
     inline: &mut Vec<bool>,
     buf: &mut Vec<ValueId>,
 ) {
+    // Per instruction: the one instruction that may take it inline (the single user of
+    // its value), NONE when it can never be inlined. Most statements then need no look
+    // at their operands: the candidate before them is not theirs.
+    want.clear();
+    want.resize(f.insts.len(), NONE);
+    for (n, &u) in uses.iter().enumerate() {
+        if u != 1 {
+            continue;
+        }
+        let Some(&def) = f.value_insts.get(n) else {
+            continue;
+        };
+        let Some(inst) = f.insts.get(def as usize) else {
+            continue;
+        };
+        // A phi is a local written on edges, never an expression.
+        if matches!(inst.kind, InstKind::Phi { .. }) {
+            continue;
+        }
+        let w = &mut want[def as usize];
+        *w = if *w == NONE { user[n] } else { MANY };
+    }
+    // A setjmp call returns twice: its result must live in a local that the longjmp path
+    // can set, and nothing may stay on the stack across it.
+    for &s in setjmps {
+        if let Some(w) = want.get_mut(s as usize) {
+            *w = NONE;
+        }
+    }
     inline.clear();
     inline.resize(f.insts.len(), false);
     buf.clear();
+    let mut st = Walk {
+        cx,
+        f,
+        first: f.first_inst_value(),
+        uses,
+        want,
+        inline,
+        buf,
+        start: 0,
+    };
     let n = f.block_starts.len();
     for b in 0..n {
         let start = f.block_starts[b] as usize;
@@ -147,22 +212,15 @@ pub(crate) fn analyze(
         if start >= end {
             continue;
         }
+        st.start = start;
         let mut j = end as isize - 1;
         while j >= start as isize {
             let ju = j as usize;
-            if inline[ju] {
+            if st.inline[ju] {
                 j -= 1;
                 continue;
             }
-            let mut st = Walk {
-                cx,
-                f,
-                uses,
-                inline,
-                buf,
-                start,
-            };
-            j = st.visit(ju, j - 1, 0);
+            j = st.try_visit(ju, j - 1, 0);
         }
     }
 }
@@ -170,47 +228,65 @@ pub(crate) fn analyze(
 struct Walk<'a, 'm> {
     cx: &'a LowerCtx<'m>,
     f: &'a Function,
+    first: u32,
     uses: &'a [u32],
+    want: &'a [u32],
     inline: &'a mut Vec<bool>,
     buf: &'a mut Vec<ValueId>,
     start: usize,
 }
 
 impl Walk<'_, '_> {
+    /// True when candidate `k` might be inlined into `user` (else none of `user`'s
+    /// operands can be).
+    #[inline]
+    fn may_take(&self, user: usize, k: isize) -> bool {
+        if k < self.start as isize {
+            return false;
+        }
+        let w = self.want[k as usize];
+        w == user as u32 || w == MANY
+    }
+
     /// Inlines what it can into instruction `user`; `k` is the candidate position (the
     /// last instruction before `user` not yet inlined). Returns the new candidate.
+    #[inline]
+    fn try_visit(&mut self, user: usize, k: isize, depth: u32) -> isize {
+        if depth >= MAX_DEPTH || !self.may_take(user, k) {
+            return k;
+        }
+        self.visit(user, k, depth)
+    }
+
+    /// [`Walk::try_visit`] once `k` may be one of `user`'s operands.
+    #[inline(never)]
     fn visit(&mut self, user: usize, mut k: isize, depth: u32) -> isize {
         let lo = self.buf.len();
         push_order(self.cx, &self.f.insts[user].kind, self.buf);
         let hi = self.buf.len();
-        if depth < MAX_DEPTH {
-            let first = self.f.first_inst_value();
-            for i in (lo..hi).rev() {
-                if k < self.start as isize {
-                    break;
-                }
-                let v = self.buf[i];
-                if v.0 < first {
-                    continue;
-                }
-                let n = (v.0 - first) as usize;
-                let Some(&def) = self.f.value_insts.get(n) else {
-                    continue;
-                };
-                if def as isize != k || self.uses.get(n) != Some(&1) {
-                    continue;
-                }
-                if matches!(self.f.insts[def as usize].kind, InstKind::Phi { .. }) {
-                    continue;
-                }
-                // A setjmp call returns twice: its result must live in a local that the
-                // longjmp path can set, and nothing may stay on the stack across it.
-                if is_setjmp(self.cx, &self.f.insts[def as usize].kind) {
-                    continue;
-                }
-                self.inline[def as usize] = true;
-                k = self.visit(def as usize, k - 1, depth + 1);
+        let first = self.first;
+        for i in (lo..hi).rev() {
+            if !self.may_take(user, k) {
+                break;
             }
+            let v = self.buf[i];
+            if v.0 < first {
+                continue;
+            }
+            let n = (v.0 - first) as usize;
+            let Some(&def) = self.f.value_insts.get(n) else {
+                continue;
+            };
+            if def as isize != k || self.uses.get(n) != Some(&1) {
+                continue;
+            }
+            // Only a [`MANY`] candidate can be one of these: `want` leaves them out.
+            let kind = &self.f.insts[def as usize].kind;
+            if matches!(kind, InstKind::Phi { .. }) || is_setjmp(self.cx, kind) {
+                continue;
+            }
+            self.inline[def as usize] = true;
+            k = self.try_visit(def as usize, k - 1, depth + 1);
         }
         self.buf.truncate(lo);
         k
