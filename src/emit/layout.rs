@@ -25,21 +25,20 @@ pub struct Layout {
 /// Zero runs at least this long split a data segment.
 const ZERO_SPLIT: usize = 128;
 
-/// Function ids used as operands anywhere but as a direct callee in function body `f`
-/// (run per body, in parallel, by the caller; see [`layout`]).
-pub fn taken_in_body(f: &crate::ir::Function, nf: u32, out: &mut Vec<u32>) {
-    for inst in &f.insts {
-        let mark = |v: crate::ir::ValueId| {
-            if let ValueRef::Function(i) = f.value_ref(v, nf) {
-                out.push(i);
-            }
-        };
-        // Direct callees are not operands (`for_each_operand` skips them).
-        inst.kind.for_each_operand(mark);
-    }
+/// Function ids used as operands anywhere but as a direct callee in one instruction
+/// (run over every body, in parallel, by the caller; see [`layout`]). Function ids are
+/// the values below `nf`.
+#[inline]
+pub fn taken_in_inst(kind: &crate::ir::InstKind, nf: u32, out: &mut Vec<u32>) {
+    // Direct callees are not operands (`for_each_operand` skips them).
+    kind.for_each_operand(|v| {
+        if v.0 < nf {
+            out.push(v.0);
+        }
+    });
 }
 
-/// The layout; `taken_in_code` holds what [`taken_in_body`] found in every body.
+/// The layout; `taken_in_code` holds what [`taken_in_inst`] found in every body.
 pub fn layout(m: &Module, stack_size: u64, taken_in_code: &[u32]) -> Result<Layout, EmitError> {
     let nf = m.num_functions();
     // Address-taken functions: relocation targets and function ids used as operands

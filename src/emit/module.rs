@@ -6,6 +6,7 @@
 //! linked modules' globals; table 0 = null, the pexe's address-taken functions, the linked
 //! modules' element segments from `__table_base`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rayon::prelude::*;
@@ -85,8 +86,9 @@ impl CodeFacts {
     ) -> CodeFacts {
         let mut c = CodeFacts::default();
         let types = lower::ValueTypes::new(m, f, i32_type);
-        super::layout::taken_in_body(f, m.num_functions(), &mut c.taken);
+        let nf = m.num_functions();
         for inst in &f.insts {
+            super::layout::taken_in_inst(&inst.kind, nf, &mut c.taken);
             match &inst.kind {
                 InstKind::Binop {
                     op: BinOp::FRem, ..
@@ -647,23 +649,28 @@ fn assemble(
     }
     out.section(&dsec);
 
-    // Names: imports, linked functions (their own names), pexe functions.
-    let mut names: Vec<(u32, String)> = Vec::new();
+    // Names: imports, linked functions (their own names), pexe functions (borrowed: one
+    // allocation per function name is not needed).
+    let mut names: Vec<(u32, Cow<'_, str>)> = Vec::new();
     for (i, (module, name, _)) in imports.iter().enumerate() {
-        names.push((i as u32, format!("{module}.{name}")));
+        names.push((i as u32, format!("{module}.{name}").into()));
     }
     for (l, r) in linked.iter().zip(remaps.iter()) {
         let n_imp = l.num_func_imports();
         for (i, n) in &l.func_names {
             if *i >= n_imp {
                 if let Some(&fi) = r.funcs.get(*i as usize) {
-                    names.push((fi, n.clone()));
+                    names.push((fi, n.as_str().into()));
                 }
             }
         }
     }
     for &(fid, _) in pexe_order {
-        names.push((cx.func_index[fid as usize], pexe_name(m, fid)));
+        let name = match m.functions[fid as usize].name.as_deref() {
+            Some(n) => Cow::Borrowed(n),
+            None => pexe_name(m, fid).into(),
+        };
+        names.push((cx.func_index[fid as usize], name));
     }
     if let Some((f, _)) = threaded_start {
         names.push((f, "__pnacl_init_data_and_start".into()));
