@@ -30,12 +30,29 @@ const ZERO_SPLIT: usize = 128;
 /// the values below `nf`.
 #[inline]
 pub fn taken_in_inst(kind: &crate::ir::InstKind, nf: u32, out: &mut Vec<u32>) {
-    // Direct callees are not operands (`for_each_operand` skips them).
-    kind.for_each_operand(|v| {
+    use crate::ir::InstKind;
+    let mut take = |v: crate::ir::ValueId| {
         if v.0 < nf {
             out.push(v.0);
         }
-    });
+    };
+    // The most frequent kinds inline (`out` is used as a set: order does not matter);
+    // `for_each_operand` for the rest. Direct callees are not operands (it skips them).
+    match kind {
+        InstKind::Binop { lhs, rhs, .. }
+        | InstKind::Cmp { lhs, rhs, .. }
+        | InstKind::Store {
+            ptr: lhs, val: rhs, ..
+        } => {
+            take(*lhs);
+            take(*rhs);
+        }
+        InstKind::Load { ptr: v, .. }
+        | InstKind::Cast { val: v, .. }
+        | InstKind::CondBr { cond: v, .. } => take(*v),
+        InstKind::Br { .. } => {}
+        _ => kind.for_each_operand(take),
+    }
 }
 
 /// The layout; `taken_in_code` holds what [`taken_in_inst`] found in every body.
@@ -191,19 +208,17 @@ impl Segments {
 
 /// The first run of at least [`ZERO_SPLIT`] zeros: (offset, length).
 fn zero_run(b: &[u8]) -> Option<(usize, usize)> {
+    if b.len() < ZERO_SPLIT {
+        return None;
+    }
     let mut i = 0;
-    while i < b.len() {
-        if b[i] == 0 {
-            let s = i;
-            while i < b.len() && b[i] == 0 {
-                i += 1;
-            }
-            if i - s >= ZERO_SPLIT {
-                return Some((s, i - s));
-            }
-        } else {
-            i += 1;
+    while let Some(z) = b[i..].iter().position(|&x| x == 0) {
+        let s = i + z;
+        let run = b[s..].iter().take_while(|&&x| x == 0).count();
+        if run >= ZERO_SPLIT {
+            return Some((s, run));
         }
+        i = s + run;
     }
     None
 }

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::Function;
+use crate::ir::{Function, InstKind};
 
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -62,6 +62,7 @@ impl Adj {
         self.start.push(self.items.len() as u32);
     }
     /// Appends `w` to the node being filled unless it is already there.
+    #[inline]
     fn push_unique(&mut self, w: u32) {
         let from = *self.start.last().unwrap_or(&0) as usize;
         if !self.items[from..].contains(&w) {
@@ -213,7 +214,19 @@ impl Cfg {
 /// deduplicated, in terminator order.
 fn block_succs(f: &Function, b: u32, out: &mut Adj) {
     if let Some(last) = f.block_insts(b).last() {
-        last.kind.for_each_successor(|t| out.push_unique(t));
+        match &last.kind {
+            // The common terminators directly; `for_each_successor` for switches.
+            InstKind::Br { target } => out.items.push(*target),
+            InstKind::CondBr {
+                then_bb, else_bb, ..
+            } => {
+                out.items.push(*then_bb);
+                if else_bb != then_bb {
+                    out.items.push(*else_bb);
+                }
+            }
+            k => k.for_each_successor(|t| out.push_unique(t)),
+        }
     }
     out.close();
 }

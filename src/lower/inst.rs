@@ -32,6 +32,8 @@ pub(crate) struct FnLower<'a, 'm> {
     pub first_inst: u32,
     /// Types of operands (`ty`), with the module-wide lookups done once.
     vtypes: super::ValueTypes<'a>,
+    /// Values from here on are instruction values (see [`FnLower::value_ref`]).
+    inst_min: u32,
     /// Per instruction index: emitted at its use.
     pub inline: Vec<bool>,
     /// Per instruction value: local index ([`NONE`] if none), clean flag.
@@ -153,7 +155,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
             &setjmps,
             &mut scratch.want,
             &mut inline,
-            &mut scratch.buf,
         );
         scratch.user = user;
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
@@ -277,6 +278,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
             nf: m.num_functions(),
             first_inst,
             vtypes: super::ValueTypes::new(m, f, cx.i32_type),
+            inst_min: m
+                .num_functions()
+                .max(f.base)
+                .max(f.first_const())
+                .max(first_inst),
             inline,
             clean,
             local_of,
@@ -439,9 +445,20 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
+    /// `Function::value_ref`, deciding the common case (an instruction value: at or
+    /// above every bound that function compares with) in one comparison.
+    #[inline]
+    fn value_ref(&self, v: ValueId) -> ValueRef {
+        if v.0 >= self.inst_min {
+            ValueRef::Inst(v.0 - self.first_inst)
+        } else {
+            self.f.value_ref(v, self.nf)
+        }
+    }
+
     /// Pushes a value; returns whether it is clean (narrow integers zero-extended).
     pub fn push(&mut self, v: ValueId) -> R<bool> {
-        match self.f.value_ref(v, self.nf) {
+        match self.value_ref(v) {
             ValueRef::Function(i) => {
                 let slot = self.cx.table_slot.get(i as usize).copied().unwrap_or(0);
                 if slot == 0 {

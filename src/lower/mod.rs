@@ -282,7 +282,6 @@ pub struct Scratch {
     pub(crate) setjmps: Vec<u32>,
     pub(crate) cfg: cfg::CfgScratch,
     pub(crate) inline: Vec<bool>,
-    pub(crate) buf: Vec<crate::ir::ValueId>,
     pub(crate) local_of: Vec<u32>,
     pub(crate) ordinal: Vec<(usize, u32)>,
     pub(crate) clean: Vec<bool>,

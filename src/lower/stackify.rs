@@ -13,39 +13,52 @@ use crate::ir::{Callee, Function, InstKind, Intrinsic, ValueId};
 /// Deepest expression tree kept on the stack (bounds recursion when emitting).
 const MAX_DEPTH: u32 = 48;
 
-/// Pushes, in the order the lowering pushes them, the operands that are evaluated exactly
-/// once onto the stack. Operands the lowering does not push (intrinsic flags, phi inputs)
-/// are left out, so they are never inlined.
-pub(crate) fn push_order(cx: &LowerCtx<'_>, kind: &InstKind, out: &mut Vec<ValueId>) {
+/// The operands an instruction pushes exactly once onto the stack, in the order the
+/// lowering pushes them: `args` (a call's arguments), then `tail[..n_tail]`. Operands the
+/// lowering does not push (intrinsic flags, phi inputs) are left out, so they are never
+/// inlined. Held inline (no buffer): it is asked for on every inlining candidate.
+pub(crate) struct PushOrder<'a> {
+    args: &'a [ValueId],
+    tail: [ValueId; 3],
+    n_tail: usize,
+}
+
+impl PushOrder<'_> {
+    pub fn len(&self) -> usize {
+        self.args.len() + self.n_tail
+    }
+    /// The `i`-th operand pushed.
+    pub fn get(&self, i: usize) -> ValueId {
+        match i.checked_sub(self.args.len()) {
+            Some(t) => self.tail[t],
+            None => self.args[i],
+        }
+    }
+}
+
+pub(crate) fn push_order<'a>(cx: &LowerCtx<'_>, kind: &'a InstKind) -> PushOrder<'a> {
+    let z = ValueId(0);
+    let fixed = |tail: &[ValueId]| {
+        let mut t = [z; 3];
+        t[..tail.len()].copy_from_slice(tail);
+        PushOrder {
+            args: &[],
+            tail: t,
+            n_tail: tail.len(),
+        }
+    };
     match kind {
-        InstKind::Binop { lhs, rhs, .. } | InstKind::Cmp { lhs, rhs, .. } => {
-            out.push(*lhs);
-            out.push(*rhs);
-        }
-        InstKind::Cast { val, .. } => out.push(*val),
-        InstKind::ExtractElement { vec, index } => {
-            out.push(*vec);
-            out.push(*index);
-        }
-        InstKind::InsertElement { vec, elt, index } => {
-            out.push(*vec);
-            out.push(*elt);
-            out.push(*index);
-        }
-        InstKind::Select { cond, t, f } => {
-            out.push(*t);
-            out.push(*f);
-            out.push(*cond);
-        }
-        InstKind::Load { ptr, .. } => out.push(*ptr),
-        InstKind::Store { ptr, val, .. } => {
-            out.push(*ptr);
-            out.push(*val);
-        }
-        InstKind::Alloca { size, .. } => out.push(*size),
-        InstKind::Ret { val: Some(v) } => out.push(*v),
-        InstKind::CondBr { cond, .. } => out.push(*cond),
-        InstKind::Switch(s) => out.push(s.cond),
+        InstKind::Binop { lhs, rhs, .. } | InstKind::Cmp { lhs, rhs, .. } => fixed(&[*lhs, *rhs]),
+        InstKind::Cast { val, .. } => fixed(&[*val]),
+        InstKind::ExtractElement { vec, index } => fixed(&[*vec, *index]),
+        InstKind::InsertElement { vec, elt, index } => fixed(&[*vec, *elt, *index]),
+        InstKind::Select { cond, t, f } => fixed(&[*t, *f, *cond]),
+        InstKind::Load { ptr, .. } => fixed(&[*ptr]),
+        InstKind::Store { ptr, val, .. } => fixed(&[*ptr, *val]),
+        InstKind::Alloca { size, .. } => fixed(&[*size]),
+        InstKind::Ret { val: Some(v) } => fixed(&[*v]),
+        InstKind::CondBr { cond, .. } => fixed(&[*cond]),
+        InstKind::Switch(s) => fixed(&[s.cond]),
         InstKind::Call(c) => match c.callee {
             Callee::Direct(fid) => {
                 let intr = cx
@@ -54,39 +67,50 @@ pub(crate) fn push_order(cx: &LowerCtx<'_>, kind: &InstKind, out: &mut Vec<Value
                     .get(fid as usize)
                     .and_then(|d| d.intrinsic);
                 match intr {
-                    None => out.extend_from_slice(&c.args),
-                    Some(i) => intrinsic_push_order(i, &c.args, out),
+                    None => PushOrder {
+                        args: &c.args,
+                        tail: [z; 3],
+                        n_tail: 0,
+                    },
+                    Some(i) => intrinsic_push_order(i, &c.args),
                 }
             }
-            Callee::Indirect(v) => {
-                out.extend_from_slice(&c.args);
-                out.push(v);
-            }
+            Callee::Indirect(v) => PushOrder {
+                args: &c.args,
+                tail: [v, z, z],
+                n_tail: 1,
+            },
         },
-        _ => {}
+        _ => fixed(&[]),
     }
 }
 
-fn intrinsic_push_order(i: Intrinsic, a: &[ValueId], out: &mut Vec<ValueId>) {
+fn intrinsic_push_order(i: Intrinsic, a: &[ValueId]) -> PushOrder<'static> {
     use Intrinsic::*;
-    let take = |out: &mut Vec<ValueId>, idx: &[usize]| {
+    let take = |idx: &[usize]| {
+        let mut out = PushOrder {
+            args: &[],
+            tail: [ValueId(0); 3],
+            n_tail: 0,
+        };
         for &k in idx {
             if let Some(v) = a.get(k) {
-                out.push(*v);
+                out.tail[out.n_tail] = *v;
+                out.n_tail += 1;
             }
         }
+        out
     };
     match i {
-        Memcpy | Memmove | Memset => take(out, &[0, 1, 2]),
-        Bswap(_) | Ctlz(_) | Cttz(_) | Ctpop(_) | Fabs(..) | Sqrt(_) | Stackrestore => {
-            take(out, &[0])
-        }
-        AtomicLoad(_) => take(out, &[0]),
-        AtomicStore(_) => take(out, &[1, 0]),
-        AtomicRmw(_) => take(out, &[1, 2]),
-        AtomicCmpxchg(_) => take(out, &[0, 1, 2]),
-        AtomicIsLockFree => take(out, &[0]),
+        Memcpy | Memmove | Memset => take(&[0, 1, 2]),
+        Bswap(_) | Ctlz(_) | Cttz(_) | Ctpop(_) | Fabs(..) | Sqrt(_) | Stackrestore => take(&[0]),
+        AtomicLoad(_) => take(&[0]),
+        AtomicStore(_) => take(&[1, 0]),
+        AtomicRmw(_) => take(&[1, 2]),
+        AtomicCmpxchg(_) => take(&[0, 1, 2]),
+        AtomicIsLockFree => take(&[0]),
         Stacksave | Trap | NaclReadTp | NaclSetjmp | NaclLongjmp | AtomicFence | AtomicFenceAll => {
+            take(&[])
         }
     }
 }
@@ -147,8 +171,7 @@ const MANY: u32 = u32::MAX - 1;
 
 /// Marks in `inline`, per instruction index, whether the instruction is emitted at its
 /// single use. `uses` and `user` come from [`count_uses`]; `setjmps` are the setjmp calls.
-/// `want`, `inline` and `buf` are scratch space whose allocations are reused.
-#[allow(clippy::too_many_arguments)]
+/// `want` and `inline` are scratch space whose allocations are reused.
 pub(crate) fn analyze(
     cx: &LowerCtx<'_>,
     f: &Function,
@@ -157,7 +180,6 @@ pub(crate) fn analyze(
     setjmps: &[u32],
     want: &mut Vec<u32>,
     inline: &mut Vec<bool>,
-    buf: &mut Vec<ValueId>,
 ) {
     // Per instruction: the one instruction that may take it inline (the single user of
     // its value), NONE when it can never be inlined. Most statements then need no look
@@ -190,7 +212,6 @@ pub(crate) fn analyze(
     }
     inline.clear();
     inline.resize(f.insts.len(), false);
-    buf.clear();
     let mut st = Walk {
         cx,
         f,
@@ -198,7 +219,6 @@ pub(crate) fn analyze(
         uses,
         want,
         inline,
-        buf,
         start: 0,
     };
     let n = f.block_starts.len();
@@ -232,7 +252,6 @@ struct Walk<'a, 'm> {
     uses: &'a [u32],
     want: &'a [u32],
     inline: &'a mut Vec<bool>,
-    buf: &'a mut Vec<ValueId>,
     start: usize,
 }
 
@@ -261,34 +280,32 @@ impl Walk<'_, '_> {
     /// [`Walk::try_visit`] once `k` may be one of `user`'s operands.
     #[inline(never)]
     fn visit(&mut self, user: usize, mut k: isize, depth: u32) -> isize {
-        let lo = self.buf.len();
-        push_order(self.cx, &self.f.insts[user].kind, self.buf);
-        let hi = self.buf.len();
+        let f = self.f;
+        let ops = push_order(self.cx, &f.insts[user].kind);
         let first = self.first;
-        for i in (lo..hi).rev() {
+        for i in (0..ops.len()).rev() {
             if !self.may_take(user, k) {
                 break;
             }
-            let v = self.buf[i];
+            let v = ops.get(i);
             if v.0 < first {
                 continue;
             }
             let n = (v.0 - first) as usize;
-            let Some(&def) = self.f.value_insts.get(n) else {
+            let Some(&def) = f.value_insts.get(n) else {
                 continue;
             };
             if def as isize != k || self.uses.get(n) != Some(&1) {
                 continue;
             }
             // Only a [`MANY`] candidate can be one of these: `want` leaves them out.
-            let kind = &self.f.insts[def as usize].kind;
+            let kind = &f.insts[def as usize].kind;
             if matches!(kind, InstKind::Phi { .. }) || is_setjmp(self.cx, kind) {
                 continue;
             }
             self.inline[def as usize] = true;
             k = self.try_visit(def as usize, k - 1, depth + 1);
         }
-        self.buf.truncate(lo);
         k
     }
 }
