@@ -322,6 +322,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
 
     let cx = LowerCtx {
         module: m,
+        slots: lower::slots(&vt),
         valtypes: vt,
         scalars: lower::scalars(m),
         i32_type,

@@ -170,13 +170,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
         // Locals: params, then per type: values, scratch; i32 extras first.
         let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
-        let slot = |t: ValType| match t {
-            ValType::I32 => 0,
-            ValType::I64 => 1,
-            ValType::F32 => 2,
-            ValType::F64 => 3,
-            _ => 4,
-        };
         let mut local_of = std::mem::take(&mut scratch.local_of);
         local_of.clear();
         local_of.resize(f.value_insts.len(), NONE);
@@ -189,10 +182,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
             };
             let is_phi = matches!(inst.kind, InstKind::Phi { .. });
             if (is_phi || !inline[idx as usize]) && uses[n] > 0 {
-                let t = cx.valtype(inst.ty).ok_or_else(|| {
+                let s = cx.slot(inst.ty).ok_or_else(|| {
                     bad(format!("value %v{n} has a type without a wasm equivalent"))
                 })?;
-                let s = slot(t);
                 ordinal[n] = (s, counts[s]);
                 counts[s] += 1;
                 local_of[n] = 0;

@@ -113,6 +113,10 @@ pub struct LowerCtx<'m> {
     pub module: &'m Module,
     /// wasm value type of each pexe type (`None` for void and function types).
     pub valtypes: Vec<Option<ValType>>,
+    /// Local slot of each pexe type: 0..=4 for i32, i64, f32, f64, v128 (the order locals
+    /// are declared in), [`NO_SLOT`] without a wasm type. A byte per type: cheaper to
+    /// look up per operand than the `ValType`.
+    pub slots: Vec<u8>,
     /// Scalar kind of each pexe type (of the elements for vectors), as
     /// `TypeTable::scalar` gives it: looked up per operand, so kept in a flat table.
     pub scalars: Vec<Option<Scalar>>,
@@ -147,13 +151,41 @@ impl LowerCtx<'_> {
         self.valtypes.get(t.0 as usize).copied().flatten()
     }
     /// True for vector types (the only types lowered to v128).
+    #[inline]
     pub fn is_vector(&self, t: TypeId) -> bool {
-        self.valtype(t) == Some(ValType::V128)
+        self.slots.get(t.0 as usize) == Some(&SLOT_V128)
+    }
+    /// The local slot of a type (see [`LowerCtx::slots`]).
+    #[inline]
+    pub fn slot(&self, t: TypeId) -> Option<usize> {
+        match self.slots.get(t.0 as usize) {
+            Some(&s) if s != NO_SLOT => Some(s as usize),
+            _ => None,
+        }
     }
     /// `TypeTable::scalar`, from the flat table.
     pub fn scalar(&self, t: TypeId) -> Option<Scalar> {
         self.scalars.get(t.0 as usize).copied().flatten()
     }
+}
+
+/// [`LowerCtx::slots`] value of types without a wasm type.
+pub const NO_SLOT: u8 = u8::MAX;
+const SLOT_V128: u8 = 4;
+
+/// Local slots of every pexe type, from its wasm value type (see [`LowerCtx::slots`]).
+pub fn slots(valtypes: &[Option<ValType>]) -> Vec<u8> {
+    valtypes
+        .iter()
+        .map(|t| match t {
+            Some(ValType::I32) => 0,
+            Some(ValType::I64) => 1,
+            Some(ValType::F32) => 2,
+            Some(ValType::F64) => 3,
+            Some(_) => SLOT_V128,
+            None => NO_SLOT,
+        })
+        .collect()
 }
 
 /// Scalar kinds of every pexe type (see [`LowerCtx::scalars`]).
