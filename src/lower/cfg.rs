@@ -528,15 +528,17 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     let mut order = s.u32s();
     let mut stack = std::mem::take(&mut s.stack);
     stack.clear();
-    stack.push((entry, 0));
+    // Each stack entry: the node and the position of its next successor in `succs.items`.
+    stack.push((entry, succs.start[entry as usize]));
     rpo_index[entry as usize] = SEEN;
     while let Some(top) = stack.last_mut() {
-        let (v, i) = *top;
-        if let Some(&w) = succs[v as usize].get(i as usize) {
+        let (v, at) = *top;
+        if at < succs.start[v as usize + 1] {
             top.1 += 1;
+            let w = succs.items[at as usize];
             if rpo_index[w as usize] == NONE {
                 rpo_index[w as usize] = SEEN;
-                stack.push((w, 0));
+                stack.push((w, succs.start[w as usize]));
             }
         } else {
             order.push(v);
@@ -571,40 +573,39 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     }
     s.put(fill);
     let preds_of = |i: usize| &preds[pstart[i] as usize..pstart[i + 1] as usize];
-    // Dominators: the first pass (see above).
+    // Dominators: the first pass (see above), with loop headers and merge nodes from the
+    // same look at the predecessors; retreating edges are checked once all idoms exist.
     let mut idom = s.filled(r, NONE);
-    if r > 0 {
-        idom[0] = 0;
-    }
-    for i in 1..r {
+    let mut loop_header = s.bools(n);
+    let mut merge = s.bools(n);
+    let mut has_retreating = false;
+    for (i, &v) in order.iter().enumerate() {
         let mut new = NONE;
+        let mut forward = 0;
         for &q in preds_of(i) {
             if q >= i as u32 {
+                loop_header[v as usize] = true;
+                has_retreating = true;
                 continue;
             }
+            forward += 1;
             new = if new == NONE {
                 q
             } else {
                 intersect(&idom, q, new)
             };
         }
-        idom[i] = new;
-    }
-    let mut loop_header = s.bools(n);
-    let mut merge = s.bools(n);
-    let mut reducible = true;
-    for (i, &v) in order.iter().enumerate() {
-        let mut forward = 0;
-        for &q in preds_of(i) {
-            if q >= i as u32 {
-                loop_header[v as usize] = true;
-                reducible &= dominates(&idom, i as u32, q);
-            } else {
-                forward += 1;
-            }
-        }
         merge[v as usize] = forward >= 2;
+        idom[i] = if i == 0 { 0 } else { new };
     }
+    let reducible_with = |idom: &[u32]| {
+        (0..r).all(|i| {
+            preds_of(i)
+                .iter()
+                .all(|&q| q < i as u32 || dominates(idom, i as u32, q))
+        })
+    };
+    let mut reducible = !has_retreating || reducible_with(&idom);
     if !reducible {
         // Irreducible: the remaining passes to the fixpoint, then the check again.
         let mut changed = true;
@@ -628,11 +629,7 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
                 }
             }
         }
-        reducible = (0..r).all(|i| {
-            preds_of(i)
-                .iter()
-                .all(|&q| q < i as u32 || dominates(&idom, i as u32, q))
-        });
+        reducible = reducible_with(&idom);
     }
     // Dominator-tree children of each node, in reverse postorder.
     let mut children = Adj::in_buffers(s.u32s(), s.u32s());
