@@ -367,13 +367,23 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     /// The type of a value.
     pub fn ty(&self, v: ValueId) -> R<TypeId> {
-        self.m
-            .value_type(self.f, v)
-            .ok_or_else(|| LowerError::Invalid {
-                function: self.f.decl,
-                message: format!("value id {} is out of range", v.0),
-                position: Position::at_bit(self.f.bit),
-            })
+        // Instruction results and constants (nearly every operand) directly; the rest
+        // through `Module::value_type`, which first looks up the i32 type by value.
+        let f = self.f;
+        let t = match f.value_ref(v, self.nf) {
+            ValueRef::Inst(n) => f
+                .value_insts
+                .get(n as usize)
+                .and_then(|&i| f.insts.get(i as usize))
+                .map(|i| i.ty),
+            ValueRef::Const(c) => f.consts.get(c as usize).map(|c| c.ty),
+            _ => self.m.value_type(f, v),
+        };
+        t.ok_or_else(|| LowerError::Invalid {
+            function: self.f.decl,
+            message: format!("value id {} is out of range", v.0),
+            position: Position::at_bit(self.f.bit),
+        })
     }
 
     pub fn is_vector(&self, t: TypeId) -> bool {
