@@ -314,6 +314,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     let cx = LowerCtx {
         module: m,
         valtypes: vt,
+        scalars: lower::scalars(m),
         func_index,
         table_slot: lay.table_slot.clone(),
         global_addr: lay.global_addr.clone(),

@@ -391,6 +391,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
+        if let Some(&Some(s)) = self.cx.scalars.get(t.0 as usize) {
+            return Ok(s);
+        }
         if self.m.types.is_vector(t) {
             return Err(self.unsupported(idx, "vector (SIMD) types"));
         }

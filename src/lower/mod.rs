@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use wasm_encoder::ValType;
 
 use crate::bitstream::Position;
-use crate::ir::{Module, Type, TypeId};
+use crate::ir::{Module, Scalar, Type, TypeId};
 
 /// Why a function could not be lowered. The verifier runs first, so these are either
 /// features this converter does not support yet or inconsistencies in hand-built IR.
@@ -84,6 +84,9 @@ pub struct LowerCtx<'m> {
     pub module: &'m Module,
     /// wasm value type of each pexe type (`None` for void and function types).
     pub valtypes: Vec<Option<ValType>>,
+    /// Scalar kind of each scalar pexe type (`None` for vectors and the rest): the
+    /// lowering asks for one per instruction ([`scalars`]).
+    pub scalars: Vec<Option<Scalar>>,
     /// wasm function index of each pexe function id ([`NO_FUNC`] for declarations).
     pub func_index: Vec<u32>,
     /// Table slot of each pexe function id (0 = address never taken).
@@ -125,6 +128,17 @@ pub fn valtypes(m: &Module) -> Vec<Option<ValType>> {
             Type::Double => Some(ValType::F64),
             Type::Vector { .. } => Some(ValType::V128),
             Type::Void | Type::Function(_) => None,
+        })
+        .collect()
+}
+
+/// Scalar kind of every pexe type that is a scalar (vectors get `None`).
+pub fn scalars(m: &Module) -> Vec<Option<Scalar>> {
+    m.types
+        .iter()
+        .map(|(id, t)| match t {
+            Type::Vector { .. } => None,
+            _ => m.types.scalar(id),
         })
         .collect()
 }
