@@ -532,6 +532,7 @@ impl InstKind {
     }
 
     /// Calls `f` on every value operand (not block targets).
+    #[inline]
     pub fn for_each_operand(&self, mut f: impl FnMut(ValueId)) {
         match self {
             InstKind::Binop { lhs, rhs, .. } | InstKind::Cmp { lhs, rhs, .. } => {

@@ -5,9 +5,10 @@
 //! when the result depends on the upper bits. Parameters, call results, loads and
 //! compare results are clean; calls and returns pass narrow values clean.
 
-use wasm_encoder::{Encode, Ieee32, Ieee64, InstructionSink, MemArg, ValType};
+use wasm_encoder::{Encode, Ieee32, Ieee64, MemArg, ValType};
 
 use super::cfg::{Cfg, NONE};
+use super::sink::Sink;
 use super::{stackify, LowerCtx, LowerError, Lowered, Scratch, Used};
 use crate::bitstream::Position;
 use crate::ir::{
@@ -321,9 +322,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         self.sink().end();
         // The body: local declarations, then the code, in one exact allocation.
         let mut body = Vec::with_capacity(self.locals.len() * 6 + 5 + self.code.len());
-        (self.locals.len() as u32).encode(&mut body);
+        super::sink::leb_u32(&mut body, self.locals.len() as u32);
         for &(n, t) in &self.locals {
-            n.encode(&mut body);
+            super::sink::leb_u32(&mut body, n);
             t.encode(&mut body);
         }
         body.extend_from_slice(&self.code);
@@ -344,8 +345,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         })
     }
 
-    pub fn sink(&mut self) -> InstructionSink<'_> {
-        InstructionSink::new(&mut self.code)
+    /// Appends instructions to the body (`sink.rs`).
+    pub fn sink(&mut self) -> Sink<'_> {
+        Sink::new(&mut self.code)
     }
 
     pub fn err_at(&self, idx: usize, msg: impl Into<String>) -> LowerError {
@@ -1167,7 +1169,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 }
 
-fn unreachable_pred(k: &mut InstructionSink<'_>) {
+fn unreachable_pred(k: &mut Sink<'_>) {
     k.unreachable();
 }
 

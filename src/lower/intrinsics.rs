@@ -369,7 +369,7 @@ fn natural(s: Scalar) -> MemArg {
     memarg(0, None, s)
 }
 
-fn load(k: &mut wasm_encoder::InstructionSink<'_>, s: Scalar, ma: MemArg) {
+fn load(k: &mut super::sink::Sink<'_>, s: Scalar, ma: MemArg) {
     match s {
         Scalar::I1 | Scalar::I8 => k.i32_load8_u(ma),
         Scalar::I16 => k.i32_load16_u(ma),
@@ -378,7 +378,7 @@ fn load(k: &mut wasm_encoder::InstructionSink<'_>, s: Scalar, ma: MemArg) {
     };
 }
 
-fn store(k: &mut wasm_encoder::InstructionSink<'_>, s: Scalar, ma: MemArg) {
+fn store(k: &mut super::sink::Sink<'_>, s: Scalar, ma: MemArg) {
     match s {
         Scalar::I1 | Scalar::I8 => k.i32_store8(ma),
         Scalar::I16 => k.i32_store16(ma),

@@ -17,6 +17,7 @@ mod inst;
 mod intrinsics;
 mod phi;
 mod simd;
+mod sink;
 mod sjlj;
 mod stackify;
 mod structurize;

@@ -17,9 +17,10 @@
 //! have vectors; an instruction writes them only after all its operands are pushed, so
 //! operands emitted inline cannot clobber them.
 
-use wasm_encoder::{BlockType, InstructionSink, MemArg, ValType};
+use wasm_encoder::{BlockType, MemArg, ValType};
 
 use super::inst::{FnLower, R};
+use super::sink::Sink;
 use crate::ir::{Align, BinOp, CastOp, CmpPred, Type, TypeId, ValueId};
 
 /// v128 scratch locals per function that uses vectors.
@@ -62,13 +63,13 @@ pub(crate) struct Shape {
     pub mask: bool,
 }
 
-type Op = fn(&mut InstructionSink<'_>, usize);
-type LaneOp = fn(&mut InstructionSink<'_>, usize, u8);
+type Op = fn(&mut Sink<'_>, usize);
+type LaneOp = fn(&mut Sink<'_>, usize, u8);
 
 // One instruction per integer shape, chosen by `Lanes::int()` (0 i8x16, 1 i16x8, 2 i32x4).
 macro_rules! by_shape {
     ($($name:ident: $a:ident, $b:ident, $c:ident;)*) => {$(
-        fn $name(k: &mut InstructionSink<'_>, i: usize) {
+        fn $name(k: &mut Sink<'_>, i: usize) {
             match i {
                 0 => k.$a(),
                 1 => k.$b(),
@@ -79,7 +80,7 @@ macro_rules! by_shape {
 }
 macro_rules! by_shape_lane {
     ($($name:ident: $a:ident, $b:ident, $c:ident;)*) => {$(
-        fn $name(k: &mut InstructionSink<'_>, i: usize, lane: u8) {
+        fn $name(k: &mut Sink<'_>, i: usize, lane: u8) {
             match i {
                 0 => k.$a(lane),
                 1 => k.$b(lane),
@@ -425,12 +426,12 @@ impl FnLower<'_, '_> {
     }
 
     /// Turns the i32 on the stack into a mask lane: bit 0 → all ones or zero.
-    fn bit0_to_lane(k: &mut InstructionSink<'_>) {
+    fn bit0_to_lane(k: &mut Sink<'_>) {
         k.i32_const(31).i32_shl().i32_const(31).i32_shr_s();
     }
 
     /// Turns the lanes on the stack into a mask: bit 0 of each lane → all ones or zero.
-    fn bit0_to_mask(k: &mut InstructionSink<'_>, l: Lanes) {
+    fn bit0_to_mask(k: &mut Sink<'_>, l: Lanes) {
         let i = l.int();
         let s = l.bits() as i32 - 1;
         k.i32_const(s);

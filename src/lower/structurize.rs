@@ -307,7 +307,7 @@ impl FnLower<'_, '_> {
             if min != 0 {
                 self.sink().i32_const(min as i32).i32_sub();
             }
-            self.sink().br_table(table, dd);
+            self.sink().br_table(&table, dd);
         } else {
             let is64 = matches!(cond, Cond::Stack64(_));
             let s = match cond {
