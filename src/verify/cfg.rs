@@ -76,7 +76,7 @@ struct PhiScratch {
     /// False until the first phi of the body sized and reset `per_block`.
     ready: bool,
     per_block: Vec<PhiCounts>,
-    /// Distinct predecessors of the current block, sorted.
+    /// Distinct predecessors of the current block (sorted when `PhiBlock::preds_sorted`).
     preds: Vec<u32>,
     /// Distinct incoming blocks of the current phi.
     listed: Vec<u32>,
@@ -101,6 +101,8 @@ pub(super) struct PhiBlock {
     seen_non_phi: bool,
     /// The predecessor counts of this block are in `PhiScratch`.
     edges_ready: bool,
+    /// `PhiScratch::preds` is sorted (done only when a finding needs the order).
+    preds_sorted: bool,
 }
 
 impl PhiBlock {
@@ -109,6 +111,7 @@ impl PhiBlock {
             block: block as u32,
             seen_non_phi: false,
             edges_ready: false,
+            preds_sorted: false,
         }
     }
 
@@ -136,6 +139,12 @@ impl Cfg {
     fn dominates(&self, a: u32, b: u32) -> bool {
         let (da, pb) = (self.dom[a as usize], self.dom[b as usize].pre);
         da.pre <= pb && pb < da.end
+    }
+
+    /// True if instruction `d` is in the entry block. The entry dominates every
+    /// reachable block, so a definition there never breaks dominance in another block.
+    fn in_entry(&self, d: usize) -> bool {
+        d < self.starts[1] as usize
     }
 
     /// The block of instruction `d` (0 for an index out of range; after `dominators`).
@@ -441,8 +450,8 @@ impl Cfg {
                 }
                 pc[p].edge_cnt += 1;
             }
-            ps.preds.sort_unstable();
             at.edges_ready = true;
+            at.preds_sorted = false;
         }
         // Entries per incoming block, with the value of the first.
         let stamp = i as u32;
@@ -472,29 +481,47 @@ impl Cfg {
                 );
             }
         }
-        ps.listed.sort_unstable();
-        for &pb in &ps.listed {
-            let (count, k) = (pc[pb as usize].ent_cnt, pb as usize);
-            if pc[k].edge_stamp != b as u32 {
-                cx.at_inst(
-                    i,
-                    Rule::Phi,
-                    format!("incoming block %b{pb} is not a predecessor of %b{b}"),
-                );
-            } else if count != pc[k].edge_cnt {
-                // One entry per edge, as LLVM requires: a switch with three cases to
-                // this block lists its block three times. Every real pexe does so
-                // (pnacl.c prints them deduplicated, see binji-dedupe_incoming).
-                let e = pc[k].edge_cnt;
-                cx.at_inst(
-                    i,
-                    Rule::Phi,
-                    format!(
-                        "incoming block %b{pb} is listed {count} times but has {e} edges \
-                         to %b{b}"
-                    ),
-                );
+        // The findings below come in block order: sort only when there is one.
+        let listed_ok = ps.listed.iter().all(|&pb| {
+            let c = &pc[pb as usize];
+            c.edge_stamp == b as u32 && c.ent_cnt == c.edge_cnt
+        });
+        if !listed_ok {
+            ps.listed.sort_unstable();
+            for &pb in &ps.listed {
+                let (count, k) = (pc[pb as usize].ent_cnt, pb as usize);
+                if pc[k].edge_stamp != b as u32 {
+                    cx.at_inst(
+                        i,
+                        Rule::Phi,
+                        format!("incoming block %b{pb} is not a predecessor of %b{b}"),
+                    );
+                } else if count != pc[k].edge_cnt {
+                    // One entry per edge, as LLVM requires: a switch with three cases to
+                    // this block lists its block three times. Every real pexe does so
+                    // (pnacl.c prints them deduplicated, see binji-dedupe_incoming).
+                    let e = pc[k].edge_cnt;
+                    cx.at_inst(
+                        i,
+                        Rule::Phi,
+                        format!(
+                            "incoming block %b{pb} is listed {count} times but has {e} edges \
+                             to %b{b}"
+                        ),
+                    );
+                }
             }
+        }
+        if ps
+            .preds
+            .iter()
+            .all(|&pb| pc[pb as usize].ent_stamp == stamp)
+        {
+            return;
+        }
+        if !at.preds_sorted {
+            ps.preds.sort_unstable();
+            at.preds_sorted = true;
         }
         for &pb in &ps.preds {
             if pc[pb as usize].ent_stamp != stamp {
@@ -517,7 +544,7 @@ impl Cfg {
     ) {
         for &(v, pb) in incoming {
             let Some(d) = cx.def_of(v) else { continue };
-            if pb as usize >= self.num_blocks() {
+            if pb as usize >= self.num_blocks() || self.in_entry(d) {
                 continue;
             }
             self.dominators();
