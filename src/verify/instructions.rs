@@ -1,55 +1,61 @@
 //! Per-instruction rules: operand and result types, alignments, call signatures. Each
 //! instruction kind has its own small function returning the problems it found.
 
-use super::function::FnCx;
+use super::function::{FnCx, Phase};
 use super::globals::MAX_ALIGN_CODE;
 use super::intrinsics;
-use super::types::{is_bool_like, is_param_type, is_return_type, is_value_type};
+use super::types::{is_param_type, is_return_type};
 use super::Rule;
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Switch, Type, TypeId, ValueId,
 };
 
-type Problems = Vec<(Rule, String)>;
+/// The problems found on one instruction (a buffer the walk reuses; empty between calls).
+pub(super) type Problems = Vec<(Rule, String)>;
 
-pub(super) fn check(cx: &mut FnCx<'_>) {
-    let f = cx.f;
-    for (i, inst) in f.insts.iter().enumerate() {
-        let mut p = Problems::new();
-        check_result_type(cx, inst, &mut p);
-        match &inst.kind {
-            InstKind::Binop {
-                op,
-                lhs,
-                rhs,
-                flags,
-            } => binop(cx, inst, *op, *lhs, *rhs, *flags, &mut p),
-            InstKind::Cast { op, val } => cast(cx, inst, *op, *val, &mut p),
-            InstKind::ExtractElement { vec, index } => extract(cx, inst, *vec, *index, &mut p),
-            InstKind::InsertElement { vec, elt, index } => {
-                insert(cx, inst, *vec, *elt, *index, &mut p)
-            }
-            InstKind::Ret { val } => ret(cx, *val, &mut p),
-            InstKind::CondBr { cond, .. } => cond_br(cx, *cond, &mut p),
-            InstKind::Switch(s) => switch(cx, s, &mut p),
-            InstKind::Br { .. } | InstKind::Unreachable => {}
-            InstKind::Phi { incoming } => phi_types(cx, inst, incoming, &mut p),
-            InstKind::Alloca { size, align } => alloca(cx, inst, *size, *align, &mut p),
-            InstKind::Load { ptr, align } => load(cx, inst, *ptr, *align, &mut p),
-            InstKind::Store { ptr, val, align } => store(cx, *ptr, *val, *align, &mut p),
-            InstKind::Cmp { pred, lhs, rhs } => cmp(cx, inst, *pred, *lhs, *rhs, &mut p),
-            InstKind::Select { cond, t, f } => select(cx, inst, *cond, *t, *f, &mut p),
-            InstKind::Call(c) => call(cx, inst, c, &mut p),
-        }
-        for (rule, msg) in p {
-            cx.at_inst(i, rule, msg);
-        }
+/// Checks instruction `i` (`inst`) and reports its problems. `p` is an empty buffer.
+pub(super) fn check(cx: &mut FnCx<'_>, i: usize, inst: &Inst, p: &mut Problems) {
+    check_result_type(cx, inst, p);
+    match &inst.kind {
+        InstKind::Binop {
+            op,
+            lhs,
+            rhs,
+            flags,
+        } => binop(cx, inst, *op, *lhs, *rhs, *flags, p),
+        InstKind::Cast { op, val } => cast(cx, inst, *op, *val, p),
+        InstKind::ExtractElement { vec, index } => extract(cx, inst, *vec, *index, p),
+        InstKind::InsertElement { vec, elt, index } => insert(cx, inst, *vec, *elt, *index, p),
+        InstKind::Ret { val } => ret(cx, *val, p),
+        InstKind::CondBr { cond, .. } => cond_br(cx, *cond, p),
+        InstKind::Switch(s) => switch(cx, s, p),
+        InstKind::Br { .. } | InstKind::Unreachable => {}
+        InstKind::Phi { incoming } => phi_types(cx, inst, incoming, p),
+        InstKind::Alloca { size, align } => alloca(cx, inst, *size, *align, p),
+        InstKind::Load { ptr, align } => load(cx, inst, *ptr, *align, p),
+        InstKind::Store { ptr, val, align } => store(cx, *ptr, *val, *align, p),
+        InstKind::Cmp { pred, lhs, rhs } => cmp(cx, inst, *pred, *lhs, *rhs, p),
+        InstKind::Select { cond, t, f } => select(cx, inst, *cond, *t, *f, p),
+        InstKind::Call(c) => call(cx, inst, c, p),
+    }
+    if !p.is_empty() {
+        report(cx, i, p);
+    }
+}
+
+/// Reports (and drains) the problems of instruction `i`; out of line, as it is rare.
+#[cold]
+#[inline(never)]
+fn report(cx: &mut FnCx<'_>, i: usize, p: &mut Problems) {
+    cx.phase = Phase::Instructions;
+    for (rule, msg) in p.drain(..) {
+        cx.at_inst(i, rule, msg);
     }
 }
 
 /// Values must have a PNaCl value type; void results are "no result".
 fn check_result_type(cx: &FnCx<'_>, inst: &Inst, p: &mut Problems) {
-    if inst.result().is_some() && !is_value_type(cx.types(), inst.ty) {
+    if inst.result().is_some() && !cx.facts.is_value_type(inst.ty) {
         p.push((
             Rule::ResultType,
             format!("result of type {} is not allowed", cx.show(inst.ty)),
@@ -68,7 +74,7 @@ fn elem_bits(cx: &FnCx<'_>, t: TypeId) -> u32 {
 }
 
 fn elem_is_int(cx: &FnCx<'_>, t: TypeId) -> bool {
-    matches!(cx.types().get(cx.types().element(t)), Some(Type::Int(_)))
+    cx.facts.elem_is_int(t)
 }
 
 fn elem_is(cx: &FnCx<'_>, t: TypeId, want: &Type) -> bool {
@@ -76,7 +82,7 @@ fn elem_is(cx: &FnCx<'_>, t: TypeId, want: &Type) -> bool {
 }
 
 fn elem_is_float(cx: &FnCx<'_>, t: TypeId) -> bool {
-    elem_is(cx, t, &Type::Float) || elem_is(cx, t, &Type::Double)
+    cx.facts.elem_is_float(t)
 }
 
 fn binop(
@@ -123,7 +129,7 @@ fn binop(
     }
     // Only the bitwise logic operators work on i1: arithmetic and shifts do not.
     let logic = matches!(op, BinOp::And | BinOp::Or | BinOp::Xor);
-    if !logic && !op.is_float() && is_bool_like(cx.types(), tl) {
+    if !logic && !op.is_float() && cx.facts.is_bool_like(tl) {
         p.push((
             Rule::Arithmetic,
             format!("{name} on {} is not allowed", cx.show(tl)),
@@ -152,7 +158,7 @@ fn cast(cx: &FnCx<'_>, inst: &Inst, op: CastOp, val: ValueId, p: &mut Problems) 
             format!("{name} from {} to {}: {why}", cx.show(src), cx.show(dst)),
         )
     };
-    if !is_value_type(cx.types(), src) || !is_value_type(cx.types(), dst) {
+    if !cx.facts.is_value_type(src) || !cx.facts.is_value_type(dst) {
         p.push(bad("operand and result must be value types"));
         return;
     }
@@ -195,7 +201,7 @@ fn vector_index(cx: &FnCx<'_>, what: &str, vt: TypeId, index: ValueId, p: &mut P
     let Some(ti) = cx.ty(index) else {
         return;
     };
-    if cx.types().get(ti) != Some(&Type::Int(32)) {
+    if !is_i32(cx, ti) {
         p.push((
             Rule::Vector,
             format!("{what} index has type {}, not i32", cx.show(ti)),
@@ -372,7 +378,7 @@ fn phi_types(cx: &FnCx<'_>, inst: &Inst, incoming: &[(ValueId, u32)], p: &mut Pr
 }
 
 fn is_i32(cx: &FnCx<'_>, t: TypeId) -> bool {
-    cx.types().get(t) == Some(&Type::Int(32))
+    cx.facts.is_i32(t)
 }
 
 fn alloca(cx: &FnCx<'_>, inst: &Inst, size: ValueId, align: Align, p: &mut Problems) {
@@ -426,14 +432,14 @@ fn access(cx: &FnCx<'_>, what: &str, ptr: ValueId, t: TypeId, align: Align, p: &
             ));
         }
     }
-    if !is_value_type(cx.types(), t) {
+    if !cx.facts.is_value_type(t) {
         p.push((
             Rule::Memory,
             format!("{what} of {} is not allowed", cx.show(t)),
         ));
         return;
     }
-    if is_bool_like(cx.types(), t) {
+    if cx.facts.is_bool_like(t) {
         p.push((
             Rule::Memory,
             format!("{what} of {} is not allowed", cx.show(t)),
@@ -491,7 +497,7 @@ fn cmp(cx: &FnCx<'_>, inst: &Inst, pred: CmpPred, lhs: ValueId, rhs: ValueId, p:
         ));
     }
     // The result is i1, or <N x i1> for N-element vectors.
-    if !(is_bool_like(cx.types(), inst.ty) && count(cx, inst.ty) == count(cx, tl)) {
+    if !(cx.facts.is_bool_like(inst.ty) && count(cx, inst.ty) == count(cx, tl)) {
         p.push((
             Rule::Compare,
             format!(
@@ -520,7 +526,7 @@ fn select(cx: &FnCx<'_>, inst: &Inst, cond: ValueId, t: ValueId, f: ValueId, p: 
     }
     // LLVM also allows a scalar i1 condition for vector values; the manual requires the
     // counts to match (UnderlyingCount(C) == UnderlyingCount(T)).
-    let cond_ok = is_bool_like(cx.types(), tc) && count(cx, tc) == count(cx, tt);
+    let cond_ok = cx.facts.is_bool_like(tc) && count(cx, tc) == count(cx, tt);
     if !cond_ok {
         p.push((
             Rule::Select,

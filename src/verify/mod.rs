@@ -76,21 +76,18 @@ pub fn verify(module: &Module) -> Vec<Finding> {
     }
     module::check(module, &mut out);
     globals::check(module, &mut out);
-    // Which intrinsic each function is, resolved once (by name) for every body.
-    let intrinsics: Vec<Option<crate::ir::Intrinsic>> = module
-        .functions
-        .iter()
-        .map(module::resolve_intrinsic)
-        .collect();
+    // What every body's check needs from the module (intrinsics, type facts), once.
+    let facts = function::ModuleFacts::new(module);
     let per_body: Vec<Vec<Finding>> = module
         .function_bodies
         .par_iter()
         .enumerate()
         .with_min_len(8)
-        .map(|(i, f)| {
-            let mut s = Sink::default();
-            function::check(module, &intrinsics, i as u32, f, &mut s);
-            s.findings
+        // One scratch per rayon job, reused for all the bodies the job checks.
+        .map_init(function::Scratch::default, |scratch, (i, f)| {
+            let mut found = Vec::new();
+            function::check(&facts, i as u32, f, scratch, &mut found);
+            found
         })
         .collect();
     for mut f in per_body {

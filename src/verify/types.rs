@@ -157,3 +157,75 @@ pub(super) fn check_type_table(m: &Module, out: &mut Sink) {
         }
     }
 }
+
+/// Answers to the type questions the per-instruction rules ask for nearly every
+/// instruction, computed once per module: one array lookup each instead of matches on the
+/// type table (two for a vector's element). Ids outside the table answer false, as the
+/// functions above do.
+pub(super) struct TypeFacts {
+    flags: Vec<u8>,
+}
+
+impl TypeFacts {
+    /// [`is_value_type`].
+    const VALUE: u8 = 1;
+    /// The type is `i32`.
+    const I32: u8 = 2;
+    /// [`is_bool_like`].
+    const BOOL_LIKE: u8 = 4;
+    /// The type or its vector element is an integer.
+    const ELEM_INT: u8 = 8;
+    /// The type or its vector element is float or double.
+    const ELEM_FLOAT: u8 = 16;
+
+    pub(super) fn new(types: &TypeTable) -> TypeFacts {
+        let flags = types
+            .iter()
+            .map(|(t, ty)| {
+                let elem = types.get(types.element(t));
+                let mut f = 0;
+                if is_value_type(types, t) {
+                    f |= Self::VALUE;
+                }
+                if *ty == Type::Int(32) {
+                    f |= Self::I32;
+                }
+                if is_bool_like(types, t) {
+                    f |= Self::BOOL_LIKE;
+                }
+                if matches!(elem, Some(Type::Int(_))) {
+                    f |= Self::ELEM_INT;
+                }
+                if matches!(elem, Some(Type::Float | Type::Double)) {
+                    f |= Self::ELEM_FLOAT;
+                }
+                f
+            })
+            .collect();
+        TypeFacts { flags }
+    }
+
+    fn has(&self, t: TypeId, flag: u8) -> bool {
+        self.flags.get(t.0 as usize).is_some_and(|f| f & flag != 0)
+    }
+
+    pub(super) fn is_value_type(&self, t: TypeId) -> bool {
+        self.has(t, Self::VALUE)
+    }
+
+    pub(super) fn is_i32(&self, t: TypeId) -> bool {
+        self.has(t, Self::I32)
+    }
+
+    pub(super) fn is_bool_like(&self, t: TypeId) -> bool {
+        self.has(t, Self::BOOL_LIKE)
+    }
+
+    pub(super) fn elem_is_int(&self, t: TypeId) -> bool {
+        self.has(t, Self::ELEM_INT)
+    }
+
+    pub(super) fn elem_is_float(&self, t: TypeId) -> bool {
+        self.has(t, Self::ELEM_FLOAT)
+    }
+}
