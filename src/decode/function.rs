@@ -3,7 +3,8 @@
 //! they become absolute [`ValueId`]s, and every operand's type is known (forward references
 //! need a forward type declaration, except phi operands, whose type the phi gives).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Hasher for value ids: one multiply. SipHash's DoS resistance buys nothing for keys that
@@ -109,9 +110,12 @@ pub(crate) struct Decoded {
 /// Buffers one thread reuses from function to function, so decoding a body allocates only
 /// its exactly sized results (no growth, no over-reservation, no shrinking).
 #[derive(Default)]
-pub(crate) struct Scratch {
+pub(crate) struct Scratch<'a> {
+    /// The cursor of the previous function, reforked for the next (keeps its buffers).
+    cur: Option<Cursor<'a>>,
     value_types: Vec<TypeId>,
     forward: IdMap<TypeId>,
+    forward_order: BinaryHeap<Reverse<u32>>,
     pending: Vec<(u32, TypeId, u32)>,
     rec: Vec<u64>,
     params: Vec<TypeId>,
@@ -217,6 +221,9 @@ struct FnDecoder<'d, 'a> {
     value_types: Vec<TypeId>,
     /// Types declared for values not yet defined.
     forward: IdMap<TypeId>,
+    /// The keys of `forward`, smallest first: defining a value looks in `forward` only
+    /// when it is the smallest (most values were never forward declared).
+    forward_order: BinaryHeap<Reverse<u32>>,
     /// Phi operands that referred to values not yet defined: (value, type, phi index).
     pending: Vec<(u32, TypeId, u32)>,
     num_blocks: Option<u32>,
@@ -237,13 +244,13 @@ fn take<T>(v: &mut Vec<T>) -> Vec<T> {
     v
 }
 
-pub(super) fn decode_function(
-    data: &[u8],
+pub(super) fn decode_function<'a>(
+    data: &'a [u8],
     functions: &[FunctionDecl],
     num_globals: u32,
     implied: &Implied,
     job: &FnJob,
-    scratch: &mut Scratch,
+    scratch: &mut Scratch<'a>,
 ) -> Result<Decoded> {
     let types = &implied.ext;
     let decl = &functions[job.decl as usize];
@@ -251,18 +258,27 @@ pub(super) fn decode_function(
         .function(decl.ty)
         .expect("checked when the function address was read");
     let num_module_values = functions.len() as u32 + num_globals;
-    let cur = Cursor::fork_block(
-        data,
-        job.scopes.detached(),
-        block_id::FUNCTION,
-        job.abbrev_width,
-        job.body_start,
-        job.len_words as u64,
-    )?;
+    let (width, start, words) = (job.abbrev_width, job.body_start, job.len_words as u64);
+    let cur = match scratch.cur.take() {
+        Some(mut cur) => {
+            cur.refork_block(&job.scopes, block_id::FUNCTION, width, start, words)?;
+            cur
+        }
+        None => Cursor::fork_block(
+            data,
+            job.scopes.detached(),
+            block_id::FUNCTION,
+            width,
+            start,
+            words,
+        )?,
+    };
     let mut value_types = take(&mut scratch.value_types);
     value_types.extend_from_slice(&ft.params);
     let mut forward = std::mem::take(&mut scratch.forward);
     forward.clear();
+    let mut forward_order = std::mem::take(&mut scratch.forward_order);
+    forward_order.clear();
     let mut fd = FnDecoder {
         cur,
         types,
@@ -285,6 +301,7 @@ pub(super) fn decode_function(
         ret_ty: ft.ret,
         value_types,
         forward,
+        forward_order,
         pending: take(&mut scratch.pending),
         num_blocks: None,
         block_ended: true,
@@ -312,6 +329,8 @@ pub(super) fn decode_function(
     scratch.consts = std::mem::replace(&mut f.consts, consts);
     scratch.value_types = fd.value_types;
     scratch.forward = fd.forward;
+    scratch.forward_order = fd.forward_order;
+    scratch.cur = Some(fd.cur);
     scratch.pending = fd.pending;
     scratch.rec = fd.rec;
     scratch.params = fd.params;
@@ -384,8 +403,8 @@ impl FnDecoder<'_, '_> {
         short: &mut [u64; SHORT_RECORD],
         what: &str,
     ) -> Result<Option<usize>> {
-        match next_leaf_short(&mut self.cur, buf, short, what) {
-            Ok(r) => Ok(r.map(|(_, n)| n)),
+        match next_leaf_short(&mut self.cur, buf, short, None, what) {
+            Ok(r) => Ok(r.map(|(_, n, _)| n)),
             Err(DecodeError::Invalid { message, .. }) => self.err(message),
             Err(e) => Err(e),
         }
@@ -732,6 +751,7 @@ impl FnDecoder<'_, '_> {
                 }
             } else {
                 self.forward.insert(v, t);
+                self.forward_order.push(Reverse(v));
             }
             self.f.forward_decls.push((ValueId(v), t));
             return Ok(());
@@ -749,10 +769,9 @@ impl FnDecoder<'_, '_> {
         let result = if ty != self.void_ty {
             self.use_type(ty);
             let v = self.next_value();
-            let declared = if self.forward.is_empty() {
-                None
-            } else {
-                self.forward.remove(&v)
+            let declared = match self.forward_order.peek() {
+                Some(&Reverse(k)) if k <= v => self.take_forward(v),
+                _ => None,
             };
             if let Some(t) = declared {
                 if t != ty {
@@ -778,6 +797,24 @@ impl FnDecoder<'_, '_> {
         self.f.inst_bits.push(off);
         self.f.insts.push(Inst { kind, ty, result });
         Ok(())
+    }
+
+    /// The forward declaration of `v`, the value being defined, removed from `forward`.
+    /// Smaller keys are skipped in `forward_order` for good: no value below `v` is defined
+    /// again (a constant can leave its declaration behind in `forward`; only values not
+    /// yet defined are looked up there).
+    #[inline(never)]
+    fn take_forward(&mut self, v: u32) -> Option<TypeId> {
+        while let Some(&Reverse(k)) = self.forward_order.peek() {
+            if k > v {
+                return None;
+            }
+            self.forward_order.pop();
+            if k == v {
+                return self.forward.remove(&v);
+            }
+        }
+        None
     }
 
     #[inline(always)]
