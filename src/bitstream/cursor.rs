@@ -1030,7 +1030,7 @@ fn read_abbreviated(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bitstream::{Header, StreamWriter};
+    use crate::bitstream::{Abbrev, AbbrevOp, Header, StreamWriter};
 
     /// A stream with one block holding `records` (unabbreviated), and the header length.
     fn stream(records: &[Vec<u64>]) -> (Vec<u8>, usize) {
@@ -1075,6 +1075,87 @@ mod tests {
                 }
                 (ra, rb) => panic!("next_short {ra:?} but next_into {rb:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn byte_arrays_read_like_the_general_reader() {
+        // `<3, array(fixed(8))>` (id 4) and `<0, vbr(6), fixed(1)>` (id 5) records, at
+        // every bit offset the mix gives, and an unabbreviated one.
+        let header = Header::standard().to_bytes();
+        let mut w = StreamWriter::new(&header);
+        w.enter_block(19, 3).unwrap();
+        let bytes = Abbrev {
+            ops: vec![AbbrevOp::Literal(3), AbbrevOp::Array, AbbrevOp::Fixed(8)],
+        };
+        let var = Abbrev {
+            ops: vec![AbbrevOp::Literal(0), AbbrevOp::Vbr(6), AbbrevOp::Fixed(1)],
+        };
+        w.define_abbrev(&bytes).unwrap();
+        w.define_abbrev(&var).unwrap();
+        let mut records = Vec::new();
+        for len in 0..40u64 {
+            let mut r = vec![3];
+            r.extend((0..len).map(|i| (i * 37 + len) & 0xff));
+            w.write_record(4, &r).unwrap();
+            records.push(r);
+            let v = vec![0, len * 3, len & 1];
+            w.write_record(5, &v).unwrap();
+            records.push(v);
+        }
+        w.write_record(UNABBREV_RECORD as u32, &[3, 300, 1])
+            .unwrap();
+        records.push(vec![3, 300, 1]);
+        w.end_block().unwrap();
+        let data = w.finish().unwrap();
+        let start = header.len();
+        let read = |data: &[u8]| {
+            let mut a = Cursor::new(data, start);
+            let mut b = Cursor::new(data, start);
+            let (mut buf_a, mut buf_b, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
+            let mut short = [0u64; SHORT_RECORD];
+            let (mut out, mut as_bytes) = (Vec::new(), 0);
+            loop {
+                let ra = a.next_short_or_bytes(&mut buf_a, &mut short, &mut bytes);
+                let rb = b.next_into(&mut buf_b);
+                match (ra, rb) {
+                    (Ok(Some((bit_a, kind_a, n, in_bytes))), Ok(Some((bit_b, kind_b)))) => {
+                        assert_eq!((bit_a, kind_a, a.pos()), (bit_b, kind_b, b.pos()));
+                        if let Kind::Record { .. } = kind_a {
+                            let vals: Vec<u64> = if in_bytes {
+                                as_bytes += 1;
+                                let mut v = vec![short[0]];
+                                v.extend(bytes.iter().map(|&b| b as u64));
+                                v
+                            } else if n > 0 {
+                                short[..n].to_vec()
+                            } else {
+                                buf_a.clone()
+                            };
+                            assert_eq!(vals, buf_b);
+                            out.push(Ok(vals));
+                        }
+                    }
+                    (Ok(None), Ok(None)) => return (out, as_bytes),
+                    (Err(ea), Err(eb)) => {
+                        assert_eq!(ea.to_string(), eb.to_string());
+                        out.push(Err(ea.to_string()));
+                        return (out, as_bytes);
+                    }
+                    (ra, rb) => panic!("next_short_or_bytes {ra:?} but next_into {rb:?}"),
+                }
+            }
+        };
+        let (got, as_bytes) = read(&data);
+        let want: Vec<Result<Vec<u64>, String>> = records.into_iter().map(Ok).collect();
+        assert_eq!(got, want);
+        assert!(as_bytes >= 30, "only {as_bytes} arrays came back as bytes");
+        for cut in start + 8..data.len() {
+            let (got, _) = read(&data[..cut]);
+            assert!(
+                got.last().is_some_and(|r| r.is_err()),
+                "cut at {cut}: {got:?}"
+            );
         }
     }
 
