@@ -338,6 +338,9 @@ pub(super) fn decode_function<'a>(
 }
 
 impl FnDecoder<'_, '_> {
+    // Out of line and cold: the hot decoding functions keep only the call.
+    #[cold]
+    #[inline(never)]
     fn err<T>(&self, message: impl Into<String>) -> Result<T> {
         let name = self.functions[self.f.decl as usize]
             .name
