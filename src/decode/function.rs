@@ -118,7 +118,6 @@ pub(crate) struct Scratch<'a> {
     forward_order: BinaryHeap<Reverse<u32>>,
     pending: Vec<(u32, TypeId, u32)>,
     rec: Vec<u64>,
-    params: Vec<TypeId>,
     insts: Vec<Inst>,
     inst_bits: Vec<u32>,
     value_insts: Vec<u32>,
@@ -233,8 +232,6 @@ struct FnDecoder<'d, 'a> {
     /// Where the `blocks N` record was, for errors about the count found at the end.
     blocks_pos: Option<crate::bitstream::Position>,
     rec: Vec<u64>,
-    /// Parameter types of a direct call's callee (reused to avoid cloning signatures).
-    params: Vec<TypeId>,
 }
 
 /// Takes a reused buffer out of the scratch space, emptied.
@@ -308,7 +305,6 @@ pub(super) fn decode_function<'a>(
         void_ty: implied.void,
         blocks_pos: None,
         rec: take(&mut scratch.rec),
-        params: take(&mut scratch.params),
     };
     fd.run()?;
     // Copy the results out at their exact sizes and keep the grown buffers for the next
@@ -333,7 +329,6 @@ pub(super) fn decode_function<'a>(
     scratch.cur = Some(fd.cur);
     scratch.pending = fd.pending;
     scratch.rec = fd.rec;
-    scratch.params = fd.params;
     Ok(Decoded { used_implied, f })
 }
 
@@ -464,7 +459,7 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Resolves a relative operand to an absolute id.
-    #[inline]
+    #[inline(always)]
     fn rel(&self, r: u64) -> Result<u32> {
         if r > u32::MAX as u64 {
             return self.err(format!("relative value index {r} is too large"));
@@ -1187,14 +1182,13 @@ impl FnDecoder<'_, '_> {
                         self.name_of(target)
                     ));
                 }
-                let ft = self
-                    .types
+                // The table outlives `self`'s borrow: no copy of the signature needed.
+                let types: &TypeTable = self.types;
+                let ft = types
                     .function(self.functions[target as usize].ty)
                     .expect("checked when read");
                 let ret = ft.ret;
-                let mut params = std::mem::take(&mut self.params);
-                params.clear();
-                params.extend_from_slice(&ft.params);
+                let params = &ft.params;
                 if params.len() != args.len() {
                     return self.err(format!(
                         "call to @f{target} passes {} arguments but it takes {}",
@@ -1203,7 +1197,7 @@ impl FnDecoder<'_, '_> {
                     ));
                 }
                 let mut av = Vec::with_capacity(args.len());
-                for (i, (&a, &pt)) in args.iter().zip(&params).enumerate() {
+                for (i, (&a, &pt)) in args.iter().zip(params).enumerate() {
                     let (v, t) = self.operand(a)?;
                     if t != pt {
                         return self.err(format!(
@@ -1214,7 +1208,6 @@ impl FnDecoder<'_, '_> {
                     }
                     av.push(v);
                 }
-                self.params = params;
                 (
                     InstKind::Call(Box::new(Call {
                         callee: Callee::Direct(target),
