@@ -696,6 +696,7 @@ impl FnDecoder<'_, '_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn record(&mut self, rec: &[u64], bit: u64) -> Result<()> {
         let code = rec[0];
         let ops = &rec[1..];
