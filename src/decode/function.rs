@@ -764,8 +764,8 @@ impl FnDecoder<'_, '_> {
             self.f.block_starts.push(self.f.insts.len() as u32);
             self.block_ended = false;
         }
-        let (kind, ty) = self.instruction(code, ops)?;
-        let result = if ty != self.void_ty {
+        let ty = self.instruction(code, ops)?;
+        if ty != self.void_ty {
             self.use_type(ty);
             let v = self.next_value();
             let declared = match self.forward_order.peek() {
@@ -783,18 +783,18 @@ impl FnDecoder<'_, '_> {
                 }
             }
             self.value_types.push(ty);
-            self.f.value_insts.push(self.f.insts.len() as u32);
-            v
-        } else {
-            NO_RESULT
-        };
-        if kind.is_terminator() {
+            self.f.value_insts.push(self.f.insts.len() as u32 - 1);
+        }
+        // The codes of the terminator kinds (`InstKind::is_terminator`).
+        if matches!(
+            code,
+            code::RET | code::BR | code::SWITCH | code::UNREACHABLE
+        ) {
             self.block_ended = true;
         }
         let off = bit - self.f.bit;
         let off = u32::try_from(off).or_else(|_| self.err("function block is too large"))?;
         self.f.inst_bits.push(off);
-        self.f.insts.push(Inst { kind, ty, result });
         Ok(())
     }
 
@@ -821,9 +821,10 @@ impl FnDecoder<'_, '_> {
         self.use_type(self.void_ty)
     }
 
-    /// Decodes one instruction record into its kind and result type (void if none).
-    fn instruction(&mut self, code: u64, ops: &[u64]) -> Result<(InstKind, TypeId)> {
-        Ok(match code {
+    /// Decodes one instruction record, appends it to the body and returns its result
+    /// type (void if none).
+    fn instruction(&mut self, code: u64, ops: &[u64]) -> Result<TypeId> {
+        let (kind, ty) = match code {
             code::BINOP => {
                 let (a, b, opc, flags) = match *ops {
                     [a, b, opc] => (a, b, opc, None),
@@ -1250,7 +1251,15 @@ impl FnDecoder<'_, '_> {
                     "unknown or disallowed instruction record code {code}"
                 ))
             }
-        })
+        };
+        // Pushed here, not returned: the instruction is never copied on its way out.
+        let result = if ty != self.void_ty {
+            self.next_value()
+        } else {
+            NO_RESULT
+        };
+        self.f.insts.push(Inst { kind, ty, result });
+        Ok(ty)
     }
 
     #[inline(always)]
