@@ -822,7 +822,9 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Decodes one instruction record, appends it to the body and returns its result
-    /// type (void if none).
+    /// type (void if none). Always inlined (into both inlined `record` call sites): with
+    /// `err` out of line this saves the call and the spills around it (291.2M → 286.5M).
+    #[inline(always)]
     fn instruction(&mut self, code: u64, ops: &[u64]) -> Result<TypeId> {
         let (kind, ty) = match code {
             code::BINOP => {
