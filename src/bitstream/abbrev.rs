@@ -148,20 +148,37 @@ pub(crate) enum PlanOp {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Plan {
     pub fast: bool,
+    /// The abbreviation is `<literal, array(fixed(8))>` (global data): its array can be
+    /// copied out as bytes (see `Cursor::next_short_or_bytes`).
+    pub bytes: bool,
     pub n: u8,
     pub kinds: [PlanOp; PLAN_OPS],
     pub widths: [u8; PLAN_OPS],
     pub literals: [u64; PLAN_OPS],
+    /// Per operand, the bits of its (first) chunk: 0 for literals. With `conts` and
+    /// `literals` this reads every operand the same way, with no match on its kind.
+    pub masks: [u64; PLAN_OPS],
+    /// Per operand, the continuation bit of a VBR chunk, 0 for other kinds.
+    pub conts: [u64; PLAN_OPS],
+    /// Some operand is a char6 (which needs decoding; read by kind).
+    pub char6: bool,
 }
 
 impl Plan {
     pub(crate) fn compile(a: &Abbrev) -> Plan {
         let mut p = Plan {
             fast: a.ops.len() <= PLAN_OPS,
+            bytes: matches!(
+                a.ops[..],
+                [AbbrevOp::Literal(_), AbbrevOp::Array, AbbrevOp::Fixed(8)]
+            ),
             n: a.ops.len().min(PLAN_OPS) as u8,
             kinds: [PlanOp::Literal; PLAN_OPS],
             widths: [0; PLAN_OPS],
             literals: [0; PLAN_OPS],
+            masks: [0; PLAN_OPS],
+            conts: [0; PLAN_OPS],
+            char6: false,
         };
         for (i, op) in a.ops.iter().take(PLAN_OPS).enumerate() {
             match *op {
@@ -181,6 +198,15 @@ impl Plan {
                     p.widths[i] = 6;
                 }
                 _ => p.fast = false,
+            }
+            let w = p.widths[i] as u32;
+            if w > 0 {
+                p.masks[i] = (1u64 << w) - 1;
+            }
+            match p.kinds[i] {
+                PlanOp::Vbr => p.conts[i] = 1u64 << (w - 1),
+                PlanOp::Char6 => p.char6 = true,
+                _ => {}
             }
         }
         p
@@ -301,6 +327,24 @@ impl Scopes {
             setbid: None,
             spare: Vec::new(),
         }
+    }
+
+    /// Makes this the state [`Scopes::detached`] gives for `other`, keeping this one's
+    /// buffers: the shared lists are taken from `other` (not copied), open scopes closed.
+    pub fn reset_to(&mut self, other: &Scopes) {
+        while !self.stack.is_empty() {
+            self.exit();
+        }
+        if !Arc::ptr_eq(&self.arena, &other.arena) {
+            self.arena = other.arena.clone();
+        }
+        if !Arc::ptr_eq(&self.plans, &other.plans) {
+            self.plans = other.plans.clone();
+        }
+        if !Arc::ptr_eq(&self.blockinfo, &other.blockinfo) {
+            self.blockinfo = other.blockinfo.clone();
+        }
+        self.setbid = None;
     }
 
     /// Records a SETBID seen inside BLOCKINFO.

@@ -201,6 +201,39 @@ impl<'a> BitReader<'a> {
         }
     }
 
+    /// Appends the next `len` bytes of input (at any bit offset) to `out`, 8 at a time, or
+    /// returns false having read nothing if fewer than `len * 8` bits are left.
+    pub(crate) fn read_bytes(&mut self, len: u64, out: &mut Vec<u8>) -> bool {
+        if len > self.remaining() / 8 {
+            return false;
+        }
+        let len = len as usize;
+        let b = (self.pos >> 3) as usize;
+        let off = (self.pos & 7) as u32;
+        out.reserve_exact(len);
+        if off == 0 {
+            out.extend_from_slice(&self.data[b..b + len]);
+        } else {
+            // Output byte i is the high bits of input byte b+i and the low bits of b+i+1;
+            // b+len exists because the bits end `off` bits into it.
+            let src = &self.data[b..=b + len];
+            let mut i = 0;
+            while i + 8 <= len {
+                let lo = u64::from_le_bytes(src[i..i + 8].try_into().expect("8 bytes"));
+                let v = (lo >> off) | ((src[i + 8] as u64) << (64 - off));
+                out.extend_from_slice(&v.to_le_bytes());
+                i += 8;
+            }
+            out.extend(
+                src[i..]
+                    .windows(2)
+                    .map(|p| (p[0] >> off) | (p[1] << (8 - off))),
+            );
+        }
+        self.pos += len as u64 * 8;
+        true
+    }
+
     /// Skips to the next multiple of 32 bits.
     pub fn align32(&mut self) -> Result<(), Eof> {
         let aligned = (self.pos + 31) & !31;
@@ -360,6 +393,31 @@ mod tests {
         w.write_vbr(27, 4);
         let b = w.finish();
         assert_eq!(b, vec![0b0011_1011]);
+    }
+
+    #[test]
+    fn bytes_at_every_offset_match_fixed_reads() {
+        let data: Vec<u8> = (0..40u32)
+            .map(|i| (i.wrapping_mul(151) ^ 0x5a) as u8)
+            .collect();
+        for start in 0..24u64 {
+            for len in 0..=(data.len() as u64 - start / 8) {
+                let mut r = BitReader::new(&data);
+                r.seek(start).unwrap();
+                let mut want = Vec::new();
+                let fits = (0..len).all(|_| r.read(8).map(|v| want.push(v as u8)).is_ok());
+                let mut r = BitReader::new(&data);
+                r.seek(start).unwrap();
+                let mut got = vec![7u8];
+                assert_eq!(r.read_bytes(len, &mut got), fits, "start {start} len {len}");
+                if fits {
+                    assert_eq!(got[1..], want[..], "start {start} len {len}");
+                    assert_eq!(r.pos(), start + len * 8);
+                } else {
+                    assert_eq!((got.len(), r.pos()), (1, start));
+                }
+            }
+        }
     }
 
     #[test]

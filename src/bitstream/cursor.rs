@@ -105,6 +105,10 @@ pub struct Cursor<'a> {
     /// Bytes to treat as the end of the stream (trailing zero padding is allowed after the
     /// last top-level block).
     finished: bool,
+    /// The abbreviation id width when data records take the fast paths (inside a block
+    /// other than BLOCKINFO), else 0. Kept in step with `scopes` so a record's first check
+    /// is one load.
+    fast_width: u32,
 }
 
 impl<'a> Cursor<'a> {
@@ -120,6 +124,7 @@ impl<'a> Cursor<'a> {
             entry_bit: 0,
             cur_code: None,
             finished: false,
+            fast_width: 0,
         }
     }
 
@@ -135,7 +140,49 @@ impl<'a> Cursor<'a> {
         body_start: u64,
         len_words: u64,
     ) -> Result<Self, BitstreamError> {
-        let mut r = BitReader::new(data);
+        let mut c = Cursor {
+            r: BitReader::new(data),
+            scopes,
+            open: Vec::with_capacity(4),
+            values: Vec::with_capacity(64),
+            entry_bit: body_start,
+            cur_code: None,
+            finished: false,
+            fast_width: 0,
+        };
+        c.start_block(block_id, abbrev_width, body_start, len_words)?;
+        Ok(c)
+    }
+
+    /// Turns this cursor into what [`Cursor::fork_block`] would return for another block of
+    /// the same input, keeping its buffers (one cursor serves every function a thread
+    /// decodes, with no allocation per function). `scopes` is the abbreviation state the
+    /// block starts from, as given to `fork_block` (only its shared lists are taken).
+    pub fn refork_block(
+        &mut self,
+        scopes: &Scopes,
+        block_id: u32,
+        abbrev_width: u32,
+        body_start: u64,
+        len_words: u64,
+    ) -> Result<(), BitstreamError> {
+        self.scopes.reset_to(scopes);
+        self.fast_width = 0;
+        self.open.clear();
+        self.entry_bit = body_start;
+        self.cur_code = None;
+        self.finished = false;
+        self.start_block(block_id, abbrev_width, body_start, len_words)
+    }
+
+    /// Positions a cursor with no open block inside the body of block `block_id`.
+    fn start_block(
+        &mut self,
+        block_id: u32,
+        abbrev_width: u32,
+        body_start: u64,
+        len_words: u64,
+    ) -> Result<(), BitstreamError> {
         let end_bit = body_start + len_words * 32;
         let position = Position {
             bit: body_start,
@@ -143,7 +190,7 @@ impl<'a> Cursor<'a> {
             record: None,
             record_index: None,
         };
-        if end_bit > r.len_bits() {
+        if end_bit > self.r.len_bits() {
             return Err(BitstreamError::new(
                 K::BlockTooLong {
                     block_id,
@@ -153,29 +200,30 @@ impl<'a> Cursor<'a> {
                 position,
             ));
         }
-        r.seek(body_start)
+        self.r
+            .seek(body_start)
             .map_err(|e| BitstreamError::new(K::UnexpectedEof { needed: e.needed }, position))?;
-        let mut scopes = scopes;
-        scopes.enter(block_id, abbrev_width);
-        Ok(Cursor {
-            r,
-            scopes,
-            open: vec![Open {
-                end_bit,
-                len_words,
-                body_start,
-                records: 0,
-            }],
-            values: Vec::with_capacity(64),
-            entry_bit: body_start,
-            cur_code: None,
-            finished: false,
-        })
+        self.scopes.enter(block_id, abbrev_width);
+        self.sync_fast_width();
+        self.open.push(Open {
+            end_bit,
+            len_words,
+            body_start,
+            records: 0,
+        });
+        Ok(())
     }
 
     /// Where the body of the block just entered starts (valid right after `EnterBlock`).
     pub fn body_start(&self) -> u64 {
         self.open.last().map_or(0, |o| o.body_start)
+    }
+
+    fn sync_fast_width(&mut self) {
+        self.fast_width = match self.scopes.current_block() {
+            Some(b) if b != BLOCKINFO_BLOCK_ID && !self.finished => self.scopes.width(),
+            _ => 0,
+        };
     }
 
     /// Current bit position.
@@ -265,6 +313,7 @@ impl<'a> Cursor<'a> {
                     }));
                 }
                 self.scopes.exit();
+                self.sync_fast_width();
                 Ok(Some(Item {
                     bit: self.entry_bit,
                     entry: Entry::EndBlock,
@@ -325,11 +374,11 @@ impl<'a> Cursor<'a> {
     pub fn next_into(&mut self, buf: &mut Vec<u64>) -> Result<Option<(u64, Kind)>, BitstreamError> {
         // Fast path for the common entry, a data record inside a block other than BLOCKINFO:
         // the same steps as `next` takes for it, without building an `Item`.
-        if !self.finished && self.scopes.depth() > 0 {
-            let width = self.scopes.width();
+        let width = self.fast_width;
+        if width != 0 {
             if let Some(w) = self.r.peek() {
                 let id = w & ((1u64 << width) - 1);
-                if id > DEFINE_ABBREV && self.scopes.current_block() != Some(BLOCKINFO_BLOCK_ID) {
+                if id > DEFINE_ABBREV {
                     let bit = self.r.pos();
                     self.entry_bit = bit;
                     self.cur_code = None;
@@ -385,11 +434,11 @@ impl<'a> Cursor<'a> {
         buf: &mut Vec<u64>,
         short: &mut [u64; SHORT_RECORD],
     ) -> Result<Option<(u64, Kind, usize)>, BitstreamError> {
-        if !self.finished && self.scopes.depth() > 0 {
-            let width = self.scopes.width();
+        let width = self.fast_width;
+        if width != 0 {
             if let Some(w) = self.r.peek() {
                 let id = w & ((1u64 << width) - 1);
-                if id > DEFINE_ABBREV && self.scopes.current_block() != Some(BLOCKINFO_BLOCK_ID) {
+                if id > DEFINE_ABBREV {
                     let bit = self.r.pos();
                     self.entry_bit = bit;
                     self.cur_code = None;
@@ -422,6 +471,62 @@ impl<'a> Cursor<'a> {
             }
         }
         Ok(self.next_into(buf)?.map(|(bit, kind)| (bit, kind, 0)))
+    }
+
+    /// Like [`Cursor::next_short`], but a record whose abbreviation is `<literal,
+    /// array(fixed(8))>` (global data) comes back with its code in `short[0]` and its
+    /// array in `bytes` (a new vector of exactly that length), copied from the input 8
+    /// bytes at a time instead of value by value: the fourth value is true then. When the
+    /// array does not fit the input, the record is read again the general way, which
+    /// reports the error.
+    pub fn next_short_or_bytes(
+        &mut self,
+        buf: &mut Vec<u64>,
+        short: &mut [u64; SHORT_RECORD],
+        bytes: &mut Vec<u8>,
+    ) -> Result<Option<(u64, Kind, usize, bool)>, BitstreamError> {
+        let width = self.fast_width;
+        if width != 0 {
+            if let Some(w) = self.r.peek() {
+                let id = w & ((1u64 << width) - 1);
+                let plan = match self.scopes.lookup_index(id) {
+                    Some(a) if id > DEFINE_ABBREV => Some(&self.scopes.plans[a]),
+                    _ => None,
+                };
+                if let Some(p) = plan.filter(|p| p.bytes) {
+                    let code = p.literals[0];
+                    let bit = self.r.pos();
+                    self.r.consume(width);
+                    let mut data = Vec::new();
+                    let ok = match self.r.read_vbr(6) {
+                        Ok(len) => self.r.read_bytes(len, &mut data),
+                        Err(_) => false,
+                    };
+                    if ok {
+                        self.entry_bit = bit;
+                        if let Some(o) = self.open.last_mut() {
+                            o.records += 1;
+                        }
+                        self.cur_code = Some(code);
+                        short[0] = code;
+                        *bytes = data;
+                        return Ok(Some((
+                            bit,
+                            Kind::Record {
+                                abbrev_id: id as u32,
+                            },
+                            1,
+                            true,
+                        )));
+                    }
+                    // Back to the record's start: the general reader reports the error.
+                    self.r.seek(bit).map_err(|e| self.eof(e))?;
+                }
+            }
+        }
+        Ok(self
+            .next_short(buf, short)?
+            .map(|(bit, kind, n)| (bit, kind, n, false)))
     }
 
     fn enter_block(&mut self) -> Result<Option<Item<'_>>, BitstreamError> {
@@ -460,6 +565,7 @@ impl<'a> Cursor<'a> {
             records: 0,
         });
         self.scopes.enter(block_id as u32, width as u32);
+        self.sync_fast_width();
         Ok(Some(Item {
             bit: self.entry_bit,
             entry: Entry::EnterBlock {
@@ -479,6 +585,7 @@ impl<'a> Cursor<'a> {
             .ok_or_else(|| self.err(K::Writer("skip_block outside a block".into())))?;
         self.r.seek(open.end_bit).map_err(|e| self.eof(e))?;
         self.scopes.exit();
+        self.sync_fast_width();
         Ok(())
     }
 
@@ -632,6 +739,31 @@ fn window_vbr(w: u64, used: &mut u32, k: u32) -> Option<u64> {
     }
 }
 
+/// The rest of a VBR field of `k`-bit chunks whose first chunk `piece` (with its
+/// continuation bit set) ended at bit `used` of window `w`; `None` if it runs past the
+/// window.
+#[inline(always)]
+fn vbr_more_chunks(w: u64, used: &mut u32, k: u32, piece: u64) -> Option<u64> {
+    if *used > PEEK_BITS {
+        return None;
+    }
+    let hi = 1u64 << (k - 1);
+    let mut result = piece & (hi - 1);
+    let mut shift = k - 1;
+    loop {
+        if *used + k > PEEK_BITS {
+            return None;
+        }
+        let piece = (w >> *used) & ((1u64 << k) - 1);
+        *used += k;
+        result |= (piece & (hi - 1)) << shift;
+        shift += k - 1;
+        if piece & hi == 0 {
+            return Some(result);
+        }
+    }
+}
+
 /// Field `i` of plan `p` from window `w` at bit `used`, or `None` if it runs past the
 /// window.
 #[inline(always)]
@@ -660,6 +792,27 @@ fn read_planned_short(r: &mut BitReader, p: &Plan, out: &mut [u64; SHORT_RECORD]
     let w = r.peek()?;
     let n = (p.n as usize).min(PLAN_OPS);
     let mut used = 0u32;
+    if !p.char6 {
+        // Every operand read the same way: its chunk (empty for a literal), plus the
+        // literal; only a VBR value of several chunks leaves the straight line. A field
+        // past the window shows as `used` over the window at the end (shifts wrap, the
+        // garbage is never kept).
+        #[allow(clippy::needless_range_loop)]
+        for i in 0..n {
+            let piece = w.wrapping_shr(used) & p.masks[i];
+            used += p.widths[i] as u32;
+            out[i] = if piece & p.conts[i] == 0 {
+                piece | p.literals[i]
+            } else {
+                vbr_more_chunks(w, &mut used, p.widths[i] as u32, piece)?
+            };
+        }
+        if used > PEEK_BITS {
+            return None;
+        }
+        r.consume(used);
+        return Some(n);
+    }
     // An index loop: `n <= PLAN_OPS`, so the bounds checks fold away (the iterator
     // adapters cost more here).
     #[allow(clippy::needless_range_loop)]
@@ -877,7 +1030,7 @@ fn read_abbreviated(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bitstream::{Header, StreamWriter};
+    use crate::bitstream::{Abbrev, AbbrevOp, Header, StreamWriter};
 
     /// A stream with one block holding `records` (unabbreviated), and the header length.
     fn stream(records: &[Vec<u64>]) -> (Vec<u8>, usize) {
@@ -922,6 +1075,87 @@ mod tests {
                 }
                 (ra, rb) => panic!("next_short {ra:?} but next_into {rb:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn byte_arrays_read_like_the_general_reader() {
+        // `<3, array(fixed(8))>` (id 4) and `<0, vbr(6), fixed(1)>` (id 5) records, at
+        // every bit offset the mix gives, and an unabbreviated one.
+        let header = Header::standard().to_bytes();
+        let mut w = StreamWriter::new(&header);
+        w.enter_block(19, 3).unwrap();
+        let bytes = Abbrev {
+            ops: vec![AbbrevOp::Literal(3), AbbrevOp::Array, AbbrevOp::Fixed(8)],
+        };
+        let var = Abbrev {
+            ops: vec![AbbrevOp::Literal(0), AbbrevOp::Vbr(6), AbbrevOp::Fixed(1)],
+        };
+        w.define_abbrev(&bytes).unwrap();
+        w.define_abbrev(&var).unwrap();
+        let mut records = Vec::new();
+        for len in 0..40u64 {
+            let mut r = vec![3];
+            r.extend((0..len).map(|i| (i * 37 + len) & 0xff));
+            w.write_record(4, &r).unwrap();
+            records.push(r);
+            let v = vec![0, len * 3, len & 1];
+            w.write_record(5, &v).unwrap();
+            records.push(v);
+        }
+        w.write_record(UNABBREV_RECORD as u32, &[3, 300, 1])
+            .unwrap();
+        records.push(vec![3, 300, 1]);
+        w.end_block().unwrap();
+        let data = w.finish().unwrap();
+        let start = header.len();
+        let read = |data: &[u8]| {
+            let mut a = Cursor::new(data, start);
+            let mut b = Cursor::new(data, start);
+            let (mut buf_a, mut buf_b, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
+            let mut short = [0u64; SHORT_RECORD];
+            let (mut out, mut as_bytes) = (Vec::new(), 0);
+            loop {
+                let ra = a.next_short_or_bytes(&mut buf_a, &mut short, &mut bytes);
+                let rb = b.next_into(&mut buf_b);
+                match (ra, rb) {
+                    (Ok(Some((bit_a, kind_a, n, in_bytes))), Ok(Some((bit_b, kind_b)))) => {
+                        assert_eq!((bit_a, kind_a, a.pos()), (bit_b, kind_b, b.pos()));
+                        if let Kind::Record { .. } = kind_a {
+                            let vals: Vec<u64> = if in_bytes {
+                                as_bytes += 1;
+                                let mut v = vec![short[0]];
+                                v.extend(bytes.iter().map(|&b| b as u64));
+                                v
+                            } else if n > 0 {
+                                short[..n].to_vec()
+                            } else {
+                                buf_a.clone()
+                            };
+                            assert_eq!(vals, buf_b);
+                            out.push(Ok(vals));
+                        }
+                    }
+                    (Ok(None), Ok(None)) => return (out, as_bytes),
+                    (Err(ea), Err(eb)) => {
+                        assert_eq!(ea.to_string(), eb.to_string());
+                        out.push(Err(ea.to_string()));
+                        return (out, as_bytes);
+                    }
+                    (ra, rb) => panic!("next_short_or_bytes {ra:?} but next_into {rb:?}"),
+                }
+            }
+        };
+        let (got, as_bytes) = read(&data);
+        let want: Vec<Result<Vec<u64>, String>> = records.into_iter().map(Ok).collect();
+        assert_eq!(got, want);
+        assert!(as_bytes >= 30, "only {as_bytes} arrays came back as bytes");
+        for cut in start + 8..data.len() {
+            let (got, _) = read(&data[..cut]);
+            assert!(
+                got.last().is_some_and(|r| r.is_err()),
+                "cut at {cut}: {got:?}"
+            );
         }
     }
 

@@ -420,10 +420,33 @@ impl ModuleDecoder<'_, '_> {
         // Most global records (variables, relocations, zero fills) are short: they come
         // back in `short`; data arrays come back in `buf`.
         let mut short = [0u64; SHORT_RECORD];
-        while let Some((bit, n)) =
-            next_leaf_short(self.cur, &mut buf, &mut short, "the globals block")?
-        {
-            let rec: &[u64] = if n > 0 { &short[..n] } else { &buf };
+        // Data arrays (most of the block's bits) come back as bytes, not one u64 each.
+        let mut bytes = Vec::new();
+        while let Some((bit, n, in_bytes)) = next_leaf_short(
+            self.cur,
+            &mut buf,
+            &mut short,
+            Some(&mut bytes),
+            "the globals block",
+        )? {
+            let mut data = None;
+            if in_bytes {
+                if short[0] == 3 {
+                    data = Some(std::mem::take(&mut bytes));
+                } else {
+                    // Another code with a byte-array abbreviation: back to values.
+                    buf.clear();
+                    buf.push(short[0]);
+                    buf.extend(bytes.iter().map(|&b| b as u64));
+                }
+            }
+            let rec: &[u64] = if data.is_some() {
+                &short[..1]
+            } else if n > 0 && !in_bytes {
+                &short[..n]
+            } else {
+                &buf
+            };
             let code = rec[0];
             let ops = &rec[1..];
             if code == 5 {
@@ -480,6 +503,7 @@ impl ModuleDecoder<'_, '_> {
                 2..=4 => {
                     let elem = match (code, ops) {
                         (2, [n]) => Element::Zerofill(*n),
+                        (3, _) if data.is_some() => Element::Data(data.take().unwrap_or_default()),
                         (3, bytes) => {
                             // One pass that both narrows and checks (OR of all values);
                             // the offending byte is looked up only on error.
@@ -652,16 +676,25 @@ pub(crate) fn next_leaf_record(
 }
 
 /// [`next_leaf_record`] reading through [`Cursor::next_short`]: the record's bit and how
-/// many values it left in `short` (0: they are in `buf`).
+/// many values it left in `short` (0: they are in `buf`). With `bytes`, byte-array records
+/// come through [`Cursor::next_short_or_bytes`]: the third value says their array is in
+/// `bytes` (and their code in `short[0]`).
 #[inline]
 pub(crate) fn next_leaf_short(
     cur: &mut Cursor,
     buf: &mut Vec<u64>,
     short: &mut [u64; SHORT_RECORD],
+    mut bytes: Option<&mut Vec<u8>>,
     what: &str,
-) -> Result<Option<(u64, usize)>> {
+) -> Result<Option<(u64, usize, bool)>> {
     loop {
-        let Some((bit, kind, n)) = cur.next_short(buf, short)? else {
+        let next = match bytes.as_deref_mut() {
+            Some(b) => cur.next_short_or_bytes(buf, short, b)?,
+            None => cur
+                .next_short(buf, short)?
+                .map(|(bit, kind, n)| (bit, kind, n, false)),
+        };
+        let Some((bit, kind, n, in_bytes)) = next else {
             return Err(DecodeError::Invalid {
                 message: format!("input ended inside {what}"),
                 position: cur.position(),
@@ -676,7 +709,7 @@ pub(crate) fn next_leaf_short(
                     position: cur.position(),
                 })
             }
-            Kind::Record { .. } => return Ok(Some((bit, n))),
+            Kind::Record { .. } => return Ok(Some((bit, n, in_bytes))),
         }
     }
 }
