@@ -62,6 +62,7 @@ pub(crate) struct FnLower<'a, 'm> {
     // Structurizer state (see structurize.rs).
     pub ctx: Vec<super::structurize::Ctx>,
     pub label_pos: Vec<u32>,
+    pub tasks: Vec<super::structurize::Task>,
     /// Scratch for the parallel copies of one edge: (phi local, source).
     pub copies: Vec<(u32, ValueId)>,
 }
@@ -262,6 +263,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         label_pos.resize(n_nodes, NONE);
         let mut ctx = std::mem::take(&mut scratch.ctx);
         ctx.clear();
+        let tasks = std::mem::take(&mut scratch.tasks);
         let mut copies = std::mem::take(&mut scratch.copies);
         copies.clear();
         Ok(FnLower {
@@ -300,6 +302,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             has_result,
             cfg,
             ctx,
+            tasks,
             label_pos,
             copies,
         })
@@ -335,6 +338,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.static_off = std::mem::take(&mut self.static_off);
         scratch.label_pos = std::mem::take(&mut self.label_pos);
         scratch.ctx = std::mem::take(&mut self.ctx);
+        scratch.tasks = std::mem::take(&mut self.tasks);
         scratch.copies = std::mem::take(&mut self.copies);
         let irreducible = self.cfg.irreducible_dispatchers() > 0;
         std::mem::take(&mut self.cfg).recycle(&mut scratch.cfg);
