@@ -410,14 +410,23 @@ impl<'a, 'm> FnLower<'a, 'm> {
         self.cx.is_vector(t)
     }
 
+    /// The scalar kind of a non-vector type; the check is inlined, the errors are not.
     #[inline]
     pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
-        if self.cx.is_vector(t) {
-            return Err(self.unsupported(idx, "vector (SIMD) types"));
+        match self.cx.scalar(t) {
+            Some(s) if !self.cx.is_vector(t) => Ok(s),
+            _ => Err(self.scalar_error(t, idx)),
         }
-        self.cx
-            .scalar(t)
-            .ok_or_else(|| self.err_at(idx, "operand is not a scalar value"))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn scalar_error(&self, t: TypeId, idx: usize) -> LowerError {
+        if self.cx.is_vector(t) {
+            self.unsupported(idx, "vector (SIMD) types")
+        } else {
+            self.err_at(idx, "operand is not a scalar value")
+        }
     }
 
     /// Index of the instruction defining value `v`, if `v` is an instruction value.
@@ -455,7 +464,27 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     /// Pushes a value; returns whether it is clean (narrow integers zero-extended).
+    ///
+    /// Inlined: most operands are instruction values in a local, one `local.get`, without
+    /// a call; everything else (and every error) is [`FnLower::push_value`].
+    #[inline]
     pub fn push(&mut self, v: ValueId) -> R<bool> {
+        if v.0 >= self.inst_min {
+            let n = (v.0 - self.first_inst) as usize;
+            if let Some(&idx) = self.f.value_insts.get(n) {
+                let l = self.local_of[n];
+                if l != NONE && !self.inline[idx as usize] {
+                    self.sink().local_get(l);
+                    return Ok(self.clean[n]);
+                }
+            }
+        }
+        self.push_value(v)
+    }
+
+    /// [`FnLower::push`] in full.
+    #[inline(never)]
+    fn push_value(&mut self, v: ValueId) -> R<bool> {
         match self.value_ref(v) {
             ValueRef::Function(i) => {
                 let slot = self.cx.table_slot.get(i as usize).copied().unwrap_or(0);
@@ -509,21 +538,22 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ConstValue::Int(b) | ConstValue::Float(b) => b,
             ConstValue::Undef => 0,
         };
-        match self.cx.valtype(ty) {
-            Some(ValType::I32) => {
+        // By local slot (a byte per type) rather than by `ValType`: the same cases.
+        match self.cx.slot(ty) {
+            Some(0) => {
                 self.sink().i32_const(bits as u32 as i32);
             }
-            Some(ValType::I64) => {
+            Some(1) => {
                 self.sink().i64_const(bits as i64);
             }
-            Some(ValType::F32) => {
+            Some(2) => {
                 self.sink().f32_const(Ieee32::new(bits as u32));
             }
-            Some(ValType::F64) => {
+            Some(3) => {
                 self.sink().f64_const(Ieee64::new(bits));
             }
             // The only vector constant PNaCl has is undef.
-            Some(ValType::V128) if bits == 0 => {
+            Some(_) if bits == 0 => {
                 self.sink().v128_const(0);
                 self.used.simd = true;
             }
@@ -593,7 +623,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
         let clean = self.emit_inst(idx)?;
         if let Some(v) = inst.result() {
-            if self.cx.valtype(inst.ty).is_none() {
+            if self.cx.slot(inst.ty).is_none() {
                 return Ok(());
             }
             let n = (v.0.wrapping_sub(self.first_inst)) as usize;
