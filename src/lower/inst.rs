@@ -116,9 +116,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
         for (i, inst) in f.insts.iter().enumerate() {
-            stackify::count_uses(&inst.kind, i as u32, first_inst, &mut uses, &mut user);
             vector_inst |= cx.is_vector(inst.ty);
-            match &inst.kind {
+            // Allocas and calls are among the kinds `count_uses` does not handle inline.
+            let other = |kind: &InstKind| match kind {
                 InstKind::Alloca { size, align } => {
                     needs_sp = true;
                     if i < entry_end {
@@ -146,7 +146,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     }
                 }
                 _ => {}
-            }
+            };
+            stackify::count_uses(
+                &inst.kind, i as u32, first_inst, &mut uses, &mut user, other,
+            );
         }
         let mut inline = std::mem::take(&mut scratch.inline);
         stackify::analyze(
