@@ -27,9 +27,15 @@ const ZERO_SPLIT: usize = 128;
 
 /// Function ids used as operands anywhere but as a direct callee in one instruction
 /// (run over every body, in parallel, by the caller; see [`layout`]). Function ids are
-/// the values below `nf`.
+/// the values below `nf`. `other` is called with the kinds not handled inline (calls,
+/// phis, ...), so the caller's own look at those needs no second `match`.
 #[inline]
-pub fn taken_in_inst(kind: &crate::ir::InstKind, nf: u32, out: &mut Vec<u32>) {
+pub fn taken_in_inst(
+    kind: &crate::ir::InstKind,
+    nf: u32,
+    out: &mut Vec<u32>,
+    other: impl FnOnce(&crate::ir::InstKind),
+) {
     use crate::ir::InstKind;
     let mut take = |v: crate::ir::ValueId| {
         if v.0 < nf {
@@ -51,7 +57,10 @@ pub fn taken_in_inst(kind: &crate::ir::InstKind, nf: u32, out: &mut Vec<u32>) {
         | InstKind::Cast { val: v, .. }
         | InstKind::CondBr { cond: v, .. } => take(*v),
         InstKind::Br { .. } => {}
-        _ => kind.for_each_operand(take),
+        _ => {
+            kind.for_each_operand(take);
+            other(kind);
+        }
     }
 }
 

@@ -88,11 +88,14 @@ impl CodeFacts {
         let types = lower::ValueTypes::new(m, f, i32_type);
         let nf = m.num_functions();
         for inst in &f.insts {
-            super::layout::taken_in_inst(&inst.kind, nf, &mut c.taken);
-            match &inst.kind {
-                InstKind::Binop {
-                    op: BinOp::FRem, ..
-                } => c.frem = true,
+            if let InstKind::Binop {
+                op: BinOp::FRem, ..
+            } = inst.kind
+            {
+                c.frem = true;
+            }
+            // Calls are among the kinds `taken_in_inst` does not handle inline.
+            let other = |kind: &InstKind| match kind {
                 InstKind::Call(call) if matches!(call.callee, Callee::Direct(_)) => {
                     use crate::ir::Intrinsic::{NaclLongjmp, NaclSetjmp};
                     if let Callee::Direct(fid) = call.callee {
@@ -124,7 +127,8 @@ impl CodeFacts {
                     }
                 }
                 _ => {}
-            }
+            };
+            super::layout::taken_in_inst(&inst.kind, nf, &mut c.taken, other);
         }
         c
     }

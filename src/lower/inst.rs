@@ -62,6 +62,7 @@ pub(crate) struct FnLower<'a, 'm> {
     // Structurizer state (see structurize.rs).
     pub ctx: Vec<super::structurize::Ctx>,
     pub label_pos: Vec<u32>,
+    pub tasks: Vec<super::structurize::Task>,
     /// Scratch for the parallel copies of one edge: (phi local, source).
     pub copies: Vec<(u32, ValueId)>,
 }
@@ -115,9 +116,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
         for (i, inst) in f.insts.iter().enumerate() {
-            stackify::count_uses(&inst.kind, i as u32, first_inst, &mut uses, &mut user);
             vector_inst |= cx.is_vector(inst.ty);
-            match &inst.kind {
+            // Allocas and calls are among the kinds `count_uses` does not handle inline.
+            let other = |kind: &InstKind| match kind {
                 InstKind::Alloca { size, align } => {
                     needs_sp = true;
                     if i < entry_end {
@@ -145,7 +146,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     }
                 }
                 _ => {}
-            }
+            };
+            stackify::count_uses(
+                &inst.kind, i as u32, first_inst, &mut uses, &mut user, other,
+            );
         }
         let mut inline = std::mem::take(&mut scratch.inline);
         stackify::analyze(
@@ -262,6 +266,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         label_pos.resize(n_nodes, NONE);
         let mut ctx = std::mem::take(&mut scratch.ctx);
         ctx.clear();
+        let tasks = std::mem::take(&mut scratch.tasks);
         let mut copies = std::mem::take(&mut scratch.copies);
         copies.clear();
         Ok(FnLower {
@@ -300,6 +305,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             has_result,
             cfg,
             ctx,
+            tasks,
             label_pos,
             copies,
         })
@@ -335,6 +341,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.static_off = std::mem::take(&mut self.static_off);
         scratch.label_pos = std::mem::take(&mut self.label_pos);
         scratch.ctx = std::mem::take(&mut self.ctx);
+        scratch.tasks = std::mem::take(&mut self.tasks);
         scratch.copies = std::mem::take(&mut self.copies);
         let irreducible = self.cfg.irreducible_dispatchers() > 0;
         std::mem::take(&mut self.cfg).recycle(&mut scratch.cfg);
@@ -406,14 +413,23 @@ impl<'a, 'm> FnLower<'a, 'm> {
         self.cx.is_vector(t)
     }
 
+    /// The scalar kind of a non-vector type; the check is inlined, the errors are not.
     #[inline]
     pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
-        if self.cx.is_vector(t) {
-            return Err(self.unsupported(idx, "vector (SIMD) types"));
+        match self.cx.scalar(t) {
+            Some(s) if !self.cx.is_vector(t) => Ok(s),
+            _ => Err(self.scalar_error(t, idx)),
         }
-        self.cx
-            .scalar(t)
-            .ok_or_else(|| self.err_at(idx, "operand is not a scalar value"))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn scalar_error(&self, t: TypeId, idx: usize) -> LowerError {
+        if self.cx.is_vector(t) {
+            self.unsupported(idx, "vector (SIMD) types")
+        } else {
+            self.err_at(idx, "operand is not a scalar value")
+        }
     }
 
     /// Index of the instruction defining value `v`, if `v` is an instruction value.
@@ -451,7 +467,27 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     /// Pushes a value; returns whether it is clean (narrow integers zero-extended).
+    ///
+    /// Inlined: most operands are instruction values in a local, one `local.get`, without
+    /// a call; everything else (and every error) is [`FnLower::push_value`].
+    #[inline]
     pub fn push(&mut self, v: ValueId) -> R<bool> {
+        if v.0 >= self.inst_min {
+            let n = (v.0 - self.first_inst) as usize;
+            if let Some(&idx) = self.f.value_insts.get(n) {
+                let l = self.local_of[n];
+                if l != NONE && !self.inline[idx as usize] {
+                    self.sink().local_get(l);
+                    return Ok(self.clean[n]);
+                }
+            }
+        }
+        self.push_value(v)
+    }
+
+    /// [`FnLower::push`] in full.
+    #[inline(never)]
+    fn push_value(&mut self, v: ValueId) -> R<bool> {
         match self.value_ref(v) {
             ValueRef::Function(i) => {
                 let slot = self.cx.table_slot.get(i as usize).copied().unwrap_or(0);
@@ -505,21 +541,22 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ConstValue::Int(b) | ConstValue::Float(b) => b,
             ConstValue::Undef => 0,
         };
-        match self.cx.valtype(ty) {
-            Some(ValType::I32) => {
+        // By local slot (a byte per type) rather than by `ValType`: the same cases.
+        match self.cx.slot(ty) {
+            Some(0) => {
                 self.sink().i32_const(bits as u32 as i32);
             }
-            Some(ValType::I64) => {
+            Some(1) => {
                 self.sink().i64_const(bits as i64);
             }
-            Some(ValType::F32) => {
+            Some(2) => {
                 self.sink().f32_const(Ieee32::new(bits as u32));
             }
-            Some(ValType::F64) => {
+            Some(3) => {
                 self.sink().f64_const(Ieee64::new(bits));
             }
             // The only vector constant PNaCl has is undef.
-            Some(ValType::V128) if bits == 0 => {
+            Some(_) if bits == 0 => {
                 self.sink().v128_const(0);
                 self.used.simd = true;
             }
@@ -589,7 +626,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
         let clean = self.emit_inst(idx)?;
         if let Some(v) = inst.result() {
-            if self.cx.valtype(inst.ty).is_none() {
+            if self.cx.slot(inst.ty).is_none() {
                 return Ok(());
             }
             let n = (v.0.wrapping_sub(self.first_inst)) as usize;

@@ -135,8 +135,17 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
 /// Counts the operands of instruction `i` into `uses` (per instruction value, every
 /// occurrence, saturating) and records `i` in `user` as the value's last user. The caller
 /// runs it over every instruction, fused with its own walk; `uses` starts zeroed.
+/// `other` is called with the kinds not handled inline (calls, allocas, phis, ...), so a
+/// caller that only cares about those needs no second `match` per instruction.
 #[inline]
-pub(crate) fn count_uses(kind: &InstKind, i: u32, first: u32, uses: &mut [u32], user: &mut [u32]) {
+pub(crate) fn count_uses(
+    kind: &InstKind,
+    i: u32,
+    first: u32,
+    uses: &mut [u32],
+    user: &mut [u32],
+    other: impl FnOnce(&InstKind),
+) {
     let mut count = |v: ValueId| {
         if v.0 >= first {
             let n = (v.0 - first) as usize;
@@ -161,7 +170,10 @@ pub(crate) fn count_uses(kind: &InstKind, i: u32, first: u32, uses: &mut [u32], 
         | InstKind::Cast { val: v, .. }
         | InstKind::CondBr { cond: v, .. } => count(*v),
         InstKind::Br { .. } => {}
-        _ => kind.for_each_operand(count),
+        _ => {
+            kind.for_each_operand(count);
+            other(kind);
+        }
     }
 }
 

@@ -19,7 +19,8 @@ pub(crate) enum Ctx {
     Landing,
 }
 
-enum Task {
+/// Work item of the structurizer's explicit stack (the paper's recursion).
+pub(crate) enum Task {
     Tree(u32),
     Within(u32),
     End,
@@ -29,7 +30,10 @@ enum Task {
 
 impl FnLower<'_, '_> {
     pub fn structurize(&mut self) -> R<()> {
-        let mut tasks = vec![Task::Tree(self.cfg.entry)];
+        // The task stack is reused from function to function (`Scratch::tasks`).
+        let mut tasks = std::mem::take(&mut self.tasks);
+        tasks.clear();
+        tasks.push(Task::Tree(self.cfg.entry));
         while let Some(t) = tasks.pop() {
             match t {
                 Task::Tree(x) => {
@@ -67,6 +71,7 @@ impl FnLower<'_, '_> {
                 Task::Edge { from, to } => self.edge(from, to, &mut tasks)?,
             }
         }
+        self.tasks = tasks;
         Ok(())
     }
 
