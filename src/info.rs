@@ -173,13 +173,64 @@ pub fn interface_names(m: &Module) -> (Vec<String>, Vec<String>) {
 
 /// Whether any global's data names the IRT interface `name` (e.g. `nacl-irt-thread-0.1`):
 /// a pexe queries only the interfaces whose names it holds.
+///
+/// `convert` asks this of every pexe (does it use threads?) before anything can run in
+/// parallel, so it looks for `name` + NUL directly (memchr's memmem) instead of collecting
+/// every interface name as [`scan_interface_names`] does; the answer is the same (a test
+/// checks both on every global of the real corpus).
 pub fn names_irt_interface(m: &Module, name: &str) -> bool {
-    m.globals.iter().any(|g| {
-        scan_elements(g.init.elements())
-            .irt
-            .iter()
-            .any(|n| n == name)
-    })
+    let mut needle = Vec::with_capacity(name.len() + 1);
+    needle.extend_from_slice(name.as_bytes());
+    needle.push(0);
+    let finder = memchr::memmem::Finder::new(&needle);
+    let mut run: Vec<u8> = Vec::new();
+    m.globals
+        .iter()
+        .any(|g| elements_name(g.init.elements(), &finder, &mut run))
+}
+
+/// Whether the joined data runs of one initializer (as [`scan_elements`] joins them) hold
+/// the NUL-terminated string `finder`'s needle (a name + NUL) as a whole string: at the
+/// start of the run or after a byte that cannot be part of text.
+fn elements_name(
+    elements: &[Element],
+    finder: &memchr::memmem::Finder<'_>,
+    run: &mut Vec<u8>,
+) -> bool {
+    let found = |run: &[u8]| {
+        finder.find_iter(run).any(|at| {
+            at == 0 || {
+                let b = run[at - 1];
+                !b.is_ascii_graphic() && b != b' '
+            }
+        })
+    };
+    // Most initializers are a single data element: no copy needed.
+    if let [Element::Data(d)] = elements {
+        return found(d);
+    }
+    run.clear();
+    for e in elements {
+        match e {
+            Element::Data(d) => run.extend_from_slice(d),
+            Element::Zerofill(n) => {
+                if *n > 0 {
+                    run.push(0);
+                }
+                if found(run) {
+                    return true;
+                }
+                run.clear();
+            }
+            Element::Reloc { .. } => {
+                if found(run) {
+                    return true;
+                }
+                run.clear();
+            }
+        }
+    }
+    found(run)
 }
 
 /// Interface names found in some bytes.
@@ -560,5 +611,59 @@ mod tests {
         assert_eq!(found.irt, ["nacl-irt-tls-0.1"]);
         // "PPB_Var;1.0" is cut by the relocation before any NUL; the split data joins.
         assert_eq!(found.ppapi, ["PPB_Core;1.0"]);
+    }
+
+    /// `elements_name` (the fast check `convert` uses) agrees with `scan_elements` on every
+    /// combination of a few pieces: the name whole or split, text or binary before it,
+    /// terminated by NUL, a zerofill, a relocation or nothing.
+    #[test]
+    fn fast_name_check_agrees_with_the_scanner() {
+        let name = "nacl-irt-thread-0.1";
+        let reloc = || Element::Reloc {
+            target: 0,
+            addend: None,
+        };
+        let pieces: Vec<Element> = vec![
+            Element::Data(b"nacl-irt-thread-0.1".to_vec()),
+            Element::Data(b"nacl-irt-".to_vec()),
+            Element::Data(b"thread-0.1".to_vec()),
+            Element::Data(b"\0".to_vec()),
+            Element::Data(b"x".to_vec()),
+            Element::Data(b" ".to_vec()),
+            Element::Data(b"\x01".to_vec()),
+            Element::Data(b"nacl-irt-thread-0.1\0".to_vec()),
+            Element::Data(b"nacl-irt-thread-0.10\0".to_vec()),
+            Element::Zerofill(0),
+            Element::Zerofill(2),
+            reloc(),
+        ];
+        let finder = memchr::memmem::Finder::new(b"nacl-irt-thread-0.1\0");
+        let mut run = Vec::new();
+        let (mut yes, mut total) = (0, 0);
+        let n = pieces.len();
+        for a in 0..n {
+            for b in 0..n {
+                for c in 0..n {
+                    for d in 0..n {
+                        let els = [
+                            pieces[a].clone(),
+                            pieces[b].clone(),
+                            pieces[c].clone(),
+                            pieces[d].clone(),
+                        ];
+                        for k in 1..=4 {
+                            let els = &els[..k];
+                            let slow = scan_elements(els).irt.iter().any(|x| x == name);
+                            let fast = elements_name(els, &finder, &mut run);
+                            assert_eq!(fast, slow, "{els:?}");
+                            yes += usize::from(slow);
+                            total += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // Both answers occur often enough for the comparison to mean something.
+        assert!(yes > total / 20 && yes < total / 2, "{yes} of {total}");
     }
 }

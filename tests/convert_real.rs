@@ -125,3 +125,34 @@ fn placeholder_runtime_links() {
         )]
     );
 }
+
+/// `Threads::Auto` asks `info::names_irt_interface`, a direct search; it must agree with
+/// the full interface scan (`info::interface_names`) for every name either could see, on
+/// every well-formed real pexe.
+#[test]
+fn thread_detection_agrees_with_the_interface_scan() {
+    let mut checked = 0;
+    for f in common::WELL_FORMED {
+        let Some(data) = common::real_pexe(f) else {
+            continue;
+        };
+        let m = pexe2wasm::decode::decode(&data).unwrap_or_else(|e| panic!("{f}: {e}"));
+        let (irt, _) = pexe2wasm::info::interface_names(&m);
+        let candidates = pexe2wasm::runtime::INTERFACES
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .chain(irt.iter().cloned())
+            .chain(["nacl-irt-ppapihook-0.1".to_string(), "nacl-irt-".to_string()]);
+        for name in candidates {
+            assert_eq!(
+                pexe2wasm::info::names_irt_interface(&m, &name),
+                irt.contains(&name),
+                "{f}: {name}"
+            );
+            checked += 1;
+        }
+    }
+    if checked > 0 {
+        assert!(checked >= 30 * 17, "{checked} checks");
+    }
+}
