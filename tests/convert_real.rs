@@ -142,7 +142,10 @@ fn thread_detection_agrees_with_the_interface_scan() {
             .iter()
             .map(|(n, _)| n.to_string())
             .chain(irt.iter().cloned())
-            .chain(["nacl-irt-ppapihook-0.1".to_string(), "nacl-irt-".to_string()]);
+            .chain([
+                "nacl-irt-ppapihook-0.1".to_string(),
+                "nacl-irt-".to_string(),
+            ]);
         for name in candidates {
             assert_eq!(
                 pexe2wasm::info::names_irt_interface(&m, &name),
