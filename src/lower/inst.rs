@@ -16,7 +16,11 @@ use crate::ir::{
     Scalar, Type, TypeId, ValueId, ValueRef,
 };
 
-pub(crate) type R<T> = Result<T, LowerError>;
+/// The lowering's internal result. The error is boxed so `R<T>` stays a register or two
+/// wide: every `push`/`emit_inst`/`scalar` call returns one, and a full [`LowerError`]
+/// (message, position) would go through memory on every call. Errors are rare (the
+/// verifier ran first); `lower_function_with` unboxes at the public boundary.
+pub(crate) type R<T> = Result<T, Box<LowerError>>;
 
 /// Scratch locals per type, live only inside one instruction's lowering.
 const SCRATCH_I32: u32 = 4;
@@ -77,10 +81,12 @@ fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
 impl<'a, 'm> FnLower<'a, 'm> {
     pub fn new(cx: &'a LowerCtx<'m>, f: &'a IrFunction, scratch: &mut Scratch) -> R<Self> {
         let m = cx.module;
-        let bad = |msg: String| LowerError::Invalid {
-            function: f.decl,
-            message: msg,
-            position: Position::at_bit(f.bit),
+        let bad = |msg: String| {
+            Box::new(LowerError::Invalid {
+                function: f.decl,
+                message: msg,
+                position: Position::at_bit(f.bit),
+            })
         };
         let decl = m
             .functions
@@ -166,11 +172,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
         if frame_size > 0x4000_0000 {
-            return Err(LowerError::Unsupported {
+            return Err(Box::new(LowerError::Unsupported {
                 function: f.decl,
                 message: format!("a stack frame of {frame_size} bytes"),
                 position: Position::at_bit(f.bit),
-            });
+            }));
         }
 
         // Locals: params, then per type: values, scratch; i32 extras first.
@@ -357,20 +363,48 @@ impl<'a, 'm> FnLower<'a, 'm> {
         Sink::new(&mut self.code)
     }
 
-    pub fn err_at(&self, idx: usize, msg: impl Into<String>) -> LowerError {
-        LowerError::Invalid {
+    /// An invalid-input error at instruction `idx` (out of line: errors are cold).
+    #[cold]
+    #[inline(never)]
+    pub fn err_at(&self, idx: usize, msg: impl Into<String>) -> Box<LowerError> {
+        Box::new(LowerError::Invalid {
             function: self.f.decl,
             message: msg.into(),
             position: Position::at_bit(self.f.inst_bit(idx)),
-        }
+        })
     }
 
-    pub fn unsupported(&self, idx: usize, msg: impl Into<String>) -> LowerError {
-        LowerError::Unsupported {
+    /// An unsupported-feature error at instruction `idx` (out of line: errors are cold).
+    #[cold]
+    #[inline(never)]
+    pub fn unsupported(&self, idx: usize, msg: impl Into<String>) -> Box<LowerError> {
+        Box::new(LowerError::Unsupported {
             function: self.f.decl,
             message: msg.into(),
             position: Position::at_bit(self.f.inst_bit(idx)),
-        }
+        })
+    }
+
+    /// An invalid-input error at the function's own position (no instruction to name).
+    #[cold]
+    #[inline(never)]
+    fn err_in_function(&self, msg: String) -> Box<LowerError> {
+        Box::new(LowerError::Invalid {
+            function: self.f.decl,
+            message: msg,
+            position: Position::at_bit(self.f.bit),
+        })
+    }
+
+    /// An unsupported-feature error at the function's own position.
+    #[cold]
+    #[inline(never)]
+    fn unsupported_in_function(&self, msg: &str) -> Box<LowerError> {
+        Box::new(LowerError::Unsupported {
+            function: self.f.decl,
+            message: msg.into(),
+            position: Position::at_bit(self.f.bit),
+        })
     }
 
     fn prologue(&mut self) {
@@ -401,11 +435,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// The type of a value.
     #[inline]
     pub fn ty(&self, v: ValueId) -> R<TypeId> {
-        self.vtypes.get(v).ok_or_else(|| LowerError::Invalid {
-            function: self.f.decl,
-            message: format!("value id {} is out of range", v.0),
-            position: Position::at_bit(self.f.bit),
-        })
+        match self.vtypes.get(v) {
+            Some(t) => Ok(t),
+            None => Err(self.err_in_function(format!("value id {} is out of range", v.0))),
+        }
     }
 
     #[inline]
@@ -424,7 +457,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     #[cold]
     #[inline(never)]
-    fn scalar_error(&self, t: TypeId, idx: usize) -> LowerError {
+    fn scalar_error(&self, t: TypeId, idx: usize) -> Box<LowerError> {
         if self.cx.is_vector(t) {
             self.unsupported(idx, "vector (SIMD) types")
         } else {
@@ -492,11 +525,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ValueRef::Function(i) => {
                 let slot = self.cx.table_slot.get(i as usize).copied().unwrap_or(0);
                 if slot == 0 {
-                    return Err(LowerError::Invalid {
-                        function: self.f.decl,
-                        message: format!("address of @f{i} is used but it has no table slot"),
-                        position: Position::at_bit(self.f.bit),
-                    });
+                    return Err(self.err_in_function(format!(
+                        "address of @f{i} is used but it has no table slot"
+                    )));
                 }
                 self.sink().i32_const(slot as i32);
                 Ok(true)
@@ -560,13 +591,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.sink().v128_const(0);
                 self.used.simd = true;
             }
-            _ => {
-                return Err(LowerError::Unsupported {
-                    function: self.f.decl,
-                    message: "a constant of this type".into(),
-                    position: Position::at_bit(self.f.bit),
-                })
-            }
+            _ => return Err(self.unsupported_in_function("a constant of this type")),
         }
         Ok(())
     }
