@@ -505,11 +505,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// a call; everything else (and every error) is [`FnLower::push_value`].
     #[inline]
     pub fn push(&mut self, v: ValueId) -> R<bool> {
+        // A value with a local is never inlined (`new` gives locals only to phis, which
+        // stackify never inlines, and to values it left out of line), so the local alone
+        // decides, without looking up the defining instruction.
         if v.0 >= self.inst_min {
             let n = (v.0 - self.first_inst) as usize;
-            if let Some(&idx) = self.f.value_insts.get(n) {
-                let l = self.local_of[n];
-                if l != NONE && !self.inline[idx as usize] {
+            if let Some(&l) = self.local_of.get(n) {
+                if l != NONE {
+                    debug_assert!(!self.inline[self.f.value_insts[n] as usize]);
                     self.sink().local_get(l);
                     return Ok(self.clean[n]);
                 }
