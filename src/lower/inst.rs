@@ -63,6 +63,9 @@ pub(crate) struct FnLower<'a, 'm> {
     pub code: Vec<u8>,
     pub used: Used,
     pub has_result: bool,
+    /// Whether any value of the function (parameter, constant, result) is a vector:
+    /// without, the per-instruction vector checks are skipped.
+    vectors: bool,
     // Structurizer state (see structurize.rs).
     pub ctx: Vec<super::structurize::Ctx>,
     pub label_pos: Vec<u32>,
@@ -309,6 +312,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 ..Used::default()
             },
             has_result,
+            vectors: has_vectors,
             cfg,
             ctx,
             tasks,
@@ -446,11 +450,18 @@ impl<'a, 'm> FnLower<'a, 'm> {
         self.cx.is_vector(t)
     }
 
+    /// [`FnLower::is_vector`] for types of this function's values: false at once in a
+    /// function without vectors (the common case).
+    #[inline]
+    fn vector_value(&self, t: TypeId) -> bool {
+        self.vectors && self.cx.is_vector(t)
+    }
+
     /// The scalar kind of a non-vector type; the check is inlined, the errors are not.
     #[inline]
     pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
         match self.cx.scalar(t) {
-            Some(s) if !self.cx.is_vector(t) => Ok(s),
+            Some(s) if !self.vector_value(t) => Ok(s),
             _ => Err(self.scalar_error(t, idx)),
         }
     }
@@ -676,21 +687,21 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let f = self.f;
         let inst: &Inst = &f.insts[idx];
         match &inst.kind {
-            InstKind::Binop { op, lhs, rhs, .. } if self.is_vector(inst.ty) => {
+            InstKind::Binop { op, lhs, rhs, .. } if self.vector_value(inst.ty) => {
                 self.simd_binop(idx, *op, *lhs, *rhs, inst.ty)
             }
             InstKind::Binop { op, lhs, rhs, .. } => self.binop(idx, *op, *lhs, *rhs, inst.ty),
             InstKind::Cast { op, val }
-                if self.is_vector(inst.ty) || self.is_vector(self.ty(*val)?) =>
+                if self.vectors && (self.is_vector(inst.ty) || self.is_vector(self.ty(*val)?)) =>
             {
                 self.simd_cast(idx, *op, *val, inst.ty)
             }
             InstKind::Cast { op, val } => self.cast(idx, *op, *val, inst.ty),
-            InstKind::Cmp { pred, lhs, rhs } if self.is_vector(self.ty(*lhs)?) => {
+            InstKind::Cmp { pred, lhs, rhs } if self.vectors && self.is_vector(self.ty(*lhs)?) => {
                 self.simd_cmp(idx, *pred, *lhs, *rhs)
             }
             InstKind::Cmp { pred, lhs, rhs } => self.cmp(idx, *pred, *lhs, *rhs),
-            InstKind::Select { cond, t, f: fv } if self.is_vector(inst.ty) => {
+            InstKind::Select { cond, t, f: fv } if self.vector_value(inst.ty) => {
                 self.simd_select(idx, *cond, *t, *fv)
             }
             InstKind::Select { cond, t, f: fv } => {
@@ -701,10 +712,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.sink().select();
                 Ok(ct && cf)
             }
-            InstKind::Load { ptr, align } if self.is_vector(inst.ty) => {
+            InstKind::Load { ptr, align } if self.vector_value(inst.ty) => {
                 self.simd_load(idx, *ptr, *align, inst.ty)
             }
-            InstKind::Store { ptr, val, align } if self.is_vector(self.ty(*val)?) => {
+            InstKind::Store { ptr, val, align }
+                if self.vectors && self.is_vector(self.ty(*val)?) =>
+            {
                 self.simd_store(idx, *ptr, *val, *align)
             }
             InstKind::Load { ptr, align } => {
