@@ -16,7 +16,11 @@ use crate::ir::{
     Scalar, Type, TypeId, ValueId, ValueRef,
 };
 
-pub(crate) type R<T> = Result<T, LowerError>;
+/// The lowering's internal result. The error is boxed so `R<T>` stays a register or two
+/// wide: every `push`/`emit_inst`/`scalar` call returns one, and a full [`LowerError`]
+/// (message, position) would go through memory on every call. Errors are rare (the
+/// verifier ran first); `lower_function_with` unboxes at the public boundary.
+pub(crate) type R<T> = Result<T, Box<LowerError>>;
 
 /// Scratch locals per type, live only inside one instruction's lowering.
 const SCRATCH_I32: u32 = 4;
@@ -59,6 +63,9 @@ pub(crate) struct FnLower<'a, 'm> {
     pub code: Vec<u8>,
     pub used: Used,
     pub has_result: bool,
+    /// Whether any value of the function (parameter, constant, result) is a vector:
+    /// without, the per-instruction vector checks are skipped.
+    vectors: bool,
     // Structurizer state (see structurize.rs).
     pub ctx: Vec<super::structurize::Ctx>,
     pub label_pos: Vec<u32>,
@@ -77,10 +84,12 @@ fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
 impl<'a, 'm> FnLower<'a, 'm> {
     pub fn new(cx: &'a LowerCtx<'m>, f: &'a IrFunction, scratch: &mut Scratch) -> R<Self> {
         let m = cx.module;
-        let bad = |msg: String| LowerError::Invalid {
-            function: f.decl,
-            message: msg,
-            position: Position::at_bit(f.bit),
+        let bad = |msg: String| {
+            Box::new(LowerError::Invalid {
+                function: f.decl,
+                message: msg,
+                position: Position::at_bit(f.bit),
+            })
         };
         let decl = m
             .functions
@@ -166,11 +175,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
         if frame_size > 0x4000_0000 {
-            return Err(LowerError::Unsupported {
+            return Err(Box::new(LowerError::Unsupported {
                 function: f.decl,
                 message: format!("a stack frame of {frame_size} bytes"),
                 position: Position::at_bit(f.bit),
-            });
+            }));
         }
 
         // Locals: params, then per type: values, scratch; i32 extras first.
@@ -303,6 +312,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 ..Used::default()
             },
             has_result,
+            vectors: has_vectors,
             cfg,
             ctx,
             tasks,
@@ -357,20 +367,48 @@ impl<'a, 'm> FnLower<'a, 'm> {
         Sink::new(&mut self.code)
     }
 
-    pub fn err_at(&self, idx: usize, msg: impl Into<String>) -> LowerError {
-        LowerError::Invalid {
+    /// An invalid-input error at instruction `idx` (out of line: errors are cold).
+    #[cold]
+    #[inline(never)]
+    pub fn err_at(&self, idx: usize, msg: impl Into<String>) -> Box<LowerError> {
+        Box::new(LowerError::Invalid {
             function: self.f.decl,
             message: msg.into(),
             position: Position::at_bit(self.f.inst_bit(idx)),
-        }
+        })
     }
 
-    pub fn unsupported(&self, idx: usize, msg: impl Into<String>) -> LowerError {
-        LowerError::Unsupported {
+    /// An unsupported-feature error at instruction `idx` (out of line: errors are cold).
+    #[cold]
+    #[inline(never)]
+    pub fn unsupported(&self, idx: usize, msg: impl Into<String>) -> Box<LowerError> {
+        Box::new(LowerError::Unsupported {
             function: self.f.decl,
             message: msg.into(),
             position: Position::at_bit(self.f.inst_bit(idx)),
-        }
+        })
+    }
+
+    /// An invalid-input error at the function's own position (no instruction to name).
+    #[cold]
+    #[inline(never)]
+    fn err_in_function(&self, msg: String) -> Box<LowerError> {
+        Box::new(LowerError::Invalid {
+            function: self.f.decl,
+            message: msg,
+            position: Position::at_bit(self.f.bit),
+        })
+    }
+
+    /// An unsupported-feature error at the function's own position.
+    #[cold]
+    #[inline(never)]
+    fn unsupported_in_function(&self, msg: &str) -> Box<LowerError> {
+        Box::new(LowerError::Unsupported {
+            function: self.f.decl,
+            message: msg.into(),
+            position: Position::at_bit(self.f.bit),
+        })
     }
 
     fn prologue(&mut self) {
@@ -401,11 +439,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// The type of a value.
     #[inline]
     pub fn ty(&self, v: ValueId) -> R<TypeId> {
-        self.vtypes.get(v).ok_or_else(|| LowerError::Invalid {
-            function: self.f.decl,
-            message: format!("value id {} is out of range", v.0),
-            position: Position::at_bit(self.f.bit),
-        })
+        match self.vtypes.get(v) {
+            Some(t) => Ok(t),
+            None => Err(self.err_in_function(format!("value id {} is out of range", v.0))),
+        }
     }
 
     #[inline]
@@ -413,18 +450,25 @@ impl<'a, 'm> FnLower<'a, 'm> {
         self.cx.is_vector(t)
     }
 
+    /// [`FnLower::is_vector`] for types of this function's values: false at once in a
+    /// function without vectors (the common case).
+    #[inline]
+    fn vector_value(&self, t: TypeId) -> bool {
+        self.vectors && self.cx.is_vector(t)
+    }
+
     /// The scalar kind of a non-vector type; the check is inlined, the errors are not.
     #[inline]
     pub fn scalar(&self, t: TypeId, idx: usize) -> R<Scalar> {
         match self.cx.scalar(t) {
-            Some(s) if !self.cx.is_vector(t) => Ok(s),
+            Some(s) if !self.vector_value(t) => Ok(s),
             _ => Err(self.scalar_error(t, idx)),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn scalar_error(&self, t: TypeId, idx: usize) -> LowerError {
+    fn scalar_error(&self, t: TypeId, idx: usize) -> Box<LowerError> {
         if self.cx.is_vector(t) {
             self.unsupported(idx, "vector (SIMD) types")
         } else {
@@ -472,11 +516,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// a call; everything else (and every error) is [`FnLower::push_value`].
     #[inline]
     pub fn push(&mut self, v: ValueId) -> R<bool> {
+        // A value with a local is never inlined (`new` gives locals only to phis, which
+        // stackify never inlines, and to values it left out of line), so the local alone
+        // decides, without looking up the defining instruction.
         if v.0 >= self.inst_min {
             let n = (v.0 - self.first_inst) as usize;
-            if let Some(&idx) = self.f.value_insts.get(n) {
-                let l = self.local_of[n];
-                if l != NONE && !self.inline[idx as usize] {
+            if let Some(&l) = self.local_of.get(n) {
+                if l != NONE {
+                    debug_assert!(!self.inline[self.f.value_insts[n] as usize]);
                     self.sink().local_get(l);
                     return Ok(self.clean[n]);
                 }
@@ -492,11 +539,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ValueRef::Function(i) => {
                 let slot = self.cx.table_slot.get(i as usize).copied().unwrap_or(0);
                 if slot == 0 {
-                    return Err(LowerError::Invalid {
-                        function: self.f.decl,
-                        message: format!("address of @f{i} is used but it has no table slot"),
-                        position: Position::at_bit(self.f.bit),
-                    });
+                    return Err(self.err_in_function(format!(
+                        "address of @f{i} is used but it has no table slot"
+                    )));
                 }
                 self.sink().i32_const(slot as i32);
                 Ok(true)
@@ -560,13 +605,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.sink().v128_const(0);
                 self.used.simd = true;
             }
-            _ => {
-                return Err(LowerError::Unsupported {
-                    function: self.f.decl,
-                    message: "a constant of this type".into(),
-                    position: Position::at_bit(self.f.bit),
-                })
-            }
+            _ => return Err(self.unsupported_in_function("a constant of this type")),
         }
         Ok(())
     }
@@ -648,21 +687,21 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let f = self.f;
         let inst: &Inst = &f.insts[idx];
         match &inst.kind {
-            InstKind::Binop { op, lhs, rhs, .. } if self.is_vector(inst.ty) => {
+            InstKind::Binop { op, lhs, rhs, .. } if self.vector_value(inst.ty) => {
                 self.simd_binop(idx, *op, *lhs, *rhs, inst.ty)
             }
             InstKind::Binop { op, lhs, rhs, .. } => self.binop(idx, *op, *lhs, *rhs, inst.ty),
             InstKind::Cast { op, val }
-                if self.is_vector(inst.ty) || self.is_vector(self.ty(*val)?) =>
+                if self.vectors && (self.is_vector(inst.ty) || self.is_vector(self.ty(*val)?)) =>
             {
                 self.simd_cast(idx, *op, *val, inst.ty)
             }
             InstKind::Cast { op, val } => self.cast(idx, *op, *val, inst.ty),
-            InstKind::Cmp { pred, lhs, rhs } if self.is_vector(self.ty(*lhs)?) => {
+            InstKind::Cmp { pred, lhs, rhs } if self.vectors && self.is_vector(self.ty(*lhs)?) => {
                 self.simd_cmp(idx, *pred, *lhs, *rhs)
             }
             InstKind::Cmp { pred, lhs, rhs } => self.cmp(idx, *pred, *lhs, *rhs),
-            InstKind::Select { cond, t, f: fv } if self.is_vector(inst.ty) => {
+            InstKind::Select { cond, t, f: fv } if self.vector_value(inst.ty) => {
                 self.simd_select(idx, *cond, *t, *fv)
             }
             InstKind::Select { cond, t, f: fv } => {
@@ -673,10 +712,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.sink().select();
                 Ok(ct && cf)
             }
-            InstKind::Load { ptr, align } if self.is_vector(inst.ty) => {
+            InstKind::Load { ptr, align } if self.vector_value(inst.ty) => {
                 self.simd_load(idx, *ptr, *align, inst.ty)
             }
-            InstKind::Store { ptr, val, align } if self.is_vector(self.ty(*val)?) => {
+            InstKind::Store { ptr, val, align }
+                if self.vectors && self.is_vector(self.ty(*val)?) =>
+            {
                 self.simd_store(idx, *ptr, *val, *align)
             }
             InstKind::Load { ptr, align } => {

@@ -345,5 +345,8 @@ pub fn lower_function_with(
             message: format!("no function body #{body}"),
             position: Position::at_bit(0),
         })?;
-    inst::FnLower::new(cx, f, scratch)?.run(scratch)
+    // The lowering boxes its errors (see `inst::R`); the public error is unboxed.
+    inst::FnLower::new(cx, f, scratch)
+        .and_then(|fl| fl.run(scratch))
+        .map_err(|e| *e)
 }
