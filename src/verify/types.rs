@@ -3,7 +3,7 @@
 
 use super::{Context, Rule, Sink};
 use crate::bitstream::Position;
-use crate::ir::{Module, Type, TypeId, TypeTable};
+use crate::ir::{Align, Module, Type, TypeId, TypeTable};
 
 /// Integer widths PNaCl allows anywhere.
 pub fn is_valid_int_width(w: u32) -> bool {
@@ -158,12 +158,38 @@ pub(super) fn check_type_table(m: &Module, out: &mut Sink) {
     }
 }
 
+/// The load/store alignment table: integers `align 1`, float 1 or 4, double 1 or 8,
+/// vectors exactly their element size. 0 (unspecified) is not allowed.
+pub(super) fn allowed_alignment(types: &TypeTable, t: TypeId, align: Align) -> bool {
+    let Some(bytes) = align.bytes() else {
+        return false;
+    };
+    match types.get(t) {
+        Some(Type::Vector { elem, .. }) => {
+            types.get(*elem) != Some(&Type::Int(1))
+                && bytes.checked_mul(8) == Some(types.bit_size(*elem) as u64)
+        }
+        Some(Type::Float) => bytes == 1 || bytes == 4,
+        Some(Type::Double) => bytes == 1 || bytes == 8,
+        _ => bytes == 1,
+    }
+}
+
 /// Answers to the type questions the per-instruction rules ask for nearly every
 /// instruction, computed once per module: one array lookup each instead of matches on the
 /// type table (two for a vector's element). Ids outside the table answer false, as the
 /// functions above do.
 pub(super) struct TypeFacts {
-    flags: Vec<u8>,
+    facts: Vec<Fact>,
+}
+
+/// What [`TypeFacts`] knows about one type.
+#[derive(Clone, Copy, Default)]
+struct Fact {
+    flags: u8,
+    /// Bit `k` set: [`allowed_alignment`] accepts alignment code `k` (codes 0..32; larger
+    /// codes are never answered from here).
+    align_codes: u32,
 }
 
 impl TypeFacts {
@@ -177,9 +203,13 @@ impl TypeFacts {
     const ELEM_INT: u8 = 8;
     /// The type or its vector element is float or double.
     const ELEM_FLOAT: u8 = 16;
+    /// The type is `i1` (scalar).
+    const I1: u8 = 32;
+    /// The type is a vector.
+    const VECTOR: u8 = 64;
 
     pub(super) fn new(types: &TypeTable) -> TypeFacts {
-        let flags = types
+        let facts = types
             .iter()
             .map(|(t, ty)| {
                 let elem = types.get(types.element(t));
@@ -199,33 +229,75 @@ impl TypeFacts {
                 if matches!(elem, Some(Type::Float | Type::Double)) {
                     f |= Self::ELEM_FLOAT;
                 }
-                f
+                if *ty == Type::Int(1) {
+                    f |= Self::I1;
+                }
+                if matches!(ty, Type::Vector { .. }) {
+                    f |= Self::VECTOR;
+                }
+                let align_codes = (0..32u32)
+                    .filter(|&k| allowed_alignment(types, t, Align(k)))
+                    .fold(0u32, |m, k| m | 1 << k);
+                Fact {
+                    flags: f,
+                    align_codes,
+                }
             })
             .collect();
-        TypeFacts { flags }
+        TypeFacts { facts }
     }
 
+    #[inline]
     fn has(&self, t: TypeId, flag: u8) -> bool {
-        self.flags.get(t.0 as usize).is_some_and(|f| f & flag != 0)
+        self.facts
+            .get(t.0 as usize)
+            .is_some_and(|f| f.flags & flag != 0)
     }
 
+    #[inline]
     pub(super) fn is_value_type(&self, t: TypeId) -> bool {
         self.has(t, Self::VALUE)
     }
 
+    #[inline]
     pub(super) fn is_i32(&self, t: TypeId) -> bool {
         self.has(t, Self::I32)
     }
 
+    #[inline]
     pub(super) fn is_bool_like(&self, t: TypeId) -> bool {
         self.has(t, Self::BOOL_LIKE)
     }
 
+    #[inline]
     pub(super) fn elem_is_int(&self, t: TypeId) -> bool {
         self.has(t, Self::ELEM_INT)
     }
 
+    #[inline]
     pub(super) fn elem_is_float(&self, t: TypeId) -> bool {
         self.has(t, Self::ELEM_FLOAT)
+    }
+
+    /// The type is the scalar `i1`.
+    #[inline]
+    pub(super) fn is_i1(&self, t: TypeId) -> bool {
+        self.has(t, Self::I1)
+    }
+
+    #[inline]
+    pub(super) fn is_vector(&self, t: TypeId) -> bool {
+        self.has(t, Self::VECTOR)
+    }
+
+    /// A load or store of a value type `t` that is not bool-like, with alignment `align`,
+    /// passes every memory rule on the accessed type (false means "ask the full rules").
+    #[inline]
+    pub(super) fn plain_access(&self, t: TypeId, align: Align) -> bool {
+        self.facts.get(t.0 as usize).is_some_and(|f| {
+            f.flags & (Self::VALUE | Self::BOOL_LIKE) == Self::VALUE
+                && align.0 < 32
+                && f.align_codes & (1 << align.0) != 0
+        })
     }
 }
