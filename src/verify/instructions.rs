@@ -86,7 +86,31 @@ fn passes(cx: &FnCx<'_>, inst: &Inst) -> bool {
             tt == tf && inst.ty == tt && facts.is_i1(tc) && !facts.is_vector(tt)
         }
         InstKind::Call(c) => direct_call_passes(cx, inst, c),
+        InstKind::Cast { op, val } => cx
+            .ty(*val)
+            .is_some_and(|src| cast_passes(cx, *op, src, inst.ty)),
         _ => false,
+    }
+}
+
+/// [`passes`] for a cast between scalar value types (the rules of [`cast`], with the
+/// element count rule trivially met).
+#[inline(always)]
+fn cast_passes(cx: &FnCx<'_>, op: CastOp, src: TypeId, dst: TypeId) -> bool {
+    let facts = cx.facts;
+    let (Some(sb), Some(db)) = (facts.scalar_bits(src), facts.scalar_bits(dst)) else {
+        return false;
+    };
+    let (si, di) = (facts.elem_is_int(src), facts.elem_is_int(dst));
+    match op {
+        CastOp::Trunc => si && di && sb > db,
+        CastOp::ZExt | CastOp::SExt => si && di && sb < db,
+        CastOp::FpTrunc => facts.is_double(src) && facts.is_float(dst),
+        CastOp::FpExt => facts.is_float(src) && facts.is_double(dst),
+        CastOp::FpToUi | CastOp::FpToSi => facts.elem_is_float(src) && di,
+        CastOp::UiToFp | CastOp::SiToFp => si && facts.elem_is_float(dst),
+        CastOp::Bitcast => sb == db,
+        CastOp::PtrToInt | CastOp::IntToPtr => false,
     }
 }
 

@@ -186,7 +186,9 @@ pub(super) struct TypeFacts {
 /// What [`TypeFacts`] knows about one type.
 #[derive(Clone, Copy, Default)]
 struct Fact {
-    flags: u8,
+    flags: u16,
+    /// Bit size of a scalar value type (0 for every other type).
+    scalar_bits: u32,
     /// Bit `k` set: [`allowed_alignment`] accepts alignment code `k` (codes 0..32; larger
     /// codes are never answered from here).
     align_codes: u32,
@@ -194,19 +196,23 @@ struct Fact {
 
 impl TypeFacts {
     /// [`is_value_type`].
-    const VALUE: u8 = 1;
+    const VALUE: u16 = 1;
     /// The type is `i32`.
-    const I32: u8 = 2;
+    const I32: u16 = 2;
     /// [`is_bool_like`].
-    const BOOL_LIKE: u8 = 4;
+    const BOOL_LIKE: u16 = 4;
     /// The type or its vector element is an integer.
-    const ELEM_INT: u8 = 8;
+    const ELEM_INT: u16 = 8;
     /// The type or its vector element is float or double.
-    const ELEM_FLOAT: u8 = 16;
+    const ELEM_FLOAT: u16 = 16;
     /// The type is `i1` (scalar).
-    const I1: u8 = 32;
+    const I1: u16 = 32;
     /// The type is a vector.
-    const VECTOR: u8 = 64;
+    const VECTOR: u16 = 64;
+    /// The type is `float` (scalar).
+    const FLOAT: u16 = 128;
+    /// The type is `double` (scalar).
+    const DOUBLE: u16 = 256;
 
     pub(super) fn new(types: &TypeTable) -> TypeFacts {
         let facts = types
@@ -235,11 +241,30 @@ impl TypeFacts {
                 if matches!(ty, Type::Vector { .. }) {
                     f |= Self::VECTOR;
                 }
-                let align_codes = (0..32u32)
-                    .filter(|&k| allowed_alignment(types, t, Align(k)))
-                    .fold(0u32, |m, k| m | 1 << k);
+                if *ty == Type::Float {
+                    f |= Self::FLOAT;
+                }
+                if *ty == Type::Double {
+                    f |= Self::DOUBLE;
+                }
+                // Only for value types: their sizes are small (the table is sound, so
+                // `bit_size` does not recurse deeper than one vector element).
+                let value = f & Self::VALUE != 0;
+                let align_codes = if value {
+                    (0..32u32)
+                        .filter(|&k| allowed_alignment(types, t, Align(k)))
+                        .fold(0u32, |m, k| m | 1 << k)
+                } else {
+                    0
+                };
+                let scalar_bits = if value && f & Self::VECTOR == 0 {
+                    types.bit_size(t)
+                } else {
+                    0
+                };
                 Fact {
                     flags: f,
+                    scalar_bits,
                     align_codes,
                 }
             })
@@ -248,7 +273,7 @@ impl TypeFacts {
     }
 
     #[inline]
-    fn has(&self, t: TypeId, flag: u8) -> bool {
+    fn has(&self, t: TypeId, flag: u16) -> bool {
         self.facts
             .get(t.0 as usize)
             .is_some_and(|f| f.flags & flag != 0)
@@ -288,6 +313,24 @@ impl TypeFacts {
     #[inline]
     pub(super) fn is_vector(&self, t: TypeId) -> bool {
         self.has(t, Self::VECTOR)
+    }
+
+    /// The bit size of `t` if it is a scalar value type.
+    #[inline]
+    pub(super) fn scalar_bits(&self, t: TypeId) -> Option<u32> {
+        self.facts
+            .get(t.0 as usize)
+            .and_then(|f| (f.scalar_bits != 0).then_some(f.scalar_bits))
+    }
+
+    #[inline]
+    pub(super) fn is_float(&self, t: TypeId) -> bool {
+        self.has(t, Self::FLOAT)
+    }
+
+    #[inline]
+    pub(super) fn is_double(&self, t: TypeId) -> bool {
+        self.has(t, Self::DOUBLE)
     }
 
     /// A load or store of a value type `t` that is not bool-like, with alignment `align`,
