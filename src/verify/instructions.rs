@@ -4,7 +4,7 @@
 use super::function::{FnCx, Phase};
 use super::globals::MAX_ALIGN_CODE;
 use super::intrinsics;
-use super::types::{is_param_type, is_return_type};
+use super::types::{self, is_param_type, is_return_type};
 use super::Rule;
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Switch, Type, TypeId, ValueId,
@@ -14,7 +14,142 @@ use crate::ir::{
 pub(super) type Problems = Vec<(Rule, String)>;
 
 /// Checks instruction `i` (`inst`) and reports its problems. `p` is an empty buffer.
+///
+/// Speed: nearly every instruction passes, so a short test inlined into the walk
+/// ([`passes`]) accepts the common valid kinds, and only the rest (rarer kinds, and
+/// anything that might have a problem) go through the full rules, out of line.
+#[inline(always)]
 pub(super) fn check(cx: &mut FnCx<'_>, i: usize, inst: &Inst, p: &mut Problems) {
+    if !passes(cx, inst) {
+        check_all(cx, i, inst, p);
+    }
+}
+
+/// True only if the full rules ([`check_all`]) find nothing on `inst`; false when they
+/// might (or when the kind is not one of the common ones tested here). Each arm is the
+/// success condition of the matching rule function below, on the same facts.
+#[inline(always)]
+fn passes(cx: &FnCx<'_>, inst: &Inst) -> bool {
+    let facts = cx.facts;
+    // check_result_type
+    if inst.result().is_some() && !facts.is_value_type(inst.ty) {
+        return false;
+    }
+    match &inst.kind {
+        InstKind::Binop {
+            op,
+            lhs,
+            rhs,
+            flags,
+        } => {
+            let (Some(tl), Some(tr)) = (cx.ty(*lhs), cx.ty(*rhs)) else {
+                return false;
+            };
+            let float = facts.elem_is_float(tl);
+            let logic = matches!(op, BinOp::And | BinOp::Or | BinOp::Xor);
+            tl == tr
+                && inst.ty == tl
+                && (float || facts.elem_is_int(tl))
+                && op.is_float() == float
+                && (logic || float || !facts.is_bool_like(tl))
+                && flags.is_none_or(|fl| fl == 0)
+        }
+        InstKind::Load { ptr, align } => {
+            cx.ty(*ptr).is_some_and(|tp| facts.is_i32(tp)) && facts.plain_access(inst.ty, *align)
+        }
+        InstKind::Store { ptr, val, align } => {
+            cx.ty(*ptr).is_some_and(|tp| facts.is_i32(tp))
+                && cx.ty(*val).is_some_and(|t| facts.plain_access(t, *align))
+        }
+        InstKind::Cmp { pred, lhs, rhs } => {
+            // Scalars only: then the result must be the scalar i1.
+            let (Some(tl), Some(tr)) = (cx.ty(*lhs), cx.ty(*rhs)) else {
+                return false;
+            };
+            let elem_ok = if pred.is_float() {
+                facts.elem_is_float(tl)
+            } else {
+                facts.elem_is_int(tl)
+            };
+            tl == tr && elem_ok && !facts.is_vector(tl) && facts.is_i1(inst.ty)
+        }
+        InstKind::Br { .. } | InstKind::Unreachable => true,
+        InstKind::CondBr { cond, .. } => cx.ty(*cond).is_some_and(|t| facts.is_i1(t)),
+        InstKind::Phi { incoming } => incoming
+            .iter()
+            .all(|(v, _)| cx.ty(*v).is_none_or(|t| t == inst.ty)),
+        InstKind::Select { cond, t, f } => {
+            // Scalar values with a scalar i1 condition.
+            let (Some(tc), Some(tt), Some(tf)) = (cx.ty(*cond), cx.ty(*t), cx.ty(*f)) else {
+                return false;
+            };
+            tt == tf && inst.ty == tt && facts.is_i1(tc) && !facts.is_vector(tt)
+        }
+        InstKind::Call(c) => direct_call_passes(cx, inst, c),
+        InstKind::Cast { op, val } => cx
+            .ty(*val)
+            .is_some_and(|src| cast_passes(cx, *op, src, inst.ty)),
+        _ => false,
+    }
+}
+
+/// [`passes`] for a cast between scalar value types (the rules of [`cast`], with the
+/// element count rule trivially met).
+#[inline(always)]
+fn cast_passes(cx: &FnCx<'_>, op: CastOp, src: TypeId, dst: TypeId) -> bool {
+    let facts = cx.facts;
+    let (Some(sb), Some(db)) = (facts.scalar_bits(src), facts.scalar_bits(dst)) else {
+        return false;
+    };
+    let (si, di) = (facts.elem_is_int(src), facts.elem_is_int(dst));
+    match op {
+        CastOp::Trunc => si && di && sb > db,
+        CastOp::ZExt | CastOp::SExt => si && di && sb < db,
+        CastOp::FpTrunc => facts.is_double(src) && facts.is_float(dst),
+        CastOp::FpExt => facts.is_float(src) && facts.is_double(dst),
+        CastOp::FpToUi | CastOp::FpToSi => facts.elem_is_float(src) && di,
+        CastOp::UiToFp | CastOp::SiToFp => si && facts.elem_is_float(dst),
+        CastOp::Bitcast => sb == db,
+        CastOp::PtrToInt | CastOp::IntToPtr => false,
+    }
+}
+
+/// [`passes`] for a call: a direct call to a non-intrinsic function with matching
+/// argument and result types.
+#[inline(always)]
+fn direct_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
+    let Callee::Direct(func) = c.callee else {
+        return false;
+    };
+    if c.cc_info >> 1 != 0 || cx.intrinsic_of(func).is_some() {
+        return false;
+    }
+    let Some(ft) =
+        cx.m.functions
+            .get(func as usize)
+            .and_then(|d| cx.types().function(d.ty))
+    else {
+        return false;
+    };
+    if ft.params.len() != c.args.len()
+        || !c
+            .args
+            .iter()
+            .zip(&ft.params)
+            .all(|(a, pt)| cx.ty(*a).is_none_or(|at| at == *pt))
+    {
+        return false;
+    }
+    match inst.result() {
+        None => cx.types().is_void(ft.ret),
+        Some(_) => inst.ty == ft.ret && !cx.types().is_void(ft.ret),
+    }
+}
+
+/// All the rules on instruction `i`; reports its problems. Out of line: [`check`] calls it
+/// only for the instructions [`passes`] does not accept.
+#[inline(never)]
+fn check_all(cx: &mut FnCx<'_>, i: usize, inst: &Inst, p: &mut Problems) {
     check_result_type(cx, inst, p);
     match &inst.kind {
         InstKind::Binop {
@@ -404,22 +539,9 @@ fn alloca(cx: &FnCx<'_>, inst: &Inst, size: ValueId, align: Align, p: &mut Probl
     }
 }
 
-/// The load/store alignment table: integers `align 1`, float 1 or 4, double 1 or 8,
-/// vectors exactly their element size. 0 (unspecified) is not allowed.
+/// The load/store alignment table ([`types::allowed_alignment`]).
 pub(super) fn allowed_alignment(cx: &FnCx<'_>, t: TypeId, align: Align) -> bool {
-    let Some(bytes) = align.bytes() else {
-        return false;
-    };
-    let types = cx.types();
-    match types.get(t) {
-        Some(Type::Vector { elem, .. }) => {
-            types.get(*elem) != Some(&Type::Int(1))
-                && bytes.checked_mul(8) == Some(types.bit_size(*elem) as u64)
-        }
-        Some(Type::Float) => bytes == 1 || bytes == 4,
-        Some(Type::Double) => bytes == 1 || bytes == 8,
-        _ => bytes == 1,
-    }
+    types::allowed_alignment(cx.types(), t, align)
 }
 
 /// Shared load/store rules for the pointer and the accessed type.

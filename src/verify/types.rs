@@ -3,7 +3,7 @@
 
 use super::{Context, Rule, Sink};
 use crate::bitstream::Position;
-use crate::ir::{Module, Type, TypeId, TypeTable};
+use crate::ir::{Align, Module, Type, TypeId, TypeTable};
 
 /// Integer widths PNaCl allows anywhere.
 pub fn is_valid_int_width(w: u32) -> bool {
@@ -158,28 +158,64 @@ pub(super) fn check_type_table(m: &Module, out: &mut Sink) {
     }
 }
 
+/// The load/store alignment table: integers `align 1`, float 1 or 4, double 1 or 8,
+/// vectors exactly their element size. 0 (unspecified) is not allowed.
+pub(super) fn allowed_alignment(types: &TypeTable, t: TypeId, align: Align) -> bool {
+    let Some(bytes) = align.bytes() else {
+        return false;
+    };
+    match types.get(t) {
+        Some(Type::Vector { elem, .. }) => {
+            types.get(*elem) != Some(&Type::Int(1))
+                && bytes.checked_mul(8) == Some(types.bit_size(*elem) as u64)
+        }
+        Some(Type::Float) => bytes == 1 || bytes == 4,
+        Some(Type::Double) => bytes == 1 || bytes == 8,
+        _ => bytes == 1,
+    }
+}
+
 /// Answers to the type questions the per-instruction rules ask for nearly every
 /// instruction, computed once per module: one array lookup each instead of matches on the
 /// type table (two for a vector's element). Ids outside the table answer false, as the
 /// functions above do.
 pub(super) struct TypeFacts {
-    flags: Vec<u8>,
+    facts: Vec<Fact>,
+}
+
+/// What [`TypeFacts`] knows about one type.
+#[derive(Clone, Copy, Default)]
+struct Fact {
+    flags: u16,
+    /// Bit size of a scalar value type (0 for every other type).
+    scalar_bits: u32,
+    /// Bit `k` set: [`allowed_alignment`] accepts alignment code `k` (codes 0..32; larger
+    /// codes are never answered from here).
+    align_codes: u32,
 }
 
 impl TypeFacts {
     /// [`is_value_type`].
-    const VALUE: u8 = 1;
+    const VALUE: u16 = 1;
     /// The type is `i32`.
-    const I32: u8 = 2;
+    const I32: u16 = 2;
     /// [`is_bool_like`].
-    const BOOL_LIKE: u8 = 4;
+    const BOOL_LIKE: u16 = 4;
     /// The type or its vector element is an integer.
-    const ELEM_INT: u8 = 8;
+    const ELEM_INT: u16 = 8;
     /// The type or its vector element is float or double.
-    const ELEM_FLOAT: u8 = 16;
+    const ELEM_FLOAT: u16 = 16;
+    /// The type is `i1` (scalar).
+    const I1: u16 = 32;
+    /// The type is a vector.
+    const VECTOR: u16 = 64;
+    /// The type is `float` (scalar).
+    const FLOAT: u16 = 128;
+    /// The type is `double` (scalar).
+    const DOUBLE: u16 = 256;
 
     pub(super) fn new(types: &TypeTable) -> TypeFacts {
-        let flags = types
+        let facts = types
             .iter()
             .map(|(t, ty)| {
                 let elem = types.get(types.element(t));
@@ -199,33 +235,112 @@ impl TypeFacts {
                 if matches!(elem, Some(Type::Float | Type::Double)) {
                     f |= Self::ELEM_FLOAT;
                 }
-                f
+                if *ty == Type::Int(1) {
+                    f |= Self::I1;
+                }
+                if matches!(ty, Type::Vector { .. }) {
+                    f |= Self::VECTOR;
+                }
+                if *ty == Type::Float {
+                    f |= Self::FLOAT;
+                }
+                if *ty == Type::Double {
+                    f |= Self::DOUBLE;
+                }
+                // Only for value types: their sizes are small (the table is sound, so
+                // `bit_size` does not recurse deeper than one vector element).
+                let value = f & Self::VALUE != 0;
+                let align_codes = if value {
+                    (0..32u32)
+                        .filter(|&k| allowed_alignment(types, t, Align(k)))
+                        .fold(0u32, |m, k| m | 1 << k)
+                } else {
+                    0
+                };
+                let scalar_bits = if value && f & Self::VECTOR == 0 {
+                    types.bit_size(t)
+                } else {
+                    0
+                };
+                Fact {
+                    flags: f,
+                    scalar_bits,
+                    align_codes,
+                }
             })
             .collect();
-        TypeFacts { flags }
+        TypeFacts { facts }
     }
 
-    fn has(&self, t: TypeId, flag: u8) -> bool {
-        self.flags.get(t.0 as usize).is_some_and(|f| f & flag != 0)
+    #[inline]
+    fn has(&self, t: TypeId, flag: u16) -> bool {
+        self.facts
+            .get(t.0 as usize)
+            .is_some_and(|f| f.flags & flag != 0)
     }
 
+    #[inline]
     pub(super) fn is_value_type(&self, t: TypeId) -> bool {
         self.has(t, Self::VALUE)
     }
 
+    #[inline]
     pub(super) fn is_i32(&self, t: TypeId) -> bool {
         self.has(t, Self::I32)
     }
 
+    #[inline]
     pub(super) fn is_bool_like(&self, t: TypeId) -> bool {
         self.has(t, Self::BOOL_LIKE)
     }
 
+    #[inline]
     pub(super) fn elem_is_int(&self, t: TypeId) -> bool {
         self.has(t, Self::ELEM_INT)
     }
 
+    #[inline]
     pub(super) fn elem_is_float(&self, t: TypeId) -> bool {
         self.has(t, Self::ELEM_FLOAT)
+    }
+
+    /// The type is the scalar `i1`.
+    #[inline]
+    pub(super) fn is_i1(&self, t: TypeId) -> bool {
+        self.has(t, Self::I1)
+    }
+
+    #[inline]
+    pub(super) fn is_vector(&self, t: TypeId) -> bool {
+        self.has(t, Self::VECTOR)
+    }
+
+    /// The bit size of `t` if it is a scalar value type.
+    #[inline]
+    pub(super) fn scalar_bits(&self, t: TypeId) -> Option<u32> {
+        self.facts
+            .get(t.0 as usize)
+            .and_then(|f| (f.scalar_bits != 0).then_some(f.scalar_bits))
+    }
+
+    #[inline]
+    pub(super) fn is_float(&self, t: TypeId) -> bool {
+        self.has(t, Self::FLOAT)
+    }
+
+    #[inline]
+    pub(super) fn is_double(&self, t: TypeId) -> bool {
+        self.has(t, Self::DOUBLE)
+    }
+
+    /// A load or store of a value type `t` that is not bool-like, with alignment `align`,
+    /// passes every memory rule on the accessed type (false means "ask the full rules").
+    #[inline]
+    pub(super) fn plain_access(&self, t: TypeId, align: Align) -> bool {
+        self.facts.get(t.0 as usize).is_some_and(|f| {
+            f.flags & (Self::VALUE | Self::BOOL_LIKE) == Self::VALUE
+                && align.0 < 32
+                && f.align_codes & (1 << align.0) != 0
+        })
     }
 }
