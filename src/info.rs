@@ -209,28 +209,29 @@ fn elements_name(
     if let [Element::Data(d)] = elements {
         return found(d);
     }
+    !for_each_run(elements, run, |r| !found(r))
+}
+
+/// Calls `f` on each run of an initializer's bytes as the interface scan sees them: data
+/// elements joined; a zerofill ends a run like a NUL byte would (its first byte is one),
+/// and a relocation (a 4-byte address) breaks it. Stops, returning false, when `f` does.
+fn for_each_run(elements: &[Element], run: &mut Vec<u8>, mut f: impl FnMut(&[u8]) -> bool) -> bool {
     run.clear();
     for e in elements {
         match e {
-            Element::Data(d) => run.extend_from_slice(d),
-            Element::Zerofill(n) => {
-                if *n > 0 {
-                    run.push(0);
-                }
-                if found(run) {
-                    return true;
-                }
-                run.clear();
+            Element::Data(d) => {
+                run.extend_from_slice(d);
+                continue;
             }
-            Element::Reloc { .. } => {
-                if found(run) {
-                    return true;
-                }
-                run.clear();
-            }
+            Element::Zerofill(n) if *n > 0 => run.push(0),
+            Element::Zerofill(_) | Element::Reloc { .. } => {}
         }
+        if !f(run) {
+            return false;
+        }
+        run.clear();
     }
-    found(run)
+    f(run)
 }
 
 /// Interface names found in some bytes.
@@ -242,28 +243,13 @@ pub struct InterfaceNames {
     pub ppapi: Vec<String>,
 }
 
-/// Scans one global's initializer. Data elements are joined; a zerofill ends a string like a
-/// NUL byte would (its first byte is one), and a relocation (a 4-byte address) breaks it.
+/// Scans one global's initializer, run by run ([`for_each_run`]).
 fn scan_elements(elements: &[Element]) -> InterfaceNames {
     let mut out = InterfaceNames::default();
-    let mut run: Vec<u8> = Vec::new();
-    for e in elements {
-        match e {
-            Element::Data(d) => run.extend_from_slice(d),
-            Element::Zerofill(n) => {
-                if *n > 0 {
-                    run.push(0);
-                }
-                scan_into(&run, &mut out);
-                run.clear();
-            }
-            Element::Reloc { .. } => {
-                scan_into(&run, &mut out);
-                run.clear();
-            }
-        }
-    }
-    scan_into(&run, &mut out);
+    for_each_run(elements, &mut Vec::new(), |run| {
+        scan_into(run, &mut out);
+        true
+    });
     out
 }
 

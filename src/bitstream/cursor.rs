@@ -723,20 +723,7 @@ fn window_vbr(w: u64, used: &mut u32, k: u32) -> Option<u64> {
         // Most fields are one chunk.
         return Some(piece);
     }
-    let mut result = piece & (hi - 1);
-    let mut shift = k - 1;
-    loop {
-        if *used + k > PEEK_BITS {
-            return None;
-        }
-        let piece = (w >> *used) & ((1u64 << k) - 1);
-        *used += k;
-        result |= (piece & (hi - 1)) << shift;
-        shift += k - 1;
-        if piece & hi == 0 {
-            return Some(result);
-        }
-    }
+    vbr_more_chunks(w, used, k, piece)
 }
 
 /// The rest of a VBR field of `k`-bit chunks whose first chunk `piece` (with its

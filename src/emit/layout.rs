@@ -36,32 +36,12 @@ pub fn taken_in_inst(
     out: &mut Vec<u32>,
     other: impl FnOnce(&crate::ir::InstKind),
 ) {
-    use crate::ir::InstKind;
-    let mut take = |v: crate::ir::ValueId| {
+    let take = |v: crate::ir::ValueId| {
         if v.0 < nf {
             out.push(v.0);
         }
     };
-    // The most frequent kinds inline (`out` is used as a set: order does not matter);
-    // `for_each_operand` for the rest. Direct callees are not operands (it skips them).
-    match kind {
-        InstKind::Binop { lhs, rhs, .. }
-        | InstKind::Cmp { lhs, rhs, .. }
-        | InstKind::Store {
-            ptr: lhs, val: rhs, ..
-        } => {
-            take(*lhs);
-            take(*rhs);
-        }
-        InstKind::Load { ptr: v, .. }
-        | InstKind::Cast { val: v, .. }
-        | InstKind::CondBr { cond: v, .. } => take(*v),
-        InstKind::Br { .. } => {}
-        _ => {
-            kind.for_each_operand(take);
-            other(kind);
-        }
-    }
+    kind.for_each_operand_unordered(take, other);
 }
 
 /// The layout; `taken_in_code` holds what [`taken_in_inst`] found in every body.

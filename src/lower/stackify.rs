@@ -146,7 +146,7 @@ pub(crate) fn count_uses(
     user: &mut [u32],
     other: impl FnOnce(&InstKind),
 ) {
-    let mut count = |v: ValueId| {
+    let count = |v: ValueId| {
         if v.0 >= first {
             let n = (v.0 - first) as usize;
             if let Some(u) = uses.get_mut(n) {
@@ -155,26 +155,7 @@ pub(crate) fn count_uses(
             }
         }
     };
-    // The most frequent kinds inline (the order of operands does not matter here);
-    // `for_each_operand` for the rest.
-    match kind {
-        InstKind::Binop { lhs, rhs, .. }
-        | InstKind::Cmp { lhs, rhs, .. }
-        | InstKind::Store {
-            ptr: lhs, val: rhs, ..
-        } => {
-            count(*lhs);
-            count(*rhs);
-        }
-        InstKind::Load { ptr: v, .. }
-        | InstKind::Cast { val: v, .. }
-        | InstKind::CondBr { cond: v, .. } => count(*v),
-        InstKind::Br { .. } => {}
-        _ => {
-            kind.for_each_operand(count);
-            other(kind);
-        }
-    }
+    kind.for_each_operand_unordered(count, other);
 }
 
 /// Marks an instruction whose value has one use in `want` but two values claim it (only
