@@ -6,7 +6,7 @@ mod common;
 use pexe2wasm::convert::{convert, ConvertOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn batch(args: &[&str]) -> Output {
@@ -20,36 +20,6 @@ fn batch(args: &[&str]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!("pexe2wasm-batch-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn join(&self, rel: &str) -> PathBuf {
-        self.0.join(rel)
-    }
-    fn arg(&self, rel: &str) -> String {
-        self.join(rel).to_string_lossy().into_owned()
-    }
-    /// Writes `bytes` at `rel`, creating directories.
-    fn put(&self, rel: &str, bytes: &[u8]) {
-        let p = self.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, bytes).unwrap();
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn fixture(rel: &str) -> Vec<u8> {
@@ -184,7 +154,7 @@ fn expect_found_failure(path: &str, found_by: &str, kind: &str, message: &str) -
 /// The fixture tree: pexes at the top and in subdirectories, a truncated one, a pexe
 /// without `_start`, manifests that point into a subdirectory, at a missing file, out of
 /// the tree, and one that is not JSON; on Unix also a symbolic link out of the tree.
-fn make_tree(s: &Scratch) {
+fn make_tree(s: &common::Scratch) {
     let hello = fixture("hello.pexe");
     s.put("in/hello.pexe", &hello);
     s.put("in/factorial.pexe", &fixture("factorial.pexe"));
@@ -230,7 +200,7 @@ fn make_tree(s: &Scratch) {
 
 #[test]
 fn fixture_tree_report_is_exact_per_file() {
-    let s = Scratch::new("tree");
+    let s = common::Scratch::new("tree");
     make_tree(&s);
     let before = tree(&s.0);
     let hello = fixture("hello.pexe");
@@ -432,7 +402,7 @@ fn fixture_tree_report_is_exact_per_file() {
 
 #[test]
 fn all_converted_exits_0_and_failure_removes_stale_output() {
-    let s = Scratch::new("rerun");
+    let s = common::Scratch::new("rerun");
     let hello = fixture("hello.pexe");
     s.put("in/a/hello.pexe", &hello);
     s.put("in/b/bits.pexe", &fixture("semantics/bits.pexe"));
@@ -460,7 +430,7 @@ fn all_converted_exits_0_and_failure_removes_stale_output() {
 
 #[test]
 fn output_dir_inside_input_is_not_scanned() {
-    let s = Scratch::new("inside");
+    let s = common::Scratch::new("inside");
     s.put("in/hello.pexe", &fixture("hello.pexe"));
     // A pexe already in the output directory is not an input.
     s.put("in/out/old.pexe", b"whatever");
@@ -477,7 +447,7 @@ fn output_dir_inside_input_is_not_scanned() {
 
 #[test]
 fn empty_tree_converts_nothing_and_exits_0() {
-    let s = Scratch::new("empty");
+    let s = common::Scratch::new("empty");
     s.put("in/readme.txt", b"no pexes here");
     let o = batch(&[&s.arg("in"), "-o", &s.arg("out")]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -491,7 +461,7 @@ fn empty_tree_converts_nothing_and_exits_0() {
 
 #[test]
 fn usage_errors_exit_2_and_write_nothing() {
-    let s = Scratch::new("usage");
+    let s = common::Scratch::new("usage");
     s.put("in/hello.pexe", &fixture("hello.pexe"));
     let dir = s.arg("in");
     for args in [
@@ -520,7 +490,7 @@ fn usage_errors_exit_2_and_write_nothing() {
 
 #[test]
 fn unreadable_input_dir_is_one_line_exit_1() {
-    let s = Scratch::new("nodir");
+    let s = common::Scratch::new("nodir");
     let o = batch(&[&s.arg("nonexistent"), "-o", &s.arg("out")]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let e = stderr(&o);
@@ -542,7 +512,7 @@ fn real_corpus_batch() {
     if common::real_pexe("binji-puts.pexe").is_none() {
         return;
     }
-    let s = Scratch::new("real");
+    let s = common::Scratch::new("real");
     let corpus = common::real_corpus_dir();
     let o = batch(&[corpus.to_str().unwrap(), "-o", &s.arg("out"), "-j", "2"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -607,7 +577,7 @@ fn real_corpus_batch() {
 #[cfg(unix)]
 #[test]
 fn links_in_the_output_tree_are_not_written_through() {
-    let s = Scratch::new("outlinks");
+    let s = common::Scratch::new("outlinks");
     let hello = fixture("hello.pexe");
     s.put("in/sub/deep/hello.pexe", &hello);
     s.put("in/top.pexe", &hello);

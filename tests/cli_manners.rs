@@ -4,7 +4,6 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn bin() -> Command {
@@ -31,33 +30,6 @@ fn run_stdin(args: &[&str], input: &[u8]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!("pexe2wasm-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_string_lossy().into_owned()
-    }
-    fn entries(&self) -> Vec<String> {
-        std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]
@@ -124,19 +96,19 @@ fn bad_input_on_stdin_is_named_stdin() {
 
 #[test]
 fn failed_output_leaves_no_file() {
-    let dir = Scratch::new("nofile");
-    let bad = dir.path("bad.pexe");
+    let dir = common::Scratch::new("nofile");
+    let bad = dir.arg("bad.pexe");
     std::fs::write(&bad, b"PEXE garbage").unwrap();
-    let out = dir.path("out.txt");
+    let out = dir.arg("out.txt");
     let o = run(&["dis", &bad, "-o", &out]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let mut left = dir.entries();
     left.sort();
     assert_eq!(left, ["bad.pexe"], "files left behind");
 
-    let text = dir.path("bad.txt");
+    let text = dir.arg("bad.txt");
     std::fs::write(&text, "this is not PNaClAsm {{{").unwrap();
-    let out = dir.path("out.pexe");
+    let out = dir.arg("out.pexe");
     let o = run(&["asm", &text, "-o", &out]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
@@ -173,15 +145,15 @@ fn dis_to_stdout_and_to_file_agree_and_round_trip() {
     let Some(data) = common::real_pexe("binji-puts.pexe") else {
         return;
     };
-    let dir = Scratch::new("roundtrip");
-    let pexe = dir.path("puts.pexe");
+    let dir = common::Scratch::new("roundtrip");
+    let pexe = dir.arg("puts.pexe");
     std::fs::write(&pexe, &data).unwrap();
 
     let to_stdout = run_stdin(&["dis", "-"], &data);
     assert_eq!(to_stdout.status.code(), Some(0), "{}", stderr(&to_stdout));
     assert!(to_stdout.stderr.is_empty());
 
-    let txt = dir.path("puts.txt");
+    let txt = dir.arg("puts.txt");
     let o = run(&["dis", &pexe, "-o", &txt]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
@@ -191,7 +163,7 @@ fn dis_to_stdout_and_to_file_agree_and_round_trip() {
         "dis -o differs from dis to stdout"
     );
 
-    let back = dir.path("back.pexe");
+    let back = dir.arg("back.pexe");
     let o = run(&["asm", &txt, "-o", &back]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(std::fs::read(&back).unwrap() == data, "round trip differs");

@@ -2,9 +2,8 @@
 //! the program's exit status becomes ours, a trap prints a backtrace and exits 134.
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
@@ -23,35 +22,6 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// A scratch directory removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "pexe2wasm-runcli-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-    fn s(&self, name: &str) -> String {
-        self.join(name).display().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The expected stdout in one of pnacl.c's test files (the text after `# STDOUT:`).
 fn expected(name: &str) -> Option<Vec<u8>> {
     let path = common::real_corpus_dir().join("expected").join(name);
@@ -65,7 +35,7 @@ fn expected(name: &str) -> Option<Vec<u8>> {
 /// pnacl.c's tests ran it by (argv[0] is the path as given).
 fn run_real(pexe: &str, res_name: &str, args: &[&str]) -> Option<Output> {
     let data = common::real_pexe(pexe)?;
-    let dir = Scratch::new("real");
+    let dir = common::Scratch::new("real");
     std::fs::create_dir_all(dir.join("res")).unwrap();
     std::fs::write(dir.join(res_name), data).unwrap();
     let mut all = vec!["run", res_name];
@@ -112,20 +82,20 @@ fn convert_then_run_the_wasm() {
         return;
     };
     let pexe = common::real_corpus_dir().join("binji-puts.pexe");
-    let dir = Scratch::new("convert");
+    let dir = common::Scratch::new("convert");
     let out = run_in(
         None,
         &[
             "convert",
             &pexe.display().to_string(),
             "-o",
-            &dir.s("puts.wasm"),
+            &dir.arg("puts.wasm"),
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let wasm = std::fs::read(dir.join("puts.wasm")).unwrap();
     assert!(wasm.starts_with(b"\0asm"));
-    let out = run_in(None, &["run", &dir.s("puts.wasm")]);
+    let out = run_in(None, &["run", &dir.arg("puts.wasm")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("Hello, World!"));
 
@@ -136,7 +106,7 @@ fn convert_then_run_the_wasm() {
             &pexe.display().to_string(),
             "--wat",
             "-o",
-            &dir.s("puts.wat"),
+            &dir.arg("puts.wat"),
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -150,14 +120,14 @@ fn convert_then_run_the_wasm() {
 }
 
 /// Writes a WASI command module compiled from `wat` and returns its path.
-fn module(dir: &Scratch, name: &str, wat: &str) -> String {
+fn module(dir: &common::Scratch, name: &str, wat: &str) -> String {
     std::fs::write(dir.join(name), wat::parse_str(wat).unwrap()).unwrap();
-    dir.s(name)
+    dir.arg(name)
 }
 
 #[test]
 fn exit_status_and_traps() {
-    let dir = Scratch::new("status");
+    let dir = common::Scratch::new("status");
     let exit42 = module(
         &dir,
         "exit42.wasm",
@@ -190,7 +160,7 @@ fn exit_status_and_traps() {
 
 #[test]
 fn env_and_dirs_are_opt_in() {
-    let dir = Scratch::new("env");
+    let dir = common::Scratch::new("env");
     // Exits with envc * 10 + (1 if fd 3 is a preopened directory).
     let probe = module(
         &dir,
@@ -239,17 +209,22 @@ fn env_and_dirs_are_opt_in() {
 
 #[test]
 fn bad_inputs_fail_with_one_line() {
-    let dir = Scratch::new("bad");
-    let out = run_in(None, &["run", &dir.s("missing.pexe")]);
+    let dir = common::Scratch::new("bad");
+    let out = run_in(None, &["run", &dir.arg("missing.pexe")]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     std::fs::write(dir.join("junk.pexe"), b"PEXE junk").unwrap();
-    let out = run_in(None, &["run", &dir.s("junk.pexe")]);
+    let out = run_in(None, &["run", &dir.arg("junk.pexe")]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     let out = run_in(
         None,
-        &["convert", &dir.s("junk.pexe"), "-o", &dir.s("junk.wasm")],
+        &[
+            "convert",
+            &dir.arg("junk.pexe"),
+            "-o",
+            &dir.arg("junk.wasm"),
+        ],
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.join("junk.wasm").exists(), "no partial output");

@@ -6,8 +6,7 @@
 //! startup block) and then either runs a scenario by itself or exports `call_indirect`
 //! trampolines through which the test calls IRT entries directly.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+mod common;
 
 use pexe2wasm::run::{self, CapturedStreams, RunOptions};
 use pexe2wasm::runtime;
@@ -301,32 +300,6 @@ fn opts() -> RunOptions {
     RunOptions {
         args: vec!["test.pexe".into()],
         ..RunOptions::default()
-    }
-}
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "pexe2wasm-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -783,11 +756,11 @@ fn fdio_on_standard_streams() {
 
 #[test]
 fn files_in_a_preopened_directory() {
-    let dir = TempDir::new("files");
-    std::fs::write(dir.path().join("existing.txt"), b"0123456789").unwrap();
-    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let dir = common::Scratch::new("files");
+    std::fs::write(dir.dir().join("existing.txt"), b"0123456789").unwrap();
+    std::fs::create_dir(dir.dir().join("sub")).unwrap();
     let o = RunOptions {
-        dirs: vec![(dir.path().to_path_buf(), "/data".into())],
+        dirs: vec![(dir.dir().to_path_buf(), "/data".into())],
         ..opts()
     };
     let mut h = Harness::driver(&o);
@@ -836,7 +809,7 @@ fn files_in_a_preopened_directory() {
     assert_eq!(h.call::<_, i32>("c2", (isatty, fd, OUT as i32)), ENOTTY);
     assert_eq!(h.call::<_, i32>("c1", (close, fd)), 0);
     assert_eq!(
-        std::fs::read(dir.path().join("new.txt")).unwrap(),
+        std::fs::read(dir.dir().join("new.txt")).unwrap(),
         b"hello, file"
     );
     assert_eq!(
@@ -907,7 +880,7 @@ fn files_in_a_preopened_directory() {
     assert_eq!(h.call::<_, i32>("c_il", (ftruncate, fd, 5i64)), 0);
     assert_eq!(h.call::<_, i32>("c_il", (ftruncate, fd, -1i64)), EINVAL);
     assert_eq!(h.call::<_, i32>("c1", (close, fd)), 0);
-    assert_eq!(std::fs::read(dir.path().join("new.txt")).unwrap(), b"hello");
+    assert_eq!(std::fs::read(dir.dir().join("new.txt")).unwrap(), b"hello");
 
     // stat / lstat / access
     h.cstr(STR, "/data/existing.txt");
@@ -949,28 +922,25 @@ fn files_in_a_preopened_directory() {
     // mkdir / rmdir / rename / link / unlink / truncate / symlink / readlink / utimes
     h.cstr(STR, "made");
     assert_eq!(h.call::<_, i32>("c2", (mkdir, STR as i32, 0o755)), 0);
-    assert!(dir.path().join("made").is_dir());
+    assert!(dir.dir().join("made").is_dir());
     assert_eq!(h.call::<_, i32>("c2", (mkdir, STR as i32, 0o755)), EEXIST);
-    std::fs::write(dir.path().join("made/f"), b"x").unwrap();
+    std::fs::write(dir.dir().join("made/f"), b"x").unwrap();
     assert_eq!(h.call::<_, i32>("c1", (rmdir, STR as i32)), ENOTEMPTY);
-    std::fs::remove_file(dir.path().join("made/f")).unwrap();
+    std::fs::remove_file(dir.dir().join("made/f")).unwrap();
     assert_eq!(h.call::<_, i32>("c1", (rmdir, STR as i32)), 0);
-    assert!(!dir.path().join("made").exists());
+    assert!(!dir.dir().join("made").exists());
     h.cstr(STR, "new.txt");
     h.cstr(STR2, "/data/sub/renamed.txt");
     assert_eq!(h.call::<_, i32>("c2", (rename, STR as i32, STR2 as i32)), 0);
-    assert!(dir.path().join("sub/renamed.txt").is_file());
+    assert!(dir.dir().join("sub/renamed.txt").is_file());
     h.cstr(STR, "sub/renamed.txt");
     h.cstr(STR2, "hard.txt");
     assert_eq!(h.call::<_, i32>("c2", (link, STR as i32, STR2 as i32)), 0);
-    assert_eq!(
-        std::fs::read(dir.path().join("hard.txt")).unwrap(),
-        b"hello"
-    );
+    assert_eq!(std::fs::read(dir.dir().join("hard.txt")).unwrap(), b"hello");
     assert_eq!(h.call::<_, i32>("c_il", (truncate, STR2 as i32, 2i64)), 0);
-    assert_eq!(std::fs::read(dir.path().join("hard.txt")).unwrap(), b"he");
+    assert_eq!(std::fs::read(dir.dir().join("hard.txt")).unwrap(), b"he");
     assert_eq!(h.call::<_, i32>("c1", (unlink, STR2 as i32)), 0);
-    assert!(!dir.path().join("hard.txt").exists());
+    assert!(!dir.dir().join("hard.txt").exists());
     assert_eq!(h.call::<_, i32>("c1", (unlink, STR2 as i32)), ENOENT);
     h.cstr(STR, "existing.txt");
     h.cstr(STR2, "sym");
@@ -1020,7 +990,7 @@ fn files_in_a_preopened_directory() {
     }
     names.sort();
     let mut expect = vec![".", "..", "existing.txt", "sub"];
-    if dir.path().join("sym").exists() {
+    if dir.dir().join("sym").exists() {
         expect.push("sym");
     }
     expect.sort();
@@ -1053,10 +1023,10 @@ fn files_in_a_preopened_directory() {
 
 #[test]
 fn root_preopen_and_relative_guest_names() {
-    let dir = TempDir::new("root");
-    std::fs::write(dir.path().join("f"), b"abc").unwrap();
+    let dir = common::Scratch::new("root");
+    std::fs::write(dir.dir().join("f"), b"abc").unwrap();
     let o = RunOptions {
-        dirs: vec![(dir.path().to_path_buf(), ".".into())],
+        dirs: vec![(dir.dir().to_path_buf(), ".".into())],
         ..opts()
     };
     let mut h = Harness::driver(&o);

@@ -12,7 +12,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use pexe2wasm::convert::{convert, ConvertOptions};
@@ -62,29 +61,6 @@ fn wasmtime_or_skip() -> Option<PathBuf> {
             );
             None
         }
-    }
-}
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "pexe2wasm-stock-{}-{tag}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -210,7 +186,7 @@ fn check_real_with(name: &str, flags: &[&str], args: &[&str], expect: &str) {
         return;
     };
     let stem = name.trim_start_matches("binji-").trim_end_matches(".pexe");
-    let dir = TempDir::new(stem);
+    let dir = common::Scratch::new(stem);
     let rel = format!("res/{stem}.wasm");
     let (code, out, err) = run_stock(&wasmtime, &pexe, &dir.0, &rel, flags, args);
     assert_same(
@@ -229,7 +205,7 @@ fn hello_fixture() {
     };
     let pexe =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hello.pexe")).unwrap();
-    let dir = TempDir::new("hello");
+    let dir = common::Scratch::new("hello");
     let (code, out, err) = run_stock(&wasmtime, &pexe, &dir.0, "hello.wasm", &[], &["x", "y"]);
     assert_same(
         "wasmtime run hello.wasm",
@@ -263,7 +239,7 @@ fn binji_printf_three_args() {
     };
     let want = String::from_utf8(want).unwrap();
     assert!(want.starts_with("arg0 = res/printf.pexe\n"), "{want}");
-    let dir = TempDir::new("printf");
+    let dir = common::Scratch::new("printf");
     let args = ["one", "two", "three"];
     let rel = "res/printf.wasm";
     let (code, out, err) = run_stock(&wasmtime, &pexe, &dir.0, rel, &[], &args);

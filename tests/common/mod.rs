@@ -82,3 +82,52 @@ pub const MALFORMED: &[&str] = &[
     "binji-regress-5-malformed.pexe",
     "binji-regress-6-malformed.pexe",
 ];
+
+/// A fresh scratch directory under the system temp dir (unique per process and call),
+/// removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Scratch {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "pexe2wasm-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+    /// The directory itself.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.0
+    }
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.0.join(rel)
+    }
+    /// `join(rel)` as a command-line argument.
+    pub fn arg(&self, rel: &str) -> String {
+        self.join(rel).to_string_lossy().into_owned()
+    }
+    /// Writes `bytes` at `rel`, creating directories.
+    pub fn put(&self, rel: &str, bytes: &[u8]) {
+        let p = self.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    /// Names of the directory's entries (unordered).
+    pub fn entries(&self) -> Vec<String> {
+        std::fs::read_dir(&self.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
