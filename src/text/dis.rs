@@ -167,6 +167,24 @@ fn t(s: impl Into<String>) -> Op {
     Op::Text(s.into())
 }
 
+/// `label %bN` and the punctuation after it, ending the current cluster.
+fn label(target: u32, punct: &'static str) -> [Op; 5] {
+    [
+        t("label"),
+        Op::Space,
+        t(format!("%b{target}")),
+        Op::Punct(punct),
+        Op::Finish,
+    ]
+}
+
+/// One `br label %bN;` line of a switch body.
+fn switch_br(ops: &mut Vec<Op>, target: u32) {
+    ops.extend([Op::Start, t("br"), Op::Space]);
+    ops.extend(label(target, ";"));
+    ops.push(Op::Endline);
+}
+
 /// `a, b, c` as clustered list items (the record column's style).
 fn push_list(ops: &mut Vec<Op>, items: impl Iterator<Item = String>) {
     let mut first = true;
@@ -1391,16 +1409,8 @@ impl Dis<'_, '_> {
                 ops.push(Op::Punct(";"));
             }
             InstKind::Br { target } => {
-                ops.extend([
-                    t("br"),
-                    Op::Space,
-                    Op::Start,
-                    t("label"),
-                    Op::Space,
-                    t(format!("%b{target}")),
-                    Op::Punct(";"),
-                    Op::Finish,
-                ]);
+                ops.extend([t("br"), Op::Space, Op::Start]);
+                ops.extend(label(*target, ";"));
             }
             InstKind::CondBr {
                 cond,
@@ -1409,24 +1419,10 @@ impl Dis<'_, '_> {
             } => {
                 ops.extend([t("br"), Op::Space, Op::Start]);
                 typed(&mut ops, *cond);
-                ops.extend([
-                    Op::Punct(","),
-                    Op::Finish,
-                    Op::Space,
-                    Op::Start,
-                    t("label"),
-                    Op::Space,
-                    t(format!("%b{then_bb}")),
-                    Op::Punct(","),
-                    Op::Finish,
-                    Op::Space,
-                    Op::Start,
-                    t("label"),
-                    Op::Space,
-                    t(format!("%b{else_bb}")),
-                    Op::Punct(";"),
-                    Op::Finish,
-                ]);
+                ops.extend([Op::Punct(","), Op::Finish, Op::Space, Op::Start]);
+                ops.extend(label(*then_bb, ","));
+                ops.extend([Op::Space, Op::Start]);
+                ops.extend(label(*else_bb, ";"));
             }
             InstKind::Switch(s) => {
                 let ty = rec.get(1).copied().unwrap_or(u64::MAX);
@@ -1447,16 +1443,8 @@ impl Dis<'_, '_> {
                     t(":"),
                     Op::Space,
                     Op::Finish,
-                    Op::Start,
-                    t("br"),
-                    Op::Space,
-                    t("label"),
-                    Op::Space,
-                    t(format!("%b{}", s.default)),
-                    Op::Punct(";"),
-                    Op::Finish,
-                    Op::Endline,
                 ]);
+                switch_br(&mut ops, s.default);
                 for c in &s.cases {
                     ops.push(Op::Start);
                     self.type_ops(&mut ops, ty, None, false);
@@ -1465,22 +1453,8 @@ impl Dis<'_, '_> {
                     } else {
                         c.value.to_string()
                     };
-                    ops.extend([
-                        Op::Space,
-                        t(v),
-                        t(":"),
-                        Op::Space,
-                        Op::Finish,
-                        Op::Start,
-                        t("br"),
-                        Op::Space,
-                        t("label"),
-                        Op::Space,
-                        t(format!("%b{}", c.target)),
-                        Op::Punct(";"),
-                        Op::Finish,
-                        Op::Endline,
-                    ]);
+                    ops.extend([Op::Space, t(v), t(":"), Op::Space, Op::Finish]);
+                    switch_br(&mut ops, c.target);
                 }
                 ops.extend([Op::Dec, t("}")]);
             }
