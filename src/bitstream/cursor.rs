@@ -374,28 +374,16 @@ impl<'a> Cursor<'a> {
     pub fn next_into(&mut self, buf: &mut Vec<u64>) -> Result<Option<(u64, Kind)>, BitstreamError> {
         // Fast path for the common entry, a data record inside a block other than BLOCKINFO:
         // the same steps as `next` takes for it, without building an `Item`.
-        let width = self.fast_width;
-        if width != 0 {
-            if let Some(w) = self.r.peek() {
-                let id = w & ((1u64 << width) - 1);
-                if id > DEFINE_ABBREV {
-                    let bit = self.r.pos();
-                    self.entry_bit = bit;
-                    self.cur_code = None;
-                    self.r.consume(width);
-                    if let Some(o) = self.open.last_mut() {
-                        o.records += 1;
-                    }
-                    self.read_record(id)?;
-                    std::mem::swap(buf, &mut self.values);
-                    return Ok(Some((
-                        bit,
-                        Kind::Record {
-                            abbrev_id: id as u32,
-                        },
-                    )));
-                }
-            }
+        if let Some(id) = self.peek_record_id() {
+            let bit = self.take_record_id(None);
+            self.read_record(id)?;
+            std::mem::swap(buf, &mut self.values);
+            return Ok(Some((
+                bit,
+                Kind::Record {
+                    abbrev_id: id as u32,
+                },
+            )));
         }
         let Some(item) = self.next()? else {
             return Ok(None);
@@ -434,41 +422,29 @@ impl<'a> Cursor<'a> {
         buf: &mut Vec<u64>,
         short: &mut [u64; SHORT_RECORD],
     ) -> Result<Option<(u64, Kind, usize)>, BitstreamError> {
-        let width = self.fast_width;
-        if width != 0 {
-            if let Some(w) = self.r.peek() {
-                let id = w & ((1u64 << width) - 1);
-                if id > DEFINE_ABBREV {
-                    let bit = self.r.pos();
-                    self.entry_bit = bit;
-                    self.cur_code = None;
-                    self.r.consume(width);
-                    if let Some(o) = self.open.last_mut() {
-                        o.records += 1;
+        if let Some(id) = self.peek_record_id() {
+            let bit = self.take_record_id(None);
+            let n = if id == UNABBREV_RECORD {
+                read_unabbreviated_short(&mut self.r, short)
+            } else {
+                match self.scopes.lookup_index(id) {
+                    Some(a) if self.scopes.plans[a].fast => {
+                        read_planned_short(&mut self.r, &self.scopes.plans[a], short)
                     }
-                    let n = if id == UNABBREV_RECORD {
-                        read_unabbreviated_short(&mut self.r, short)
-                    } else {
-                        match self.scopes.lookup_index(id) {
-                            Some(a) if self.scopes.plans[a].fast => {
-                                read_planned_short(&mut self.r, &self.scopes.plans[a], short)
-                            }
-                            _ => None,
-                        }
-                    };
-                    let kind = Kind::Record {
-                        abbrev_id: id as u32,
-                    };
-                    if let Some(n) = n {
-                        // A plan has at least one operand: never an empty record.
-                        self.cur_code = Some(short[0]);
-                        return Ok(Some((bit, kind, n)));
-                    }
-                    self.read_record(id)?;
-                    std::mem::swap(buf, &mut self.values);
-                    return Ok(Some((bit, kind, 0)));
+                    _ => None,
                 }
+            };
+            let kind = Kind::Record {
+                abbrev_id: id as u32,
+            };
+            if let Some(n) = n {
+                // A plan has at least one operand: never an empty record.
+                self.cur_code = Some(short[0]);
+                return Ok(Some((bit, kind, n)));
             }
+            self.read_record(id)?;
+            std::mem::swap(buf, &mut self.values);
+            return Ok(Some((bit, kind, 0)));
         }
         Ok(self.next_into(buf)?.map(|(bit, kind)| (bit, kind, 0)))
     }
@@ -485,48 +461,72 @@ impl<'a> Cursor<'a> {
         short: &mut [u64; SHORT_RECORD],
         bytes: &mut Vec<u8>,
     ) -> Result<Option<(u64, Kind, usize, bool)>, BitstreamError> {
-        let width = self.fast_width;
-        if width != 0 {
-            if let Some(w) = self.r.peek() {
-                let id = w & ((1u64 << width) - 1);
-                let plan = match self.scopes.lookup_index(id) {
-                    Some(a) if id > DEFINE_ABBREV => Some(&self.scopes.plans[a]),
-                    _ => None,
+        if let Some(id) = self.peek_record_id() {
+            let plan = self.scopes.lookup_index(id).map(|a| &self.scopes.plans[a]);
+            if let Some(p) = plan.filter(|p| p.bytes) {
+                let code = p.literals[0];
+                let bit = self.take_record_id(Some(code));
+                let mut data = Vec::new();
+                let ok = match self.r.read_vbr(6) {
+                    Ok(len) => self.r.read_bytes(len, &mut data),
+                    Err(_) => false,
                 };
-                if let Some(p) = plan.filter(|p| p.bytes) {
-                    let code = p.literals[0];
-                    let bit = self.r.pos();
-                    self.r.consume(width);
-                    let mut data = Vec::new();
-                    let ok = match self.r.read_vbr(6) {
-                        Ok(len) => self.r.read_bytes(len, &mut data),
-                        Err(_) => false,
-                    };
-                    if ok {
-                        self.entry_bit = bit;
-                        if let Some(o) = self.open.last_mut() {
-                            o.records += 1;
-                        }
-                        self.cur_code = Some(code);
-                        short[0] = code;
-                        *bytes = data;
-                        return Ok(Some((
-                            bit,
-                            Kind::Record {
-                                abbrev_id: id as u32,
-                            },
-                            1,
-                            true,
-                        )));
-                    }
-                    // Back to the record's start: the general reader reports the error.
-                    self.r.seek(bit).map_err(|e| self.eof(e))?;
+                if ok {
+                    short[0] = code;
+                    *bytes = data;
+                    return Ok(Some((
+                        bit,
+                        Kind::Record {
+                            abbrev_id: id as u32,
+                        },
+                        1,
+                        true,
+                    )));
                 }
+                // Back to the record's start, uncounted: the general reader reports the
+                // error.
+                self.untake_record_id(bit)?;
             }
         }
         Ok(self
             .next_short(buf, short)?
             .map(|(bit, kind, n)| (bit, kind, n, false)))
+    }
+
+    /// The abbreviation id of the next entry when it is a data record read on the fast
+    /// path (a block other than BLOCKINFO, `fast_width` set), without moving; `None`
+    /// for anything else, which the general reader handles.
+    #[inline(always)]
+    fn peek_record_id(&self) -> Option<u64> {
+        let width = self.fast_width;
+        if width == 0 {
+            return None;
+        }
+        let id = self.r.peek()? & ((1u64 << width) - 1);
+        (id > DEFINE_ABBREV).then_some(id)
+    }
+
+    /// Starts the record [`peek_record_id`](Self::peek_record_id) saw: consumes its id,
+    /// counts it in its block and notes its position and code. Returns its bit.
+    #[inline(always)]
+    fn take_record_id(&mut self, code: Option<u64>) -> u64 {
+        let bit = self.r.pos();
+        self.entry_bit = bit;
+        self.cur_code = code;
+        self.r.consume(self.fast_width);
+        if let Some(o) = self.open.last_mut() {
+            o.records += 1;
+        }
+        bit
+    }
+
+    /// Undoes [`take_record_id`](Self::take_record_id) for the record at `bit`, so the
+    /// general reader can read it again and report what is wrong with it.
+    fn untake_record_id(&mut self, bit: u64) -> Result<(), BitstreamError> {
+        if let Some(o) = self.open.last_mut() {
+            o.records -= 1;
+        }
+        self.r.seek(bit).map_err(|e| self.eof(e))
     }
 
     fn enter_block(&mut self) -> Result<Option<Item<'_>>, BitstreamError> {
