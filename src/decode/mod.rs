@@ -654,25 +654,10 @@ pub(crate) fn next_leaf_record(
     buf: &mut Vec<u64>,
     what: &str,
 ) -> Result<Option<u64>> {
-    loop {
-        let Some((bit, kind)) = cur.next_into(buf)? else {
-            return Err(DecodeError::Invalid {
-                message: format!("input ended inside {what}"),
-                position: cur.position(),
-            });
-        };
-        match kind {
-            Kind::EndBlock => return Ok(None),
-            Kind::DefineAbbrev => continue,
-            Kind::EnterBlock { .. } => {
-                return Err(DecodeError::Invalid {
-                    message: format!("block nested in {what}"),
-                    position: cur.position(),
-                })
-            }
-            Kind::Record { .. } => return Ok(Some(bit)),
-        }
-    }
+    let next = next_leaf(cur, what, |c| {
+        Ok(c.next_into(buf)?.map(|(bit, kind)| (bit, kind, ())))
+    })?;
+    Ok(next.map(|(bit, ())| bit))
 }
 
 /// [`next_leaf_record`] reading through [`Cursor::next_short`]: the record's bit and how
@@ -687,14 +672,30 @@ pub(crate) fn next_leaf_short(
     mut bytes: Option<&mut Vec<u8>>,
     what: &str,
 ) -> Result<Option<(u64, usize, bool)>> {
-    loop {
-        let next = match bytes.as_deref_mut() {
-            Some(b) => cur.next_short_or_bytes(buf, short, b)?,
-            None => cur
+    let next = next_leaf(cur, what, |c| {
+        Ok(match bytes.as_deref_mut() {
+            Some(b) => c
+                .next_short_or_bytes(buf, short, b)?
+                .map(|(bit, kind, n, in_bytes)| (bit, kind, (n, in_bytes))),
+            None => c
                 .next_short(buf, short)?
-                .map(|(bit, kind, n)| (bit, kind, n, false)),
-        };
-        let Some((bit, kind, n, in_bytes)) = next else {
+                .map(|(bit, kind, n)| (bit, kind, (n, false))),
+        })
+    })?;
+    Ok(next.map(|(bit, (n, in_bytes))| (bit, n, in_bytes)))
+}
+
+/// The loop of a leaf block shared by [`next_leaf_record`] and [`next_leaf_short`]: reads
+/// entries with `read` (which says how the record's values come back, `T`), skips
+/// abbreviation definitions, and turns the input's end or a nested block into errors.
+#[inline(always)]
+fn next_leaf<T>(
+    cur: &mut Cursor,
+    what: &str,
+    mut read: impl FnMut(&mut Cursor) -> std::result::Result<Option<(u64, Kind, T)>, BitstreamError>,
+) -> Result<Option<(u64, T)>> {
+    loop {
+        let Some((bit, kind, values)) = read(cur)? else {
             return Err(DecodeError::Invalid {
                 message: format!("input ended inside {what}"),
                 position: cur.position(),
@@ -709,7 +710,7 @@ pub(crate) fn next_leaf_short(
                     position: cur.position(),
                 })
             }
-            Kind::Record { .. } => return Ok(Some((bit, n, in_bytes))),
+            Kind::Record { .. } => return Ok(Some((bit, values))),
         }
     }
 }
