@@ -176,8 +176,8 @@ pub fn interface_names(m: &Module) -> (Vec<String>, Vec<String>) {
 ///
 /// `convert` asks this of every pexe (does it use threads?) before anything can run in
 /// parallel, so it looks for `name` + NUL directly (memchr's memmem) instead of collecting
-/// every interface name as [`scan_interface_names`] does; the answer is the same (a test
-/// checks both on every global of the real corpus).
+/// every interface name as [`scan_interface_names`] does; the answer is the same (tests
+/// compare both on combinations of data pieces and on every well-formed real pexe).
 pub fn names_irt_interface(m: &Module, name: &str) -> bool {
     let mut needle = Vec::with_capacity(name.len() + 1);
     needle.extend_from_slice(name.as_bytes());
