@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use pexe2wasm::convert::{convert, ConvertOptions};
 
 mod support;
-use support::{common, mb, vm_hwm};
+use support::{common, mb, minor_faults, vm_hwm};
 
 #[path = "../tests/common/counting_alloc.rs"]
 mod counting_alloc;
@@ -75,6 +75,9 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 }
 
 fn main() {
+    // As the CLI and the server do (src/malloc.rs); PEXE2WASM_MALLOC=system measures
+    // glibc's defaults instead.
+    let malloc = pexe2wasm::malloc::tune_for_conversion();
     let Some((n, path, data)) = support::input("convert", 10) else {
         return;
     };
@@ -132,11 +135,15 @@ fn main() {
             std::hint::black_box(convert_ok(&name, &data));
         })
     });
+    let faults_before = minor_faults();
     let tn = all.install(|| {
         timed(n, || {
             std::hint::black_box(convert_ok(&name, &data));
         })
     });
+    let faults = minor_faults()
+        .zip(faults_before)
+        .map(|(a, b)| (a - b) / n as u64);
     let files = corpus();
     let corpus_bytes: u64 = files.iter().map(|(_, d)| d.len() as u64).sum();
     let pass = || {
@@ -155,6 +162,10 @@ fn main() {
         mb(size)
     );
     println!("cores:             {cores}");
+    println!("allocator:         {malloc}");
+    if let Some(f) = faults {
+        println!("page faults:       {f} per conversion on {cores} threads (minor faults)");
+    }
     for (stage, d) in stages {
         println!(
             "stage (1 thread):  {stage:<8} {:7.1} ms  {:7.1} MB/s",

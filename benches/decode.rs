@@ -16,6 +16,9 @@ mod counting_alloc;
 use counting_alloc::{CURRENT, PEAK};
 
 fn main() {
+    // As the CLI and the server do (src/malloc.rs); PEXE2WASM_MALLOC=system for glibc's
+    // defaults.
+    println!("allocator: {}", pexe2wasm::malloc::tune_for_conversion());
     let Some((n, path, data)) = support::input("decode", 20) else {
         return;
     };

@@ -5,6 +5,7 @@
 //! 2. [`decode`]: records → the typed IR in [`ir`]; [`verify`] checks it against the PNaCl ABI.
 //! 3. [`text`]: PNaClAsm, the disassembly (`dis`) and the assembler (`asm`).
 //!
+//! [`malloc`] holds the allocator settings our binaries apply at startup.
 //! [`info`] summarizes a pexe for the `info` command; [`batch`] converts a directory tree.
 pub mod batch;
 pub mod bitstream;
@@ -14,6 +15,7 @@ pub mod emit;
 pub mod info;
 pub mod ir;
 pub mod lower;
+pub mod malloc;
 pub mod run;
 pub mod runtime;
 pub mod text;

@@ -16,6 +16,14 @@ pub fn vm_hwm() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Minor page faults of this process so far (/proc/self/stat field 10), where /proc exists.
+pub fn minor_faults() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let rest = &s[s.rfind(')')? + 1..];
+    rest.split_whitespace().nth(7)?.parse().ok()
+}
+
 /// Bytes as MB (10^6 bytes).
 pub fn mb(bytes: u64) -> f64 {
     bytes as f64 / 1e6

@@ -8,8 +8,18 @@ use pexe2wasm_server::{app, AppState};
 use std::io::Write;
 use tracing_subscriber::EnvFilter;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // Before the runtime's threads start: conversions reuse freed memory instead of
+    // page-faulting it in again (pexe2wasm's src/malloc.rs).
+    let malloc = pexe2wasm::malloc::tune_for_conversion();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(serve(malloc))
+}
+
+async fn serve(malloc: pexe2wasm::malloc::Tuning) -> anyhow::Result<()> {
     let config = Config::parse();
     let filter = EnvFilter::try_from_env("PEXE2WASM_LOG")
         .unwrap_or_else(|_| EnvFilter::new("info,tower_http=info"));
@@ -31,6 +41,7 @@ async fn main() -> anyhow::Result<()> {
         max_body_bytes = config.max_body_bytes,
         cache_bytes = config.cache_bytes,
         convert_timeout_ms = config.convert_timeout_ms,
+        %malloc,
         "pexe2wasm-server listening"
     );
     // Scripts and tests read the bound address (port 0 picks one) from this line.

@@ -609,6 +609,9 @@ fn report(f: Failure) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // Before any thread allocates: keep freed memory for the next allocation instead of
+    // page-faulting it in again (src/malloc.rs).
+    pexe2wasm::malloc::tune_for_conversion();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Help and --version exit 0, usage errors 2 (clap's conventions).
