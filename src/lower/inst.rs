@@ -108,12 +108,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         // of constant size in the entry block share one static frame), setjmp calls and
         // whether any result is a vector.
         let first_inst = f.first_inst_value();
-        let mut uses = std::mem::take(&mut scratch.uses);
-        uses.clear();
-        uses.resize(f.value_insts.len(), 0);
-        let mut user = std::mem::take(&mut scratch.user);
-        user.clear();
-        user.resize(f.value_insts.len(), NONE);
+        let mut users = std::mem::take(&mut scratch.users);
+        users.clear();
+        users.resize(f.value_insts.len(), NONE);
         let mut static_off = std::mem::take(&mut scratch.static_off);
         static_off.clear();
         static_off.resize(f.insts.len(), NONE);
@@ -156,21 +153,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 _ => {}
             };
-            stackify::count_uses(
-                &inst.kind, i as u32, first_inst, &mut uses, &mut user, other,
-            );
+            stackify::count_uses(&inst.kind, i as u32, first_inst, &mut users, other);
         }
         let mut inline = std::mem::take(&mut scratch.inline);
-        stackify::analyze(
-            cx,
-            f,
-            &uses,
-            &user,
-            &setjmps,
-            &mut scratch.want,
-            &mut inline,
-        );
-        scratch.user = user;
+        stackify::analyze(cx, f, &users, &mut inline);
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
@@ -195,7 +181,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 return Err(bad(format!("value %v{n} has no instruction")));
             };
             let is_phi = matches!(inst.kind, InstKind::Phi { .. });
-            if (is_phi || !inline[idx as usize]) && uses[n] > 0 {
+            if (is_phi || !inline[idx as usize]) && users[n] != NONE {
                 let s = cx.slot(inst.ty).ok_or_else(|| {
                     bad(format!("value %v{n} has a type without a wasm equivalent"))
                 })?;
@@ -265,8 +251,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let n_nodes = cfg.succs.len();
         let mut clean = std::mem::take(&mut scratch.clean);
         clean.clear();
-        clean.resize(uses.len(), false);
-        scratch.uses = uses;
+        clean.resize(users.len(), false);
+        scratch.users = users;
         let mut code = std::mem::take(&mut scratch.code);
         code.clear();
         code.reserve(f.insts.len() * 6 + 16);

@@ -309,9 +309,7 @@ pub struct Lowered {
 #[derive(Default)]
 pub struct Scratch {
     pub(crate) code: Vec<u8>,
-    pub(crate) uses: Vec<u32>,
-    pub(crate) user: Vec<u32>,
-    pub(crate) want: Vec<u32>,
+    pub(crate) users: Vec<u32>,
     pub(crate) setjmps: Vec<u32>,
     pub(crate) cfg: cfg::CfgScratch,
     pub(crate) inline: Vec<bool>,
