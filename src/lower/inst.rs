@@ -104,9 +104,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
             return Err(bad("parameter count differs from the declaration".into()));
         }
 
-        // One walk over the instructions: use counts (for stackify), the frame (allocas
-        // of constant size in the entry block share one static frame), setjmp calls and
-        // whether any result is a vector.
+        // One walk over the instructions: the users of each value (for stackify), the
+        // frame (allocas of constant size in the entry block share one static frame) and
+        // setjmp calls.
         let first_inst = f.first_inst_value();
         let mut users = std::mem::take(&mut scratch.users);
         users.clear();
@@ -117,12 +117,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut needs_sp = false;
         let mut setjmps = std::mem::take(&mut scratch.setjmps);
         setjmps.clear();
-        let mut vector_inst = false;
         let mut off: u64 = 0;
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
         for (i, inst) in f.insts.iter().enumerate() {
-            vector_inst |= cx.is_vector(inst.ty);
             // Allocas and calls are among the kinds `count_uses` does not handle inline.
             let other = |kind: &InstKind| match kind {
                 InstKind::Alloca { size, align } => {
@@ -168,14 +166,17 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }));
         }
 
-        // Locals: params, then per type: values, scratch; i32 extras first.
+        // Locals: params, then per type: values, scratch; i32 extras first. The first pass
+        // numbers the values of each type (`local_of` holds type and ordinal), the second
+        // adds each type's base once the counts are known.
+        const ORD_BITS: u32 = 29;
+        if f.value_insts.len() >= 1 << ORD_BITS {
+            return Err(bad("too many locals".into()));
+        }
         let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
         let mut local_of = std::mem::take(&mut scratch.local_of);
         local_of.clear();
         local_of.resize(f.value_insts.len(), NONE);
-        let ordinal = &mut scratch.ordinal;
-        ordinal.clear();
-        ordinal.resize(f.value_insts.len(), (0usize, 0u32));
         for (n, &idx) in f.value_insts.iter().enumerate() {
             let Some(inst) = f.insts.get(idx as usize) else {
                 return Err(bad(format!("value %v{n} has no instruction")));
@@ -185,14 +186,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let s = cx.slot(inst.ty).ok_or_else(|| {
                     bad(format!("value %v{n} has a type without a wasm equivalent"))
                 })?;
-                ordinal[n] = (s, counts[s]);
+                local_of[n] = (s as u32) << ORD_BITS | counts[s];
                 counts[s] += 1;
-                local_of[n] = 0;
             }
         }
-        let has_vectors = vector_inst
-            || ft.params.iter().any(|&p| cx.is_vector(p))
-            || f.consts.iter().any(|c| cx.is_vector(c.ty));
+        // Only functions of a module with vector types can have vector values.
+        let has_vectors = cx.slots.contains(&super::SLOT_V128)
+            && (f.insts.iter().any(|i| cx.is_vector(i.ty))
+                || ft.params.iter().any(|&p| cx.is_vector(p))
+                || f.consts.iter().any(|c| cx.is_vector(c.ty)));
         let mut extra_i32 = SCRATCH_I32;
         let needs_label = !cfg.dispatch.is_empty();
         let label_ord = extra_i32;
@@ -234,10 +236,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .checked_add(total)
                 .ok_or_else(|| bad("too many locals".into()))?;
         }
-        for n in 0..local_of.len() {
-            if local_of[n] != NONE {
-                let (s, o) = ordinal[n];
-                local_of[n] = base[s] + o;
+        for l in local_of.iter_mut() {
+            if *l != NONE {
+                *l = base[(*l >> ORD_BITS) as usize] + (*l & ((1 << ORD_BITS) - 1));
             }
         }
         let s_i32 = base[0] + counts[0];

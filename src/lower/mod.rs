@@ -314,7 +314,6 @@ pub struct Scratch {
     pub(crate) cfg: cfg::CfgScratch,
     pub(crate) inline: Vec<bool>,
     pub(crate) local_of: Vec<u32>,
-    pub(crate) ordinal: Vec<(usize, u32)>,
     pub(crate) clean: Vec<bool>,
     pub(crate) static_off: Vec<u32>,
     pub(crate) label_pos: Vec<u32>,

@@ -23,19 +23,6 @@ pub(crate) struct PushOrder<'a> {
     n_tail: usize,
 }
 
-impl PushOrder<'_> {
-    pub fn len(&self) -> usize {
-        self.args.len() + self.n_tail
-    }
-    /// The `i`-th operand pushed.
-    pub fn get(&self, i: usize) -> ValueId {
-        match i.checked_sub(self.args.len()) {
-            Some(t) => self.tail[t],
-            None => self.args[i],
-        }
-    }
-}
-
 pub(crate) fn push_order<'a>(cx: &LowerCtx<'_>, kind: &'a InstKind) -> PushOrder<'a> {
     let z = ValueId(0);
     let fixed = |tail: &[ValueId]| {
@@ -238,31 +225,35 @@ impl Walk<'_, '_> {
     fn visit(&mut self, user: usize, mut k: isize, depth: u32) -> isize {
         let f = self.f;
         let ops = push_order(self.cx, &f.insts[user].kind);
-        let first = self.first;
-        for i in (0..ops.len()).rev() {
-            if !self.may_take(user, k) {
-                break;
-            }
-            let v = ops.get(i);
-            if v.0 < first {
+        // The candidate's value: `try_visit` found its single user is `user`.
+        let mut kv = f.insts[k as usize].result;
+        // Last pushed first: the tail backwards, then the arguments backwards.
+        let tail = &ops.tail[..ops.n_tail];
+        for &v in tail.iter().rev().chain(ops.args.iter().rev()) {
+            // An operand that is not the candidate (a constant, a value in a local)
+            // leaves it for an earlier operand.
+            if v.0 != kv {
                 continue;
             }
-            let n = (v.0 - first) as usize;
-            let Some(&def) = f.value_insts.get(n) else {
-                continue;
-            };
-            if def as isize != k || self.users.get(n) != Some(&(user as u32)) {
+            // The verifier checked that `value_insts` and the results agree; a table
+            // that does not is left alone rather than trusted.
+            let n = v.0.wrapping_sub(self.first) as usize;
+            if f.value_insts.get(n) != Some(&(k as u32)) {
                 continue;
             }
             // A phi is a local written on edges, never an expression; a setjmp call
             // returns twice: its result must live in a local that the longjmp path can
             // set, and nothing may stay on the stack across it.
-            let kind = &f.insts[def as usize].kind;
+            let kind = &f.insts[k as usize].kind;
             if matches!(kind, InstKind::Phi { .. }) || is_setjmp(self.cx, kind) {
                 continue;
             }
-            self.inline[def as usize] = true;
-            k = self.try_visit(def as usize, k - 1, depth + 1);
+            self.inline[k as usize] = true;
+            k = self.try_visit(k as usize, k - 1, depth + 1);
+            if !self.may_take(user, k) {
+                break;
+            }
+            kv = f.insts[k as usize].result;
         }
         k
     }
