@@ -69,6 +69,8 @@ pub(crate) struct FnLower<'a, 'm> {
     // Structurizer state (see structurize.rs).
     pub ctx: Vec<super::structurize::Ctx>,
     pub label_pos: Vec<u32>,
+    /// Per block: it has a phi with a local (else no edge into it carries copies).
+    pub phi_blocks: Vec<bool>,
     pub tasks: Vec<super::structurize::Task>,
     /// Scratch for the parallel copies of one edge: (phi local, source).
     pub copies: Vec<(u32, ValueId)>,
@@ -177,6 +179,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut local_of = std::mem::take(&mut scratch.local_of);
         local_of.clear();
         local_of.resize(f.value_insts.len(), NONE);
+        // Blocks holding a phi with a local: only edges into them may carry copies.
+        let mut phi_blocks = std::mem::take(&mut scratch.phi_blocks);
+        phi_blocks.clear();
+        phi_blocks.resize(f.block_starts.len(), false);
         for (n, &idx) in f.value_insts.iter().enumerate() {
             let Some(inst) = f.insts.get(idx as usize) else {
                 return Err(bad(format!("value %v{n} has no instruction")));
@@ -188,6 +194,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 })?;
                 local_of[n] = (s as u32) << ORD_BITS | counts[s];
                 counts[s] += 1;
+                if is_phi {
+                    let b = f.block_starts.partition_point(|&st| st <= idx);
+                    if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
+                        *p = true;
+                    }
+                }
             }
         }
         // Only functions of a module with vector types can have vector values.
@@ -304,6 +316,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ctx,
             tasks,
             label_pos,
+            phi_blocks,
             copies,
         })
     }
@@ -337,6 +350,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.clean = std::mem::take(&mut self.clean);
         scratch.static_off = std::mem::take(&mut self.static_off);
         scratch.label_pos = std::mem::take(&mut self.label_pos);
+        scratch.phi_blocks = std::mem::take(&mut self.phi_blocks);
         scratch.ctx = std::mem::take(&mut self.ctx);
         scratch.tasks = std::mem::take(&mut self.tasks);
         scratch.copies = std::mem::take(&mut self.copies);
