@@ -551,63 +551,69 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     for (i, &v) in order.iter().enumerate() {
         rpo_index[v as usize] = i as u32;
     }
-    // Predecessors by RPO number, each list in increasing order.
-    let mut pstart = s.filled(r + 1, 0);
-    for &v in &order {
-        for &w in &succs[v as usize] {
-            pstart[rpo_index[w as usize] as usize + 1] += 1;
-        }
-    }
-    for i in 0..r {
-        pstart[i + 1] += pstart[i];
-    }
-    let mut fill = s.u32s();
-    fill.extend_from_slice(&pstart[..r]);
-    let mut preds = s.filled(pstart[r] as usize, 0);
-    for (i, &v) in order.iter().enumerate() {
-        for &w in &succs[v as usize] {
-            let t = rpo_index[w as usize] as usize;
-            preds[fill[t] as usize] = i as u32;
-            fill[t] += 1;
-        }
-    }
-    s.put(fill);
-    let preds_of = |i: usize| &preds[pstart[i] as usize..pstart[i + 1] as usize];
-    // Dominators: the first pass (see above), with loop headers and merge nodes from the
-    // same look at the predecessors; retreating edges are checked once all idoms exist.
+    // Dominators: the first pass (see above), done forwards over the out-edges (the
+    // nearest common dominator of a node's forward predecessors does not depend on the
+    // order they are met in), with loop headers, merge nodes and the retreating edges
+    // from the same look. When node `i` is reached, every forward predecessor of it came
+    // earlier, so its `idom` is final, as are those `intersect` walks through.
     let mut idom = s.filled(r, NONE);
+    let mut forward = s.filled(r, 0);
+    let mut retreating = s.u32s(); // (source, target) RPO number pairs
     let mut loop_header = s.bools(n);
     let mut merge = s.bools(n);
-    let mut has_retreating = false;
+    if r > 0 {
+        idom[0] = 0;
+    }
     for (i, &v) in order.iter().enumerate() {
-        let mut new = NONE;
-        let mut forward = 0;
-        for &q in preds_of(i) {
-            if q >= i as u32 {
-                loop_header[v as usize] = true;
-                has_retreating = true;
+        let i = i as u32;
+        for &w in &succs[v as usize] {
+            let t = rpo_index[w as usize];
+            if t <= i {
+                loop_header[w as usize] = true;
+                retreating.extend([i, t]);
                 continue;
             }
-            forward += 1;
-            new = if new == NONE {
-                q
+            let t = t as usize;
+            forward[t] += 1;
+            idom[t] = if idom[t] == NONE {
+                i
             } else {
-                intersect(&idom, q, new)
+                intersect(&idom, i, idom[t])
             };
         }
-        merge[v as usize] = forward >= 2;
-        idom[i] = if i == 0 { 0 } else { new };
     }
-    let reducible_with = |idom: &[u32]| {
-        (0..r).all(|i| {
-            preds_of(i)
-                .iter()
-                .all(|&q| q < i as u32 || dominates(idom, i as u32, q))
-        })
-    };
-    let mut reducible = !has_retreating || reducible_with(&idom);
+    for (&v, &k) in order.iter().zip(forward.iter()) {
+        merge[v as usize] = k >= 2;
+    }
+    s.put(forward);
+    let mut reducible = retreating
+        .chunks_exact(2)
+        .all(|e| dominates(&idom, e[1], e[0]));
+    s.put(retreating);
     if !reducible {
-        // Irreducible: the remaining passes to the fixpoint, then the check again.
+        // Irreducible (rare): predecessors by RPO number, each list in increasing order,
+        // then the remaining passes to the fixpoint and the check again.
+        let mut pstart = s.filled(r + 1, 0);
+        for &v in &order {
+            for &w in &succs[v as usize] {
+                pstart[rpo_index[w as usize] as usize + 1] += 1;
+            }
+        }
+        for i in 0..r {
+            pstart[i + 1] += pstart[i];
+        }
+        let mut fill = s.u32s();
+        fill.extend_from_slice(&pstart[..r]);
+        let mut preds = s.filled(pstart[r] as usize, 0);
+        for (i, &v) in order.iter().enumerate() {
+            for &w in &succs[v as usize] {
+                let t = rpo_index[w as usize] as usize;
+                preds[fill[t] as usize] = i as u32;
+                fill[t] += 1;
+            }
+        }
+        s.put(fill);
+        let preds_of = |i: usize| &preds[pstart[i] as usize..pstart[i + 1] as usize];
         let mut changed = true;
         while changed {
             changed = false;
@@ -629,7 +635,13 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
                 }
             }
         }
-        reducible = reducible_with(&idom);
+        reducible = (0..r).all(|i| {
+            preds_of(i)
+                .iter()
+                .all(|&q| q < i as u32 || dominates(&idom, i as u32, q))
+        });
+        s.put(pstart);
+        s.put(preds);
     }
     // Dominator-tree children of each node, in reverse postorder.
     let mut children = Adj::in_buffers(s.u32s(), s.u32s());
@@ -650,8 +662,6 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     }
     s.put(fill);
     s.put(order);
-    s.put(pstart);
-    s.put(preds);
     s.put(idom);
     Cfg {
         n_real: p.n_real,

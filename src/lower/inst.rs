@@ -69,6 +69,8 @@ pub(crate) struct FnLower<'a, 'm> {
     // Structurizer state (see structurize.rs).
     pub ctx: Vec<super::structurize::Ctx>,
     pub label_pos: Vec<u32>,
+    /// Per block: it has a phi with a local (else no edge into it carries copies).
+    pub phi_blocks: Vec<bool>,
     pub tasks: Vec<super::structurize::Task>,
     /// Scratch for the parallel copies of one edge: (phi local, source).
     pub copies: Vec<(u32, ValueId)>,
@@ -104,28 +106,23 @@ impl<'a, 'm> FnLower<'a, 'm> {
             return Err(bad("parameter count differs from the declaration".into()));
         }
 
-        // One walk over the instructions: use counts (for stackify), the frame (allocas
-        // of constant size in the entry block share one static frame), setjmp calls and
-        // whether any result is a vector.
+        // One walk over the instructions: the users of each value (for stackify), the
+        // frame (allocas of constant size in the entry block share one static frame) and
+        // setjmp calls.
         let first_inst = f.first_inst_value();
-        let mut uses = std::mem::take(&mut scratch.uses);
-        uses.clear();
-        uses.resize(f.value_insts.len(), 0);
-        let mut user = std::mem::take(&mut scratch.user);
-        user.clear();
-        user.resize(f.value_insts.len(), NONE);
+        let mut users = std::mem::take(&mut scratch.users);
+        users.clear();
+        users.resize(f.value_insts.len(), NONE);
         let mut static_off = std::mem::take(&mut scratch.static_off);
         static_off.clear();
         static_off.resize(f.insts.len(), NONE);
         let mut needs_sp = false;
         let mut setjmps = std::mem::take(&mut scratch.setjmps);
         setjmps.clear();
-        let mut vector_inst = false;
         let mut off: u64 = 0;
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
         for (i, inst) in f.insts.iter().enumerate() {
-            vector_inst |= cx.is_vector(inst.ty);
             // Allocas and calls are among the kinds `count_uses` does not handle inline.
             let other = |kind: &InstKind| match kind {
                 InstKind::Alloca { size, align } => {
@@ -156,21 +153,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 _ => {}
             };
-            stackify::count_uses(
-                &inst.kind, i as u32, first_inst, &mut uses, &mut user, other,
-            );
+            stackify::count_uses(&inst.kind, i as u32, first_inst, &mut users, other);
         }
         let mut inline = std::mem::take(&mut scratch.inline);
-        stackify::analyze(
-            cx,
-            f,
-            &uses,
-            &user,
-            &setjmps,
-            &mut scratch.want,
-            &mut inline,
-        );
-        scratch.user = user;
+        stackify::analyze(cx, f, &users, &mut inline);
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
@@ -182,31 +168,45 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }));
         }
 
-        // Locals: params, then per type: values, scratch; i32 extras first.
+        // Locals: params, then per type: values, scratch; i32 extras first. The first pass
+        // numbers the values of each type (`local_of` holds type and ordinal), the second
+        // adds each type's base once the counts are known.
+        const ORD_BITS: u32 = 29;
+        if f.value_insts.len() >= 1 << ORD_BITS {
+            return Err(bad("too many locals".into()));
+        }
         let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
         let mut local_of = std::mem::take(&mut scratch.local_of);
         local_of.clear();
         local_of.resize(f.value_insts.len(), NONE);
-        let ordinal = &mut scratch.ordinal;
-        ordinal.clear();
-        ordinal.resize(f.value_insts.len(), (0usize, 0u32));
+        // Blocks holding a phi with a local: only edges into them may carry copies.
+        let mut phi_blocks = std::mem::take(&mut scratch.phi_blocks);
+        phi_blocks.clear();
+        phi_blocks.resize(f.block_starts.len(), false);
         for (n, &idx) in f.value_insts.iter().enumerate() {
             let Some(inst) = f.insts.get(idx as usize) else {
                 return Err(bad(format!("value %v{n} has no instruction")));
             };
             let is_phi = matches!(inst.kind, InstKind::Phi { .. });
-            if (is_phi || !inline[idx as usize]) && uses[n] > 0 {
+            if (is_phi || !inline[idx as usize]) && users[n] != NONE {
                 let s = cx.slot(inst.ty).ok_or_else(|| {
                     bad(format!("value %v{n} has a type without a wasm equivalent"))
                 })?;
-                ordinal[n] = (s, counts[s]);
+                local_of[n] = (s as u32) << ORD_BITS | counts[s];
                 counts[s] += 1;
-                local_of[n] = 0;
+                if is_phi {
+                    let b = f.block_starts.partition_point(|&st| st <= idx);
+                    if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
+                        *p = true;
+                    }
+                }
             }
         }
-        let has_vectors = vector_inst
-            || ft.params.iter().any(|&p| cx.is_vector(p))
-            || f.consts.iter().any(|c| cx.is_vector(c.ty));
+        // Only functions of a module with vector types can have vector values.
+        let has_vectors = cx.slots.contains(&super::SLOT_V128)
+            && (f.insts.iter().any(|i| cx.is_vector(i.ty))
+                || ft.params.iter().any(|&p| cx.is_vector(p))
+                || f.consts.iter().any(|c| cx.is_vector(c.ty)));
         let mut extra_i32 = SCRATCH_I32;
         let needs_label = !cfg.dispatch.is_empty();
         let label_ord = extra_i32;
@@ -248,10 +248,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .checked_add(total)
                 .ok_or_else(|| bad("too many locals".into()))?;
         }
-        for n in 0..local_of.len() {
-            if local_of[n] != NONE {
-                let (s, o) = ordinal[n];
-                local_of[n] = base[s] + o;
+        for l in local_of.iter_mut() {
+            if *l != NONE {
+                *l = base[(*l >> ORD_BITS) as usize] + (*l & ((1 << ORD_BITS) - 1));
             }
         }
         let s_i32 = base[0] + counts[0];
@@ -265,8 +264,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let n_nodes = cfg.succs.len();
         let mut clean = std::mem::take(&mut scratch.clean);
         clean.clear();
-        clean.resize(uses.len(), false);
-        scratch.uses = uses;
+        clean.resize(users.len(), false);
+        scratch.users = users;
         let mut code = std::mem::take(&mut scratch.code);
         code.clear();
         code.reserve(f.insts.len() * 6 + 16);
@@ -317,6 +316,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ctx,
             tasks,
             label_pos,
+            phi_blocks,
             copies,
         })
     }
@@ -350,6 +350,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.clean = std::mem::take(&mut self.clean);
         scratch.static_off = std::mem::take(&mut self.static_off);
         scratch.label_pos = std::mem::take(&mut self.label_pos);
+        scratch.phi_blocks = std::mem::take(&mut self.phi_blocks);
         scratch.ctx = std::mem::take(&mut self.ctx);
         scratch.tasks = std::mem::take(&mut self.tasks);
         scratch.copies = std::mem::take(&mut self.copies);

@@ -30,10 +30,17 @@ impl FnLower<'_, '_> {
             .unwrap_or(NONE)
     }
 
+    /// False when block `to` has no phi with a local (most blocks): a quick filter, the
+    /// phis themselves are looked at only otherwise.
+    #[inline]
+    fn phi_block(&self, to: u32) -> bool {
+        self.phi_blocks.get(to as usize).copied().unwrap_or(false)
+    }
+
     /// True if the edge `from → to` (blocks) writes any phi local.
     pub fn has_copies(&self, from: u32, to: u32) -> bool {
         // Dispatch nodes and resume nodes (after a setjmp) have no phis.
-        if self.cfg.is_dispatch(from) || to >= self.cfg.n_real {
+        if self.cfg.is_dispatch(from) || to >= self.cfg.n_real || !self.phi_block(to) {
             return false;
         }
         self.phis(to).any(|(_, i)| self.phi_local(i) != NONE)
@@ -41,7 +48,7 @@ impl FnLower<'_, '_> {
 
     /// Emits the parallel copy of edge `from → to`.
     pub fn emit_copies(&mut self, from: u32, to: u32) -> R<()> {
-        if self.cfg.is_dispatch(from) || to >= self.cfg.n_real {
+        if self.cfg.is_dispatch(from) || to >= self.cfg.n_real || !self.phi_block(to) {
             return Ok(());
         }
         // A resume node's edges are its block's.

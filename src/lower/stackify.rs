@@ -23,19 +23,6 @@ pub(crate) struct PushOrder<'a> {
     n_tail: usize,
 }
 
-impl PushOrder<'_> {
-    pub fn len(&self) -> usize {
-        self.args.len() + self.n_tail
-    }
-    /// The `i`-th operand pushed.
-    pub fn get(&self, i: usize) -> ValueId {
-        match i.checked_sub(self.args.len()) {
-            Some(t) => self.tail[t],
-            None => self.args[i],
-        }
-    }
-}
-
 pub(crate) fn push_order<'a>(cx: &LowerCtx<'_>, kind: &'a InstKind) -> PushOrder<'a> {
     let z = ValueId(0);
     let fixed = |tail: &[ValueId]| {
@@ -132,85 +119,46 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
     }
 }
 
-/// Counts the operands of instruction `i` into `uses` (per instruction value, every
-/// occurrence, saturating) and records `i` in `user` as the value's last user. The caller
-/// runs it over every instruction, fused with its own walk; `uses` starts zeroed.
-/// `other` is called with the kinds not handled inline (calls, allocas, phis, ...), so a
-/// caller that only cares about those needs no second `match` per instruction.
+/// Records instruction `i` as a user of each of its operands in `users` (per instruction
+/// value: [`NONE`] while unused, the one user's index after the first use, [`MANY`] after
+/// a second, also by the same instruction). One slot per value instead of a count and a
+/// last user: that is all stackify (a single use, by whom) and the local allocation (any
+/// use) ask. The caller runs it over every instruction, fused with its own walk; `users`
+/// starts filled with [`NONE`]. `other` is called with the kinds not handled inline
+/// (calls, allocas, phis, ...), so a caller that only cares about those needs no second
+/// `match` per instruction.
 #[inline]
 pub(crate) fn count_uses(
     kind: &InstKind,
     i: u32,
     first: u32,
-    uses: &mut [u32],
-    user: &mut [u32],
+    users: &mut [u32],
     other: impl FnOnce(&InstKind),
 ) {
     let count = |v: ValueId| {
-        if v.0 >= first {
-            let n = (v.0 - first) as usize;
-            if let Some(u) = uses.get_mut(n) {
-                *u = u.saturating_add(1);
-                user[n] = i;
-            }
+        // Below `first` (not an instruction value) wraps to an index out of range.
+        if let Some(u) = users.get_mut(v.0.wrapping_sub(first) as usize) {
+            *u = if *u == NONE { i } else { MANY };
         }
     };
     kind.for_each_operand_unordered(count, other);
 }
 
-/// Marks an instruction whose value has one use in `want` but two values claim it (only
-/// in malformed IR): such a candidate is checked operand by operand.
-const MANY: u32 = u32::MAX - 1;
+/// [`count_uses`]' mark of a value used more than once (never an instruction index: a
+/// function cannot hold `u32::MAX - 1` instructions).
+pub(crate) const MANY: u32 = u32::MAX - 1;
 
 /// Marks in `inline`, per instruction index, whether the instruction is emitted at its
-/// single use. `uses` and `user` come from [`count_uses`]; `setjmps` are the setjmp calls.
-/// `want` and `inline` are scratch space whose allocations are reused.
-pub(crate) fn analyze(
-    cx: &LowerCtx<'_>,
-    f: &Function,
-    uses: &[u32],
-    user: &[u32],
-    setjmps: &[u32],
-    want: &mut Vec<u32>,
-    inline: &mut Vec<bool>,
-) {
-    // Per instruction: the one instruction that may take it inline (the single user of
-    // its value), NONE when it can never be inlined. Most statements then need no look
-    // at their operands: the candidate before them is not theirs.
-    want.clear();
-    want.resize(f.insts.len(), NONE);
-    for (n, &u) in uses.iter().enumerate() {
-        if u != 1 {
-            continue;
-        }
-        let Some(&def) = f.value_insts.get(n) else {
-            continue;
-        };
-        let Some(inst) = f.insts.get(def as usize) else {
-            continue;
-        };
-        // A phi is a local written on edges, never an expression.
-        if matches!(inst.kind, InstKind::Phi { .. }) {
-            continue;
-        }
-        let w = &mut want[def as usize];
-        *w = if *w == NONE { user[n] } else { MANY };
-    }
-    // A setjmp call returns twice: its result must live in a local that the longjmp path
-    // can set, and nothing may stay on the stack across it.
-    for &s in setjmps {
-        if let Some(w) = want.get_mut(s as usize) {
-            *w = NONE;
-        }
-    }
+/// single use. `users` comes from [`count_uses`]. `inline` is scratch space whose
+/// allocation is reused.
+pub(crate) fn analyze(cx: &LowerCtx<'_>, f: &Function, users: &[u32], inline: &mut Vec<bool>) {
     inline.clear();
     inline.resize(f.insts.len(), false);
     let mut st = Walk {
         cx,
         f,
         first: f.first_inst_value(),
-        uses,
-        want,
+        users,
         inline,
         start: 0,
     };
@@ -242,22 +190,24 @@ struct Walk<'a, 'm> {
     cx: &'a LowerCtx<'m>,
     f: &'a Function,
     first: u32,
-    uses: &'a [u32],
-    want: &'a [u32],
+    users: &'a [u32],
     inline: &'a mut Vec<bool>,
     start: usize,
 }
 
 impl Walk<'_, '_> {
     /// True when candidate `k` might be inlined into `user` (else none of `user`'s
-    /// operands can be).
+    /// operands can be): its value's single user is `user`. Most statements need no look
+    /// at their operands: the candidate before them is not theirs. Phis and setjmp calls
+    /// pass here and are refused by [`Walk::visit`].
     #[inline]
     fn may_take(&self, user: usize, k: isize) -> bool {
         if k < self.start as isize {
             return false;
         }
-        let w = self.want[k as usize];
-        w == user as u32 || w == MANY
+        // No result (`NO_RESULT`) or a value below `first` wraps out of range.
+        let r = self.f.insts[k as usize].result;
+        self.users.get(r.wrapping_sub(self.first) as usize) == Some(&(user as u32))
     }
 
     /// Inlines what it can into instruction `user`; `k` is the candidate position (the
@@ -275,29 +225,35 @@ impl Walk<'_, '_> {
     fn visit(&mut self, user: usize, mut k: isize, depth: u32) -> isize {
         let f = self.f;
         let ops = push_order(self.cx, &f.insts[user].kind);
-        let first = self.first;
-        for i in (0..ops.len()).rev() {
-            if !self.may_take(user, k) {
-                break;
-            }
-            let v = ops.get(i);
-            if v.0 < first {
+        // The candidate's value: `try_visit` found its single user is `user`.
+        let mut kv = f.insts[k as usize].result;
+        // Last pushed first: the tail backwards, then the arguments backwards.
+        let tail = &ops.tail[..ops.n_tail];
+        for &v in tail.iter().rev().chain(ops.args.iter().rev()) {
+            // An operand that is not the candidate (a constant, a value in a local)
+            // leaves it for an earlier operand.
+            if v.0 != kv {
                 continue;
             }
-            let n = (v.0 - first) as usize;
-            let Some(&def) = f.value_insts.get(n) else {
-                continue;
-            };
-            if def as isize != k || self.uses.get(n) != Some(&1) {
+            // The verifier checked that `value_insts` and the results agree; a table
+            // that does not is left alone rather than trusted.
+            let n = v.0.wrapping_sub(self.first) as usize;
+            if f.value_insts.get(n) != Some(&(k as u32)) {
                 continue;
             }
-            // Only a [`MANY`] candidate can be one of these: `want` leaves them out.
-            let kind = &f.insts[def as usize].kind;
+            // A phi is a local written on edges, never an expression; a setjmp call
+            // returns twice: its result must live in a local that the longjmp path can
+            // set, and nothing may stay on the stack across it.
+            let kind = &f.insts[k as usize].kind;
             if matches!(kind, InstKind::Phi { .. }) || is_setjmp(self.cx, kind) {
                 continue;
             }
-            self.inline[def as usize] = true;
-            k = self.try_visit(def as usize, k - 1, depth + 1);
+            self.inline[k as usize] = true;
+            k = self.try_visit(k as usize, k - 1, depth + 1);
+            if !self.may_take(user, k) {
+                break;
+            }
+            kv = f.insts[k as usize].result;
         }
         k
     }

@@ -157,13 +157,13 @@ impl FnLower<'_, '_> {
         let Some((term, body)) = insts.split_last() else {
             return Err(self.err_at(start, format!("block %b{} is empty", seg.block)));
         };
-        for (i, inst) in body.iter().enumerate() {
-            if self.inline[start + i] || matches!(inst.kind, InstKind::Phi { .. }) {
-                continue;
-            }
-            self.emit_stmt(start + i)?;
-        }
         let ti = start + body.len();
+        // Phis are skipped by `emit_stmt` (their locals are written on the edges).
+        for i in start..ti {
+            if !self.inline[i] {
+                self.emit_stmt(i)?;
+            }
+        }
         match &term.kind {
             InstKind::Ret { val } => {
                 if let Some(v) = val {
