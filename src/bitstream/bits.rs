@@ -224,11 +224,22 @@ impl<'a> BitReader<'a> {
                 out.extend_from_slice(&v.to_le_bytes());
                 i += 8;
             }
-            out.extend(
-                src[i..]
-                    .windows(2)
-                    .map(|p| (p[0] >> off) | (p[1] << (8 - off))),
-            );
+            // The last few bytes: from one more 9-byte window if the input has it (its
+            // bytes past the array belong to what follows and are not kept), else byte
+            // by byte.
+            let rest = len - i;
+            match self.data.get(b + i..b + i + 9) {
+                Some(win) if rest > 0 => {
+                    let lo = u64::from_le_bytes(win[..8].try_into().expect("8 bytes"));
+                    let v = (lo >> off) | ((win[8] as u64) << (64 - off));
+                    out.extend_from_slice(&v.to_le_bytes()[..rest]);
+                }
+                _ => out.extend(
+                    src[i..]
+                        .windows(2)
+                        .map(|p| (p[0] >> off) | (p[1] << (8 - off))),
+                ),
+            }
         }
         self.pos += len as u64 * 8;
         true

@@ -88,7 +88,8 @@ struct Open {
     end_bit: u64,
     len_words: u64,
     body_start: u64,
-    /// Records read so far in this block (for error positions).
+    /// Records read so far in this block (for error positions); for the innermost block
+    /// the count is in [`Cursor::records`] instead (see [`Cursor::push_open`]).
     records: u32,
 }
 
@@ -97,6 +98,10 @@ pub struct Cursor<'a> {
     r: BitReader<'a>,
     scopes: Scopes,
     open: Vec<Open>,
+    /// Records read so far in the innermost open block: counted here, not through
+    /// `open.last_mut()`, because every record counts (one increment instead of a length
+    /// check and an address computation).
+    records: u32,
     values: Vec<u64>,
     /// Bit position of the entry being read, for errors.
     entry_bit: u64,
@@ -120,6 +125,7 @@ impl<'a> Cursor<'a> {
             r,
             scopes: Scopes::default(),
             open: Vec::new(),
+            records: 0,
             values: Vec::with_capacity(64),
             entry_bit: 0,
             cur_code: None,
@@ -144,6 +150,7 @@ impl<'a> Cursor<'a> {
             r: BitReader::new(data),
             scopes,
             open: Vec::with_capacity(4),
+            records: 0,
             values: Vec::with_capacity(64),
             entry_bit: body_start,
             cur_code: None,
@@ -169,6 +176,7 @@ impl<'a> Cursor<'a> {
         self.scopes.reset_to(scopes);
         self.fast_width = 0;
         self.open.clear();
+        self.records = 0;
         self.entry_bit = body_start;
         self.cur_code = None;
         self.finished = false;
@@ -205,13 +213,32 @@ impl<'a> Cursor<'a> {
             .map_err(|e| BitstreamError::new(K::UnexpectedEof { needed: e.needed }, position))?;
         self.scopes.enter(block_id, abbrev_width);
         self.sync_fast_width();
-        self.open.push(Open {
+        self.push_open(Open {
             end_bit,
             len_words,
             body_start,
             records: 0,
         });
         Ok(())
+    }
+
+    /// Opens `o` as the innermost block: the enclosing block's record count moves into
+    /// its `Open`, `o`'s into [`Cursor::records`].
+    fn push_open(&mut self, o: Open) {
+        if let Some(top) = self.open.last_mut() {
+            top.records = self.records;
+        }
+        self.records = o.records;
+        self.open.push(o);
+    }
+
+    /// Closes the innermost block, the inverse of [`Cursor::push_open`] (the returned
+    /// `Open` carries its record count, so pushing it back restores the state).
+    fn pop_open(&mut self) -> Option<Open> {
+        let mut o = self.open.pop()?;
+        o.records = self.records;
+        self.records = self.open.last().map_or(0, |top| top.records);
+        Some(o)
     }
 
     /// Where the body of the block just entered starts (valid right after `EnterBlock`).
@@ -247,7 +274,7 @@ impl<'a> Cursor<'a> {
             bit: self.entry_bit,
             block: self.scopes.current_block(),
             record: self.cur_code,
-            record_index: self.open.last().map(|o| o.records.saturating_sub(1)),
+            record_index: self.open.last().map(|_| self.records.saturating_sub(1)),
         }
     }
 
@@ -303,10 +330,10 @@ impl<'a> Cursor<'a> {
                     return Err(self.err(K::TopLevelEnd));
                 }
                 self.r.align32().map_err(|e| self.eof(e))?;
-                let open = self.open.pop().expect("open block");
+                let open = self.pop_open().expect("open block");
                 if self.r.pos() != open.end_bit {
                     let actual = (self.r.pos() - open.body_start) / 32;
-                    self.open.push(open);
+                    self.push_open(open);
                     return Err(self.err(K::BlockLengthMismatch {
                         declared: self.open.last().unwrap().len_words,
                         actual,
@@ -339,9 +366,7 @@ impl<'a> Cursor<'a> {
                 if self.scopes.depth() == 0 {
                     return Err(self.err(K::TopLevelRecord(id)));
                 }
-                if let Some(o) = self.open.last_mut() {
-                    o.records += 1;
-                }
+                self.records += 1;
                 self.read_record(id)?;
                 if self.scopes.current_block() == Some(BLOCKINFO_BLOCK_ID) {
                     if self.values[0] != BLOCKINFO_CODE_SETBID {
@@ -423,30 +448,42 @@ impl<'a> Cursor<'a> {
         short: &mut [u64; SHORT_RECORD],
     ) -> Result<Option<(u64, Kind, usize)>, BitstreamError> {
         if let Some(id) = self.peek_record_id() {
-            let bit = self.take_record_id(None);
-            let n = if id == UNABBREV_RECORD {
-                read_unabbreviated_short(&mut self.r, short)
-            } else {
-                match self.scopes.lookup_index(id) {
-                    Some(a) if self.scopes.plans[a].fast => {
-                        read_planned_short(&mut self.r, &self.scopes.plans[a], short)
-                    }
-                    _ => None,
-                }
-            };
-            let kind = Kind::Record {
-                abbrev_id: id as u32,
-            };
-            if let Some(n) = n {
-                // A plan has at least one operand: never an empty record.
-                self.cur_code = Some(short[0]);
-                return Ok(Some((bit, kind, n)));
-            }
-            self.read_record(id)?;
-            std::mem::swap(buf, &mut self.values);
-            return Ok(Some((bit, kind, 0)));
+            return self.short_record(id, buf, short);
         }
         Ok(self.next_into(buf)?.map(|(bit, kind)| (bit, kind, 0)))
+    }
+
+    /// [`Cursor::next_short`] for the data record with abbreviation id `id` that
+    /// [`peek_record_id`](Self::peek_record_id) saw.
+    #[inline(always)]
+    fn short_record(
+        &mut self,
+        id: u64,
+        buf: &mut Vec<u64>,
+        short: &mut [u64; SHORT_RECORD],
+    ) -> Result<Option<(u64, Kind, usize)>, BitstreamError> {
+        let bit = self.take_record_id(None);
+        let n = if id == UNABBREV_RECORD {
+            read_unabbreviated_short(&mut self.r, short)
+        } else {
+            match self.scopes.lookup_index(id) {
+                Some(a) if self.scopes.plans[a].fast => {
+                    read_planned_short(&mut self.r, &self.scopes.plans[a], short)
+                }
+                _ => None,
+            }
+        };
+        let kind = Kind::Record {
+            abbrev_id: id as u32,
+        };
+        if let Some(n) = n {
+            // A plan has at least one operand: never an empty record.
+            self.cur_code = Some(short[0]);
+            return Ok(Some((bit, kind, n)));
+        }
+        self.read_record(id)?;
+        std::mem::swap(buf, &mut self.values);
+        Ok(Some((bit, kind, 0)))
     }
 
     /// Like [`Cursor::next_short`], but a record whose abbreviation is `<literal,
@@ -468,7 +505,15 @@ impl<'a> Cursor<'a> {
                 let bit = self.take_record_id(Some(code));
                 let mut data = Vec::new();
                 let ok = match self.r.read_vbr(6) {
-                    Ok(len) => self.r.read_bytes(len, &mut data),
+                    Ok(len) => {
+                        // Sized up front (`read_bytes` would reserve the same) once the
+                        // input is known to hold `len` bytes: one allocation, no growth
+                        // path.
+                        if len <= self.r.remaining() / 8 {
+                            data = Vec::with_capacity(len as usize);
+                        }
+                        self.r.read_bytes(len, &mut data)
+                    }
                     Err(_) => false,
                 };
                 if ok {
@@ -486,6 +531,11 @@ impl<'a> Cursor<'a> {
                 // Back to the record's start, uncounted: the general reader reports the
                 // error.
                 self.untake_record_id(bit)?;
+            } else {
+                // Not a byte array: read it as `next_short` would, without peeking again.
+                return Ok(self
+                    .short_record(id, buf, short)?
+                    .map(|(bit, kind, n)| (bit, kind, n, false)));
             }
         }
         Ok(self
@@ -514,18 +564,14 @@ impl<'a> Cursor<'a> {
         self.entry_bit = bit;
         self.cur_code = code;
         self.r.consume(self.fast_width);
-        if let Some(o) = self.open.last_mut() {
-            o.records += 1;
-        }
+        self.records += 1;
         bit
     }
 
     /// Undoes [`take_record_id`](Self::take_record_id) for the record at `bit`, so the
     /// general reader can read it again and report what is wrong with it.
     fn untake_record_id(&mut self, bit: u64) -> Result<(), BitstreamError> {
-        if let Some(o) = self.open.last_mut() {
-            o.records -= 1;
-        }
+        self.records -= 1;
         self.r.seek(bit).map_err(|e| self.eof(e))
     }
 
@@ -558,7 +604,7 @@ impl<'a> Cursor<'a> {
                 return Err(self.err(too_long(true)));
             }
         }
-        self.open.push(Open {
+        self.push_open(Open {
             end_bit,
             len_words,
             body_start,
@@ -580,8 +626,7 @@ impl<'a> Cursor<'a> {
     /// does not see the block's contents or its `EndBlock`.
     pub fn skip_block(&mut self) -> Result<(), BitstreamError> {
         let open = self
-            .open
-            .pop()
+            .pop_open()
             .ok_or_else(|| self.err(K::Writer("skip_block outside a block".into())))?;
         self.r.seek(open.end_bit).map_err(|e| self.eof(e))?;
         self.scopes.exit();

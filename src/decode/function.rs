@@ -785,13 +785,8 @@ impl FnDecoder<'_, '_> {
             self.value_types.push(ty);
             self.f.value_insts.push(self.f.insts.len() as u32 - 1);
         }
-        // The codes of the terminator kinds (`InstKind::is_terminator`).
-        if matches!(
-            code,
-            code::RET | code::BR | code::SWITCH | code::UNREACHABLE
-        ) {
-            self.block_ended = true;
-        }
+        // A terminator's arm in `instruction` has set `block_ended` (no test of the code
+        // here for every instruction).
         let off = bit - self.f.bit;
         let off = u32::try_from(off).or_else(|_| self.err("function block is too large"))?;
         self.f.inst_bits.push(off);
@@ -822,7 +817,8 @@ impl FnDecoder<'_, '_> {
     }
 
     /// Decodes one instruction record, appends it to the body and returns its result
-    /// type (void if none). Always inlined (into both inlined `record` call sites): with
+    /// type (void if none). A terminator (ret, br, switch, unreachable) also ends the
+    /// basic block (`block_ended`; on an error nothing reads it again). Always inlined (into both inlined `record` call sites): with
     /// `err` out of line this saves the call and the spills around it (291.2M → 286.5M).
     #[inline(always)]
     fn instruction(&mut self, code: u64, ops: &[u64]) -> Result<TypeId> {
@@ -918,6 +914,7 @@ impl FnDecoder<'_, '_> {
                 (InstKind::InsertElement { vec, elt, index }, tv)
             }
             code::RET => {
+                self.block_ended = true;
                 let void = self.void();
                 match *ops {
                     [] => {
@@ -944,6 +941,7 @@ impl FnDecoder<'_, '_> {
                 }
             }
             code::BR => {
+                self.block_ended = true;
                 let void = self.void();
                 match *ops {
                     [b] => (
@@ -976,6 +974,7 @@ impl FnDecoder<'_, '_> {
                 }
             }
             code::SWITCH => {
+                self.block_ended = true;
                 let [t, c, def, n, cases @ ..] = ops else {
                     return self.err("switch record needs at least 4 operands");
                 };
@@ -1028,6 +1027,7 @@ impl FnDecoder<'_, '_> {
                 )
             }
             code::UNREACHABLE => {
+                self.block_ended = true;
                 if !ops.is_empty() {
                     return self.err("unreachable record takes no operands");
                 }

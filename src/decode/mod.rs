@@ -494,6 +494,15 @@ impl ModuleDecoder<'_, '_> {
                     if state != State::AwaitInit {
                         return self.err("compound initializer must follow a global variable");
                     }
+                    if let Some(GlobalVar {
+                        init: Initializer::Compound(v),
+                        ..
+                    }) = self.m.globals.last_mut()
+                    {
+                        // Room for the elements that follow, up to a small bound (the count
+                        // is the file's claim): no growth steps for most compounds.
+                        v.reserve_exact((*n).min(16) as usize);
+                    }
                     state = if *n == 0 {
                         State::Idle
                     } else {

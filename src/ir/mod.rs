@@ -210,6 +210,7 @@ pub enum BinOp {
 
 impl BinOp {
     /// Decodes a binop record opcode given whether the operands are floating point.
+    #[inline]
     pub fn from_code(code: u64, float: bool) -> Option<BinOp> {
         use BinOp::*;
         Some(match (code, float) {
