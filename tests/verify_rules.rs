@@ -2545,3 +2545,102 @@ fn garbage_ir_does_not_panic() {
     assert!(!verify(&m).is_empty());
     let _ = check_runnable(&m);
 }
+
+/// The walk looks up each instruction's operands itself (one arm per kind); it must report
+/// them in `InstKind::for_each_operand` order, for every kind, in a sound body (with the
+/// dominance checks) as in a body whose layout is broken (without them).
+#[test]
+fn operand_findings_follow_operand_order_for_every_kind() {
+    let missing = |k: u32| ValueId(900 + k);
+    let kinds = || {
+        let v = missing;
+        vec![
+            bin(BinOp::Add, v(1), v(2)),
+            InstKind::Cast {
+                op: CastOp::Trunc,
+                val: v(3),
+            },
+            InstKind::ExtractElement {
+                vec: v(4),
+                index: v(5),
+            },
+            InstKind::InsertElement {
+                vec: v(6),
+                elt: v(7),
+                index: v(8),
+            },
+            InstKind::Alloca {
+                size: v(9),
+                align: Align(1),
+            },
+            InstKind::Load {
+                ptr: v(10),
+                align: Align(1),
+            },
+            InstKind::Store {
+                ptr: v(11),
+                val: v(12),
+                align: Align(1),
+            },
+            InstKind::Cmp {
+                pred: CmpPred::IEq,
+                lhs: v(13),
+                rhs: v(14),
+            },
+            InstKind::Select {
+                cond: v(15),
+                t: v(16),
+                f: v(17),
+            },
+            call(0, vec![v(18), v(19)]),
+            InstKind::Call(Box::new(Call {
+                callee: Callee::Indirect(v(20)),
+                args: vec![v(21), v(22)],
+                cc_info: 0,
+            })),
+        ]
+    };
+    let mut expected = Vec::new();
+    for kind in kinds() {
+        kind.for_each_operand(|v| expected.push(format!("operand %v{} names", v.0 - 2)));
+    }
+    for broken_layout in [false, true] {
+        let mut b = B::new();
+        let s = b.start();
+        b.int(1);
+        let mut f = b.body(s, &[]);
+        f.block();
+        for kind in kinds() {
+            f.op(kind);
+        }
+        let cond = missing(23);
+        f.op(InstKind::CondBr {
+            cond,
+            then_bb: 1,
+            else_bb: if broken_layout { 9 } else { 1 },
+        });
+        f.block();
+        f.op(InstKind::Switch(Box::new(Switch {
+            cond: missing(24),
+            default: 2,
+            cases: vec![],
+        })));
+        f.block();
+        f.ret_val(missing(25));
+        b.finish(f);
+        let m = b.build();
+        let got: Vec<String> = verify(&m)
+            .into_iter()
+            .filter(|x| x.rule == Rule::Operand)
+            .map(|x| x.message)
+            .collect();
+        let mut want = expected.clone();
+        for k in [23, 24, 25] {
+            want.push(format!("operand %v{} names", 900 + k - 2));
+        }
+        assert_eq!(got.len(), want.len(), "{got:#?}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!(g.starts_with(w), "got {g:?}, expected {w:?}; all: {got:#?}");
+        }
+    }
+}

@@ -7,9 +7,9 @@
 //! first; the phi and dominance rules then run per instruction inside the function walk
 //! (`function::walk`).
 
-use super::function::{FnCx, Phase};
+use super::function::{FnCx, Phase, NOT_YET};
 use super::Rule;
-use crate::ir::ValueId;
+use crate::ir::{InstKind, ValueId};
 use std::ops::Range;
 
 /// "None" in the `u32` vectors below.
@@ -30,19 +30,23 @@ pub(super) struct Cfg {
     /// Working space of `blocks`.
     fill: Vec<u32>,
     /// True once `dom` and `order` describe this body. The dominator tree is built on
-    /// demand, by the first use that is not preceded by its definition in its own block:
-    /// many bodies (all single-block ones, say) never need it.
+    /// demand, by the first use of a value defined in another block than the entry
+    /// block: many bodies (all single-block ones, say) never need it.
     dom_ready: bool,
-    /// Per block: reverse postorder number and dominator-tree interval.
+    /// Per block: number in `order` and dominator-tree interval.
     dom: Vec<BlockDom>,
-    /// The reachable blocks in reverse postorder, with their dominator-tree links.
+    /// The reachable blocks, each after its immediate dominator (in the order
+    /// `layout_dominators` numbered them, or reverse postorder), with their tree links.
     order: Vec<DomNode>,
-    /// The block of every instruction.
-    block_of: Vec<u32>,
     /// Explicit DFS stack: (block, next successor edge).
     dfs: Vec<(u32, u32)>,
     /// Retreating edges met by the first pass: (rpo number of the target, of the source).
     retreating: Vec<(u32, u32)>,
+    /// Predecessors skipped by `layout_dominators` (not numbered yet): (number of the
+    /// block, predecessor block).
+    skipped: Vec<(u32, u32)>,
+    /// Blocks `layout_dominators` has not numbered yet.
+    pending: Vec<u32>,
     phis: PhiScratch,
 }
 
@@ -51,17 +55,17 @@ pub(super) struct Cfg {
 /// tree). `pre == NONE` for a block unreachable from the entry.
 #[derive(Clone, Copy)]
 struct BlockDom {
-    /// Reverse postorder number (NONE if not reached).
-    rpo: u32,
+    /// Number in `Cfg::order` (NONE if not reached).
+    num: u32,
     pre: u32,
     end: u32,
 }
 
-/// A reachable block, by reverse postorder number.
+/// A reachable block, by its number in `Cfg::order`.
 #[derive(Clone, Copy)]
 struct DomNode {
     block: u32,
-    /// Immediate dominator's reverse postorder number (NONE until known).
+    /// Immediate dominator's number in `Cfg::order` (NONE until known).
     idom: u32,
     /// Number of blocks in its dominator subtree.
     size: u32,
@@ -141,20 +145,22 @@ impl Cfg {
         da.pre <= pb && pb < da.end
     }
 
-    /// True if instruction `d` is in the entry block. The entry dominates every
-    /// reachable block, so a definition there never breaks dominance in another block.
-    fn in_entry(&self, d: usize) -> bool {
-        d < self.starts[1] as usize
-    }
-
-    /// The block of instruction `d` (0 for an index out of range; after `dominators`).
-    fn block_of(&self, d: usize) -> u32 {
-        self.block_of.get(d).copied().unwrap_or(0)
+    /// The block of instruction `d` (the last block for an index out of range). A binary
+    /// search: the walk knows the block of every definition it has passed, so only
+    /// definitions later in the layout are looked up here.
+    pub(super) fn block_of(&self, d: usize) -> u32 {
+        let after = self.starts[1..].partition_point(|&s| s as usize <= d);
+        after.min(self.num_blocks() - 1) as u32
     }
 
     /// Splits the body into blocks and checks terminators and targets. False when the
     /// block layout is too broken to check phis and dominance.
-    pub(super) fn blocks(&mut self, cx: &mut FnCx<'_>) -> bool {
+    ///
+    /// Terminators before the end of a block are looked for only with `scan`: without
+    /// it, the function walk (which visits every instruction anyway) tells whether there
+    /// are any, and the layout is then checked again with `scan`, so that the findings
+    /// come in the same order. When the layout is broken (no walk), this rescans itself.
+    pub(super) fn blocks(&mut self, cx: &mut FnCx<'_>, scan: bool) -> bool {
         let f = cx.f;
         let n = f.num_blocks as usize;
         if n == 0 {
@@ -171,26 +177,29 @@ impl Cfg {
             );
             return false;
         }
+        // The blocks must tile 0..insts.len() in order: the starts, then the end, strictly
+        // increasing from 0. Only when they do not is the first bad block looked for.
         self.starts.clear();
-        for b in 0..n {
-            let start = f.block_starts[b] as usize;
-            let end = f
-                .block_starts
-                .get(b + 1)
-                .map_or(f.insts.len(), |&e| e as usize);
-            if (b == 0 && start != 0) || start >= end || end > f.insts.len() {
-                cx.at_block(
-                    b as u32,
-                    None,
-                    Rule::Cfg,
-                    "basic block is empty or its instruction range is invalid",
-                );
-                return false;
-            }
-            self.starts.push(start as u32);
-        }
-        // The blocks now tile 0..insts.len() in order.
+        self.starts.extend_from_slice(&f.block_starts);
         self.starts.push(f.insts.len() as u32);
+        if !(self.starts[0] == 0 && self.starts.windows(2).all(|w| w[0] < w[1])) {
+            for b in 0..n {
+                let start = f.block_starts[b] as usize;
+                let end = f
+                    .block_starts
+                    .get(b + 1)
+                    .map_or(f.insts.len(), |&e| e as usize);
+                if (b == 0 && start != 0) || start >= end || end > f.insts.len() {
+                    cx.at_block(
+                        b as u32,
+                        None,
+                        Rule::Cfg,
+                        "basic block is empty or its instruction range is invalid",
+                    );
+                    return false;
+                }
+            }
+        }
         self.succ_start.clear();
         self.succ.clear();
         self.pred_start.clear();
@@ -200,43 +209,55 @@ impl Cfg {
             self.succ_start.push(self.succ.len() as u32);
             let r = self.range(b);
             let last = r.end - 1;
-            for (i, inst) in (r.start..).zip(&f.insts[r.start..last]) {
-                if inst.kind.is_terminator() {
-                    cx.at_inst(
-                        i,
-                        Rule::Cfg,
-                        format!("terminator in the middle of block %b{b}"),
-                    );
+            if scan {
+                for (i, inst) in (r.start..).zip(&f.insts[r.start..last]) {
+                    if inst.kind.is_terminator() {
+                        cx.at_inst(
+                            i,
+                            Rule::Cfg,
+                            format!("terminator in the middle of block %b{b}"),
+                        );
+                    }
                 }
             }
-            let term = &f.insts[last].kind;
-            if !term.is_terminator() {
-                cx.at_inst(
+            // The edges of the terminator, matched here rather than through
+            // `for_each_successor` so that the common case stays inline.
+            let mut edge = |t: u32| {
+                if t != 0 && (t as usize) < n {
+                    self.succ.push(t);
+                    self.pred_start[t as usize + 1] += 1;
+                } else {
+                    bad_target(cx, last, t, n);
+                    ok = false;
+                }
+            };
+            match &f.insts[last].kind {
+                InstKind::Br { target } => edge(*target),
+                InstKind::CondBr {
+                    then_bb, else_bb, ..
+                } => {
+                    edge(*then_bb);
+                    edge(*else_bb);
+                }
+                InstKind::Switch(s) => {
+                    edge(s.default);
+                    s.cases.iter().for_each(|c| edge(c.target));
+                }
+                InstKind::Ret { .. } | InstKind::Unreachable => {}
+                _ => cx.at_inst(
                     last,
                     Rule::Cfg,
                     format!("block %b{b} does not end with a terminator"),
-                );
+                ),
             }
-            term.for_each_successor(|t| {
-                if t as usize >= n {
-                    cx.at_inst(
-                        last,
-                        Rule::Cfg,
-                        format!("branch target %b{t} is out of range ({n} blocks)"),
-                    );
-                    ok = false;
-                } else if t == 0 {
-                    // The entry block has no predecessors.
-                    cx.at_inst(last, Rule::Cfg, "branch to the entry block %b0");
-                    ok = false;
-                } else {
-                    self.succ.push(t);
-                    self.pred_start[t as usize + 1] += 1;
-                }
-            });
         }
         self.succ_start.push(self.succ.len() as u32);
         if !ok {
+            if !scan {
+                // The walk that checks for inner terminators does not run on this body.
+                cx.findings_of(Phase::Blocks).clear();
+                return self.blocks(cx, true);
+            }
             return false;
         }
         // Predecessors in edge order: blocks ascending, each block's edges in order.
@@ -259,8 +280,7 @@ impl Cfg {
         true
     }
 
-    /// The dominator tree (`dom`), by the iterative algorithm of Cooper, Harvey and
-    /// Kennedy on reverse postorder numbers, unless it is built already. Needs a sound
+    /// The dominator tree (`dom`, `order`), unless it is built already. Needs a sound
     /// `blocks`.
     #[inline]
     fn dominators(&mut self) {
@@ -269,37 +289,126 @@ impl Cfg {
         }
     }
 
+    /// Immediate dominators by the iterative algorithm of Cooper, Harvey and Kennedy,
+    /// numbering the blocks in an order where every block comes after its immediate
+    /// dominator ([`Cfg::layout_dominators`], or reverse postorder when that does not
+    /// settle), then the preorder intervals of the tree.
     #[inline(never)]
     fn build_dominators(&mut self) {
         self.dom_ready = true;
         let n = self.num_blocks();
-        self.block_of.clear();
-        self.block_of.resize(self.starts[n] as usize, 0);
-        for b in 1..n {
-            let r = self.range(b);
-            self.block_of[r].fill(b as u32);
-        }
+        let unnumbered = BlockDom {
+            num: NONE,
+            pre: NONE,
+            end: 0,
+        };
         self.dom.clear();
-        self.dom.resize(
-            n,
-            BlockDom {
-                rpo: NONE,
-                pre: NONE,
-                end: 0,
-            },
-        );
-        // Postorder by an explicit-stack DFS from the entry (`rpo` 0 marks "visited").
+        self.dom.resize(n, unnumbered);
+        self.order.clear();
+        if !self.layout_dominators() {
+            self.dom.fill(unnumbered);
+            self.order.clear();
+            self.rpo_dominators();
+        }
+        self.intervals();
+    }
+
+    /// The first pass of Cooper–Harvey–Kennedy in layout order instead of reverse
+    /// postorder, which saves the depth-first search: a block is numbered (`order`) when
+    /// it gets its idom, the meet of its predecessors numbered so far (none numbered yet:
+    /// it waits for another sweep). In the order pexes lay blocks out, one sweep numbers
+    /// nearly every reachable block; a few more catch the rest (loops entered at a block
+    /// laid out later). The predecessors a block's meet skipped are kept; if each comes
+    /// from a descendant of that block's idom, another pass would change nothing: the
+    /// iteration, started from "everything dominates", has reached its fixpoint, which is
+    /// the dominator tree whatever the visiting order. False when it has not (the caller
+    /// then runs the reverse-postorder version).
+    fn layout_dominators(&mut self) -> bool {
+        /// Sweeps after the first before giving up on the layout order.
+        const MAX_SWEEPS: u32 = 4;
+        let n = self.num_blocks();
+        self.dom[0].num = 0;
+        self.order.push(DomNode {
+            block: 0,
+            idom: 0,
+            size: 1,
+            next: 0,
+        });
+        self.skipped.clear();
+        self.pending.clear();
+        for b in 1..n {
+            if !self.number_block(b) {
+                self.pending.push(b as u32);
+            }
+        }
+        let mut sweeps = 0;
+        while !self.pending.is_empty() {
+            sweeps += 1;
+            if sweeps > MAX_SWEEPS {
+                return false;
+            }
+            let before = self.pending.len();
+            let mut pending = std::mem::take(&mut self.pending);
+            pending.retain(|&b| !self.number_block(b as usize));
+            self.pending = pending;
+            if self.pending.len() == before {
+                // No predecessor of these is numbered: they are unreachable.
+                break;
+            }
+        }
+        let (order, dom) = (&self.order, &self.dom);
+        self.skipped.iter().all(|&(k, p)| {
+            let rp = dom[p as usize].num;
+            let idom = order[k as usize].idom;
+            rp == NONE || intersect(order, rp, idom) == idom
+        })
+    }
+
+    /// One step of [`Cfg::layout_dominators`]: numbers block `b` with the meet of its
+    /// numbered predecessors; false if none is numbered yet.
+    fn number_block(&mut self, b: usize) -> bool {
+        let k = self.order.len() as u32;
+        let mark = self.skipped.len();
+        let mut new = NONE;
+        for &p in &self.pred[self.pred_start[b] as usize..self.pred_start[b + 1] as usize] {
+            let rp = self.dom[p as usize].num;
+            if rp == NONE {
+                self.skipped.push((k, p));
+            } else if new == NONE {
+                new = rp;
+            } else {
+                new = intersect(&self.order, rp, new);
+            }
+        }
+        if new == NONE {
+            self.skipped.truncate(mark);
+            return false;
+        }
+        self.dom[b].num = k;
+        self.order.push(DomNode {
+            block: b as u32,
+            idom: new,
+            size: 1,
+            next: 0,
+        });
+        true
+    }
+
+    /// Cooper–Harvey–Kennedy on reverse postorder numbers (from a depth-first search),
+    /// iterated to its fixpoint: the general case.
+    fn rpo_dominators(&mut self) {
+        // Postorder by an explicit-stack DFS from the entry (`num` 0 marks "visited").
         self.order.clear();
         self.dfs.clear();
         self.dfs.push((0, self.succ_start[0]));
-        self.dom[0].rpo = 0;
+        self.dom[0].num = 0;
         while let Some(top) = self.dfs.last_mut() {
             let (b, e) = *top;
             if e < self.succ_start[b as usize + 1] {
                 top.1 += 1;
                 let s = self.succ[e as usize] as usize;
-                if self.dom[s].rpo == NONE {
-                    self.dom[s].rpo = 0;
+                if self.dom[s].num == NONE {
+                    self.dom[s].num = 0;
                     self.dfs.push((s as u32, self.succ_start[s]));
                 }
             } else {
@@ -314,23 +423,12 @@ impl Cfg {
         }
         self.order.reverse();
         for (k, node) in self.order.iter().enumerate() {
-            self.dom[node.block as usize].rpo = k as u32;
+            self.dom[node.block as usize].num = k as u32;
         }
         // Immediate dominators by rpo number: a dominator comes before the blocks it
         // dominates, so walking up the tree means going to smaller numbers.
         let r = self.order.len();
         self.order[0].idom = 0;
-        let intersect = |order: &[DomNode], mut a: u32, mut b: u32| -> u32 {
-            while a != b {
-                while a > b {
-                    a = order[a as usize].idom;
-                }
-                while b > a {
-                    b = order[b as usize].idom;
-                }
-            }
-            a
-        };
         // The first pass skips retreating edges (from a block later in the order, whose
         // idom is not known yet). If every retreating edge p -> b comes from a descendant
         // of idom(b) in the resulting tree, which is true of every loop's back edge, a
@@ -345,7 +443,7 @@ impl Cfg {
                 let b = self.order[k].block as usize;
                 let mut new = NONE;
                 for &p in &self.pred[self.pred_start[b] as usize..self.pred_start[b + 1] as usize] {
-                    let rp = self.dom[p as usize].rpo;
+                    let rp = self.dom[p as usize].num;
                     if rp == NONE {
                         continue; // unreachable
                     }
@@ -375,8 +473,13 @@ impl Cfg {
                 });
             }
         }
-        // Subtree sizes (children have larger numbers than their parent), then preorder
-        // intervals: each child takes the next free stretch of its parent's interval.
+    }
+
+    /// Preorder intervals of the dominator tree in `order` (whose blocks come after their
+    /// idom): subtree sizes (children have larger numbers than their parent), then each
+    /// child takes the next free stretch of its parent's interval.
+    fn intervals(&mut self) {
+        let r = self.order.len();
         for k in (1..r).rev() {
             let p = self.order[k].idom as usize;
             self.order[p].size += self.order[k].size;
@@ -401,6 +504,7 @@ impl Cfg {
     /// Phis: only at the start of a non-entry block, one incoming entry per CFG edge. The
     /// manual's "M > 1" (at least two entries) is not a rule: real pexes have single-entry
     /// phis (15 in the corpus). `at` is where the walk is in the block; `i` is the phi.
+    #[inline(never)]
     pub(super) fn phi(
         &mut self,
         cx: &mut FnCx<'_>,
@@ -534,48 +638,62 @@ impl Cfg {
         }
     }
 
-    /// Dominance of a phi's incoming values: each must dominate the end of its incoming
-    /// block (checked when that block is reachable, wherever the phi is).
-    pub(super) fn phi_dominance(
+    /// Dominance of a phi's incoming value `v` from block `pb`: it must dominate the end
+    /// of `pb` (checked when that block is reachable, wherever the phi is). `block` is
+    /// where the walk saw `v` defined ([`NOT_YET`]: not reached yet); the caller has
+    /// already accepted values from the entry block and from `pb` itself.
+    #[inline(never)]
+    pub(super) fn incoming_dominance(
         &mut self,
         cx: &mut FnCx<'_>,
         i: usize,
-        incoming: &[(ValueId, u32)],
+        v: ValueId,
+        pb: u32,
+        block: u32,
     ) {
-        for &(v, pb) in incoming {
-            let Some(d) = cx.def_of(v) else { continue };
-            if pb as usize >= self.num_blocks() || self.in_entry(d) {
-                continue;
-            }
-            self.dominators();
-            if !self.reachable(pb) {
-                continue;
-            }
-            let db = self.block_of(d);
-            if !(self.reachable(db) && self.dominates(db, pb)) {
-                let msg = format!(
-                    "{} does not dominate the end of incoming block %b{pb}",
-                    cx.value_ref(v)
-                );
-                cx.phase = Phase::Dominance;
-                cx.at_inst(i, Rule::Dominance, msg);
-            }
+        let Some(d) = cx.def_of(v) else { return };
+        let db = if block == NOT_YET {
+            self.block_of(d)
+        } else {
+            block
+        };
+        if pb as usize >= self.num_blocks() || db == 0 || db == pb {
+            return;
+        }
+        self.dominators();
+        if !self.reachable(pb) {
+            return;
+        }
+        if !(self.reachable(db) && self.dominates(db, pb)) {
+            let msg = format!(
+                "{} does not dominate the end of incoming block %b{pb}",
+                cx.value_ref(v)
+            );
+            cx.phase = Phase::Dominance;
+            cx.at_inst(i, Rule::Dominance, msg);
         }
     }
 
-    /// A use of instruction value `v`, defined by instruction `d`, by instruction `i`
-    /// (not a phi) of block `ub`, when `d` is not earlier in the same block: the
-    /// definition must dominate the use, if `ub` is reachable (uses in unreachable blocks
-    /// are not checked; LLVM does not either).
-    #[inline(never)]
-    pub(super) fn dominance(&mut self, cx: &mut FnCx<'_>, ub: u32, i: usize, v: ValueId, d: usize) {
+    /// A use of instruction value `v`, defined in block `db` (by instruction `d`, needed
+    /// only when `db == ub`), by instruction `i` (not a phi) of block `ub`, when the
+    /// definition is not earlier in the same block: the definition must dominate the
+    /// use, if `ub` is reachable (uses in unreachable blocks are not checked; LLVM does
+    /// not either).
+    pub(super) fn dominance(
+        &mut self,
+        cx: &mut FnCx<'_>,
+        ub: u32,
+        i: usize,
+        v: ValueId,
+        d: Option<usize>,
+        db: u32,
+    ) {
         self.dominators();
         if !self.reachable(ub) {
             return;
         }
-        let db = self.block_of(d);
         let ok = if db == ub {
-            d < i
+            d.is_some_and(|d| d < i)
         } else {
             self.reachable(db) && self.dominates(db, ub)
         };
@@ -588,4 +706,34 @@ impl Cfg {
             cx.at_inst(i, Rule::Dominance, msg);
         }
     }
+}
+
+/// A branch target that is out of range or the entry block.
+#[cold]
+#[inline(never)]
+fn bad_target(cx: &mut FnCx<'_>, last: usize, t: u32, n: usize) {
+    if t as usize >= n {
+        cx.at_inst(
+            last,
+            Rule::Cfg,
+            format!("branch target %b{t} is out of range ({n} blocks)"),
+        );
+    } else {
+        // The entry block has no predecessors.
+        cx.at_inst(last, Rule::Cfg, "branch to the entry block %b0");
+    }
+}
+
+/// The nearest common ancestor of `a` and `b` in the dominator tree being built in
+/// `order`, where every block's idom has a smaller number than the block.
+fn intersect(order: &[DomNode], mut a: u32, mut b: u32) -> u32 {
+    while a != b {
+        while a > b {
+            a = order[a as usize].idom;
+        }
+        while b > a {
+            b = order[b as usize].idom;
+        }
+    }
+    a
 }

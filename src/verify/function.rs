@@ -12,7 +12,8 @@ use super::types::{is_valid_int_width, is_value_type, TypeFacts};
 use super::{block_id, position, Context, Finding, Rule};
 use crate::bitstream::Position;
 use crate::ir::{
-    ConstValue, Function, InstKind, Intrinsic, Module, Type, TypeId, ValueId, ValueRef,
+    Callee, ConstValue, Function, InstKind, Intrinsic, Module, Type, TypeId, ValueId, ValueRef,
+    NO_RESULT,
 };
 
 /// What the check of every body needs from the module, computed once per module.
@@ -47,9 +48,22 @@ impl<'a> ModuleFacts<'a> {
 /// valid body allocates nothing once they have grown.
 #[derive(Default)]
 pub(super) struct Scratch {
-    local_tys: Vec<TypeId>,
+    locals: Vec<Local>,
     cfg: Cfg,
 }
+
+/// A local value (parameter, constant or instruction value) of the body being checked.
+#[derive(Clone, Copy)]
+pub(super) struct Local {
+    pub ty: TypeId,
+    /// Where the value is defined, as far as the walk has come: block 0 for parameters
+    /// and constants (they dominate everything, like the entry block), the block of an
+    /// instruction value the walk has passed, [`NOT_YET`] for one it has not reached.
+    pub block: u32,
+}
+
+/// [`Local::block`] of an instruction value the walk has not reached yet.
+pub(super) const NOT_YET: u32 = u32::MAX;
 
 /// Which check a finding comes from. The walk runs several checks at once; each keeps
 /// its findings in its own list, and the lists are joined in this order, which is the
@@ -78,8 +92,8 @@ pub(super) struct FnCx<'a> {
     /// Index of the function address record this body defines.
     pub index: u32,
     pub ret: TypeId,
-    /// Type of every local value (params, constants, instruction values) by `v - base`.
-    local_tys: Vec<TypeId>,
+    /// Every local value (params, constants, instruction values) by `v - base`.
+    pub locals: Vec<Local>,
     pub i32_ty: Option<TypeId>,
     /// Number of module values (functions + globals).
     pub num_module_values: u32,
@@ -107,7 +121,7 @@ impl<'a> FnCx<'a> {
             return self.i32_ty;
         }
         let i = v.0 - self.num_module_values;
-        self.local_tys.get(i as usize).copied()
+        self.locals.get(i as usize).map(|l| l.ty)
     }
 
     pub fn value_ref(&self, v: ValueId) -> ValueRef {
@@ -153,6 +167,11 @@ impl<'a> FnCx<'a> {
         // Function::inst_bit, without overflow on hand-built positions.
         let off = self.f.inst_bits.get(i).copied().unwrap_or(0) as u64;
         position(self.f.bit.saturating_add(off), block_id::FUNCTION)
+    }
+
+    /// The findings reported so far under `phase`.
+    pub fn findings_of(&mut self, phase: Phase) -> &mut Vec<Finding> {
+        &mut self.findings[phase as usize]
     }
 
     fn push(&mut self, rule: Rule, position: Position, context: Context, message: String) {
@@ -212,7 +231,7 @@ pub(super) fn check(
         facts: &mf.types,
         index: f.decl,
         ret: TypeId(u32::MAX),
-        local_tys: std::mem::take(&mut scratch.local_tys),
+        locals: std::mem::take(&mut scratch.locals),
         i32_ty: mf.i32_ty,
         num_module_values: mf.num_module_values,
         first_inst_value: u32::MAX,
@@ -224,10 +243,15 @@ pub(super) fn check(
         check_constants(&mut cx);
         cx.phase = Phase::Blocks;
         let g = &mut scratch.cfg;
-        let sound = g.blocks(&mut cx);
-        walk(&mut cx, sound.then_some(g));
+        let sound = g.blocks(&mut cx, false);
+        if walk(&mut cx, sound.then_some(g)) {
+            // A terminator inside a block: report the layout again, with that check.
+            cx.findings_of(Phase::Blocks).clear();
+            cx.phase = Phase::Blocks;
+            scratch.cfg.blocks(&mut cx, true);
+        }
     }
-    scratch.local_tys = std::mem::take(&mut cx.local_tys);
+    scratch.locals = std::mem::take(&mut cx.locals);
     for list in &mut cx.findings {
         out.append(list);
     }
@@ -236,7 +260,13 @@ pub(super) fn check(
 /// The per-instruction checks in one walk over the body: operands, the instruction's own
 /// rules and, when the block layout is sound (`g`), phi placement and dominance. Each
 /// reports under its own [`Phase`], so the findings come out as from one walk per check.
-fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) {
+///
+/// With a sound layout, each instruction is matched once: its operands are looked up once
+/// ([`use_value`], which also runs the operand and dominance rules) and the types found
+/// feed the inlined success test of its kind (`instructions::*_passes`); only what that
+/// test does not accept goes to the full rules. Returns true if a terminator stands
+/// before the end of its block (`Cfg::blocks` leaves that check to this walk).
+fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
     let f = cx.f;
     let mut p = Problems::new();
     let Some(g) = g else {
@@ -244,73 +274,168 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) {
             inst.kind.for_each_operand(|v| check_operand(cx, i, v));
             instructions::check(cx, i, inst, &mut p);
         }
-        return;
+        return false;
     };
+    let facts = cx.facts;
+    let mut mid_terminator = false;
     for b in 0..g.num_blocks() {
         let r = g.range(b);
-        let start = r.start;
+        let (start, end) = (r.start, r.end);
+        let ub = b as u32;
         let mut phis = cfg::PhiBlock::new(b);
-        for (i, inst) in r.clone().zip(&f.insts[r]) {
-            match &inst.kind {
+        for (k, inst) in f.insts[r].iter().enumerate() {
+            let i = start + k;
+            // The operands in `InstKind::for_each_operand` order (a test checks it).
+            macro_rules! use_ {
+                ($v:expr) => {
+                    use_value(cx, g, ub, i, $v)
+                };
+            }
+            let passes = match &inst.kind {
                 InstKind::Phi { incoming } => {
-                    inst.kind.for_each_operand(|v| check_operand(cx, i, v));
                     g.phi(cx, &mut phis, i, incoming);
-                    g.phi_dominance(cx, i, incoming);
+                    // The operand rules, dominance and the type rule per incoming value,
+                    // with one lookup each.
+                    let mut types_match = true;
+                    for &(v, pb) in incoming.iter() {
+                        let k = v.0.wrapping_sub(cx.num_module_values);
+                        let t = match cx.locals.get(k as usize) {
+                            Some(&Local { ty, block }) => {
+                                // Defined in the entry block or in the incoming block
+                                // itself (or a parameter or constant): it dominates the
+                                // end of the incoming block.
+                                if block != 0 && block != pb {
+                                    g.incoming_dominance(cx, i, v, pb, block);
+                                }
+                                Some(ty)
+                            }
+                            None => module_operand(cx, i, v),
+                        };
+                        types_match &= t.is_none_or(|t| t == inst.ty);
+                    }
+                    types_match
                 }
                 kind => {
                     phis.non_phi();
-                    each_operand(kind, |v| check_use(cx, g, b as u32, start, i, v));
+                    match kind {
+                        InstKind::Binop {
+                            op,
+                            lhs,
+                            rhs,
+                            flags,
+                        } => {
+                            let (tl, tr) = (use_!(*lhs), use_!(*rhs));
+                            instructions::binop_passes(facts, inst, *op, *flags, tl, tr)
+                        }
+                        InstKind::Cmp { pred, lhs, rhs } => {
+                            let (tl, tr) = (use_!(*lhs), use_!(*rhs));
+                            instructions::cmp_passes(facts, inst, *pred, tl, tr)
+                        }
+                        InstKind::Load { ptr, align } => {
+                            let tp = use_!(*ptr);
+                            instructions::load_passes(facts, inst, *align, tp)
+                        }
+                        InstKind::Store { ptr, val, align } => {
+                            let (tp, tv) = (use_!(*ptr), use_!(*val));
+                            instructions::store_passes(facts, *align, tp, tv)
+                        }
+                        InstKind::Cast { op, val } => {
+                            let t = use_!(*val);
+                            t.is_some_and(|t| instructions::cast_passes(facts, *op, t, inst.ty))
+                        }
+                        InstKind::Br { .. } | InstKind::Unreachable => {
+                            mid_terminator |= i + 1 != end;
+                            true
+                        }
+                        InstKind::CondBr { cond, .. } => {
+                            mid_terminator |= i + 1 != end;
+                            use_!(*cond).is_some_and(|t| facts.is_i1(t))
+                        }
+                        InstKind::Select { cond, t, f } => {
+                            let (tc, tt, tf) = (use_!(*cond), use_!(*t), use_!(*f));
+                            instructions::select_passes(facts, inst, tc, tt, tf)
+                        }
+                        InstKind::Call(c) => {
+                            if let Callee::Indirect(v) = c.callee {
+                                use_!(v);
+                            }
+                            for a in &c.args {
+                                use_!(*a);
+                            }
+                            instructions::direct_call_passes(cx, inst, c)
+                        }
+                        InstKind::Ret { val } => {
+                            mid_terminator |= i + 1 != end;
+                            let t = val.map(|v| use_!(v));
+                            instructions::ret_passes(cx, t)
+                        }
+                        InstKind::Alloca { size, align } => {
+                            let t = use_!(*size);
+                            instructions::alloca_passes(facts, inst, *align, t)
+                        }
+                        other => {
+                            // Switch, extractelement, insertelement: the full rules.
+                            mid_terminator |= other.is_terminator() && i + 1 != end;
+                            other.for_each_operand(|v| {
+                                use_!(v);
+                            });
+                            false
+                        }
+                    }
+                }
+            };
+            if !(passes && (inst.result == NO_RESULT || facts.is_value_type(inst.ty))) {
+                instructions::check_all(cx, i, inst, &mut p);
+            }
+            if inst.result != NO_RESULT {
+                // From here on, uses in this block need no dominator tree.
+                let k = inst.result.wrapping_sub(cx.num_module_values);
+                if let Some(l) = cx.locals.get_mut(k as usize) {
+                    l.block = ub;
                 }
             }
-            instructions::check(cx, i, inst, &mut p);
         }
     }
+    mid_terminator
 }
 
-/// Calls `f` on every value operand of `kind`, in the order of
-/// [`InstKind::for_each_operand`] (a test checks they agree), but inlined into the walk so
-/// that the per-operand checks inline into each arm instead of being called per operand.
+/// Operand `v` of instruction `i` (not a phi) in block `ub`: the operand rules and
+/// dominance in one lookup, returning its type (`None` if it names no value). The common
+/// cases, a local value defined earlier in the same block or in the entry block (or a
+/// parameter or constant), need no dominator tree.
 #[inline(always)]
-pub(super) fn each_operand(kind: &InstKind, mut f: impl FnMut(ValueId)) {
-    match kind {
-        InstKind::Binop { lhs, rhs, .. } | InstKind::Cmp { lhs, rhs, .. } => {
-            f(*lhs);
-            f(*rhs);
-        }
-        InstKind::Cast { val, .. } => f(*val),
-        InstKind::Load { ptr, .. } => f(*ptr),
-        InstKind::Store { ptr, val, .. } => {
-            f(*ptr);
-            f(*val);
-        }
-        InstKind::Br { .. } | InstKind::Unreachable => {}
-        InstKind::CondBr { cond, .. } => f(*cond),
-        InstKind::Call(c) => {
-            if let crate::ir::Callee::Indirect(v) = c.callee {
-                f(v);
-            }
-            c.args.iter().for_each(|a| f(*a));
-        }
-        // The rarer kinds.
-        other => other.for_each_operand(f),
-    }
-}
-
-/// Operand `v` of instruction `i` (not a phi) in block `ub`, whose first instruction is
-/// `start`: the operand rules and dominance in one visit. The common case, a value
-/// defined earlier in the same block, needs no dominator tree.
-#[inline(always)]
-fn check_use(cx: &mut FnCx<'_>, g: &mut Cfg, ub: u32, start: usize, i: usize, v: ValueId) {
-    let Some(d) = cx.def_of(v) else {
-        // Not an instruction value: no dominance rule.
-        check_operand(cx, i, v);
-        return;
+fn use_value(cx: &mut FnCx<'_>, g: &mut Cfg, ub: u32, i: usize, v: ValueId) -> Option<TypeId> {
+    let k = v.0.wrapping_sub(cx.num_module_values);
+    let Some(&Local { ty, block }) = cx.locals.get(k as usize) else {
+        return module_operand(cx, i, v);
     };
-    // An instruction value that exists: it names a value and is no function address.
-    if (start..i).contains(&d) {
-        return;
+    // The entry block dominates every reachable block (and uses in unreachable blocks
+    // are not checked).
+    if block != ub && block != 0 {
+        cross_block_use(cx, g, ub, i, v, block);
     }
-    g.dominance(cx, ub, i, v, d);
+    Some(ty)
+}
+
+/// [`use_value`] of an instruction value defined in another block than its use (`block`,
+/// or [`NOT_YET`]: later in the layout or later in this block).
+#[inline(never)]
+fn cross_block_use(cx: &mut FnCx<'_>, g: &mut Cfg, ub: u32, i: usize, v: ValueId, block: u32) {
+    if block != NOT_YET {
+        g.dominance(cx, ub, i, v, None, block);
+    } else if let Some(d) = cx.def_of(v) {
+        let db = g.block_of(d);
+        g.dominance(cx, ub, i, v, Some(d), db);
+    }
+}
+
+/// [`use_value`] of an operand that is not a local value: a function or global address
+/// (of type i32) or nothing. The operand rules of [`check_operand`].
+#[inline(never)]
+pub(super) fn module_operand(cx: &mut FnCx<'_>, i: usize, v: ValueId) -> Option<TypeId> {
+    let ty = cx.ty(v);
+    check_operand(cx, i, v);
+    ty
 }
 
 /// Fills in the value types; false (after reporting) if the body is too inconsistent to
@@ -362,10 +487,11 @@ fn build(cx: &mut FnCx<'_>, body: u32) -> bool {
         );
         return false;
     }
-    let mut tys = std::mem::take(&mut cx.local_tys);
+    let mut tys = std::mem::take(&mut cx.locals);
     tys.clear();
-    tys.extend_from_slice(&ft.params);
-    tys.extend(f.consts.iter().map(|c| c.ty));
+    let defined = |ty| Local { ty, block: 0 };
+    tys.extend(ft.params.iter().map(|&ty| defined(ty)));
+    tys.extend(f.consts.iter().map(|c| defined(c.ty)));
     let first = f.first_inst_value();
     cx.first_inst_value = first;
     let mut ok = true;
@@ -374,12 +500,15 @@ fn build(cx: &mut FnCx<'_>, body: u32) -> bool {
         let inst = f.insts.get(ii as usize);
         match inst {
             Some(inst) if inst.result == first.wrapping_add(n as u32) => {
-                tys.push(inst.ty);
+                tys.push(Local {
+                    ty: inst.ty,
+                    block: NOT_YET,
+                });
             }
             _ => ok = false,
         }
     }
-    cx.local_tys = tys;
+    cx.locals = tys;
     let with_result = f.insts.iter().filter(|i| i.result().is_some()).count();
     if !ok || with_result != f.value_insts.len() {
         cx.at_fn(
@@ -411,8 +540,27 @@ fn check_forward_decls(cx: &mut FnCx<'_>) {
 /// Constants: integer or floating point literals of scalar types, or undef (scalars and
 /// vectors). Integers must fit their width.
 fn check_constants(cx: &mut FnCx<'_>) {
-    let types = cx.types();
+    let (types, facts) = (cx.types(), cx.facts);
     for (k, c) in cx.f.consts.iter().enumerate() {
+        // The valid cases from the type facts; the rules below say what is wrong.
+        let bits = facts.bits(c.ty);
+        let valid = match c.value {
+            ConstValue::Undef => bits & TypeFacts::VALUE != 0,
+            ConstValue::Int(x) => {
+                let int = TypeFacts::VALUE | TypeFacts::ELEM_INT | TypeFacts::VECTOR;
+                bits & int == TypeFacts::VALUE | TypeFacts::ELEM_INT
+                    && facts
+                        .scalar_bits(c.ty)
+                        .is_some_and(|w| w >= 64 || x >> w == 0)
+            }
+            ConstValue::Float(x) => {
+                bits & TypeFacts::DOUBLE != 0
+                    || (bits & TypeFacts::FLOAT != 0 && x <= u32::MAX as u64)
+            }
+        };
+        if valid {
+            continue;
+        }
         let problem = match (types.get(c.ty), c.value) {
             (_, ConstValue::Undef) if is_value_type(types, c.ty) => None,
             (Some(Type::Int(w)), ConstValue::Int(x)) if is_valid_int_width(*w) => {
@@ -452,110 +600,4 @@ fn check_operand(cx: &mut FnCx<'_>, i: usize, v: ValueId) {
 fn bad_operand(cx: &mut FnCx<'_>, i: usize, msg: String) {
     cx.phase = Phase::Operands;
     cx.at_inst(i, Rule::Operand, msg);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::each_operand;
-    use crate::ir::{
-        Align, BinOp, Call, Callee, CastOp, CmpPred, InstKind, Switch, SwitchCase, ValueId,
-    };
-
-    fn operands_both_ways(kind: &InstKind) -> (Vec<ValueId>, Vec<ValueId>) {
-        let (mut ours, mut ir) = (Vec::new(), Vec::new());
-        each_operand(kind, |v| ours.push(v));
-        kind.for_each_operand(|v| ir.push(v));
-        (ours, ir)
-    }
-
-    /// The walk's inlined operand visitor must visit what the IR's does, in its order.
-    #[test]
-    fn each_operand_agrees_with_for_each_operand() {
-        let v = ValueId;
-        let call = |callee| {
-            InstKind::Call(Box::new(Call {
-                callee,
-                args: vec![v(7), v(8)],
-                cc_info: 0,
-            }))
-        };
-        let kinds = [
-            InstKind::Binop {
-                op: BinOp::Add,
-                lhs: v(1),
-                rhs: v(2),
-                flags: None,
-            },
-            InstKind::Cast {
-                op: CastOp::Trunc,
-                val: v(3),
-            },
-            InstKind::ExtractElement {
-                vec: v(1),
-                index: v(2),
-            },
-            InstKind::InsertElement {
-                vec: v(1),
-                elt: v(2),
-                index: v(3),
-            },
-            InstKind::Ret { val: None },
-            InstKind::Ret { val: Some(v(4)) },
-            InstKind::Br { target: 1 },
-            InstKind::CondBr {
-                cond: v(5),
-                then_bb: 1,
-                else_bb: 2,
-            },
-            InstKind::Switch(Box::new(Switch {
-                cond: v(6),
-                default: 1,
-                cases: vec![SwitchCase {
-                    value: 3,
-                    target: 2,
-                }],
-            })),
-            InstKind::Unreachable,
-            InstKind::Phi {
-                incoming: vec![(v(1), 0), (v(2), 1)].into_boxed_slice(),
-            },
-            InstKind::Alloca {
-                size: v(3),
-                align: Align(1),
-            },
-            InstKind::Load {
-                ptr: v(4),
-                align: Align(1),
-            },
-            InstKind::Store {
-                ptr: v(4),
-                val: v(5),
-                align: Align(1),
-            },
-            InstKind::Cmp {
-                pred: CmpPred::IEq,
-                lhs: v(1),
-                rhs: v(2),
-            },
-            InstKind::Select {
-                cond: v(1),
-                t: v(2),
-                f: v(3),
-            },
-            call(Callee::Direct(0)),
-            call(Callee::Indirect(v(9))),
-        ];
-        for kind in &kinds {
-            let (ours, ir) = operands_both_ways(kind);
-            assert_eq!(ours, ir, "{kind:?}");
-        }
-        // Every kind that has operands was seen with some.
-        assert!(
-            kinds
-                .iter()
-                .filter(|k| !operands_both_ways(k).0.is_empty())
-                .count()
-                >= 14
-        );
-    }
 }

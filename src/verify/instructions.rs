@@ -4,7 +4,7 @@
 use super::function::{FnCx, Phase};
 use super::globals::MAX_ALIGN_CODE;
 use super::intrinsics;
-use super::types::{self, is_param_type, is_return_type};
+use super::types::{self, is_param_type, is_return_type, TypeFacts};
 use super::Rule;
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Switch, Type, TypeId, ValueId,
@@ -27,7 +27,9 @@ pub(super) fn check(cx: &mut FnCx<'_>, i: usize, inst: &Inst, p: &mut Problems) 
 
 /// True only if the full rules ([`check_all`]) find nothing on `inst`; false when they
 /// might (or when the kind is not one of the common ones tested here). Each arm is the
-/// success condition of the matching rule function below, on the same facts.
+/// success condition of the matching rule function below, on the same facts; the walk
+/// over a sound body calls the per-kind tests directly with the operand types it looked
+/// up.
 #[inline(always)]
 fn passes(cx: &FnCx<'_>, inst: &Inst) -> bool {
     let facts = cx.facts;
@@ -41,37 +43,13 @@ fn passes(cx: &FnCx<'_>, inst: &Inst) -> bool {
             lhs,
             rhs,
             flags,
-        } => {
-            let (Some(tl), Some(tr)) = (cx.ty(*lhs), cx.ty(*rhs)) else {
-                return false;
-            };
-            let float = facts.elem_is_float(tl);
-            let logic = matches!(op, BinOp::And | BinOp::Or | BinOp::Xor);
-            tl == tr
-                && inst.ty == tl
-                && (float || facts.elem_is_int(tl))
-                && op.is_float() == float
-                && (logic || float || !facts.is_bool_like(tl))
-                && flags.is_none_or(|fl| fl == 0)
-        }
-        InstKind::Load { ptr, align } => {
-            cx.ty(*ptr).is_some_and(|tp| facts.is_i32(tp)) && facts.plain_access(inst.ty, *align)
-        }
+        } => binop_passes(facts, inst, *op, *flags, cx.ty(*lhs), cx.ty(*rhs)),
+        InstKind::Load { ptr, align } => load_passes(facts, inst, *align, cx.ty(*ptr)),
         InstKind::Store { ptr, val, align } => {
-            cx.ty(*ptr).is_some_and(|tp| facts.is_i32(tp))
-                && cx.ty(*val).is_some_and(|t| facts.plain_access(t, *align))
+            store_passes(facts, *align, cx.ty(*ptr), cx.ty(*val))
         }
         InstKind::Cmp { pred, lhs, rhs } => {
-            // Scalars only: then the result must be the scalar i1.
-            let (Some(tl), Some(tr)) = (cx.ty(*lhs), cx.ty(*rhs)) else {
-                return false;
-            };
-            let elem_ok = if pred.is_float() {
-                facts.elem_is_float(tl)
-            } else {
-                facts.elem_is_int(tl)
-            };
-            tl == tr && elem_ok && !facts.is_vector(tl) && facts.is_i1(inst.ty)
+            cmp_passes(facts, inst, *pred, cx.ty(*lhs), cx.ty(*rhs))
         }
         InstKind::Br { .. } | InstKind::Unreachable => true,
         InstKind::CondBr { cond, .. } => cx.ty(*cond).is_some_and(|t| facts.is_i1(t)),
@@ -79,25 +57,125 @@ fn passes(cx: &FnCx<'_>, inst: &Inst) -> bool {
             .iter()
             .all(|(v, _)| cx.ty(*v).is_none_or(|t| t == inst.ty)),
         InstKind::Select { cond, t, f } => {
-            // Scalar values with a scalar i1 condition.
-            let (Some(tc), Some(tt), Some(tf)) = (cx.ty(*cond), cx.ty(*t), cx.ty(*f)) else {
-                return false;
-            };
-            tt == tf && inst.ty == tt && facts.is_i1(tc) && !facts.is_vector(tt)
+            select_passes(facts, inst, cx.ty(*cond), cx.ty(*t), cx.ty(*f))
         }
         InstKind::Call(c) => direct_call_passes(cx, inst, c),
         InstKind::Cast { op, val } => cx
             .ty(*val)
-            .is_some_and(|src| cast_passes(cx, *op, src, inst.ty)),
+            .is_some_and(|src| cast_passes(facts, *op, src, inst.ty)),
+        InstKind::Ret { val } => ret_passes(cx, val.map(|v| cx.ty(v))),
+        InstKind::Alloca { size, align } => alloca_passes(facts, inst, *align, cx.ty(*size)),
         _ => false,
     }
+}
+
+/// [`passes`] for a binop with operand types `tl`, `tr` (the rules of [`binop`]).
+#[inline(always)]
+pub(super) fn binop_passes(
+    facts: &TypeFacts,
+    inst: &Inst,
+    op: BinOp,
+    flags: Option<u32>,
+    tl: Option<TypeId>,
+    tr: Option<TypeId>,
+) -> bool {
+    let (Some(tl), Some(tr)) = (tl, tr) else {
+        return false;
+    };
+    let bits = facts.bits(tl);
+    let float = bits & TypeFacts::ELEM_FLOAT != 0;
+    let logic = matches!(op, BinOp::And | BinOp::Or | BinOp::Xor);
+    tl == tr
+        && inst.ty == tl
+        && (float || bits & TypeFacts::ELEM_INT != 0)
+        && op.is_float() == float
+        && (logic || float || bits & TypeFacts::BOOL_LIKE == 0)
+        && flags.is_none_or(|fl| fl == 0)
+}
+
+/// [`passes`] for a load through a pointer of type `tp` (the rules of [`load`]).
+#[inline(always)]
+pub(super) fn load_passes(
+    facts: &TypeFacts,
+    inst: &Inst,
+    align: Align,
+    tp: Option<TypeId>,
+) -> bool {
+    tp.is_some_and(|tp| facts.is_i32(tp)) && facts.plain_access(inst.ty, align)
+}
+
+/// [`passes`] for a store of a value of type `tv` through a pointer of type `tp`.
+#[inline(always)]
+pub(super) fn store_passes(
+    facts: &TypeFacts,
+    align: Align,
+    tp: Option<TypeId>,
+    tv: Option<TypeId>,
+) -> bool {
+    tp.is_some_and(|tp| facts.is_i32(tp)) && tv.is_some_and(|t| facts.plain_access(t, align))
+}
+
+/// [`passes`] for a compare of scalars: then the result must be the scalar i1.
+#[inline(always)]
+pub(super) fn cmp_passes(
+    facts: &TypeFacts,
+    inst: &Inst,
+    pred: CmpPred,
+    tl: Option<TypeId>,
+    tr: Option<TypeId>,
+) -> bool {
+    let (Some(tl), Some(tr)) = (tl, tr) else {
+        return false;
+    };
+    let bits = facts.bits(tl);
+    let elem_ok = if pred.is_float() {
+        bits & TypeFacts::ELEM_FLOAT != 0
+    } else {
+        bits & TypeFacts::ELEM_INT != 0
+    };
+    tl == tr && elem_ok && bits & TypeFacts::VECTOR == 0 && facts.is_i1(inst.ty)
+}
+
+/// [`passes`] for a select of scalar values with a scalar i1 condition.
+#[inline(always)]
+pub(super) fn select_passes(
+    facts: &TypeFacts,
+    inst: &Inst,
+    tc: Option<TypeId>,
+    tt: Option<TypeId>,
+    tf: Option<TypeId>,
+) -> bool {
+    let (Some(tc), Some(tt), Some(tf)) = (tc, tt, tf) else {
+        return false;
+    };
+    tt == tf && inst.ty == tt && facts.is_i1(tc) && !facts.is_vector(tt)
+}
+
+/// [`passes`] for `ret`, with the type of its value if it has one (the rules of [`ret`]).
+#[inline(always)]
+pub(super) fn ret_passes(cx: &FnCx<'_>, val: Option<Option<TypeId>>) -> bool {
+    let void = cx.types().is_void(cx.ret);
+    match val {
+        None => void,
+        Some(t) => !void && t.is_none_or(|t| t == cx.ret),
+    }
+}
+
+/// [`passes`] for an alloca with a size of type `ts` (the rules of [`alloca`]).
+#[inline(always)]
+pub(super) fn alloca_passes(
+    facts: &TypeFacts,
+    inst: &Inst,
+    align: Align,
+    ts: Option<TypeId>,
+) -> bool {
+    ts.is_none_or(|t| facts.is_i32(t)) && facts.is_i32(inst.ty) && align.0 <= MAX_ALIGN_CODE
 }
 
 /// [`passes`] for a cast between scalar value types (the rules of [`cast`], with the
 /// element count rule trivially met).
 #[inline(always)]
-fn cast_passes(cx: &FnCx<'_>, op: CastOp, src: TypeId, dst: TypeId) -> bool {
-    let facts = cx.facts;
+pub(super) fn cast_passes(facts: &TypeFacts, op: CastOp, src: TypeId, dst: TypeId) -> bool {
     let (Some(sb), Some(db)) = (facts.scalar_bits(src), facts.scalar_bits(dst)) else {
         return false;
     };
@@ -117,9 +195,9 @@ fn cast_passes(cx: &FnCx<'_>, op: CastOp, src: TypeId, dst: TypeId) -> bool {
 /// [`passes`] for a call: a direct call to a non-intrinsic function with matching
 /// argument and result types.
 #[inline(always)]
-fn direct_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
+pub(super) fn direct_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
     let Callee::Direct(func) = c.callee else {
-        return false;
+        return indirect_call_passes(cx, inst, c);
     };
     if c.cc_info >> 1 != 0 || cx.intrinsic_of(func).is_some() {
         return false;
@@ -146,10 +224,27 @@ fn direct_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
     }
 }
 
+/// [`passes`] for an indirect call (the rules of [`call`] for `Callee::Indirect`): an i32
+/// callee, parameter-type arguments, and a result exactly when the type is not void.
+#[inline(always)]
+fn indirect_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
+    let facts = cx.facts;
+    let Callee::Indirect(v) = c.callee else {
+        return false;
+    };
+    let param = |t: TypeId| facts.bits(t) & TypeFacts::PARAM != 0;
+    let void = cx.types().is_void(inst.ty);
+    c.cc_info >> 1 == 0
+        && cx.ty(v).is_none_or(|t| facts.is_i32(t))
+        && c.args.iter().all(|a| cx.ty(*a).is_none_or(param))
+        && (void || param(inst.ty))
+        && inst.result().is_some() != void
+}
+
 /// All the rules on instruction `i`; reports its problems. Out of line: [`check`] calls it
 /// only for the instructions [`passes`] does not accept.
 #[inline(never)]
-fn check_all(cx: &mut FnCx<'_>, i: usize, inst: &Inst, p: &mut Problems) {
+pub(super) fn check_all(cx: &mut FnCx<'_>, i: usize, inst: &Inst, p: &mut Problems) {
     check_result_type(cx, inst, p);
     match &inst.kind {
         InstKind::Binop {

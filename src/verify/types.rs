@@ -196,23 +196,25 @@ struct Fact {
 
 impl TypeFacts {
     /// [`is_value_type`].
-    const VALUE: u16 = 1;
+    pub(super) const VALUE: u16 = 1;
     /// The type is `i32`.
-    const I32: u16 = 2;
+    pub(super) const I32: u16 = 2;
     /// [`is_bool_like`].
-    const BOOL_LIKE: u16 = 4;
+    pub(super) const BOOL_LIKE: u16 = 4;
     /// The type or its vector element is an integer.
-    const ELEM_INT: u16 = 8;
+    pub(super) const ELEM_INT: u16 = 8;
     /// The type or its vector element is float or double.
-    const ELEM_FLOAT: u16 = 16;
+    pub(super) const ELEM_FLOAT: u16 = 16;
     /// The type is `i1` (scalar).
-    const I1: u16 = 32;
+    pub(super) const I1: u16 = 32;
     /// The type is a vector.
-    const VECTOR: u16 = 64;
+    pub(super) const VECTOR: u16 = 64;
     /// The type is `float` (scalar).
-    const FLOAT: u16 = 128;
+    pub(super) const FLOAT: u16 = 128;
     /// The type is `double` (scalar).
-    const DOUBLE: u16 = 256;
+    pub(super) const DOUBLE: u16 = 256;
+    /// [`is_param_type`].
+    pub(super) const PARAM: u16 = 512;
 
     pub(super) fn new(types: &TypeTable) -> TypeFacts {
         let facts = types
@@ -247,6 +249,9 @@ impl TypeFacts {
                 if *ty == Type::Double {
                     f |= Self::DOUBLE;
                 }
+                if is_param_type(types, t) {
+                    f |= Self::PARAM;
+                }
                 // Only for value types: their sizes are small (the table is sound, so
                 // `bit_size` does not recurse deeper than one vector element).
                 let value = f & Self::VALUE != 0;
@@ -270,6 +275,12 @@ impl TypeFacts {
             })
             .collect();
         TypeFacts { facts }
+    }
+
+    /// All the flags of `t` (0 for an id outside the table), for tests of several.
+    #[inline]
+    pub(super) fn bits(&self, t: TypeId) -> u16 {
+        self.facts.get(t.0 as usize).map_or(0, |f| f.flags)
     }
 
     #[inline]
