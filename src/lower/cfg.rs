@@ -69,6 +69,16 @@ impl Adj {
             self.items.push(w);
         }
     }
+    /// Positions of node `v`'s list in [`Adj::item`] (one lookup for a whole list).
+    #[inline]
+    pub fn range(&self, v: usize) -> std::ops::Range<usize> {
+        self.start[v] as usize..self.start[v + 1] as usize
+    }
+    /// The item at position `i` (see [`Adj::range`]).
+    #[inline]
+    pub fn item(&self, i: usize) -> u32 {
+        self.items[i]
+    }
     fn to_vecs(&self) -> Vec<Vec<u32>> {
         (0..self.len()).map(|v| self[v].to_vec()).collect()
     }

@@ -34,41 +34,53 @@ impl FnLower<'_, '_> {
         let mut tasks = std::mem::take(&mut self.tasks);
         tasks.clear();
         tasks.push(Task::Tree(self.cfg.entry));
-        while let Some(t) = tasks.pop() {
-            match t {
-                Task::Tree(x) => {
-                    if self.cfg.loop_header[x as usize] {
-                        self.sink().loop_(wasm_encoder::BlockType::Empty);
-                        self.push_ctx(Ctx::Loop(x));
-                        tasks.push(Task::End);
+        while let Some(mut t) = tasks.pop() {
+            // A task whose work ends by pushing one task that would be popped right
+            // away (a node's body after its tree, a tree after an inline edge) hands it
+            // on here instead, without the round trip through the stack.
+            loop {
+                match t {
+                    Task::Tree(x) => {
+                        if self.cfg.loop_header[x as usize] {
+                            self.sink().loop_(wasm_encoder::BlockType::Empty);
+                            self.push_ctx(Ctx::Loop(x));
+                            tasks.push(Task::End);
+                        }
+                        t = Task::Within(x);
+                        continue;
                     }
-                    tasks.push(Task::Within(x));
-                }
-                Task::Within(x) => {
-                    // Merge children, last first (indexed: `self` is borrowed mutably below).
-                    let n_children = self.cfg.children[x as usize].len();
-                    for k in (0..n_children).rev() {
-                        let y = self.cfg.children[x as usize][k];
-                        if !self.cfg.merge[y as usize] {
+                    Task::Within(x) => {
+                        // Merge children, last first (by position: `self` is borrowed
+                        // mutably below).
+                        for k in self.cfg.children.range(x as usize).rev() {
+                            let y = self.cfg.children.item(k);
+                            if !self.cfg.merge[y as usize] {
+                                continue;
+                            }
+                            self.sink().block(wasm_encoder::BlockType::Empty);
+                            self.push_ctx(Ctx::Block(y));
+                            tasks.push(Task::Tree(y));
+                            tasks.push(Task::End);
+                        }
+                        // Last in, first out: the body, then End of the innermost block
+                        // and the lowest merge child, and so on outwards.
+                        self.body(x, &mut tasks)?;
+                    }
+                    Task::End => {
+                        self.sink().end();
+                        self.pop_ctx();
+                    }
+                    Task::Else => {
+                        self.sink().else_();
+                    }
+                    Task::Edge { from, to } => {
+                        if let Some(y) = self.edge(from, to)? {
+                            t = Task::Tree(y);
                             continue;
                         }
-                        self.sink().block(wasm_encoder::BlockType::Empty);
-                        self.push_ctx(Ctx::Block(y));
-                        tasks.push(Task::Tree(y));
-                        tasks.push(Task::End);
                     }
-                    // Last in, first out: the body, then End of the innermost block and
-                    // the lowest merge child, and so on outwards.
-                    self.body(x, &mut tasks)?;
                 }
-                Task::End => {
-                    self.sink().end();
-                    self.pop_ctx();
-                }
-                Task::Else => {
-                    self.sink().else_();
-                }
-                Task::Edge { from, to } => self.edge(from, to, &mut tasks)?,
+                break;
             }
         }
         self.tasks = tasks;
@@ -114,7 +126,9 @@ impl FnLower<'_, '_> {
             && (self.cfg.is_backward(from, t) || self.cfg.merge[t as usize])
     }
 
-    fn edge(&mut self, from: u32, to: u32, tasks: &mut Vec<Task>) -> R<()> {
+    /// Emits edge `from → to`: its copies, then a branch, or (`Some`) the node whose tree
+    /// follows inline.
+    fn edge(&mut self, from: u32, to: u32) -> R<Option<u32>> {
         self.emit_copies(from, to)?;
         let t = self.cfg.edge_target(from, to);
         if t != to && !self.cfg.is_dispatch(from) {
@@ -124,10 +138,10 @@ impl FnLower<'_, '_> {
         if self.cfg.is_backward(from, t) || self.cfg.merge[t as usize] {
             let d = self.depth_to(t)?;
             self.sink().br(d);
+            Ok(None)
         } else {
-            tasks.push(Task::Tree(t));
+            Ok(Some(t))
         }
-        Ok(())
     }
 
     fn body(&mut self, x: u32, tasks: &mut Vec<Task>) -> R<()> {
