@@ -20,3 +20,14 @@ pub mod run;
 pub mod runtime;
 pub mod text;
 pub mod verify;
+
+/// A deterministic xorshift64 generator for the unit tests' pseudo-random inputs.
+#[cfg(test)]
+pub(crate) fn test_rng(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}

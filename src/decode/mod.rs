@@ -948,13 +948,7 @@ mod tests {
             assert_eq!(a, b);
             a.is_ok()
         };
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng(0x9e37_79b9_7f4a_7c15u64);
         let (mut ok, mut err) = (0, 0);
         for f in &files {
             let data = std::fs::read(f).expect("fixture");

@@ -272,13 +272,7 @@ mod tests {
     fn word_scans_agree_with_byte_scans() {
         // Deterministic pseudo-random buffers with zero runs of every length around the
         // split threshold, at every alignment.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng(0x2545_f491_4f6c_dd1du64);
         let mut checked = 0;
         for len in [0usize, 1, 7, 8, 9, 127, 128, 129, 300, 1000] {
             for _ in 0..200 {
