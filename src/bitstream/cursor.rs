@@ -505,15 +505,8 @@ impl<'a> Cursor<'a> {
                 let bit = self.take_record_id(Some(code));
                 let mut data = Vec::new();
                 let ok = match self.r.read_vbr(6) {
-                    Ok(len) => {
-                        // Sized up front (`read_bytes` would reserve the same) once the
-                        // input is known to hold `len` bytes: one allocation, no growth
-                        // path.
-                        if len <= self.r.remaining() / 8 {
-                            data = Vec::with_capacity(len as usize);
-                        }
-                        self.r.read_bytes(len, &mut data)
-                    }
+                    // `read_bytes` reserves exactly `len` once the input is known to hold it.
+                    Ok(len) => self.r.read_bytes(len, &mut data),
                     Err(_) => false,
                 };
                 if ok {
