@@ -49,6 +49,13 @@ impl DecodeError {
             DecodeError::Invalid { position, .. } => *position,
         }
     }
+
+    fn position_mut(&mut self) -> &mut Position {
+        match self {
+            DecodeError::Bitstream(e) => &mut e.position,
+            DecodeError::Invalid { position, .. } => position,
+        }
+    }
 }
 
 type Result<T> = std::result::Result<T, DecodeError>;
@@ -129,7 +136,7 @@ fn decode_with(data: &[u8], defer_globals: bool) -> Result<Module> {
 /// bodies, from its own forked cursor. Only blocks whose first record is a sane count are
 /// deferred (the count is all the module pass needs); the others decode in place, so every
 /// error reads exactly as before.
-pub(crate) struct GlobalsJob {
+struct GlobalsJob {
     count: u32,
     body_start: u64,
     len_words: u64,
@@ -140,7 +147,7 @@ pub(crate) struct GlobalsJob {
     module_record_index: Option<u32>,
 }
 
-/// Decodes a deferred globals block, as [`ModuleDecoder::globals_block`] does in place.
+/// Decodes a deferred globals block, as [`globals_block`] does in place.
 fn decode_globals(data: &[u8], job: GlobalsJob, num_functions: u64) -> Result<Vec<GlobalVar>> {
     let mut cur = Cursor::fork_block(
         data,
@@ -151,22 +158,13 @@ fn decode_globals(data: &[u8], job: GlobalsJob, num_functions: u64) -> Result<Ve
         job.len_words,
     )?;
     let mut globals = Vec::new();
-    let after_end = |mut p: Position| {
+    globals_block(&mut cur, num_functions, &mut globals).map_err(|mut e| {
+        let p = e.position_mut();
         if p.block.is_none() {
             p.block = Some(block_id::MODULE);
             p.record_index = job.module_record_index;
         }
-        p
-    };
-    globals_block(&mut cur, num_functions, &mut globals).map_err(|e| match e {
-        DecodeError::Invalid { message, position } => DecodeError::Invalid {
-            message,
-            position: after_end(position),
-        },
-        DecodeError::Bitstream(mut b) => {
-            b.position = after_end(b.position);
-            DecodeError::Bitstream(b)
-        }
+        e
     })?;
     Ok(globals)
 }
@@ -953,8 +951,9 @@ mod tests {
         for f in &files {
             let data = std::fs::read(f).expect("fixture");
             let mut variants = vec![data.clone()];
-            // Cut at every byte (every 7th in larger files): a cut inside the globals block
-            // must report the block's own error, not the module pass's at the skip.
+            // Cut at every byte (every 7th in larger files): a cut before the end of the
+            // globals block keeps it in place (it no longer fits the input), a cut after it
+            // defers it.
             let step = if data.len() > 8192 { 7 } else { 1 };
             for cut in (1..data.len()).step_by(step) {
                 variants.push(data[..cut].to_vec());
