@@ -35,20 +35,20 @@ pub enum Tuning {
 /// Sets the thresholds above, unless the environment asks otherwise. Call it once, early in
 /// `main`, before other threads allocate.
 pub fn tune_for_conversion() -> Tuning {
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+        return Tuning::NotGlibc;
+    }
     let asked_system = std::env::var_os("PEXE2WASM_MALLOC").is_some_and(|v| v == "system");
     let tunables = std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc."));
     if asked_system || tunables {
-        return if cfg!(all(target_os = "linux", target_env = "gnu")) {
-            Tuning::KeptByRequest
-        } else {
-            Tuning::NotGlibc
-        };
+        return Tuning::KeptByRequest;
     }
-    set_thresholds()
+    set_thresholds();
+    Tuning::Tuned
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn set_thresholds() -> Tuning {
+fn set_thresholds() {
     // SAFETY: mallopt only changes glibc's malloc parameters; it is documented as safe to
     // call at any time and takes plain integers. A zero return means the value was refused,
     // in which case the defaults simply stay.
@@ -56,13 +56,10 @@ fn set_thresholds() -> Tuning {
         libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
         libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
     }
-    Tuning::Tuned
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn set_thresholds() -> Tuning {
-    Tuning::NotGlibc
-}
+fn set_thresholds() {}
 
 impl std::fmt::Display for Tuning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
