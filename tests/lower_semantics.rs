@@ -92,7 +92,8 @@ impl Prog {
         s += "}\n";
         s
     }
-    fn build(&self) -> Runner {
+    /// The converted module (no runtime, every function exported).
+    fn wasm(&self) -> Vec<u8> {
         let text = self.text();
         let pexe = assemble(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let opts = ConvertOptions {
@@ -101,8 +102,12 @@ impl Prog {
             ..Default::default()
         };
         let out = convert(&pexe, &opts).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        out.wasm
+    }
+    fn build(&self) -> Runner {
+        let wasm = self.wasm();
         let engine = Engine::default();
-        let module = Module::new(&engine, &out.wasm).unwrap();
+        let module = Module::new(&engine, &wasm).unwrap();
         let mut store = Store::new(&engine, ());
         let instance = Instance::new(&mut store, &module, &[]).unwrap();
         Runner { store, instance }
@@ -1302,5 +1307,41 @@ fn indirect_calls_and_function_addresses() {
     assert_eq!(
         r.i32("pick", &[Val::I32(0), Val::I32(7), Val::I32(3)]),
         Some(4)
+    );
+}
+
+/// A value kept in a local and used by the very next statement is stored with
+/// `local.tee`, not `local.set` then `local.get` of the same local; results unchanged.
+#[test]
+fn set_then_get_of_one_local_becomes_tee() {
+    let mut p = Prog::new();
+    // %v0 has two uses, so it gets a local; its first use is the next statement.
+    p.func(
+        "square_sum",
+        "i32",
+        &["i32", "i32"],
+        "blocks 1;
+         %v0 = add i32 %p0, %p1;
+         %v1 = mul i32 %v0, %v0;
+         ret i32 %v1;",
+    );
+    let wasm = p.wasm();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    let text = wasmprinter::print_bytes(&wasm).unwrap();
+    assert!(text.contains("local.tee"), "no local.tee:\n{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for w in lines.windows(2) {
+        if let (Some(a), Some(b)) = (
+            w[0].strip_prefix("local.set "),
+            w[1].strip_prefix("local.get "),
+        ) {
+            assert_ne!(a, b, "local.set then local.get of one local:\n{text}");
+        }
+    }
+    let mut r = p.build();
+    assert_eq!(r.i32("square_sum", &[Val::I32(3), Val::I32(4)]), Some(49));
+    assert_eq!(
+        r.i32("square_sum", &[Val::I32(0x10000), Val::I32(0)]),
+        Some(0)
     );
 }

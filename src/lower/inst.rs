@@ -74,6 +74,10 @@ pub(crate) struct FnLower<'a, 'm> {
     pub tasks: Vec<super::structurize::Task>,
     /// Scratch for the parallel copies of one edge: (phi local, source).
     pub copies: Vec<(u32, ValueId)>,
+    /// The last statement's `local.set`: where its opcode is, the body length right
+    /// after it, and the local. A `local.get` of that local emitted right there turns the
+    /// set into a `local.tee` instead ([`FnLower::get_local`]).
+    tee: (usize, usize, u32),
 }
 
 fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
@@ -318,6 +322,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             label_pos,
             phi_blocks,
             copies,
+            tee: (0, usize::MAX, NONE),
         })
     }
 
@@ -515,7 +520,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     ///
     /// Inlined: most operands are instruction values in a local, one `local.get`, without
     /// a call; everything else (and every error) is [`FnLower::push_value`].
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, v: ValueId) -> R<bool> {
         // A value with a local is never inlined (`new` gives locals only to phis, which
         // stackify never inlines, and to values it left out of line), so the local alone
@@ -525,12 +530,27 @@ impl<'a, 'm> FnLower<'a, 'm> {
             if let Some(&l) = self.local_of.get(n) {
                 if l != NONE {
                     debug_assert!(!self.inline[self.f.value_insts[n] as usize]);
-                    self.sink().local_get(l);
+                    self.get_local(l);
                     return Ok(self.clean[n]);
                 }
             }
         }
         self.push_value(v)
+    }
+
+    /// `local.get l` of an instruction value. Right after the statement that set `l`
+    /// (nothing emitted in between) the `local.set` becomes a `local.tee`: the same
+    /// value stays on the stack, one operator fewer to encode and to validate.
+    #[inline(always)]
+    fn get_local(&mut self, l: u32) {
+        let (at, end, local) = self.tee;
+        if end == self.code.len() && local == l {
+            // Same immediate, opcode 0x21 (local.set) → 0x22 (local.tee).
+            self.code[at] = 0x22;
+            self.tee.1 = usize::MAX;
+        } else {
+            self.sink().local_get(l);
+        }
     }
 
     /// [`FnLower::push`] in full.
@@ -575,7 +595,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     if l == NONE {
                         return Err(self.err_at(idx as usize, "value used but never stored"));
                     }
-                    self.sink().local_get(l);
+                    self.get_local(l);
                     Ok(self.clean[n])
                 }
             }
@@ -672,7 +692,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
             let n = (v.0.wrapping_sub(self.first_inst)) as usize;
             match self.local_of.get(n).copied() {
                 Some(l) if l != NONE => {
+                    let at = self.code.len();
                     self.sink().local_set(l);
+                    self.tee = (at, self.code.len(), l);
                     self.clean[n] = clean;
                 }
                 _ => {
