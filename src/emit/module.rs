@@ -409,7 +409,14 @@ fn assemble(
 ) -> Result<Emitted, EmitError> {
     let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
     let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
-    let mut out = wasm_encoder::Module::new();
+    // The module is written into one buffer reserved for its full size: the code and
+    // data sections are nearly all of it, and their bytes are copied once, straight from
+    // the function bodies and the layout's segments (through `wasm_encoder`'s
+    // `CodeSection`/`DataSection` they would be copied into the section, then into the
+    // module, and again each time the module's buffer doubled).
+    let body_bytes: usize = bodies.iter().map(|b| b.len() + 5).sum();
+    let seg_bytes: usize = lay.segments.iter().map(|(_, b)| b.len() + 16).sum();
+    let mut out = ModuleBytes::with_capacity(body_bytes + seg_bytes + (64 << 10));
 
     let mut types = TypeSection::new();
     for s in &cx.sigs.list {
@@ -601,14 +608,13 @@ fn assemble(
     let n_data = n_linked_data + lay.segments.len() as u32;
     out.section(&DataCountSection { count: n_data });
 
-    let mut code = CodeSection::new();
+    // Code: the linked modules' bodies, the pexe's, then the threaded start function.
+    let mut before = CodeSection::new();
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
-        link::reencode_bodies(l, r, &mut code).map_err(le)?;
+        link::reencode_bodies(l, r, &mut before).map_err(le)?;
     }
     let n_bodies = bodies.len();
-    for b in bodies {
-        code.raw(&b);
-    }
+    let mut after = CodeSection::new();
     if threaded_start.is_some() {
         // Every thread instantiates the module over the same memory, so the pexe's data
         // is passive and copied once, by the main thread's `_start`, before the runtime's.
@@ -626,10 +632,10 @@ fn assemble(
             EmitError::Link("a threaded module needs a runtime that exports _start".into())
         })?;
         f.instructions().call(start).end();
-        code.function(&f);
+        after.function(&f);
     }
-    let code_bytes = code.byte_len();
-    out.section(&code);
+    let code_bytes = out.code_section(&before, &bodies, &after)?;
+    drop(bodies);
 
     let mut dsec = DataSection::new();
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
@@ -639,20 +645,8 @@ fn assemble(
             }
         }
     }
-    let mut data_bytes = 0;
-    for (addr, bytes) in &lay.segments {
-        data_bytes += bytes.len();
-        if threaded_start.is_some() {
-            dsec.passive(bytes.iter().copied());
-        } else {
-            dsec.active(
-                0,
-                &ConstExpr::i32_const(*addr as i32),
-                bytes.iter().copied(),
-            );
-        }
-    }
-    out.section(&dsec);
+    let data_bytes = lay.segments.iter().map(|(_, b)| b.len()).sum();
+    out.data_section(&dsec, &lay.segments, threaded_start.is_none())?;
 
     // Names: imports, linked functions (their own names), pexe functions (borrowed: one
     // allocation per function name is not needed).
@@ -701,7 +695,7 @@ fn assemble(
         stack_top: lay.stack_top,
     };
     Ok(Emitted {
-        wasm: out.finish(),
+        wasm: out.0,
         used,
         imports: imports
             .iter()
@@ -709,6 +703,157 @@ fn assemble(
             .collect(),
         stats,
     })
+}
+
+/// A module's bytes, section by section, into a buffer the caller sizes (see
+/// `assemble`). Small sections go through `wasm_encoder`; the code and data sections
+/// are written here so that their bulk is copied only once. The bytes are exactly what
+/// `wasm_encoder::Module` with `CodeSection::raw` and `DataSection::active`/`passive`
+/// produce (the byte-identical output checks compare them).
+struct ModuleBytes(Vec<u8>);
+
+impl ModuleBytes {
+    fn with_capacity(n: usize) -> Self {
+        let mut v = Vec::with_capacity(n);
+        v.extend_from_slice(&wasm_encoder::Module::HEADER);
+        ModuleBytes(v)
+    }
+
+    fn section(&mut self, s: &impl wasm_encoder::Section) {
+        self.0.push(s.id());
+        s.encode(&mut self.0);
+    }
+
+    /// A section whose items are `pre`'s (already encoded by `wasm_encoder`), then
+    /// `count` more whose encoding of `len` bytes `write` appends. Returns the byte length
+    /// of the items (without the count).
+    fn section_with(
+        &mut self,
+        id: wasm_encoder::SectionId,
+        pre: &impl wasm_encoder::Encode,
+        count: usize,
+        len: usize,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<usize, EmitError> {
+        // `pre` encodes as: section size, item count, items; keep the items.
+        let mut head = Vec::new();
+        pre.encode(&mut head);
+        let (_, a) = read_leb(&head);
+        let (pre_count, b) = read_leb(&head[a..]);
+        let pre_items = &head[a + b..];
+        let count = pre_count as usize + count;
+        let items = pre_items.len() + len;
+        let size = leb_len(count as u64) + items;
+        let out = &mut self.0;
+        out.push(id as u8);
+        lower::sink::leb_u32(out, size as u32);
+        lower::sink::leb_u32(out, count as u32);
+        out.extend_from_slice(pre_items);
+        let start = out.len();
+        write(out);
+        if out.len() - start != len {
+            return Err(EmitError::Other(format!(
+                "internal: section {id:?} wrote {} bytes, {len} computed",
+                out.len() - start
+            )));
+        }
+        Ok(items)
+    }
+
+    /// The code section: `before`'s bodies, `bodies` (each a complete body: locals and
+    /// instructions), then `after`'s.
+    fn code_section(
+        &mut self,
+        before: &CodeSection,
+        bodies: &[Vec<u8>],
+        after: &CodeSection,
+    ) -> Result<usize, EmitError> {
+        // `after` (at most the threaded start function) is small: appended as encoded.
+        let mut tail = Vec::new();
+        wasm_encoder::Encode::encode(after, &mut tail);
+        let (_, a) = read_leb(&tail);
+        let (n_after, b) = read_leb(&tail[a..]);
+        let tail = &tail[a + b..];
+        let len = bodies
+            .iter()
+            .map(|b| leb_len(b.len() as u64) + b.len())
+            .sum::<usize>()
+            + tail.len();
+        self.section_with(
+            wasm_encoder::SectionId::Code,
+            before,
+            bodies.len() + n_after as usize,
+            len,
+            |out| {
+                for b in bodies {
+                    lower::sink::leb_u32(out, b.len() as u32);
+                    out.extend_from_slice(b);
+                }
+                out.extend_from_slice(tail);
+            },
+        )
+    }
+
+    /// The data section: `linked`'s segments, then the pexe's, active at their address
+    /// in memory 0 or (`active` false) passive.
+    fn data_section(
+        &mut self,
+        linked: &DataSection,
+        segments: &[(u32, Vec<u8>)],
+        active: bool,
+    ) -> Result<(), EmitError> {
+        let header = |addr: u32, len: usize, out: &mut Vec<u8>| {
+            if active {
+                // Flags 0 (active, memory 0), offset `i32.const addr; end`.
+                out.push(0x00);
+                out.push(0x41);
+                lower::sink::leb_i64(out, i64::from(addr as i32));
+                out.push(0x0B);
+            } else {
+                out.push(0x01);
+            }
+            lower::sink::leb_u32(out, len as u32);
+        };
+        let mut scratch = Vec::with_capacity(16);
+        let len = segments
+            .iter()
+            .map(|(addr, b)| {
+                scratch.clear();
+                header(*addr, b.len(), &mut scratch);
+                scratch.len() + b.len()
+            })
+            .sum();
+        self.section_with(
+            wasm_encoder::SectionId::Data,
+            linked,
+            segments.len(),
+            len,
+            |out| {
+                for (addr, b) in segments {
+                    header(*addr, b.len(), out);
+                    out.extend_from_slice(b);
+                }
+            },
+        )?;
+        Ok(())
+    }
+}
+
+/// An unsigned LEB128 at the start of `b` (as `wasm_encoder` wrote it): value and length.
+fn read_leb(b: &[u8]) -> (u64, usize) {
+    let mut v = 0u64;
+    for (i, &byte) in b.iter().enumerate().take(10) {
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return (v, i + 1);
+        }
+    }
+    (v, b.len().min(10))
+}
+
+/// Length of the unsigned LEB128 of `v`.
+fn leb_len(v: u64) -> usize {
+    ((64 - v.leading_zeros()).max(1) as usize).div_ceil(7)
 }
 
 /// A pexe function's name: from the symbol table, else `f<N>`.
@@ -720,5 +865,66 @@ pub fn pexe_name(m: &Module, fid: u32) -> String {
     {
         Some(n) => n.to_string(),
         None => format!("f{fid}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ModuleBytes` writes the code and data sections exactly as `wasm_encoder` would
+    /// (`CodeSection::raw`, `DataSection::active`/`passive`), LEB128 edges included.
+    #[test]
+    fn direct_sections_match_wasm_encoder() {
+        let mut rng = crate::test_rng(7);
+        // Bodies of lengths around the 1- and 2-byte LEB128 edges.
+        let bodies: Vec<Vec<u8>> = [0usize, 1, 127, 128, 16383, 16384, 40]
+            .iter()
+            .map(|&n| (0..n).map(|_| rng() as u8).collect())
+            .collect();
+        // Addresses whose i32 is negative, zero, and at signed LEB128 edges.
+        let segments: Vec<(u32, Vec<u8>)> = [0u32, 63, 64, 8191, 8192, 0x8000_0000, u32::MAX]
+            .iter()
+            .zip(&bodies)
+            .map(|(&a, b)| (a, b.clone()))
+            .collect();
+        for linked_items in [0usize, 2] {
+            let mut before = CodeSection::new();
+            let mut linked_data = DataSection::new();
+            for i in 0..linked_items {
+                before.raw(&[0, 0x41, i as u8, 0x0B]);
+                linked_data.active(0, &ConstExpr::i32_const(i as i32), [1, 2, 3]);
+            }
+            let mut after = CodeSection::new();
+            after.raw(&[0, 0x0B]);
+            for active in [true, false] {
+                let mut want = wasm_encoder::Module::new();
+                let mut code = before.clone();
+                for b in &bodies {
+                    code.raw(b);
+                }
+                code.raw(&[0, 0x0B]);
+                want.section(&code);
+                let mut data = linked_data.clone();
+                for (a, b) in &segments {
+                    if active {
+                        data.active(0, &ConstExpr::i32_const(*a as i32), b.iter().copied());
+                    } else {
+                        data.passive(b.iter().copied());
+                    }
+                }
+                want.section(&data);
+
+                let mut got = ModuleBytes::with_capacity(0);
+                let n = got.code_section(&before, &bodies, &after).unwrap();
+                assert_eq!(n, code.byte_len());
+                got.data_section(&linked_data, &segments, active).unwrap();
+                assert_eq!(
+                    got.0,
+                    want.finish(),
+                    "linked {linked_items}, active {active}"
+                );
+            }
+        }
     }
 }

@@ -17,7 +17,7 @@ mod inst;
 mod intrinsics;
 mod phi;
 mod simd;
-mod sink;
+pub(crate) mod sink;
 mod sjlj;
 mod stackify;
 mod structurize;
