@@ -1216,3 +1216,24 @@ fn fmod_matches_rust_remainder() {
         }
     }
 }
+
+/// build.rs compiles the built-in modules when the crate is built; what it embedded is
+/// what their WAT sources compile to now (a stale or differently processed copy fails).
+#[test]
+fn built_in_modules_are_their_sources_compiled() {
+    assert_eq!(
+        runtime::irt_module(),
+        wat::parse_str(runtime::IRT_WAT).unwrap(),
+        "irt.wat"
+    );
+    assert_eq!(
+        runtime::irt_threads_module(),
+        wat::parse_str(runtime::irt_source(true)).unwrap(),
+        "irt.wat, threaded variant"
+    );
+    assert_eq!(
+        pexe2wasm::emit::fmod_module().unwrap(),
+        wat::parse_str(pexe2wasm::emit::FMOD_WAT).unwrap(),
+        "fmod.wat"
+    );
+}

@@ -43,10 +43,9 @@ fn compiled(
     Ok(cell.get_or_init(|| b))
 }
 
-/// The compiled fmod helper module.
+/// The compiled fmod helper module ([`FMOD_WAT`], compiled by build.rs).
 pub fn fmod_module() -> Result<&'static [u8], EmitError> {
-    static CELL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    compiled(&CELL, FMOD_WAT)
+    Ok(include_bytes!(concat!(env!("OUT_DIR"), "/fmod.wasm")))
 }
 
 /// The compiled placeholder runtime.

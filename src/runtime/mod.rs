@@ -7,7 +7,7 @@
 //! query function and the helpers the lowering calls. docs/ARCHITECTURE.md, "The runtime
 //! ABI", describes what each part does.
 
-use std::sync::OnceLock;
+mod variant;
 
 /// The WAT source of the runtime module.
 pub const IRT_WAT: &str = include_str!("irt.wat");
@@ -86,52 +86,25 @@ pub const EXPORT_THREAD_START: &str = "wasi_thread_start";
 /// `;;@unthreaded{` and `;;@unthreaded}`, uncomments lines starting `;;@threads ` and opens
 /// the block comments `(;@threads` … `@threads;)`.
 pub fn irt_source(threads: bool) -> String {
-    if !threads {
-        return IRT_WAT.to_string();
+    if threads {
+        variant::threaded(IRT_WAT)
+    } else {
+        IRT_WAT.to_string()
     }
-    let mut out = String::with_capacity(IRT_WAT.len());
-    let mut skipping = false;
-    for line in IRT_WAT.lines() {
-        let t = line.trim();
-        match t {
-            ";;@unthreaded{" => skipping = true,
-            ";;@unthreaded}" => skipping = false,
-            "(;@threads" | "@threads;)" => {}
-            _ if skipping || t.ends_with(";;@unthreaded") => {}
-            _ => match t.strip_prefix(";;@threads ") {
-                Some(rest) => {
-                    out.push_str(&line[..line.len() - line.trim_start().len()]);
-                    out.push_str(rest);
-                    out.push('\n');
-                }
-                None => {
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            },
-        }
-    }
-    out
 }
 
-/// The runtime module's binary, compiled from [`IRT_WAT`] once per process.
+/// The runtime module's binary: [`IRT_WAT`] compiled by build.rs when the crate is built
+/// (compiling it at run time took about 13M instructions, a few milliseconds of every
+/// `pexe2wasm` invocation; a test checks the two agree).
 pub fn irt_module() -> &'static [u8] {
-    static MODULE: OnceLock<Vec<u8>> = OnceLock::new();
-    MODULE.get_or_init(|| {
-        // The source is fixed at build time and a test compiles it, so failure is a bug
-        // in this crate, not a property of any input.
-        wat::parse_str(IRT_WAT).expect("src/runtime/irt.wat is valid WAT")
-    })
+    include_bytes!(concat!(env!("OUT_DIR"), "/irt.wasm"))
 }
 
-/// The threaded runtime's binary (`irt_source(true)`), compiled once per process: it
-/// imports a shared memory, `wasi`.`thread-spawn` and `pexe2wasm`.`thread_exit`, and exports
+/// The threaded runtime's binary (`irt_source(true)`, compiled by build.rs): it imports a
+/// shared memory, `wasi`.`thread-spawn` and `pexe2wasm`.`thread_exit`, and exports
 /// `wasi_thread_start` (docs/decisions/0006-threads.md).
 pub fn irt_threads_module() -> &'static [u8] {
-    static MODULE: OnceLock<Vec<u8>> = OnceLock::new();
-    MODULE.get_or_init(|| {
-        wat::parse_str(irt_source(true)).expect("the threaded variant of irt.wat is valid WAT")
-    })
+    include_bytes!(concat!(env!("OUT_DIR"), "/irt_threads.wasm"))
 }
 
 /// NaCl errno for a WASI preview 1 errno, as the runtime maps it (unknown values give EIO).
