@@ -18,9 +18,10 @@ pub struct Layout {
     pub stack_top: u64,
     /// Initial memory size in pages.
     pub pages: u64,
-    /// Initialized data: (address, bytes) runs; everything else is zero.
-    pub segments: Vec<(u32, Vec<u8>)>,
 }
+
+/// Initialized data: (address, bytes) runs; everything else is zero.
+pub type Segments = Vec<(u32, Vec<u8>)>;
 
 /// Zero runs at least this long split a data segment.
 const ZERO_SPLIT: usize = 128;
@@ -98,9 +99,24 @@ pub fn layout(m: &Module, stack_size: u64, taken_in_code: &[u32]) -> Result<Layo
         )));
     }
 
-    // Data segments, built global by global: zero fills are skipped (memory starts
-    // zeroed), short zero runs stay inside a segment, long ones split it.
-    let mut seg = Segments::default();
+    Ok(Layout {
+        table_slot,
+        slot_funcs,
+        global_addr,
+        data_end,
+        stack_top,
+        pages: stack_top / PAGE,
+    })
+}
+
+/// The data segments of the globals at `lay`'s addresses (relocations resolved to table
+/// slots and addresses). Apart from [`layout`] because nothing but the data section needs
+/// them: the caller builds them alongside the lowering, off the serial path.
+pub fn data_segments(m: &Module, lay: &Layout) -> Result<Segments, EmitError> {
+    let (table_slot, global_addr) = (&lay.table_slot, &lay.global_addr);
+    // Built global by global: zero fills are skipped (memory starts zeroed), short zero
+    // runs stay inside a segment, long ones split it.
+    let mut seg = Builder::default();
     for (gi, g) in m.globals.iter().enumerate() {
         let mut p = global_addr[gi] as u64;
         for e in g.init.elements() {
@@ -129,27 +145,18 @@ pub fn layout(m: &Module, stack_size: u64, taken_in_code: &[u32]) -> Result<Layo
             }
         }
     }
-    let segments = seg.finish();
-    Ok(Layout {
-        table_slot,
-        slot_funcs,
-        global_addr,
-        data_end,
-        stack_top,
-        pages: stack_top / PAGE,
-        segments,
-    })
+    Ok(seg.finish())
 }
 
 /// Accumulates initialized bytes in address order into segments.
 #[derive(Default)]
-struct Segments {
+struct Builder {
     out: Vec<(u32, Vec<u8>)>,
     start: u64,
     cur: Vec<u8>,
 }
 
-impl Segments {
+impl Builder {
     fn put(&mut self, addr: u64, bytes: &[u8]) {
         // Leading and trailing zeros need no bytes in the module.
         let Some(first) = first_nonzero(bytes) else {

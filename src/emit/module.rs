@@ -345,14 +345,22 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     };
 
     // Lower every function in parallel; results come back in order.
-    // Each rayon job keeps one `Scratch` for all the functions it lowers.
-    let lowered: Vec<Result<lower::Lowered, lower::LowerError>> = pexe_order
-        .par_iter()
-        .with_min_len(4)
-        .map_init(lower::Scratch::default, |s, &(_, b)| {
-            lower::lower_function_with(&cx, b, s)
-        })
-        .collect();
+    // Each rayon job keeps one `Scratch` for all the functions it lowers. The data
+    // segments (≈1% of a conversion, serial) are built meanwhile; a layout error still
+    // comes before any lowering error.
+    let (segments, lowered) = rayon::join(
+        || super::layout::data_segments(m, &lay),
+        || -> Vec<Result<lower::Lowered, lower::LowerError>> {
+            pexe_order
+                .par_iter()
+                .with_min_len(4)
+                .map_init(lower::Scratch::default, |s, &(_, b)| {
+                    lower::lower_function_with(&cx, b, s)
+                })
+                .collect()
+        },
+    );
+    let segments = segments?;
     let mut used = Used::default();
     let mut bodies: Vec<Vec<u8>> = Vec::with_capacity(lowered.len());
     let mut irreducible = 0;
@@ -375,6 +383,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
     assemble(
         m,
         &lay,
+        &segments,
         opts,
         &linked,
         &mut remaps,
@@ -394,6 +403,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
 fn assemble(
     m: &Module,
     lay: &Layout,
+    segments: &[(u32, Vec<u8>)],
     opts: &EmitOptions,
     linked: &[Linked<'_>],
     remaps: &mut [Remap],
@@ -415,7 +425,7 @@ fn assemble(
     // `CodeSection`/`DataSection` they would be copied into the section, then into the
     // module, and again each time the module's buffer doubled).
     let body_bytes: usize = bodies.iter().map(|b| b.len() + 5).sum();
-    let seg_bytes: usize = lay.segments.iter().map(|(_, b)| b.len() + 16).sum();
+    let seg_bytes: usize = segments.iter().map(|(_, b)| b.len() + 16).sum();
     let mut out = ModuleBytes::with_capacity(body_bytes + seg_bytes + (64 << 10));
 
     let mut types = TypeSection::new();
@@ -605,7 +615,7 @@ fn assemble(
     out.section(&elsec);
 
     let n_linked_data: u32 = linked.iter().map(|l| l.num_data).sum();
-    let n_data = n_linked_data + lay.segments.len() as u32;
+    let n_data = n_linked_data + segments.len() as u32;
     out.section(&DataCountSection { count: n_data });
 
     // Code: the linked modules' bodies, the pexe's, then the threaded start function.
@@ -619,7 +629,7 @@ fn assemble(
         // Every thread instantiates the module over the same memory, so the pexe's data
         // is passive and copied once, by the main thread's `_start`, before the runtime's.
         let mut f = wasm_encoder::Function::new([]);
-        for (i, (addr, bytes)) in lay.segments.iter().enumerate() {
+        for (i, (addr, bytes)) in segments.iter().enumerate() {
             let seg = n_linked_data + i as u32;
             f.instructions()
                 .i32_const(*addr as i32)
@@ -645,8 +655,8 @@ fn assemble(
             }
         }
     }
-    let data_bytes = lay.segments.iter().map(|(_, b)| b.len()).sum();
-    out.data_section(&dsec, &lay.segments, threaded_start.is_none())?;
+    let data_bytes = segments.iter().map(|(_, b)| b.len()).sum();
+    out.data_section(&dsec, segments, threaded_start.is_none())?;
 
     // Names: imports, linked functions (their own names), pexe functions (borrowed: one
     // allocation per function name is not needed).
@@ -689,7 +699,7 @@ fn assemble(
         irreducible_functions: irreducible,
         code_bytes,
         data_bytes,
-        data_segments: lay.segments.len(),
+        data_segments: segments.len(),
         table_size,
         memory_pages: lay.pages,
         stack_top: lay.stack_top,
