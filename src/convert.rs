@@ -186,29 +186,12 @@ pub fn convert_module(
     pexe_bytes: usize,
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
-    let threads = match opts.threads {
-        Threads::On => true,
-        Threads::Off => false,
-        Threads::Auto => crate::info::names_irt_interface(&module, THREAD_INTERFACE),
-    };
-    let runtime: Option<&[u8]> = if opts.link_runtime {
-        Some(match &opts.runtime {
-            Some(r) => r.as_slice(),
-            None if threads => crate::runtime::irt_threads_module(),
-            None => crate::runtime::irt_module(),
-        })
-    } else {
-        None
-    };
-    let eopts = EmitOptions {
-        stack_size: opts.stack_size,
-        threads,
-        export_all_functions: opts.export_all_functions,
-    };
     // The verifier and the lowering run at the same time; the lowering's result counts
     // only once the verifier accepted the module. The lowering is written not to panic,
-    // but on unverified input a panic is caught rather than trusted away.
-    let (verified, emitted) = rayon::join(
+    // but on unverified input a panic is caught rather than trusted away. The search for
+    // the thread interface (which runtime to link) is on the lowering's side, so it
+    // overlaps the verifier instead of delaying both.
+    let (verified, (threads, emitted)) = rayon::join(
         || -> Result<(), ConvertError> {
             verify::verify_module(&module)?;
             if opts.link_runtime {
@@ -217,9 +200,29 @@ pub fn convert_module(
             Ok(())
         },
         || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let threads = match opts.threads {
+                Threads::On => true,
+                Threads::Off => false,
+                Threads::Auto => crate::info::names_irt_interface(&module, THREAD_INTERFACE),
+            };
+            let runtime: Option<&[u8]> = if opts.link_runtime {
+                Some(match &opts.runtime {
+                    Some(r) => r.as_slice(),
+                    None if threads => crate::runtime::irt_threads_module(),
+                    None => crate::runtime::irt_module(),
+                })
+            } else {
+                None
+            };
+            let eopts = EmitOptions {
+                stack_size: opts.stack_size,
+                threads,
+                export_all_functions: opts.export_all_functions,
+            };
+            let emitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 emit::emit(&module, runtime, &eopts)
-            }))
+            }));
+            (threads, emitted)
         },
     );
     verified?;
