@@ -13,7 +13,7 @@ use super::{stackify, LowerCtx, LowerError, Lowered, Scratch, Used};
 use crate::bitstream::Position;
 use crate::ir::{
     BinOp, Callee, CastOp, CmpPred, ConstValue, Function as IrFunction, Inst, InstKind, Module,
-    Scalar, Type, TypeId, ValueId, ValueRef,
+    Scalar, TypeId, ValueId, ValueRef,
 };
 
 /// The lowering's internal result. The error is boxed so `R<T>` stays a register or two
@@ -80,11 +80,43 @@ pub(crate) struct FnLower<'a, 'm> {
     tee: (usize, usize, u32),
 }
 
-fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
-    match m.types.get(t)? {
-        Type::Int(b) => Some(*b),
-        _ => None,
+/// Bits of the ordinal in `local_of` while locals are numbered (the type above them).
+const ORD_BITS: u32 = 29;
+
+/// Numbers the locals of the values with uses in value order (`local_of`: type and
+/// ordinal, see `FnLower::new`) and marks the blocks holding a phi with a local; returns
+/// the count per type. The general form of the numbering `FnLower::new` does in
+/// stackify's walk, for the inputs that walk does not vouch for; its errors are the
+/// lowering's errors for them.
+fn number_locals_forward(
+    cx: &LowerCtx<'_>,
+    f: &IrFunction,
+    inline: &[bool],
+    users: &[u32],
+    local_of: &mut [u32],
+    phi_blocks: &mut [bool],
+) -> Result<[u32; 5], String> {
+    let mut counts = [0u32; 5];
+    for (n, &idx) in f.value_insts.iter().enumerate() {
+        let Some(inst) = f.insts.get(idx as usize) else {
+            return Err(format!("value %v{n} has no instruction"));
+        };
+        let is_phi = matches!(inst.kind, InstKind::Phi { .. });
+        if (is_phi || !inline[idx as usize]) && users[n] != NONE {
+            let s = cx
+                .slot(inst.ty)
+                .ok_or_else(|| format!("value %v{n} has a type without a wasm equivalent"))?;
+            local_of[n] = (s as u32) << ORD_BITS | counts[s];
+            counts[s] += 1;
+            if is_phi {
+                let b = f.block_starts.partition_point(|&st| st <= idx);
+                if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
+                    *p = true;
+                }
+            }
+        }
     }
+    Ok(counts)
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
@@ -159,8 +191,51 @@ impl<'a, 'm> FnLower<'a, 'm> {
             };
             stackify::count_uses(&inst.kind, i as u32, first_inst, &mut users, other);
         }
+        // Locals: params, then per type: values, scratch; i32 extras first. Stackify's
+        // backward walk meets every statement once its inlining is decided: it numbers the
+        // values with uses per type from the last (`local_of` holds type and that reverse
+        // ordinal), and a pass below turns them into local indices once the counts are
+        // known. Phis are statements (never inlined). Anything unusual (a type without a
+        // wasm equivalent, `value_insts` and the results disagreeing, a value outside
+        // every block) leaves the work, and its error, to `number_locals_forward`.
+        let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
+        let mut local_of = std::mem::take(&mut scratch.local_of);
+        local_of.clear();
+        local_of.resize(f.value_insts.len(), NONE);
+        // Blocks holding a phi with a local: only edges into them may carry copies.
+        let mut phi_blocks = std::mem::take(&mut scratch.phi_blocks);
+        phi_blocks.clear();
+        phi_blocks.resize(f.block_starts.len(), false);
+        let mut numbered = 0usize;
+        let mut forward = false;
         let mut inline = std::mem::take(&mut scratch.inline);
-        stackify::analyze(cx, f, &users, &mut inline);
+        numbered += stackify::analyze(cx, f, &users, &mut inline, |j| {
+            let inst = &f.insts[j];
+            // Not an instruction value (or `NO_RESULT`): wraps out of range.
+            let n = inst.result.wrapping_sub(first_inst) as usize;
+            let Some(&u) = users.get(n) else { return };
+            if f.value_insts[n] != j as u32 {
+                forward = true;
+                return;
+            }
+            numbered += 1;
+            if u == NONE {
+                return;
+            }
+            let Some(s) = cx.slot(inst.ty) else {
+                forward = true;
+                return;
+            };
+            local_of[n] = (s as u32) << ORD_BITS | counts[s];
+            counts[s] += 1;
+            if matches!(inst.kind, InstKind::Phi { .. }) {
+                // As `number_locals_forward` finds it (the same block in a valid function).
+                let b = f.block_starts.partition_point(|&st| st as usize <= j);
+                if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
+                    *p = true;
+                }
+            }
+        });
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
@@ -172,39 +247,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }));
         }
 
-        // Locals: params, then per type: values, scratch; i32 extras first. The first pass
-        // numbers the values of each type (`local_of` holds type and ordinal), the second
-        // adds each type's base once the counts are known.
-        const ORD_BITS: u32 = 29;
         if f.value_insts.len() >= 1 << ORD_BITS {
             return Err(bad("too many locals".into()));
         }
-        let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
-        let mut local_of = std::mem::take(&mut scratch.local_of);
-        local_of.clear();
-        local_of.resize(f.value_insts.len(), NONE);
-        // Blocks holding a phi with a local: only edges into them may carry copies.
-        let mut phi_blocks = std::mem::take(&mut scratch.phi_blocks);
-        phi_blocks.clear();
-        phi_blocks.resize(f.block_starts.len(), false);
-        for (n, &idx) in f.value_insts.iter().enumerate() {
-            let Some(inst) = f.insts.get(idx as usize) else {
-                return Err(bad(format!("value %v{n} has no instruction")));
-            };
-            let is_phi = matches!(inst.kind, InstKind::Phi { .. });
-            if (is_phi || !inline[idx as usize]) && users[n] != NONE {
-                let s = cx.slot(inst.ty).ok_or_else(|| {
-                    bad(format!("value %v{n} has a type without a wasm equivalent"))
-                })?;
-                local_of[n] = (s as u32) << ORD_BITS | counts[s];
-                counts[s] += 1;
-                if is_phi {
-                    let b = f.block_starts.partition_point(|&st| st <= idx);
-                    if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
-                        *p = true;
-                    }
-                }
-            }
+        let reversed = !forward && numbered == f.value_insts.len();
+        if !reversed {
+            local_of.fill(NONE);
+            phi_blocks.fill(false);
+            counts = number_locals_forward(cx, f, &inline, &users, &mut local_of, &mut phi_blocks)
+                .map_err(bad)?;
         }
         // Only functions of a module with vector types can have vector values.
         let has_vectors = cx.slots.contains(&super::SLOT_V128)
@@ -252,9 +303,20 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .checked_add(total)
                 .ok_or_else(|| bad("too many locals".into()))?;
         }
+        // Reverse ordinals count from each type's last local.
+        let (mut first_local, mut step) = ([0u32; 5], [1u32; 5]);
+        for s in 0..5 {
+            first_local[s] = base[s];
+            if reversed {
+                first_local[s] = (base[s] + counts[s]).wrapping_sub(1);
+                step[s] = u32::MAX; // -1
+            }
+        }
         for l in local_of.iter_mut() {
             if *l != NONE {
-                *l = base[(*l >> ORD_BITS) as usize] + (*l & ((1 << ORD_BITS) - 1));
+                let s = (*l >> ORD_BITS) as usize;
+                *l =
+                    first_local[s].wrapping_add((*l & ((1 << ORD_BITS) - 1)).wrapping_mul(step[s]));
             }
         }
         let s_i32 = base[0] + counts[0];
@@ -671,9 +733,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// Pushes a value normalized for a call argument or return (narrow ints clean).
     pub fn push_arg(&mut self, v: ValueId) -> R<()> {
         let t = self.ty(v)?;
-        match int_bits(self.m, t) {
-            Some(b) if b < 32 => self.push_zext(v, b),
-            _ => self.push(v).map(|_| ()),
+        match self.cx.narrow_int(t) {
+            Some(b) => self.push_zext(v, b),
+            None => self.push(v).map(|_| ()),
         }
     }
 
