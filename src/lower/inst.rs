@@ -5,7 +5,7 @@
 //! when the result depends on the upper bits. Parameters, call results, loads and
 //! compare results are clean; calls and returns pass narrow values clean.
 
-use wasm_encoder::{Encode, Ieee32, Ieee64, MemArg, ValType};
+use wasm_encoder::{Ieee32, Ieee64, MemArg};
 
 use super::cfg::{Cfg, NONE};
 use super::sink::Sink;
@@ -59,7 +59,6 @@ pub(crate) struct FnLower<'a, 'm> {
     pub s_f64: u32,
     /// First of `simd::SCRATCH_V128` v128 scratch locals (functions with vectors only).
     pub s_v128: u32,
-    locals: Vec<(u32, ValType)>,
     pub code: Vec<u8>,
     pub used: Used,
     pub has_result: bool,
@@ -285,19 +284,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
             0
         };
         let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, extra_v128];
-        let mut locals = Vec::new();
-        let tys = [
-            ValType::I32,
-            ValType::I64,
-            ValType::F32,
-            ValType::F64,
-            ValType::V128,
-        ];
+        // Local declarations: (count, slot), at most one per slot.
+        let mut decls = [(0u32, 0usize); 5];
+        let mut n_decls = 0;
         for s in 0..5 {
             base[s] = next;
             let total = counts[s] + extras[s];
             if total > 0 {
-                locals.push((total, tys[s]));
+                decls[n_decls] = (total, s);
+                n_decls += 1;
             }
             next = next
                 .checked_add(total)
@@ -332,9 +327,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
         clean.clear();
         clean.resize(users.len(), false);
         scratch.users = users;
-        let mut code = std::mem::take(&mut scratch.code);
-        code.clear();
-        code.reserve(f.insts.len() * 6 + 16);
+        // The body is built in place, the local declarations first, and `run` hands it
+        // over whole: no copy into an exact-size body at the end.
+        let mut code = Vec::with_capacity(n_decls * 6 + 5 + f.insts.len() * 8 + 16);
+        super::sink::leb_u32(&mut code, n_decls as u32);
+        for &(n, s) in &decls[..n_decls] {
+            super::sink::leb_u32(&mut code, n);
+            // The value type bytes of i32, i64, f32, f64, v128 (slot order).
+            code.push([0x7F, 0x7E, 0x7D, 0x7C, 0x7B][s]);
+        }
         let mut label_pos = std::mem::take(&mut scratch.label_pos);
         label_pos.clear();
         label_pos.resize(n_nodes, NONE);
@@ -370,7 +371,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
             s_f32: base[2] + counts[2],
             s_f64: base[3] + counts[3],
             s_v128: base[4] + counts[4],
-            locals,
             code,
             used: Used {
                 simd: has_vectors,
@@ -403,15 +403,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
             self.sink().unreachable();
         }
         self.sink().end();
-        // The body: local declarations, then the code, in one exact allocation.
-        let mut body = Vec::with_capacity(self.locals.len() * 6 + 5 + self.code.len());
-        super::sink::leb_u32(&mut body, self.locals.len() as u32);
-        for &(n, t) in &self.locals {
-            super::sink::leb_u32(&mut body, n);
-            t.encode(&mut body);
-        }
-        body.extend_from_slice(&self.code);
-        scratch.code = std::mem::take(&mut self.code);
+        // The body: local declarations (written by `new`), then the code.
+        let body = std::mem::take(&mut self.code);
         scratch.inline = std::mem::take(&mut self.inline);
         scratch.local_of = std::mem::take(&mut self.local_of);
         scratch.clean = std::mem::take(&mut self.clean);

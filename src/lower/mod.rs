@@ -334,7 +334,6 @@ pub struct Lowered {
 /// that lowering a function allocates (almost) only its output.
 #[derive(Default)]
 pub struct Scratch {
-    pub(crate) code: Vec<u8>,
     pub(crate) users: Vec<u32>,
     pub(crate) setjmps: Vec<u32>,
     pub(crate) cfg: cfg::CfgScratch,
