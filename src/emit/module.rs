@@ -329,6 +329,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         slots: lower::slots(&vt),
         valtypes: vt,
         scalars: lower::scalars(m),
+        narrow: lower::narrow(m),
         i32_type,
         func_index,
         table_slot: lay.table_slot.clone(),

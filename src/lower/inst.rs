@@ -5,7 +5,7 @@
 //! when the result depends on the upper bits. Parameters, call results, loads and
 //! compare results are clean; calls and returns pass narrow values clean.
 
-use wasm_encoder::{Encode, Ieee32, Ieee64, MemArg, ValType};
+use wasm_encoder::{Ieee32, Ieee64, MemArg};
 
 use super::cfg::{Cfg, NONE};
 use super::sink::Sink;
@@ -13,7 +13,7 @@ use super::{stackify, LowerCtx, LowerError, Lowered, Scratch, Used};
 use crate::bitstream::Position;
 use crate::ir::{
     BinOp, Callee, CastOp, CmpPred, ConstValue, Function as IrFunction, Inst, InstKind, Module,
-    Scalar, Type, TypeId, ValueId, ValueRef,
+    Scalar, TypeId, ValueId, ValueRef,
 };
 
 /// The lowering's internal result. The error is boxed so `R<T>` stays a register or two
@@ -59,7 +59,6 @@ pub(crate) struct FnLower<'a, 'm> {
     pub s_f64: u32,
     /// First of `simd::SCRATCH_V128` v128 scratch locals (functions with vectors only).
     pub s_v128: u32,
-    locals: Vec<(u32, ValType)>,
     pub code: Vec<u8>,
     pub used: Used,
     pub has_result: bool,
@@ -80,11 +79,43 @@ pub(crate) struct FnLower<'a, 'm> {
     tee: (usize, usize, u32),
 }
 
-fn int_bits(m: &Module, t: TypeId) -> Option<u32> {
-    match m.types.get(t)? {
-        Type::Int(b) => Some(*b),
-        _ => None,
+/// Bits of the ordinal in `local_of` while locals are numbered (the type above them).
+const ORD_BITS: u32 = 29;
+
+/// Numbers the locals of the values with uses in value order (`local_of`: type and
+/// ordinal, see `FnLower::new`) and marks the blocks holding a phi with a local; returns
+/// the count per type. The general form of the numbering `FnLower::new` does in
+/// stackify's walk, for the inputs that walk does not vouch for; its errors are the
+/// lowering's errors for them.
+fn number_locals_forward(
+    cx: &LowerCtx<'_>,
+    f: &IrFunction,
+    inline: &[bool],
+    users: &[u32],
+    local_of: &mut [u32],
+    phi_blocks: &mut [bool],
+) -> Result<[u32; 5], String> {
+    let mut counts = [0u32; 5];
+    for (n, &idx) in f.value_insts.iter().enumerate() {
+        let Some(inst) = f.insts.get(idx as usize) else {
+            return Err(format!("value %v{n} has no instruction"));
+        };
+        let is_phi = matches!(inst.kind, InstKind::Phi { .. });
+        if (is_phi || !inline[idx as usize]) && users[n] != NONE {
+            let s = cx
+                .slot(inst.ty)
+                .ok_or_else(|| format!("value %v{n} has a type without a wasm equivalent"))?;
+            local_of[n] = (s as u32) << ORD_BITS | counts[s];
+            counts[s] += 1;
+            if is_phi {
+                let b = f.block_starts.partition_point(|&st| st <= idx);
+                if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
+                    *p = true;
+                }
+            }
+        }
     }
+    Ok(counts)
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
@@ -159,8 +190,51 @@ impl<'a, 'm> FnLower<'a, 'm> {
             };
             stackify::count_uses(&inst.kind, i as u32, first_inst, &mut users, other);
         }
+        // Locals: params, then per type: values, scratch; i32 extras first. Stackify's
+        // backward walk meets every statement once its inlining is decided: it numbers the
+        // values with uses per type from the last (`local_of` holds type and that reverse
+        // ordinal), and a pass below turns them into local indices once the counts are
+        // known. Phis are statements (never inlined). Anything unusual (a type without a
+        // wasm equivalent, `value_insts` and the results disagreeing, a value outside
+        // every block) leaves the work, and its error, to `number_locals_forward`.
+        let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
+        let mut local_of = std::mem::take(&mut scratch.local_of);
+        local_of.clear();
+        local_of.resize(f.value_insts.len(), NONE);
+        // Blocks holding a phi with a local: only edges into them may carry copies.
+        let mut phi_blocks = std::mem::take(&mut scratch.phi_blocks);
+        phi_blocks.clear();
+        phi_blocks.resize(f.block_starts.len(), false);
+        let mut numbered = 0usize;
+        let mut forward = false;
         let mut inline = std::mem::take(&mut scratch.inline);
-        stackify::analyze(cx, f, &users, &mut inline);
+        numbered += stackify::analyze(cx, f, &users, &mut inline, |j| {
+            let inst = &f.insts[j];
+            // Not an instruction value (or `NO_RESULT`): wraps out of range.
+            let n = inst.result.wrapping_sub(first_inst) as usize;
+            let Some(&u) = users.get(n) else { return };
+            if f.value_insts[n] != j as u32 {
+                forward = true;
+                return;
+            }
+            numbered += 1;
+            if u == NONE {
+                return;
+            }
+            let Some(s) = cx.slot(inst.ty) else {
+                forward = true;
+                return;
+            };
+            local_of[n] = (s as u32) << ORD_BITS | counts[s];
+            counts[s] += 1;
+            if matches!(inst.kind, InstKind::Phi { .. }) {
+                // As `number_locals_forward` finds it (the same block in a valid function).
+                let b = f.block_starts.partition_point(|&st| st as usize <= j);
+                if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
+                    *p = true;
+                }
+            }
+        });
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
@@ -172,39 +246,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }));
         }
 
-        // Locals: params, then per type: values, scratch; i32 extras first. The first pass
-        // numbers the values of each type (`local_of` holds type and ordinal), the second
-        // adds each type's base once the counts are known.
-        const ORD_BITS: u32 = 29;
         if f.value_insts.len() >= 1 << ORD_BITS {
             return Err(bad("too many locals".into()));
         }
-        let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
-        let mut local_of = std::mem::take(&mut scratch.local_of);
-        local_of.clear();
-        local_of.resize(f.value_insts.len(), NONE);
-        // Blocks holding a phi with a local: only edges into them may carry copies.
-        let mut phi_blocks = std::mem::take(&mut scratch.phi_blocks);
-        phi_blocks.clear();
-        phi_blocks.resize(f.block_starts.len(), false);
-        for (n, &idx) in f.value_insts.iter().enumerate() {
-            let Some(inst) = f.insts.get(idx as usize) else {
-                return Err(bad(format!("value %v{n} has no instruction")));
-            };
-            let is_phi = matches!(inst.kind, InstKind::Phi { .. });
-            if (is_phi || !inline[idx as usize]) && users[n] != NONE {
-                let s = cx.slot(inst.ty).ok_or_else(|| {
-                    bad(format!("value %v{n} has a type without a wasm equivalent"))
-                })?;
-                local_of[n] = (s as u32) << ORD_BITS | counts[s];
-                counts[s] += 1;
-                if is_phi {
-                    let b = f.block_starts.partition_point(|&st| st <= idx);
-                    if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
-                        *p = true;
-                    }
-                }
-            }
+        let reversed = !forward && numbered == f.value_insts.len();
+        if !reversed {
+            local_of.fill(NONE);
+            phi_blocks.fill(false);
+            counts = number_locals_forward(cx, f, &inline, &users, &mut local_of, &mut phi_blocks)
+                .map_err(bad)?;
         }
         // Only functions of a module with vector types can have vector values.
         let has_vectors = cx.slots.contains(&super::SLOT_V128)
@@ -234,27 +284,34 @@ impl<'a, 'm> FnLower<'a, 'm> {
             0
         };
         let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, extra_v128];
-        let mut locals = Vec::new();
-        let tys = [
-            ValType::I32,
-            ValType::I64,
-            ValType::F32,
-            ValType::F64,
-            ValType::V128,
-        ];
+        // Local declarations: (count, slot), at most one per slot.
+        let mut decls = [(0u32, 0usize); 5];
+        let mut n_decls = 0;
         for s in 0..5 {
             base[s] = next;
             let total = counts[s] + extras[s];
             if total > 0 {
-                locals.push((total, tys[s]));
+                decls[n_decls] = (total, s);
+                n_decls += 1;
             }
             next = next
                 .checked_add(total)
                 .ok_or_else(|| bad("too many locals".into()))?;
         }
+        // Reverse ordinals count from each type's last local.
+        let (mut first_local, mut step) = ([0u32; 5], [1u32; 5]);
+        for s in 0..5 {
+            first_local[s] = base[s];
+            if reversed {
+                first_local[s] = (base[s] + counts[s]).wrapping_sub(1);
+                step[s] = u32::MAX; // -1
+            }
+        }
         for l in local_of.iter_mut() {
             if *l != NONE {
-                *l = base[(*l >> ORD_BITS) as usize] + (*l & ((1 << ORD_BITS) - 1));
+                let s = (*l >> ORD_BITS) as usize;
+                *l =
+                    first_local[s].wrapping_add((*l & ((1 << ORD_BITS) - 1)).wrapping_mul(step[s]));
             }
         }
         let s_i32 = base[0] + counts[0];
@@ -270,9 +327,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
         clean.clear();
         clean.resize(users.len(), false);
         scratch.users = users;
-        let mut code = std::mem::take(&mut scratch.code);
-        code.clear();
-        code.reserve(f.insts.len() * 6 + 16);
+        // The body is built in place, the local declarations first, and `run` hands it
+        // over whole: no copy into an exact-size body at the end.
+        let mut code = Vec::with_capacity(n_decls * 6 + 5 + f.insts.len() * 8 + 16);
+        super::sink::leb_u32(&mut code, n_decls as u32);
+        for &(n, s) in &decls[..n_decls] {
+            super::sink::leb_u32(&mut code, n);
+            // The value type bytes of i32, i64, f32, f64, v128 (slot order).
+            code.push([0x7F, 0x7E, 0x7D, 0x7C, 0x7B][s]);
+        }
         let mut label_pos = std::mem::take(&mut scratch.label_pos);
         label_pos.clear();
         label_pos.resize(n_nodes, NONE);
@@ -308,7 +371,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
             s_f32: base[2] + counts[2],
             s_f64: base[3] + counts[3],
             s_v128: base[4] + counts[4],
-            locals,
             code,
             used: Used {
                 simd: has_vectors,
@@ -341,15 +403,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
             self.sink().unreachable();
         }
         self.sink().end();
-        // The body: local declarations, then the code, in one exact allocation.
-        let mut body = Vec::with_capacity(self.locals.len() * 6 + 5 + self.code.len());
-        super::sink::leb_u32(&mut body, self.locals.len() as u32);
-        for &(n, t) in &self.locals {
-            super::sink::leb_u32(&mut body, n);
-            t.encode(&mut body);
-        }
-        body.extend_from_slice(&self.code);
-        scratch.code = std::mem::take(&mut self.code);
+        // The body: local declarations (written by `new`), then the code.
+        let body = std::mem::take(&mut self.code);
         scratch.inline = std::mem::take(&mut self.inline);
         scratch.local_of = std::mem::take(&mut self.local_of);
         scratch.clean = std::mem::take(&mut self.clean);
@@ -671,9 +726,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// Pushes a value normalized for a call argument or return (narrow ints clean).
     pub fn push_arg(&mut self, v: ValueId) -> R<()> {
         let t = self.ty(v)?;
-        match int_bits(self.m, t) {
-            Some(b) if b < 32 => self.push_zext(v, b),
-            _ => self.push(v).map(|_| ()),
+        match self.cx.narrow_int(t) {
+            Some(b) => self.push_zext(v, b),
+            None => self.push(v).map(|_| ()),
         }
     }
 

@@ -121,6 +121,9 @@ pub struct LowerCtx<'m> {
     /// Scalar kind of each pexe type (of the elements for vectors), as
     /// `TypeTable::scalar` gives it: looked up per operand, so kept in a flat table.
     pub scalars: Vec<Option<Scalar>>,
+    /// Width of each integer type narrower than 32 bits, [`NOT_NARROW`] for every other
+    /// type: asked for every call argument (`FnLower::push_arg`).
+    pub narrow: Vec<u8>,
     /// The id of `i32` (the type of function and global addresses), if the module has it.
     pub i32_type: Option<TypeId>,
     /// wasm function index of each pexe function id ([`NO_FUNC`] for declarations).
@@ -164,6 +167,15 @@ impl LowerCtx<'_> {
             _ => None,
         }
     }
+    /// The width of an integer type narrower than 32 bits (they are zero-extended as call
+    /// arguments and return values).
+    #[inline]
+    pub fn narrow_int(&self, t: TypeId) -> Option<u32> {
+        match self.narrow.get(t.0 as usize) {
+            Some(&b) if b != NOT_NARROW => Some(b as u32),
+            _ => None,
+        }
+    }
     /// `TypeTable::scalar`, from the flat table.
     pub fn scalar(&self, t: TypeId) -> Option<Scalar> {
         self.scalars.get(t.0 as usize).copied().flatten()
@@ -185,6 +197,20 @@ pub fn slots(valtypes: &[Option<ValType>]) -> Vec<u8> {
             Some(ValType::F64) => 3,
             Some(_) => SLOT_V128,
             None => NO_SLOT,
+        })
+        .collect()
+}
+
+/// [`LowerCtx::narrow`] value of types that are not integers narrower than 32 bits.
+pub const NOT_NARROW: u8 = u8::MAX;
+
+/// Narrow integer widths of every pexe type (see [`LowerCtx::narrow`]).
+pub fn narrow(m: &Module) -> Vec<u8> {
+    m.types
+        .iter()
+        .map(|(_, t)| match t {
+            Type::Int(b) if *b < 32 => *b as u8,
+            _ => NOT_NARROW,
         })
         .collect()
 }
@@ -308,7 +334,6 @@ pub struct Lowered {
 /// that lowering a function allocates (almost) only its output.
 #[derive(Default)]
 pub struct Scratch {
-    pub(crate) code: Vec<u8>,
     pub(crate) users: Vec<u32>,
     pub(crate) setjmps: Vec<u32>,
     pub(crate) cfg: cfg::CfgScratch,

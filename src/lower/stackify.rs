@@ -151,7 +151,18 @@ pub(crate) const MANY: u32 = u32::MAX - 1;
 /// Marks in `inline`, per instruction index, whether the instruction is emitted at its
 /// single use. `users` comes from [`count_uses`]. `inline` is scratch space whose
 /// allocation is reused.
-pub(crate) fn analyze(cx: &LowerCtx<'_>, f: &Function, users: &[u32], inline: &mut Vec<bool>) {
+///
+/// `statement(j)` is called for every instruction `j` left out of line,
+/// once its operands are decided, in reverse order: blocks last to first, each block
+/// backwards. The caller numbers the locals there instead of walking the values again.
+/// Returns how many instructions were inlined.
+pub(crate) fn analyze(
+    cx: &LowerCtx<'_>,
+    f: &Function,
+    users: &[u32],
+    inline: &mut Vec<bool>,
+    mut statement: impl FnMut(usize),
+) -> usize {
     inline.clear();
     inline.resize(f.insts.len(), false);
     let mut st = Walk {
@@ -161,9 +172,11 @@ pub(crate) fn analyze(cx: &LowerCtx<'_>, f: &Function, users: &[u32], inline: &m
         users,
         inline,
         start: 0,
+        inlined: 0,
     };
     let n = f.block_starts.len();
-    for b in 0..n {
+    // Blocks are independent here; last to first so `statement` sees reverse order.
+    for b in (0..n).rev() {
         let start = f.block_starts[b] as usize;
         let end = f
             .block_starts
@@ -182,8 +195,10 @@ pub(crate) fn analyze(cx: &LowerCtx<'_>, f: &Function, users: &[u32], inline: &m
                 continue;
             }
             j = st.try_visit(ju, j - 1, 0);
+            statement(ju);
         }
     }
+    st.inlined
 }
 
 struct Walk<'a, 'm> {
@@ -193,6 +208,8 @@ struct Walk<'a, 'm> {
     users: &'a [u32],
     inline: &'a mut Vec<bool>,
     start: usize,
+    /// Instructions inlined so far (each one's `value_insts` entry checked).
+    inlined: usize,
 }
 
 impl Walk<'_, '_> {
@@ -249,6 +266,7 @@ impl Walk<'_, '_> {
                 continue;
             }
             self.inline[k as usize] = true;
+            self.inlined += 1;
             k = self.try_visit(k as usize, k - 1, depth + 1);
             if !self.may_take(user, k) {
                 break;
