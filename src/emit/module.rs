@@ -661,35 +661,55 @@ fn assemble(
 
     // Names: imports, linked functions (their own names), pexe functions (borrowed: one
     // allocation per function name is not needed).
-    let mut names: Vec<(u32, Cow<'_, str>)> = Vec::new();
+    // A pexe function without a symbol name is named `f<id>` (as `pexe_name` says), written
+    // when the map is built instead of allocated per function: stripped pexes have
+    // thousands.
+    enum Name<'a> {
+        Text(Cow<'a, str>),
+        Unnamed(u32),
+    }
+    let mut names: Vec<(u32, Name<'_>)> = Vec::new();
     for (i, (module, name, _)) in imports.iter().enumerate() {
-        names.push((i as u32, format!("{module}.{name}").into()));
+        names.push((i as u32, Name::Text(format!("{module}.{name}").into())));
     }
     for (l, r) in linked.iter().zip(remaps.iter()) {
         let n_imp = l.num_func_imports();
         for (i, n) in &l.func_names {
             if *i >= n_imp {
                 if let Some(&fi) = r.funcs.get(*i as usize) {
-                    names.push((fi, n.as_str().into()));
+                    names.push((fi, Name::Text(n.as_str().into())));
                 }
             }
         }
     }
     for &(fid, _) in pexe_order {
-        let name = match m.functions[fid as usize].name.as_deref() {
-            Some(n) => Cow::Borrowed(n),
-            None => pexe_name(m, fid).into(),
+        let name = match m
+            .functions
+            .get(fid as usize)
+            .and_then(|d| d.name.as_deref())
+        {
+            Some(n) => Name::Text(Cow::Borrowed(n)),
+            None => Name::Unnamed(fid),
         };
         names.push((cx.func_index[fid as usize], name));
     }
     if let Some((f, _)) = threaded_start {
-        names.push((f, "__pnacl_init_data_and_start".into()));
+        names.push((f, Name::Text("__pnacl_init_data_and_start".into())));
     }
     names.sort_by_key(|(i, _)| *i);
     names.dedup_by_key(|(i, _)| *i);
     let mut map = NameMap::new();
+    let mut buf = String::new();
     for (i, n) in &names {
-        map.append(*i, n);
+        match n {
+            Name::Text(t) => map.append(*i, t),
+            Name::Unnamed(fid) => {
+                use std::fmt::Write;
+                buf.clear();
+                let _ = write!(buf, "f{fid}");
+                map.append(*i, &buf);
+            }
+        }
     }
     let mut nsec = NameSection::new();
     nsec.functions(&map);
