@@ -818,6 +818,8 @@ fn read_planned_short(r: &mut BitReader, p: &Plan, out: &mut [u64; SHORT_RECORD]
     if p.simple && w & p.simple_conts == 0 {
         // Every VBR field is one chunk: each field is at a known place. Slots past the
         // plan's operands get 0 (mask and literal 0); the caller reads only `n`.
+        // An index loop over a constant count: unrolled, no bounds checks.
+        #[allow(clippy::needless_range_loop)]
         for i in 0..SIMPLE_OPS {
             out[i] = ((w >> p.shifts[i]) & p.masks[i]) | p.literals[i];
         }
