@@ -492,6 +492,7 @@ impl<'a> Cursor<'a> {
     /// bytes at a time instead of value by value: the fourth value is true then. When the
     /// array does not fit the input, the record is read again the general way, which
     /// reports the error.
+    #[inline]
     pub fn next_short_or_bytes(
         &mut self,
         buf: &mut Vec<u64>,
