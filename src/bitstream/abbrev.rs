@@ -162,7 +162,21 @@ pub(crate) struct Plan {
     pub conts: [u64; PLAN_OPS],
     /// Some operand is a char6 (which needs decoding; read by kind).
     pub char6: bool,
+    /// At most [`SIMPLE_OPS`] operands, no char6, and the record fits a window when every
+    /// VBR field is one chunk: then, if none of `simple_conts` is set in the window, the
+    /// fields sit at `shifts` and the record is `simple_bits` long (see
+    /// `cursor::read_planned_short`): no walk from field to field.
+    pub simple: bool,
+    pub simple_bits: u32,
+    /// The continuation bit of every VBR field, at its place when all are one chunk.
+    pub simple_conts: u64,
+    /// Where each field starts when all VBR fields are one chunk (0 for literals).
+    pub shifts: [u32; SIMPLE_OPS],
 }
+
+/// Operands of a plan read in one step when all its VBR fields are one chunk (PNaCl's
+/// instruction abbreviations have at most 4).
+pub(crate) const SIMPLE_OPS: usize = 4;
 
 impl Plan {
     pub(crate) fn compile(a: &Abbrev) -> Plan {
@@ -179,6 +193,10 @@ impl Plan {
             masks: [0; PLAN_OPS],
             conts: [0; PLAN_OPS],
             char6: false,
+            simple: false,
+            simple_bits: 0,
+            simple_conts: 0,
+            shifts: [0; SIMPLE_OPS],
         };
         for (i, op) in a.ops.iter().take(PLAN_OPS).enumerate() {
             match *op {
@@ -208,6 +226,18 @@ impl Plan {
                 PlanOp::Char6 => p.char6 = true,
                 _ => {}
             }
+        }
+        if p.fast && !p.char6 && a.ops.len() <= SIMPLE_OPS {
+            let mut at = 0u32;
+            for i in 0..a.ops.len() {
+                p.shifts[i] = at;
+                if p.conts[i] != 0 {
+                    p.simple_conts |= p.conts[i] << at;
+                }
+                at += p.widths[i] as u32;
+            }
+            p.simple = at <= super::bits::PEEK_BITS;
+            p.simple_bits = at;
         }
         p
     }

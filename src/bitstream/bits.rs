@@ -210,7 +210,13 @@ impl<'a> BitReader<'a> {
         let len = len as usize;
         let b = (self.pos >> 3) as usize;
         let off = (self.pos & 7) as u32;
-        out.reserve_exact(len);
+        if out.capacity() == 0 {
+            // A fresh vector (global data): one allocation of exactly `len`, without the
+            // growth path `reserve_exact` takes.
+            *out = Vec::with_capacity(len);
+        } else {
+            out.reserve_exact(len);
+        }
         if off == 0 {
             out.extend_from_slice(&self.data[b..b + len]);
         } else {

@@ -5,7 +5,7 @@
 
 use super::abbrev::{
     char6_decode, Abbrev, AbbrevOp, AbbrevTarget, Plan, PlanOp, Scopes, BLOCKINFO_BLOCK_ID,
-    BLOCKINFO_CODE_SETBID, MAX_ABBREV_WIDTH, PLAN_OPS,
+    BLOCKINFO_CODE_SETBID, MAX_ABBREV_WIDTH, PLAN_OPS, SIMPLE_OPS,
 };
 use super::bits::{BitReader, Eof, VbrError, PEEK_BITS};
 use super::error::{BitstreamError, BitstreamErrorKind as K, Position};
@@ -492,6 +492,7 @@ impl<'a> Cursor<'a> {
     /// bytes at a time instead of value by value: the fourth value is true then. When the
     /// array does not fit the input, the record is read again the general way, which
     /// reports the error.
+    #[inline]
     pub fn next_short_or_bytes(
         &mut self,
         buf: &mut Vec<u64>,
@@ -815,6 +816,17 @@ fn plan_field(w: u64, used: &mut u32, p: &Plan, i: usize) -> Option<u64> {
 #[inline(always)]
 fn read_planned_short(r: &mut BitReader, p: &Plan, out: &mut [u64; SHORT_RECORD]) -> Option<usize> {
     let w = r.peek()?;
+    if p.simple && w & p.simple_conts == 0 {
+        // Every VBR field is one chunk: each field is at a known place. Slots past the
+        // plan's operands get 0 (mask and literal 0); the caller reads only `n`.
+        // An index loop over a constant count: unrolled, no bounds checks.
+        #[allow(clippy::needless_range_loop)]
+        for i in 0..SIMPLE_OPS {
+            out[i] = ((w >> p.shifts[i]) & p.masks[i]) | p.literals[i];
+        }
+        r.consume(p.simple_bits);
+        return Some(p.n as usize);
+    }
     let n = (p.n as usize).min(PLAN_OPS);
     let mut used = 0u32;
     if !p.char6 {
@@ -1177,6 +1189,62 @@ mod tests {
         assert!(as_bytes >= 30, "only {as_bytes} arrays came back as bytes");
         for cut in start + 8..data.len() {
             let (got, _) = read(&data[..cut]);
+            assert!(
+                got.last().is_some_and(|r| r.is_err()),
+                "cut at {cut}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn simple_plans_read_like_the_general_reader() {
+        // PNaCl-like abbreviations of at most 4 operands (the one-step path when every VBR
+        // field is one chunk) and a 5-operand one (never simple), with one-chunk and
+        // several-chunk values in every field, then every truncation.
+        use AbbrevOp::{Fixed, Literal, Vbr};
+        let abbrevs = [
+            vec![Literal(20), Vbr(6), Vbr(4), Vbr(4)],
+            vec![Literal(2), Vbr(6), Vbr(6), Fixed(4)],
+            vec![Literal(10)],
+            vec![Literal(43), Vbr(6), Vbr(6)],
+            vec![Vbr(6), Literal(7), Fixed(32), Vbr(32)],
+            vec![Literal(1), Vbr(6), Vbr(6), Vbr(6), Vbr(6)],
+        ];
+        let header = Header::standard().to_bytes();
+        let mut w = StreamWriter::new(&header);
+        w.enter_block(12, 4).unwrap();
+        for ops in &abbrevs {
+            w.define_abbrev(&Abbrev { ops: ops.clone() }).unwrap();
+        }
+        let mut next = crate::test_rng(0x51_3b1e_5eed);
+        let mut records = Vec::new();
+        for k in 0..600 {
+            let which = k % abbrevs.len();
+            let rec: Vec<u64> = abbrevs[which]
+                .iter()
+                .map(|op| match *op {
+                    Literal(v) => v,
+                    Fixed(b) => next() & ((1u64 << b) - 1),
+                    // Mostly one chunk, sometimes two, sometimes many.
+                    _ => match next() % 4 {
+                        0 | 1 => next() % 8,
+                        2 => next() % 300,
+                        _ => next() % (1 << 30),
+                    },
+                })
+                .collect();
+            w.write_record(4 + which as u32, &rec).unwrap();
+            records.push(rec);
+        }
+        w.end_block().unwrap();
+        let data = w.finish().unwrap();
+        let start = header.len();
+        let (got, shorts) = both_ways(&data, start);
+        let want: Vec<Result<Vec<u64>, String>> = records.into_iter().map(Ok).collect();
+        assert_eq!(got, want);
+        assert!(shorts >= 350, "only {shorts} records came back short");
+        for cut in start + 8..data.len() {
+            let (got, _) = both_ways(&data[..cut], start);
             assert!(
                 got.last().is_some_and(|r| r.is_err()),
                 "cut at {cut}: {got:?}"

@@ -636,13 +636,12 @@ fn globals_block(cur: &mut Cursor, num_functions: u64, globals: &mut Vec<GlobalV
     let mut short = [0u64; SHORT_RECORD];
     // Data arrays (most of the block's bits) come back as bytes, not one u64 each.
     let mut bytes = Vec::new();
-    while let Some((bit, n, in_bytes)) = next_leaf_short(
-        cur,
-        &mut buf,
-        &mut short,
-        Some(&mut bytes),
-        "the globals block",
-    )? {
+    // `next_leaf` with the byte reader called directly, not through `next_leaf_short`'s
+    // optional byte vector: inlined here (8.9M fewer instructions on iguana).
+    while let Some((bit, (n, in_bytes))) = next_leaf(cur, "the globals block", |c| {
+        Ok(c.next_short_or_bytes(&mut buf, &mut short, &mut bytes)?
+            .map(|(bit, kind, n, in_bytes)| (bit, kind, (n, in_bytes))))
+    })? {
         let mut data = None;
         if in_bytes {
             if short[0] == 3 {
