@@ -1345,3 +1345,103 @@ fn set_then_get_of_one_local_becomes_tee() {
         Some(0)
     );
 }
+
+/// Control falling to the end of a block is not also branched there: no `br 0` right
+/// before the `end` of the block it targets. Diamonds and a chain of merges, checked by
+/// value on every path.
+#[test]
+fn no_branch_to_the_end_it_falls_into() {
+    let mut p = Prog::new();
+    // if (a > b) { x = a - b } else { x = b - a }; if (x > 10) { x = x * 2 } ; return x + 1
+    p.func(
+        "diamonds",
+        "i32",
+        &["i32", "i32"],
+        "blocks 6;
+         constants { i32: %c0 = i32 10; %c1 = i32 2; %c2 = i32 1; }
+         %v0 = icmp sgt i32 %p0, %p1;
+         br i1 %v0, label %b1, label %b2;
+       %b1:
+         %v1 = sub i32 %p0, %p1;
+         br label %b3;
+       %b2:
+         %v2 = sub i32 %p1, %p0;
+         br label %b3;
+       %b3:
+         %v3 = phi i32 [%v1, %b1], [%v2, %b2];
+         %v4 = icmp sgt i32 %v3, %c0;
+         br i1 %v4, label %b4, label %b5;
+       %b4:
+         %v5 = mul i32 %v3, %c1;
+         br label %b5;
+       %b5:
+         %v6 = phi i32 [%v3, %b3], [%v5, %b4];
+         %v7 = add i32 %v6, %c2;
+         ret i32 %v7;",
+    );
+    // if (a == 0) return 7; else return a * b (one merge block, a branch straight to it
+    // and a fall-through into it).
+    p.func(
+        "early",
+        "i32",
+        &["i32", "i32"],
+        "blocks 3;
+         constants { i32: %c0 = i32 0; %c1 = i32 7; }
+         %v0 = icmp eq i32 %p0, %c0;
+         br i1 %v0, label %b2, label %b1;
+       %b1:
+         %v1 = mul i32 %p0, %p1;
+         br label %b2;
+       %b2:
+         %v2 = phi i32 [%c1, %b0], [%v1, %b1];
+         ret i32 %v2;",
+    );
+    let wasm = p.wasm();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    let text = wasmprinter::print_bytes(&wasm).unwrap();
+    // A `br k` followed by at least k + 1 `end`s, the (k+1)-th closing a block: the
+    // branch goes where falling through goes.
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let mut open: Vec<&str> = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let op = line.split(' ').next().unwrap_or("");
+        match op {
+            "block" | "loop" | "if" => open.push(op),
+            "end" => {
+                open.pop();
+            }
+            "br" => {
+                let k: usize = line.split(' ').nth(1).unwrap().parse().unwrap();
+                let ends = lines[n + 1..]
+                    .iter()
+                    .take_while(|l| l.split(' ').next() == Some("end"))
+                    .count();
+                let target = open.len().checked_sub(k + 1).map(|i| open[i]);
+                assert!(
+                    !(ends > k && target == Some("block")),
+                    "line {n}: {line} before {ends} ends, to a block:\n{text}"
+                );
+            }
+            _ => {}
+        }
+    }
+    let mut r = p.build();
+    for (a, b) in [(30, 3), (3, 30), (5, 1), (1, 5), (7, 7), (-20, 0)] {
+        let mut x = if a > b { a - b } else { b - a };
+        if x > 10 {
+            x *= 2;
+        }
+        assert_eq!(
+            r.i32("diamonds", &[Val::I32(a), Val::I32(b)]),
+            Some(x + 1),
+            "diamonds({a}, {b})"
+        );
+        let want = if a == 0 { 7 } else { a.wrapping_mul(b) };
+        assert_eq!(
+            r.i32("early", &[Val::I32(a), Val::I32(b)]),
+            Some(want),
+            "early({a}, {b})"
+        );
+    }
+    assert_eq!(r.i32("early", &[Val::I32(0), Val::I32(9)]), Some(7));
+}

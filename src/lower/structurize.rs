@@ -74,7 +74,7 @@ impl FnLower<'_, '_> {
                         self.sink().else_();
                     }
                     Task::Edge { from, to } => {
-                        if let Some(y) = self.edge(from, to)? {
+                        if let Some(y) = self.edge(from, to, &tasks)? {
                             t = Task::Tree(y);
                             continue;
                         }
@@ -127,8 +127,10 @@ impl FnLower<'_, '_> {
     }
 
     /// Emits edge `from → to`: its copies, then a branch, or (`Some`) the node whose tree
-    /// follows inline.
-    fn edge(&mut self, from: u32, to: u32) -> R<Option<u32>> {
+    /// follows inline. `tasks`: the work after this edge; when its next `d + 1` tasks
+    /// are `end`s, a `br d` to the end of a block is where control falls anyway, so it is
+    /// left out (falling out of an inner loop or `if` leaves it too).
+    fn edge(&mut self, from: u32, to: u32, tasks: &[Task]) -> R<Option<u32>> {
         self.emit_copies(from, to)?;
         let t = self.cfg.edge_target(from, to);
         if t != to && !self.cfg.is_dispatch(from) {
@@ -137,7 +139,20 @@ impl FnLower<'_, '_> {
         }
         if self.cfg.is_backward(from, t) || self.cfg.merge[t as usize] {
             let d = self.depth_to(t)?;
-            self.sink().br(d);
+            let d_us = d as usize;
+            let falls_through = matches!(
+                self.ctx
+                    .len()
+                    .checked_sub(1 + d_us)
+                    .and_then(|i| self.ctx.get(i)),
+                Some(Ctx::Block(_))
+            ) && tasks.len() > d_us
+                && tasks[tasks.len() - 1 - d_us..]
+                    .iter()
+                    .all(|t| matches!(t, Task::End));
+            if !falls_through {
+                self.sink().br(d);
+            }
             Ok(None)
         } else {
             Ok(Some(t))
