@@ -159,6 +159,20 @@ impl Cfg {
         da.pre <= pb && pb < da.end
     }
 
+    /// [`Cfg::dominates_reachable`] when the tree is built already, else (or for a block
+    /// out of range, such as NOT_YET) false: the test inlined into the walk before a call.
+    #[inline(always)]
+    pub(super) fn dominates_built(&self, a: u32, b: u32) -> bool {
+        if !self.dom_ready {
+            return false;
+        }
+        // `a` may be NOT_YET, and `b` a phi's incoming block out of range.
+        let (Some(da), Some(db)) = (self.dom.get(a as usize), self.dom.get(b as usize)) else {
+            return false;
+        };
+        da.pre <= db.pre && db.pre < da.end
+    }
+
     /// True if block `a` dominates block `b`, both reachable (after `dominators`).
     fn dominates(&self, a: u32, b: u32) -> bool {
         let (da, pb) = (self.dom[a as usize], self.dom[b as usize].pre);

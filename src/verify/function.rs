@@ -306,7 +306,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                                 // Defined in the entry block or in the incoming block
                                 // itself (or a parameter or constant): it dominates the
                                 // end of the incoming block.
-                                if block != 0 && block != pb {
+                                if block != 0 && block != pb && !g.dominates_built(block, pb) {
                                     g.incoming_dominance(cx, i, v, pb, block);
                                 }
                                 Some(ty)
@@ -421,7 +421,7 @@ fn use_value(cx: &mut FnCx<'_>, g: &mut Cfg, ub: u32, i: usize, v: ValueId) -> O
     };
     // The entry block dominates every reachable block (and uses in unreachable blocks
     // are not checked).
-    if block != ub && block != 0 {
+    if block != ub && block != 0 && !g.dominates_built(block, ub) {
         cross_block_use(cx, g, ub, i, v, block);
     }
     Some(ty)
