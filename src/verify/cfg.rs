@@ -24,15 +24,24 @@ pub(super) struct Cfg {
     /// per edge (a switch may repeat one).
     succ_start: Vec<u32>,
     succ: Vec<u32>,
-    /// Predecessor blocks with multiplicity, in edge order, laid out like `succ`.
+    /// Number of edges into each block.
+    indeg: Vec<u32>,
+    /// Predecessor blocks with multiplicity, in edge order, laid out like `succ`. Built
+    /// on demand (`preds`), by the phi rules and the general dominator algorithms: the
+    /// common phis (`phi_fits`) and the forward dominator tree need only `succ`.
+    preds_ready: bool,
     pred_start: Vec<u32>,
     pred: Vec<u32>,
-    /// Working space of `blocks`.
-    fill: Vec<u32>,
     /// True once `dom` and `order` describe this body. The dominator tree is built on
     /// demand, by the first use of a value defined in another block than the entry
     /// block: many bodies (all single-block ones, say) never need it.
     dom_ready: bool,
+    /// Immediate dominators by block, from the edges in layout order (`blocks` fills it
+    /// in while it finds the edges); valid when `forward_ok`. See
+    /// [`Cfg::forward_dominators`].
+    idom: Vec<u32>,
+    /// Every block but the entry has a predecessor laid out before it.
+    forward_ok: bool,
     /// Per block: number in `order` and dominator-tree interval.
     dom: Vec<BlockDom>,
     /// The reachable blocks, each after its immediate dominator (in the order
@@ -40,7 +49,7 @@ pub(super) struct Cfg {
     order: Vec<DomNode>,
     /// Explicit DFS stack: (block, next successor edge).
     dfs: Vec<(u32, u32)>,
-    /// Retreating edges met by the first pass: (rpo number of the target, of the source).
+    /// Retreating edges met by the first pass: (number of the target, of the source).
     retreating: Vec<(u32, u32)>,
     /// Predecessors skipped by `layout_dominators` (not numbered yet): (number of the
     /// block, predecessor block).
@@ -139,6 +148,31 @@ impl Cfg {
         self.dom[b as usize].pre != NONE
     }
 
+    /// True if block `a` dominates block `b` and `b` is reachable: the answer of the
+    /// dominance rule for most uses, from one interval test (an unreachable block has
+    /// `pre == NONE`, outside every interval, and an empty interval itself). Builds the
+    /// dominator tree if needed.
+    #[inline]
+    pub(super) fn dominates_reachable(&mut self, a: u32, b: u32) -> bool {
+        self.dominators();
+        let (da, pb) = (self.dom[a as usize], self.dom[b as usize].pre);
+        da.pre <= pb && pb < da.end
+    }
+
+    /// [`Cfg::dominates_reachable`] when the tree is built already, else (or for a block
+    /// out of range, such as NOT_YET) false: the test inlined into the walk before a call.
+    #[inline(always)]
+    pub(super) fn dominates_built(&self, a: u32, b: u32) -> bool {
+        if !self.dom_ready {
+            return false;
+        }
+        // `a` may be NOT_YET, and `b` a phi's incoming block out of range.
+        let (Some(da), Some(db)) = (self.dom.get(a as usize), self.dom.get(b as usize)) else {
+            return false;
+        };
+        da.pre <= db.pre && db.pre < da.end
+    }
+
     /// True if block `a` dominates block `b`, both reachable (after `dominators`).
     fn dominates(&self, a: u32, b: u32) -> bool {
         let (da, pb) = (self.dom[a as usize], self.dom[b as usize].pre);
@@ -200,17 +234,34 @@ impl Cfg {
                 }
             }
         }
-        self.succ_start.clear();
-        self.succ.clear();
-        self.pred_start.clear();
-        self.pred_start.resize(n + 1, 0);
+        // The edges, each block's in terminator order, and the number of edges into each
+        // block. The vectors are taken out of `self` so that their lengths stay in
+        // registers.
+        let insts = &f.insts[..];
+        let mut succ = std::mem::take(&mut self.succ);
+        let mut succ_start = std::mem::take(&mut self.succ_start);
+        let mut indeg = std::mem::take(&mut self.indeg);
+        succ.clear();
+        succ_start.clear();
+        indeg.clear();
+        indeg.resize(n, 0);
+        let mut idom = std::mem::take(&mut self.idom);
+        let mut retreating = std::mem::take(&mut self.retreating);
+        idom.clear();
+        idom.resize(n, NONE);
+        idom[0] = 0;
+        retreating.clear();
+        let mut forward_ok = true;
         let mut ok = true;
-        for b in 0..n {
-            self.succ_start.push(self.succ.len() as u32);
-            let r = self.range(b);
-            let last = r.end - 1;
+        for (b, w) in self.starts.windows(2).enumerate() {
+            succ_start.push(succ.len() as u32);
+            // All predecessors of `b` laid out before it have been seen: its idom in the
+            // forward tree is final (see `forward_dominators`).
+            forward_ok &= idom[b] != NONE;
+            let src = b as u32;
+            let last = w[1] as usize - 1;
             if scan {
-                for (i, inst) in (r.start..).zip(&f.insts[r.start..last]) {
+                for (i, inst) in (w[0] as usize..).zip(&insts[w[0] as usize..last]) {
                     if inst.kind.is_terminator() {
                         cx.at_inst(
                             i,
@@ -221,27 +272,46 @@ impl Cfg {
                 }
             }
             // The edges of the terminator, matched here rather than through
-            // `for_each_successor` so that the common case stays inline.
-            let mut edge = |t: u32| {
-                if t != 0 && (t as usize) < n {
-                    self.succ.push(t);
-                    self.pred_start[t as usize + 1] += 1;
-                } else {
-                    bad_target(cx, last, t, n);
-                    ok = false;
-                }
-            };
-            match &f.insts[last].kind {
-                InstKind::Br { target } => edge(*target),
+            // `for_each_successor` so that the common case stays inline. A target is
+            // valid when it is not the entry and below `n`.
+            // (A macro, not a closure: the closure was compiled out of line.)
+            macro_rules! edge {
+                ($t:expr) => {{
+                    let t: u32 = $t;
+                    if t != 0 && (t as usize) < n {
+                        succ.push(t);
+                        indeg[t as usize] += 1;
+                        if forward_ok {
+                            if t > src {
+                                let cur = idom[t as usize];
+                                idom[t as usize] = if cur == NONE {
+                                    src
+                                } else {
+                                    intersect_idom(&idom, src, cur)
+                                };
+                            } else {
+                                retreating.push((t, src));
+                            }
+                        }
+                    } else {
+                        bad_target(cx, last, t, n);
+                        ok = false;
+                    }
+                }};
+            }
+            match &insts[last].kind {
+                InstKind::Br { target } => edge!(*target),
                 InstKind::CondBr {
                     then_bb, else_bb, ..
                 } => {
-                    edge(*then_bb);
-                    edge(*else_bb);
+                    edge!(*then_bb);
+                    edge!(*else_bb);
                 }
                 InstKind::Switch(s) => {
-                    edge(s.default);
-                    s.cases.iter().for_each(|c| edge(c.target));
+                    edge!(s.default);
+                    for c in &s.cases {
+                        edge!(c.target);
+                    }
                 }
                 InstKind::Ret { .. } | InstKind::Unreachable => {}
                 _ => cx.at_inst(
@@ -251,7 +321,14 @@ impl Cfg {
                 ),
             }
         }
-        self.succ_start.push(self.succ.len() as u32);
+        succ_start.push(succ.len() as u32);
+        self.succ = succ;
+        self.succ_start = succ_start;
+        self.indeg = indeg;
+        self.preds_ready = false;
+        self.idom = idom;
+        self.retreating = retreating;
+        self.forward_ok = forward_ok;
         if !ok {
             if !scan {
                 // The walk that checks for inner terminators does not run on this body.
@@ -259,21 +336,6 @@ impl Cfg {
                 return self.blocks(cx, true);
             }
             return false;
-        }
-        // Predecessors in edge order: blocks ascending, each block's edges in order.
-        for b in 0..n {
-            self.pred_start[b + 1] += self.pred_start[b];
-        }
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.pred_start);
-        self.pred.clear();
-        self.pred.resize(self.succ.len(), 0);
-        for b in 0..n {
-            for e in self.succ_start[b]..self.succ_start[b + 1] {
-                let t = self.succ[e as usize] as usize;
-                self.pred[self.fill[t] as usize] = b as u32;
-                self.fill[t] += 1;
-            }
         }
         self.phis.ready = false;
         self.dom_ready = false;
@@ -286,6 +348,37 @@ impl Cfg {
     fn dominators(&mut self) {
         if !self.dom_ready {
             self.build_dominators();
+        }
+    }
+
+    /// The predecessor lists (`pred_start`, `pred`), unless built already. Needs a sound
+    /// `blocks`.
+    #[inline(never)]
+    fn preds(&mut self) {
+        if self.preds_ready {
+            return;
+        }
+        self.preds_ready = true;
+        // Predecessors in edge order (blocks ascending, each block's edges in order): with
+        // `pred_start[t]` first the end of block t's list (a running sum of the counts),
+        // the edges placed last to first move each end down to its start.
+        let pred_start = &mut self.pred_start;
+        pred_start.clear();
+        let mut sum = 0;
+        pred_start.extend(self.indeg.iter().map(|&c| {
+            sum += c;
+            sum
+        }));
+        pred_start.push(sum);
+        let pred = &mut self.pred;
+        pred.clear();
+        pred.resize(self.succ.len(), 0);
+        for (b, w) in self.succ_start.windows(2).enumerate().rev() {
+            for &t in self.succ[w[0] as usize..w[1] as usize].iter().rev() {
+                let end = &mut pred_start[t as usize];
+                *end -= 1;
+                pred[*end as usize] = b as u32;
+            }
         }
     }
 
@@ -303,6 +396,10 @@ impl Cfg {
             end: 0,
         };
         self.dom.clear();
+        if self.forward_dominators() {
+            return;
+        }
+        self.preds();
         self.dom.resize(n, unnumbered);
         self.order.clear();
         if !self.layout_dominators() {
@@ -311,6 +408,54 @@ impl Cfg {
             self.rpo_dominators();
         }
         self.intervals();
+    }
+
+    /// The common case, with no search and no renumbering: when every block but the entry
+    /// has a predecessor laid out before it (`forward_ok`), the blocks themselves, in
+    /// layout order, are an order where each comes after its immediate dominator.
+    /// `blocks`, going through the edges by source block, gave each block the meet of its
+    /// earlier predecessors (all of them final by the time they are a source), and every
+    /// block is reachable (by induction on the layout). The edges to a block at or before
+    /// their source (`retreating`) are checked as in [`Cfg::layout_dominators`]: if each
+    /// comes from a descendant of its target's idom, another pass would change nothing,
+    /// and the tree is final. Then the preorder intervals, as in [`Cfg::intervals`], with
+    /// `dom[b].num` as the next free preorder number and `end` first holding the subtree
+    /// size. False (nothing built) when the layout order does not settle.
+    fn forward_dominators(&mut self) -> bool {
+        let idom = &self.idom[..];
+        if !(self.forward_ok
+            && self.retreating.iter().all(|&(t, p)| {
+                let d = idom[t as usize];
+                intersect_idom(idom, p, d) == d
+            }))
+        {
+            return false;
+        }
+        let n = idom.len();
+        let dom = &mut self.dom;
+        dom.resize(
+            n,
+            BlockDom {
+                num: 0,
+                pre: 0,
+                end: 1,
+            },
+        );
+        for b in (1..n).rev() {
+            let size = dom[b].end;
+            dom[idom[b] as usize].end += size;
+        }
+        dom[0].num = 1;
+        for b in 1..n {
+            let p = idom[b] as usize;
+            let pre = dom[p].num;
+            dom[p].num += dom[b].end;
+            let d = &mut dom[b];
+            d.num = pre + 1;
+            d.pre = pre;
+            d.end += pre;
+        }
+        true
     }
 
     /// The first pass of Cooper–Harvey–Kennedy in layout order instead of reverse
@@ -501,6 +646,34 @@ impl Cfg {
         }
     }
 
+    /// The common valid phi, tested without the counters of [`Cfg::phi`] and without the
+    /// predecessor lists: first in a non-entry block, with one entry per predecessor, all
+    /// distinct. That is, as many entries as edges into the block (at most 8, to keep this
+    /// short), no block listed twice, and exactly one edge from each listed block to this
+    /// one (a `br` or `condbr`; a switch goes to `phi`): then the listed blocks account for every edge, so they are the predecessors,
+    /// each with one edge, and `phi` would find nothing.
+    #[inline]
+    pub(super) fn phi_fits(&self, at: &PhiBlock, incoming: &[(ValueId, u32)]) -> bool {
+        let b = at.block as usize;
+        if b == 0 || at.seen_non_phi {
+            return false;
+        }
+        incoming.len() == self.indeg[b] as usize
+            && incoming.len() <= 8
+            && incoming.iter().enumerate().all(|(j, &(_, pb))| {
+                // Exactly one edge from `pb` to `b` (from a switch: ask `phi`).
+                let Some(w) = self.succ_start.get(pb as usize..pb as usize + 2) else {
+                    return false;
+                };
+                let one_edge = match self.succ.get(w[0] as usize..w[1] as usize) {
+                    Some(&[t]) => t as usize == b,
+                    Some(&[t, u]) => (t as usize == b) != (u as usize == b),
+                    _ => false,
+                };
+                one_edge && !incoming[..j].iter().any(|&(_, q)| q == pb)
+            })
+    }
+
     /// Phis: only at the start of a non-entry block, one incoming entry per CFG edge. The
     /// manual's "M > 1" (at least two entries) is not a rule: real pexes have single-entry
     /// phis (15 in the corpus). `at` is where the walk is in the block; `i` is the phi.
@@ -526,6 +699,7 @@ impl Cfg {
             );
         }
         let n = self.num_blocks();
+        self.preds();
         let ps = &mut self.phis;
         if !ps.ready {
             ps.per_block.clear();
@@ -722,6 +896,20 @@ fn bad_target(cx: &mut FnCx<'_>, last: usize, t: u32, n: usize) {
         // The entry block has no predecessors.
         cx.at_inst(last, Rule::Cfg, "branch to the entry block %b0");
     }
+}
+
+/// [`intersect`] on the forward tree: blocks numbered by layout, `idom` by block.
+#[inline]
+fn intersect_idom(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
+    while a != b {
+        while a > b {
+            a = idom[a as usize];
+        }
+        while b > a {
+            b = idom[b as usize];
+        }
+    }
+    a
 }
 
 /// The nearest common ancestor of `a` and `b` in the dominator tree being built in

@@ -293,7 +293,9 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
             }
             let passes = match &inst.kind {
                 InstKind::Phi { incoming } => {
-                    g.phi(cx, &mut phis, i, incoming);
+                    if !g.phi_fits(&phis, incoming) {
+                        g.phi(cx, &mut phis, i, incoming);
+                    }
                     // The operand rules, dominance and the type rule per incoming value,
                     // with one lookup each.
                     let mut types_match = true;
@@ -304,7 +306,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                                 // Defined in the entry block or in the incoming block
                                 // itself (or a parameter or constant): it dominates the
                                 // end of the incoming block.
-                                if block != 0 && block != pb {
+                                if block != 0 && block != pb && !g.dominates_built(block, pb) {
                                     g.incoming_dominance(cx, i, v, pb, block);
                                 }
                                 Some(ty)
@@ -313,7 +315,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                         };
                         types_match &= t.is_none_or(|t| t == inst.ty);
                     }
-                    types_match
+                    types_match && valued(facts, inst)
                 }
                 kind => {
                     phis.non_phi();
@@ -337,7 +339,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                         }
                         InstKind::Store { ptr, val, align } => {
                             let (tp, tv) = (use_!(*ptr), use_!(*val));
-                            instructions::store_passes(facts, *align, tp, tv)
+                            instructions::store_passes(facts, *align, tp, tv) && valued(facts, inst)
                         }
                         InstKind::Cast { op, val } => {
                             let t = use_!(*val);
@@ -345,11 +347,11 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                         }
                         InstKind::Br { .. } | InstKind::Unreachable => {
                             mid_terminator |= i + 1 != end;
-                            true
+                            valued(facts, inst)
                         }
                         InstKind::CondBr { cond, .. } => {
                             mid_terminator |= i + 1 != end;
-                            use_!(*cond).is_some_and(|t| facts.is_i1(t))
+                            use_!(*cond).is_some_and(|t| facts.is_i1(t)) && valued(facts, inst)
                         }
                         InstKind::Select { cond, t, f } => {
                             let (tc, tt, tf) = (use_!(*cond), use_!(*t), use_!(*f));
@@ -362,12 +364,12 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                             for a in &c.args {
                                 use_!(*a);
                             }
-                            instructions::direct_call_passes(cx, inst, c)
+                            instructions::direct_call_passes(cx, inst, c) && valued(facts, inst)
                         }
                         InstKind::Ret { val } => {
                             mid_terminator |= i + 1 != end;
                             let t = val.map(|v| use_!(v));
-                            instructions::ret_passes(cx, t)
+                            instructions::ret_passes(cx, t) && valued(facts, inst)
                         }
                         InstKind::Alloca { size, align } => {
                             let t = use_!(*size);
@@ -384,7 +386,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                     }
                 }
             };
-            if !(passes && (inst.result == NO_RESULT || facts.is_value_type(inst.ty))) {
+            if !passes {
                 instructions::check_all(cx, i, inst, &mut p);
             }
             if inst.result != NO_RESULT {
@@ -399,6 +401,14 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
     mid_terminator
 }
 
+/// The result rule of the full rules (`check_result_type`): an instruction with a result
+/// has a value type. The success tests of binop, select, load, compare, cast and alloca
+/// already imply it (or test it on facts they looked up); the walk adds it to the others.
+#[inline(always)]
+fn valued(facts: &TypeFacts, inst: &crate::ir::Inst) -> bool {
+    inst.result == NO_RESULT || facts.is_value_type(inst.ty)
+}
+
 /// Operand `v` of instruction `i` (not a phi) in block `ub`: the operand rules and
 /// dominance in one lookup, returning its type (`None` if it names no value). The common
 /// cases, a local value defined earlier in the same block or in the entry block (or a
@@ -411,7 +421,7 @@ fn use_value(cx: &mut FnCx<'_>, g: &mut Cfg, ub: u32, i: usize, v: ValueId) -> O
     };
     // The entry block dominates every reachable block (and uses in unreachable blocks
     // are not checked).
-    if block != ub && block != 0 {
+    if block != ub && block != 0 && !g.dominates_built(block, ub) {
         cross_block_use(cx, g, ub, i, v, block);
     }
     Some(ty)
@@ -422,7 +432,9 @@ fn use_value(cx: &mut FnCx<'_>, g: &mut Cfg, ub: u32, i: usize, v: ValueId) -> O
 #[inline(never)]
 fn cross_block_use(cx: &mut FnCx<'_>, g: &mut Cfg, ub: u32, i: usize, v: ValueId, block: u32) {
     if block != NOT_YET {
-        g.dominance(cx, ub, i, v, None, block);
+        if !g.dominates_reachable(block, ub) {
+            g.dominance(cx, ub, i, v, None, block);
+        }
     } else if let Some(d) = cx.def_of(v) {
         let db = g.block_of(d);
         g.dominance(cx, ub, i, v, Some(d), db);
@@ -494,20 +506,20 @@ fn build(cx: &mut FnCx<'_>, body: u32) -> bool {
     tys.extend(f.consts.iter().map(|c| defined(c.ty)));
     let first = f.first_inst_value();
     cx.first_inst_value = first;
+    // One `extend` (no capacity test per value); a bad entry gets a placeholder, as the
+    // body is not checked further.
     let mut ok = true;
-    tys.reserve(f.value_insts.len());
-    for (n, &ii) in f.value_insts.iter().enumerate() {
-        let inst = f.insts.get(ii as usize);
-        match inst {
-            Some(inst) if inst.result == first.wrapping_add(n as u32) => {
-                tys.push(Local {
-                    ty: inst.ty,
-                    block: NOT_YET,
-                });
+    let insts = &f.insts[..];
+    tys.extend(f.value_insts.iter().enumerate().map(|(n, &ii)| {
+        let ty = match insts.get(ii as usize) {
+            Some(inst) if inst.result == first.wrapping_add(n as u32) => inst.ty,
+            _ => {
+                ok = false;
+                TypeId(u32::MAX)
             }
-            _ => ok = false,
-        }
-    }
+        };
+        Local { ty, block: NOT_YET }
+    }));
     cx.locals = tys;
     let with_result = f.insts.iter().filter(|i| i.result().is_some()).count();
     if !ok || with_result != f.value_insts.len() {

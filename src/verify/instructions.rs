@@ -8,6 +8,7 @@ use super::types::{self, is_param_type, is_return_type, TypeFacts};
 use super::Rule;
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Switch, Type, TypeId, ValueId,
+    NO_RESULT,
 };
 
 /// The problems found on one instruction (a buffer the walk reuses; empty between calls).
@@ -91,6 +92,8 @@ pub(super) fn binop_passes(
         && op.is_float() == float
         && (logic || float || bits & TypeFacts::BOOL_LIKE == 0)
         && flags.is_none_or(|fl| fl == 0)
+        // check_result_type, on the facts already looked up (inst.ty == tl).
+        && (inst.result == NO_RESULT || bits & TypeFacts::VALUE != 0)
 }
 
 /// [`passes`] for a load through a pointer of type `tp` (the rules of [`load`]).
@@ -148,7 +151,13 @@ pub(super) fn select_passes(
     let (Some(tc), Some(tt), Some(tf)) = (tc, tt, tf) else {
         return false;
     };
-    tt == tf && inst.ty == tt && facts.is_i1(tc) && !facts.is_vector(tt)
+    let bits = facts.bits(tt);
+    tt == tf
+        && inst.ty == tt
+        && facts.is_i1(tc)
+        && bits & TypeFacts::VECTOR == 0
+        // check_result_type, on the facts already looked up (inst.ty == tt).
+        && (inst.result == NO_RESULT || bits & TypeFacts::VALUE != 0)
 }
 
 /// [`passes`] for `ret`, with the type of its value if it has one (the rules of [`ret`]).

@@ -321,11 +321,6 @@ impl TypeFacts {
         self.has(t, Self::I1)
     }
 
-    #[inline]
-    pub(super) fn is_vector(&self, t: TypeId) -> bool {
-        self.has(t, Self::VECTOR)
-    }
-
     /// The bit size of `t` if it is a scalar value type.
     #[inline]
     pub(super) fn scalar_bits(&self, t: TypeId) -> Option<u32> {
