@@ -769,3 +769,20 @@ impl Module {
         }
     }
 }
+
+/// Nearest common dominator of nodes `a` and `b` in a dominator tree given by `idom`
+/// (immediate dominator per node), with nodes numbered so that a dominator's number is
+/// below those it dominates (reverse postorder, or a layout order whose tree has only
+/// forward edges). The lowering's and the verifier's dominator computations share it.
+#[inline]
+pub(crate) fn common_dominator(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
+    while a != b {
+        while a > b {
+            a = idom[a as usize];
+        }
+        while b > a {
+            b = idom[b as usize];
+        }
+    }
+    a
+}

@@ -691,16 +691,8 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
 }
 
 /// Nearest common dominator of RPO numbers `a` and `b`.
-fn intersect(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
-    while a != b {
-        while a > b {
-            a = idom[a as usize];
-        }
-        while b > a {
-            b = idom[b as usize];
-        }
-    }
-    a
+fn intersect(idom: &[u32], a: u32, b: u32) -> u32 {
+    crate::ir::common_dominator(idom, a, b)
 }
 
 /// True if RPO number `h` dominates `q` (`q` not before `h`).

@@ -118,6 +118,15 @@ fn number_locals_forward(
     Ok(counts)
 }
 
+/// A scratch buffer taken over for one function: `len` copies of `fill`, in the
+/// allocation the previous function left (given back through `Scratch` when done).
+fn reuse<T: Clone>(buf: &mut Vec<T>, len: usize, fill: T) -> Vec<T> {
+    let mut v = std::mem::take(buf);
+    v.clear();
+    v.resize(len, fill);
+    v
+}
+
 impl<'a, 'm> FnLower<'a, 'm> {
     pub fn new(cx: &'a LowerCtx<'m>, f: &'a IrFunction, scratch: &mut Scratch) -> R<Self> {
         let m = cx.module;
@@ -145,12 +154,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
         // frame (allocas of constant size in the entry block share one static frame) and
         // setjmp calls.
         let first_inst = f.first_inst_value();
-        let mut users = std::mem::take(&mut scratch.users);
-        users.clear();
-        users.resize(f.value_insts.len(), NONE);
-        let mut static_off = std::mem::take(&mut scratch.static_off);
-        static_off.clear();
-        static_off.resize(f.insts.len(), NONE);
+        let mut users = reuse(&mut scratch.users, f.value_insts.len(), NONE);
+        let mut static_off = reuse(&mut scratch.static_off, f.insts.len(), NONE);
         let mut needs_sp = false;
         let mut setjmps = std::mem::take(&mut scratch.setjmps);
         setjmps.clear();
@@ -198,13 +203,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         // wasm equivalent, `value_insts` and the results disagreeing, a value outside
         // every block) leaves the work, and its error, to `number_locals_forward`.
         let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
-        let mut local_of = std::mem::take(&mut scratch.local_of);
-        local_of.clear();
-        local_of.resize(f.value_insts.len(), NONE);
+        let mut local_of = reuse(&mut scratch.local_of, f.value_insts.len(), NONE);
         // Blocks holding a phi with a local: only edges into them may carry copies.
-        let mut phi_blocks = std::mem::take(&mut scratch.phi_blocks);
-        phi_blocks.clear();
-        phi_blocks.resize(f.block_starts.len(), false);
+        let mut phi_blocks = reuse(&mut scratch.phi_blocks, f.block_starts.len(), false);
         let mut numbered = 0usize;
         let mut forward = false;
         let mut inline = std::mem::take(&mut scratch.inline);

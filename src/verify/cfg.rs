@@ -900,16 +900,8 @@ fn bad_target(cx: &mut FnCx<'_>, last: usize, t: u32, n: usize) {
 
 /// [`intersect`] on the forward tree: blocks numbered by layout, `idom` by block.
 #[inline]
-fn intersect_idom(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
-    while a != b {
-        while a > b {
-            a = idom[a as usize];
-        }
-        while b > a {
-            b = idom[b as usize];
-        }
-    }
-    a
+fn intersect_idom(idom: &[u32], a: u32, b: u32) -> u32 {
+    crate::ir::common_dominator(idom, a, b)
 }
 
 /// The nearest common ancestor of `a` and `b` in the dominator tree being built in
