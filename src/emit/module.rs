@@ -766,7 +766,12 @@ impl ModuleBytes {
         len: usize,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> Result<usize, EmitError> {
-        let (pre_count, pre_items) = encoded_items(pre)?;
+        // `pre` encodes as: section size, item count, items; keep the items.
+        let mut head = Vec::new();
+        pre.encode(&mut head);
+        let (_, a) = read_leb(&head);
+        let (pre_count, b) = read_leb(&head[a..]);
+        let pre_items = &head[a + b..];
         let count = pre_count as usize + count;
         let items = pre_items.len() + len;
         let size = leb_len(count as u64) + items;
@@ -774,7 +779,7 @@ impl ModuleBytes {
         out.push(id as u8);
         lower::sink::leb_u32(out, size as u32);
         lower::sink::leb_u32(out, count as u32);
-        out.extend_from_slice(&pre_items);
+        out.extend_from_slice(pre_items);
         let start = out.len();
         write(out);
         if out.len() - start != len {
@@ -795,7 +800,11 @@ impl ModuleBytes {
         after: &CodeSection,
     ) -> Result<usize, EmitError> {
         // `after` (at most the threaded start function) is small: appended as encoded.
-        let (n_after, tail) = encoded_items(after)?;
+        let mut tail = Vec::new();
+        wasm_encoder::Encode::encode(after, &mut tail);
+        let (_, a) = read_leb(&tail);
+        let (n_after, b) = read_leb(&tail[a..]);
+        let tail = &tail[a + b..];
         let len = bodies
             .iter()
             .map(|b| leb_len(b.len() as u64) + b.len())
@@ -811,7 +820,7 @@ impl ModuleBytes {
                     lower::sink::leb_u32(out, b.len() as u32);
                     out.extend_from_slice(b);
                 }
-                out.extend_from_slice(&tail);
+                out.extend_from_slice(tail);
             },
         )
     }
@@ -856,23 +865,21 @@ impl ModuleBytes {
                     out.extend_from_slice(b);
                 }
             },
-        )
-        .map(|_| ())
+        )?;
+        Ok(())
     }
 }
 
-/// A section as `wasm_encoder` encodes it (size, item count, items): the count and the
-/// items.
-fn encoded_items(section: &impl wasm_encoder::Encode) -> Result<(u32, Vec<u8>), EmitError> {
-    let mut bytes = Vec::new();
-    section.encode(&mut bytes);
-    let mut r = wasmparser::BinaryReader::new(&bytes, 0);
-    let internal = |e: wasmparser::BinaryReaderError| EmitError::Other(format!("internal: {e}"));
-    r.read_var_u32().map_err(internal)?;
-    let count = r.read_var_u32().map_err(internal)?;
-    let at = r.current_position();
-    bytes.drain(..at);
-    Ok((count, bytes))
+/// An unsigned LEB128 at the start of `b` (as `wasm_encoder` wrote it): value and length.
+fn read_leb(b: &[u8]) -> (u64, usize) {
+    let mut v = 0u64;
+    for (i, &byte) in b.iter().enumerate().take(10) {
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return (v, i + 1);
+        }
+    }
+    (v, b.len().min(10))
 }
 
 /// Length of the unsigned LEB128 of `v`.
