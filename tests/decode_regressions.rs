@@ -127,3 +127,24 @@ fn data_byte_over_255_is_an_error_in_short_and_long_records() {
         assert!(err.contains("globals"), "{err}");
     }
 }
+
+#[test]
+fn call_calling_convention_word_wider_than_32_bits_is_an_error() {
+    // `Call::cc_info` is 32 bits (it keeps an instruction at 32 bytes); a wider word in the
+    // record is reported at the record, not truncated. Record: call [cc, callee, args...],
+    // callee relative 1 = @f0 (a self-call of `void @f0()`).
+    let ok = one_function(1, &[&[34, 1, 1], &[10]]);
+    let m = pexe2wasm::decode::decode(&ok).expect("a tail call with cc word 1 decodes");
+    let f = &m.function_bodies[0];
+    let pexe2wasm::ir::InstKind::Call(c) = &f.insts[0].kind else {
+        panic!("not a call: {:?}", f.insts[0].kind);
+    };
+    assert_eq!((c.cc_info, f.args(c).len()), (1, 0));
+    let wide = one_function(1, &[&[34, 1 << 32 | 1, 1], &[10]]);
+    let err = pexe2wasm::decode::decode(&wide).unwrap_err().to_string();
+    assert!(
+        err.contains("calling-convention word 4294967297 does not fit in 32 bits"),
+        "{err}"
+    );
+    assert!(err.contains("function block"), "{err}");
+}

@@ -4,6 +4,26 @@ mod common;
 
 use pexe2wasm::verify::{check_runnable, verify, Rule};
 
+/// The decoder puts calls' arguments and phis' incoming pairs in their body's pools one
+/// run after another, in instruction order, with nothing left over.
+fn pools_tiled(name: &str, m: &pexe2wasm::ir::Module) {
+    use pexe2wasm::ir::InstKind;
+    for (bi, f) in m.function_bodies.iter().enumerate() {
+        let (mut args, mut incoming) = (0u32, 0u32);
+        for (i, inst) in f.insts.iter().enumerate() {
+            let (at, s) = match &inst.kind {
+                InstKind::Call(c) => (&mut args, c.args),
+                InstKind::Phi { incoming: s } => (&mut incoming, *s),
+                _ => continue,
+            };
+            assert_eq!(s.start, *at, "{name}: body {bi} instruction {i}: {s:?}");
+            *at += s.len;
+        }
+        assert_eq!(args as usize, f.call_args.len(), "{name}: body {bi}");
+        assert_eq!(incoming as usize, f.phi_incoming.len(), "{name}: body {bi}");
+    }
+}
+
 /// What `check_runnable` should say about a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Run {
@@ -20,6 +40,7 @@ fn check(name: &str, run: Run) {
         return;
     };
     let m = pexe2wasm::decode::decode(&data).unwrap_or_else(|e| panic!("{name}: decode: {e}"));
+    pools_tiled(name, &m);
     let findings = verify(&m);
     if !findings.is_empty() {
         let shown: Vec<String> = findings.iter().take(20).map(|f| f.to_string()).collect();
@@ -156,12 +177,20 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
                     InstKind::CondBr { then_bb, .. } => *then_bb = b,
                     InstKind::Switch(s) => s.default = b,
                     InstKind::Phi { incoming } => {
-                        if let Some(e) = incoming.first_mut() {
-                            *e = (ValueId(a), b);
+                        if a % 5 == 0 {
+                            // An incoming list outside the body's pool.
+                            incoming.start = b;
+                        } else if let Some(e) = f.phi_incoming.get_mut(incoming.range()) {
+                            if let Some(e) = e.first_mut() {
+                                *e = (ValueId(a), b);
+                            }
                         }
                     }
                     InstKind::Call(c) => {
-                        if a % 2 == 0 {
+                        if a % 5 == 0 {
+                            // An argument list outside the body's pool.
+                            c.args.len = b;
+                        } else if a % 2 == 0 {
                             c.callee = Callee::Direct(b);
                         } else {
                             c.callee = Callee::Indirect(ValueId(a));

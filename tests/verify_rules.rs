@@ -7,7 +7,7 @@ use pexe2wasm::ir::intrinsics::memory_order as mo;
 use pexe2wasm::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Element, Function,
     FunctionDecl, FunctionType, GlobalVar, Initializer, Inst, InstKind, Intrinsic, Linkage, Module,
-    Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+    Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
 };
 use pexe2wasm::verify::{check_runnable, verify, Context, Finding, Rule};
 
@@ -149,6 +149,33 @@ struct F {
     void: TypeId,
 }
 
+/// An instruction to append. Calls and phis carry their operand lists, which `F::push`
+/// moves into the body's pools (`Function::call_args`, `Function::phi_incoming`).
+enum K {
+    I(InstKind),
+    Call(Callee, Vec<ValueId>, u32),
+    Phi(Vec<(ValueId, u32)>),
+}
+
+impl From<InstKind> for K {
+    fn from(k: InstKind) -> K {
+        K::I(k)
+    }
+}
+
+impl K {
+    /// The instruction, its operand list appended to `f`'s pool.
+    fn into_kind(self, f: &mut Function) -> InstKind {
+        match self {
+            K::I(k) => k,
+            K::Call(callee, args, cc) => InstKind::Call(f.new_call(callee, &args, cc)),
+            K::Phi(inc) => InstKind::Phi {
+                incoming: f.new_phi(&inc),
+            },
+        }
+    }
+}
+
 impl F {
     fn p(&self, k: u32) -> ValueId {
         ValueId(self.f.base + k)
@@ -160,19 +187,20 @@ impl F {
     fn block(&mut self) {
         self.f.block_starts.push(self.f.insts.len() as u32);
     }
-    fn push(&mut self, kind: InstKind, ty: TypeId, result: u32) {
+    fn push(&mut self, kind: impl Into<K>, ty: TypeId, result: u32) {
+        let kind = kind.into().into_kind(&mut self.f);
         self.f.inst_bits.push(32 * (self.f.insts.len() as u32 + 1));
         self.f.insts.push(Inst { kind, ty, result });
     }
     /// An instruction with a result of type `ty`.
-    fn val(&mut self, kind: InstKind, ty: TypeId) -> ValueId {
+    fn val(&mut self, kind: impl Into<K>, ty: TypeId) -> ValueId {
         let v = self.f.first_inst_value() + self.f.value_insts.len() as u32;
         self.f.value_insts.push(self.f.insts.len() as u32);
         self.push(kind, ty, v);
         ValueId(v)
     }
     /// An instruction without a result.
-    fn op(&mut self, kind: InstKind) {
+    fn op(&mut self, kind: impl Into<K>) {
         let void = self.void;
         self.push(kind, void, NO_RESULT);
     }
@@ -200,12 +228,8 @@ fn bin(op: BinOp, lhs: ValueId, rhs: ValueId) -> InstKind {
     }
 }
 
-fn call(func: u32, args: Vec<ValueId>) -> InstKind {
-    InstKind::Call(Box::new(Call {
-        callee: Callee::Direct(func),
-        args,
-        cc_info: 0,
-    }))
+fn call(func: u32, args: Vec<ValueId>) -> K {
+    K::Call(Callee::Direct(func), args, 0)
 }
 
 /// `_start(i32 %p0)` with the given constants, whose single block is filled by `body`
@@ -449,11 +473,7 @@ fn calling_convention_must_be_c_on_calls() {
     let g = b.define("g", void, &[]);
     let mut f = b.body(s, &[]);
     f.block();
-    f.op(InstKind::Call(Box::new(Call {
-        callee: Callee::Direct(g),
-        args: vec![],
-        cc_info: 2 | 1, // cc 1 (fastcc), tail
-    })));
+    f.op(K::Call(Callee::Direct(g), vec![], 2 | 1)); // cc 1 (fastcc), tail
     f.ret();
     b.finish(f);
     let mut f = b.body(g, &[]);
@@ -461,6 +481,58 @@ fn calling_convention_must_be_c_on_calls() {
     f.ret();
     b.finish(f);
     expect_only(&b.build(), Rule::CallingConv, "calling convention 1");
+}
+
+/// A body built by hand can name an operand list outside its pool (the decoder never
+/// does): the verifier reports it instead of reading the list as empty.
+#[test]
+fn operand_lists_must_lie_in_their_pools() {
+    for past_the_end in [false, true] {
+        let mut b = B::new();
+        let s = b.start();
+        let void = b.void();
+        let g = b.define("g", void, &[]);
+        let mut f = b.body(s, &[]);
+        f.block();
+        f.op(call(g, vec![]));
+        if past_the_end {
+            // A list of one argument where the pool holds none: `g` takes none, so only
+            // the pool rule can catch it.
+            if let InstKind::Call(c) = &mut f.f.insts[0].kind {
+                c.args.len = 1;
+            }
+        }
+        f.ret();
+        b.finish(f);
+        let mut f = b.body(g, &[]);
+        f.block();
+        f.ret();
+        b.finish(f);
+        let m = b.build();
+        if past_the_end {
+            expect_only(
+                &m,
+                Rule::Call,
+                "call's argument list (entries 0 to 1) lies outside",
+            );
+        } else {
+            expect_clean(&m);
+        }
+    }
+    // A phi's incoming list outside the pool.
+    let m = diamond(|f| vec![(f.c(1), 0), (f.c(1), 1)]);
+    let mut broken = m.clone();
+    for inst in &mut broken.function_bodies[0].insts {
+        if let InstKind::Phi { incoming } = &mut inst.kind {
+            incoming.start = 7;
+        }
+    }
+    expect_clean(&m);
+    expect(
+        &broken,
+        Rule::Phi,
+        "phi's incoming list (entries 7 to 9) lies outside",
+    );
 }
 
 #[test]
@@ -988,12 +1060,7 @@ fn diamond(phi: impl FnOnce(&F) -> Vec<(ValueId, u32)>) -> Module {
             f.op(br(2));
             f.block();
             let inc = phi(f);
-            f.val(
-                InstKind::Phi {
-                    incoming: inc.into_boxed_slice(),
-                },
-                i32t,
-            );
+            f.val(K::Phi(inc), i32t);
             f.ret();
         },
     )
@@ -1044,12 +1111,7 @@ fn phi_lists_one_entry_per_edge_with_one_value() {
                 })));
                 f.block();
                 let inc = phi(f);
-                f.val(
-                    InstKind::Phi {
-                        incoming: inc.into_boxed_slice(),
-                    },
-                    i32t,
-                );
+                f.val(K::Phi(inc), i32t);
                 f.ret();
                 f.block();
                 f.ret();
@@ -1081,12 +1143,7 @@ fn phis_come_first_and_never_in_the_entry_block() {
         |f, i32t| {
             f.block();
             let c = f.c(0);
-            f.val(
-                InstKind::Phi {
-                    incoming: vec![(c, 0)].into_boxed_slice(),
-                },
-                i32t,
-            );
+            f.val(K::Phi(vec![(c, 0)]), i32t);
             f.ret();
         },
     );
@@ -1099,12 +1156,7 @@ fn phis_come_first_and_never_in_the_entry_block() {
             f.block();
             let (p, c) = (f.p(0), f.c(0));
             f.val(bin(BinOp::Add, p, c), i32t);
-            f.val(
-                InstKind::Phi {
-                    incoming: vec![(c, 0)].into_boxed_slice(),
-                },
-                i32t,
-            );
+            f.val(K::Phi(vec![(c, 0)]), i32t);
             f.ret();
         },
     );
@@ -1181,12 +1233,7 @@ fn phi_values_must_dominate_their_incoming_edge() {
                 f.op(br(1));
                 f.block();
                 let first = if bad { v1 } else { f.c(1) };
-                f.val(
-                    InstKind::Phi {
-                        incoming: vec![(first, 0), (v1, 2)].into_boxed_slice(),
-                    },
-                    i32t,
-                );
+                f.val(K::Phi(vec![(first, 0), (v1, 2)]), i32t);
                 let c = f.c(0);
                 f.op(InstKind::CondBr {
                     cond: c,
@@ -2221,12 +2268,8 @@ fn direct_calls_match_the_callee_signature() {
     );
 }
 
-fn indirect(callee: ValueId, args: Vec<ValueId>) -> InstKind {
-    InstKind::Call(Box::new(Call {
-        callee: Callee::Indirect(callee),
-        args,
-        cc_info: 0,
-    }))
+fn indirect(callee: ValueId, args: Vec<ValueId>) -> K {
+    K::Call(Callee::Indirect(callee), args, 0)
 }
 
 #[test]
@@ -2301,11 +2344,7 @@ fn tail_calls_are_allowed() {
     let g = b.define("g", void, &[]);
     let mut f = b.body(s, &[]);
     f.block();
-    f.op(InstKind::Call(Box::new(Call {
-        callee: Callee::Direct(g),
-        args: vec![],
-        cc_info: 1,
-    })));
+    f.op(K::Call(Callee::Direct(g), vec![], 1));
     f.ret();
     b.finish(f);
     let mut f = b.body(g, &[]);
@@ -2587,11 +2626,33 @@ fn garbage_ir_does_not_panic() {
     let big = ValueId(u32::MAX);
     {
         let f = &mut m.function_bodies[0];
+        let incoming = f.new_phi(&[(big, u32::MAX), (ValueId(0), 0)]);
+        f.insts.push(Inst {
+            kind: InstKind::Phi { incoming },
+            ty: TypeId(u32::MAX),
+            result: NO_RESULT,
+        });
+        // Operand lists outside their pools.
         f.insts.push(Inst {
             kind: InstKind::Phi {
-                incoming: vec![(big, u32::MAX), (ValueId(0), 0)].into_boxed_slice(),
+                incoming: Span {
+                    start: u32::MAX,
+                    len: u32::MAX,
+                },
             },
-            ty: TypeId(u32::MAX),
+            ty: TypeId(0),
+            result: NO_RESULT,
+        });
+        f.insts.push(Inst {
+            kind: InstKind::Call(Call {
+                callee: Callee::Direct(0),
+                args: Span {
+                    start: 1,
+                    len: u32::MAX,
+                },
+                cc_info: 0,
+            }),
+            ty: TypeId(0),
             result: NO_RESULT,
         });
         f.insts.push(Inst {
@@ -2606,12 +2667,9 @@ fn garbage_ir_does_not_panic() {
             ty: TypeId(9999),
             result: NO_RESULT,
         });
+        let call = f.new_call(Callee::Direct(u32::MAX), &[big, big], u32::MAX);
         f.insts.push(Inst {
-            kind: InstKind::Call(Box::new(Call {
-                callee: Callee::Direct(u32::MAX),
-                args: vec![big, big],
-                cc_info: u64::MAX,
-            })),
+            kind: InstKind::Call(call),
             ty: TypeId(12345),
             result: NO_RESULT,
         });
@@ -2652,55 +2710,64 @@ fn operand_findings_follow_operand_order_for_every_kind() {
     let missing = |k: u32| ValueId(900 + k);
     let kinds = || {
         let v = missing;
-        vec![
-            bin(BinOp::Add, v(1), v(2)),
+        let k: Vec<K> = vec![
+            bin(BinOp::Add, v(1), v(2)).into(),
             InstKind::Cast {
                 op: CastOp::Trunc,
                 val: v(3),
-            },
+            }
+            .into(),
             InstKind::ExtractElement {
                 vec: v(4),
                 index: v(5),
-            },
+            }
+            .into(),
             InstKind::InsertElement {
                 vec: v(6),
                 elt: v(7),
                 index: v(8),
-            },
+            }
+            .into(),
             InstKind::Alloca {
                 size: v(9),
                 align: Align(1),
-            },
+            }
+            .into(),
             InstKind::Load {
                 ptr: v(10),
                 align: Align(1),
-            },
+            }
+            .into(),
             InstKind::Store {
                 ptr: v(11),
                 val: v(12),
                 align: Align(1),
-            },
+            }
+            .into(),
             InstKind::Cmp {
                 pred: CmpPred::IEq,
                 lhs: v(13),
                 rhs: v(14),
-            },
+            }
+            .into(),
             InstKind::Select {
                 cond: v(15),
                 t: v(16),
                 f: v(17),
-            },
+            }
+            .into(),
             call(0, vec![v(18), v(19)]),
-            InstKind::Call(Box::new(Call {
-                callee: Callee::Indirect(v(20)),
-                args: vec![v(21), v(22)],
-                cc_info: 0,
-            })),
-        ]
+            indirect(v(20), vec![v(21), v(22)]),
+        ];
+        k
     };
     let mut expected = Vec::new();
     for kind in kinds() {
-        kind.for_each_operand(|v| expected.push(format!("operand %v{} names", v.0 - 2)));
+        let mut body = Function::default();
+        let kind = kind.into_kind(&mut body);
+        kind.for_each_operand(&body, |v| {
+            expected.push(format!("operand %v{} names", v.0 - 2))
+        });
     }
     for broken_layout in [false, true] {
         let mut b = B::new();

@@ -34,7 +34,7 @@ use super::{block_id, next_leaf_record, next_leaf_short, symbol_name, DecodeErro
 use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
-    Inst, InstKind, Scalar, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+    Inst, InstKind, Scalar, Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
 };
 
 /// Instruction record codes.
@@ -123,6 +123,8 @@ pub(crate) struct Scratch<'a> {
     value_insts: Vec<u32>,
     block_starts: Vec<u32>,
     consts: Vec<Constant>,
+    call_args: Vec<ValueId>,
+    phi_incoming: Vec<(ValueId, u32)>,
 }
 
 impl Implied {
@@ -293,6 +295,8 @@ pub(super) fn decode_function<'a>(
             value_insts: take(&mut scratch.value_insts),
             block_starts: take(&mut scratch.block_starts),
             consts: take(&mut scratch.consts),
+            call_args: take(&mut scratch.call_args),
+            phi_incoming: take(&mut scratch.phi_incoming),
             ..Default::default()
         },
         ret_ty: ft.ret,
@@ -318,11 +322,15 @@ pub(super) fn decode_function<'a>(
     let value_insts = f.value_insts.to_vec();
     let block_starts = f.block_starts.to_vec();
     let consts = f.consts.to_vec();
+    let call_args = f.call_args.to_vec();
+    let phi_incoming = f.phi_incoming.to_vec();
     scratch.insts = std::mem::replace(&mut f.insts, insts);
     scratch.inst_bits = std::mem::replace(&mut f.inst_bits, inst_bits);
     scratch.value_insts = std::mem::replace(&mut f.value_insts, value_insts);
     scratch.block_starts = std::mem::replace(&mut f.block_starts, block_starts);
     scratch.consts = std::mem::replace(&mut f.consts, consts);
+    scratch.call_args = std::mem::replace(&mut f.call_args, call_args);
+    scratch.phi_incoming = std::mem::replace(&mut f.phi_incoming, phi_incoming);
     scratch.value_types = fd.value_types;
     scratch.forward = fd.forward;
     scratch.forward_order = fd.forward_order;
@@ -420,6 +428,15 @@ impl FnDecoder<'_, '_> {
     #[inline(always)]
     fn i32(&mut self) -> TypeId {
         self.use_type(self.implied.i32)
+    }
+
+    /// A call record's calling-convention word, which [`Call`] keeps in 32 bits.
+    fn cc_word(&self, cc: u64) -> Result<u32> {
+        u32::try_from(cc).or_else(|_| {
+            self.err(format!(
+                "call record's calling-convention word {cc} does not fit in 32 bits"
+            ))
+        })
     }
 
     #[inline(always)]
@@ -1043,7 +1060,8 @@ impl FnDecoder<'_, '_> {
                 }
                 let phi_value = self.next_value() - self.f.first_const_rel();
                 let next = self.next_value() as i64;
-                let mut incoming = Vec::with_capacity(pairs.len() / 2);
+                // Straight into the body's pool (a failed record fails the whole body).
+                let start = self.f.phi_incoming.len() as u32;
                 for p in pairs.chunks_exact(2) {
                     // i128: a sign-rotated operand can decode to i64::MIN.
                     let v = next as i128 - sign_unrotate(p[0]) as i128;
@@ -1064,14 +1082,14 @@ impl FnDecoder<'_, '_> {
                             ));
                         }
                     }
-                    incoming.push((ValueId(v), self.block(p[1])?));
+                    let b = self.block(p[1])?;
+                    self.f.phi_incoming.push((ValueId(v), b));
                 }
-                (
-                    InstKind::Phi {
-                        incoming: incoming.into_boxed_slice(),
-                    },
-                    ty,
-                )
+                let incoming = Span {
+                    start,
+                    len: (pairs.len() / 2) as u32,
+                };
+                (InstKind::Phi { incoming }, ty)
             }
             code::ALLOCA => {
                 let [s, a] = *ops else {
@@ -1200,7 +1218,8 @@ impl FnDecoder<'_, '_> {
                         params.len()
                     ));
                 }
-                let mut av = Vec::with_capacity(args.len());
+                let cc_info = self.cc_word(*cc)?;
+                let start = self.f.call_args.len() as u32;
                 for (i, (&a, &pt)) in args.iter().zip(params).enumerate() {
                     let (v, t) = self.operand(a)?;
                     if t != pt {
@@ -1210,14 +1229,18 @@ impl FnDecoder<'_, '_> {
                             self.ty_name(pt)
                         ));
                     }
-                    av.push(v);
+                    self.f.call_args.push(v);
                 }
+                let args = Span {
+                    start,
+                    len: args.len() as u32,
+                };
                 (
-                    InstKind::Call(Box::new(Call {
+                    InstKind::Call(Call {
                         callee: Callee::Direct(target),
-                        args: av,
-                        cc_info: *cc,
-                    })),
+                        args,
+                        cc_info,
+                    }),
                     ret,
                 )
             }
@@ -1231,20 +1254,25 @@ impl FnDecoder<'_, '_> {
                 if matches!(self.types.ty(ret), Type::Function(_)) {
                     return self.err("indirect call returning a function type");
                 }
-                let mut av = Vec::with_capacity(args.len());
+                let cc_info = self.cc_word(*cc)?;
+                let start = self.f.call_args.len() as u32;
                 for &a in args {
                     let (v, t) = self.operand(a)?;
                     if matches!(self.types.ty(t), Type::Void | Type::Function(_)) {
                         return self.err("indirect call argument of void or function type");
                     }
-                    av.push(v);
+                    self.f.call_args.push(v);
                 }
+                let args = Span {
+                    start,
+                    len: args.len() as u32,
+                };
                 (
-                    InstKind::Call(Box::new(Call {
+                    InstKind::Call(Call {
                         callee: Callee::Indirect(callee),
-                        args: av,
-                        cc_info: *cc,
-                    })),
+                        args,
+                        cc_info,
+                    }),
                     ret,
                 )
             }

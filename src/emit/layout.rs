@@ -32,6 +32,7 @@ const ZERO_SPLIT: usize = 128;
 /// phis, ...), so the caller's own look at those needs no second `match`.
 #[inline]
 pub fn taken_in_inst(
+    body: &crate::ir::Function,
     kind: &crate::ir::InstKind,
     nf: u32,
     out: &mut Vec<u32>,
@@ -42,7 +43,7 @@ pub fn taken_in_inst(
             out.push(v.0);
         }
     };
-    kind.for_each_operand_unordered(take, other);
+    kind.for_each_operand_unordered(body, take, other);
 }
 
 /// The layout; `taken_in_code` holds what [`taken_in_inst`] found in every body.

@@ -106,8 +106,8 @@ impl CodeFacts {
                     }
                 }
                 InstKind::Call(call) => {
-                    let params: Option<Vec<ValType>> = call
-                        .args
+                    let params: Option<Vec<ValType>> = f
+                        .args(call)
                         .iter()
                         .map(|a| types.get(*a).and_then(|t| *vt.get(t.0 as usize)?))
                         .collect();
@@ -128,7 +128,7 @@ impl CodeFacts {
                 }
                 _ => {}
             };
-            super::layout::taken_in_inst(&inst.kind, nf, &mut c.taken, other);
+            super::layout::taken_in_inst(f, &inst.kind, nf, &mut c.taken, other);
         }
         c
     }

@@ -423,14 +423,35 @@ pub enum Callee {
     Indirect(ValueId),
 }
 
-/// A call instruction (boxed inside [`InstKind`] to keep instructions small).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A run of one of a body's operand pools ([`Function::call_args`] for calls,
+/// [`Function::phi_incoming`] for phis). Variable-length operand lists live in the body,
+/// not in the instruction, so no instruction owns an allocation: a body is a few flat
+/// vectors, cheap to build, walk and free (decision 0010, session 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Span {
+    /// The span as an index range of its pool.
+    #[inline]
+    pub fn range(self) -> std::ops::Range<usize> {
+        let start = self.start as usize;
+        start..start.saturating_add(self.len as usize)
+    }
+}
+
+/// A call instruction. Its arguments are `Function::args(call)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Call {
     pub callee: Callee,
-    pub args: Vec<ValueId>,
+    /// The arguments, in [`Function::call_args`].
+    pub args: Span,
     /// The record's calling-convention word: bit 0 is the `tail` flag, the rest the
-    /// calling convention (0 = C).
-    pub cc_info: u64,
+    /// calling convention (0 = C). 32 bits keep [`Inst`] at 32 bytes; the decoder refuses
+    /// a wider word (PNaCl defines calling conventions 0 to 1023).
+    pub cc_info: u32,
 }
 
 impl Call {
@@ -491,7 +512,8 @@ pub enum InstKind {
     Switch(Box<Switch>),
     Unreachable,
     Phi {
-        incoming: Box<[(ValueId, BlockId)]>,
+        /// The (value, block) pairs, in [`Function::phi_incoming`].
+        incoming: Span,
     },
     Alloca {
         size: ValueId,
@@ -516,7 +538,7 @@ pub enum InstKind {
         t: ValueId,
         f: ValueId,
     },
-    Call(Box<Call>),
+    Call(Call),
 }
 
 impl InstKind {
@@ -540,6 +562,7 @@ impl InstKind {
     #[inline]
     pub fn for_each_operand_unordered(
         &self,
+        body: &Function,
         mut f: impl FnMut(ValueId),
         other: impl FnOnce(&InstKind),
     ) {
@@ -557,15 +580,16 @@ impl InstKind {
             | InstKind::CondBr { cond: v, .. } => f(*v),
             InstKind::Br { .. } => {}
             _ => {
-                self.for_each_operand(&mut f);
+                self.for_each_operand(body, &mut f);
                 other(self);
             }
         }
     }
 
-    /// Calls `f` on every value operand (not block targets).
+    /// Calls `f` on every value operand (not block targets); `body` is the function the
+    /// instruction belongs to (it holds calls' and phis' operand lists).
     #[inline]
-    pub fn for_each_operand(&self, mut f: impl FnMut(ValueId)) {
+    pub fn for_each_operand(&self, body: &Function, mut f: impl FnMut(ValueId)) {
         match self {
             InstKind::Binop { lhs, rhs, .. } | InstKind::Cmp { lhs, rhs, .. } => {
                 f(*lhs);
@@ -589,7 +613,7 @@ impl InstKind {
             InstKind::Br { .. } | InstKind::Unreachable => {}
             InstKind::CondBr { cond, .. } => f(*cond),
             InstKind::Switch(s) => f(s.cond),
-            InstKind::Phi { incoming } => incoming.iter().for_each(|(v, _)| f(*v)),
+            InstKind::Phi { incoming } => body.incoming(*incoming).iter().for_each(|(v, _)| f(*v)),
             InstKind::Alloca { size, .. } => f(*size),
             InstKind::Load { ptr, .. } => f(*ptr),
             InstKind::Store { ptr, val, .. } => {
@@ -605,7 +629,7 @@ impl InstKind {
                 if let Callee::Indirect(v) = c.callee {
                     f(v)
                 }
-                c.args.iter().for_each(|a| f(*a))
+                body.args(c).iter().for_each(|a| f(*a))
             }
         }
     }
@@ -674,9 +698,45 @@ pub struct Function {
     pub bit: u64,
     /// Bit offset of each instruction record relative to `bit`.
     pub inst_bits: Vec<u32>,
+    /// Calls' arguments, one run per call ([`Call::args`]).
+    pub call_args: Vec<ValueId>,
+    /// Phis' (value, incoming block) pairs, one run per phi.
+    pub phi_incoming: Vec<(ValueId, BlockId)>,
 }
 
 impl Function {
+    /// A call's arguments.
+    #[inline]
+    pub fn args(&self, c: &Call) -> &[ValueId] {
+        self.call_args.get(c.args.range()).unwrap_or(&[])
+    }
+    /// A phi's (value, incoming block) pairs.
+    #[inline]
+    pub fn incoming(&self, s: Span) -> &[(ValueId, BlockId)] {
+        self.phi_incoming.get(s.range()).unwrap_or(&[])
+    }
+    /// Appends `args` to the call-argument pool and returns the call.
+    pub fn new_call(&mut self, callee: Callee, args: &[ValueId], cc_info: u32) -> Call {
+        let start = self.call_args.len() as u32;
+        self.call_args.extend_from_slice(args);
+        Call {
+            callee,
+            args: Span {
+                start,
+                len: args.len() as u32,
+            },
+            cc_info,
+        }
+    }
+    /// Appends `incoming` to the phi pool and returns the phi's span.
+    pub fn new_phi(&mut self, incoming: &[(ValueId, BlockId)]) -> Span {
+        let start = self.phi_incoming.len() as u32;
+        self.phi_incoming.extend_from_slice(incoming);
+        Span {
+            start,
+            len: incoming.len() as u32,
+        }
+    }
     /// Absolute id of the first constant.
     pub fn first_const(&self) -> u32 {
         self.base + self.num_params

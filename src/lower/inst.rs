@@ -193,7 +193,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 _ => {}
             };
-            stackify::count_uses(&inst.kind, i as u32, first_inst, &mut users, other);
+            stackify::count_uses(f, &inst.kind, i as u32, first_inst, &mut users, other);
         }
         // Locals: params, then per type: values, scratch; i32 extras first. Stackify's
         // backward walk meets every statement once its inlining is decided: it numbers the
@@ -865,7 +865,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                                 self.err_at(idx, format!("call to unknown @f{fid}"))
                             })?;
                         if let Some(i) = decl.intrinsic {
-                            return self.intrinsic(idx, i, &c.args, inst.ty);
+                            return self.intrinsic(idx, i, self.f.args(c), inst.ty);
                         }
                         let fi = self
                             .cx
@@ -879,15 +879,16 @@ impl<'a, 'm> FnLower<'a, 'm> {
                                 format!("call to @f{fid}, which is declared but not defined"),
                             ));
                         }
-                        for a in &c.args {
+                        for a in self.f.args(c) {
                             self.push_arg(*a)?;
                         }
                         self.sink().call(fi);
                         Ok(true)
                     }
                     Callee::Indirect(callee) => {
-                        let mut params = Vec::with_capacity(c.args.len());
-                        for a in &c.args {
+                        let args = self.f.args(c);
+                        let mut params = Vec::with_capacity(args.len());
+                        for a in args {
                             let t = self.ty(*a)?;
                             params.push(
                                 self.cx

@@ -64,7 +64,8 @@ impl FnLower<'_, '_> {
             let InstKind::Phi { incoming } = &inst.kind else {
                 continue;
             };
-            let Some(&(src, _)) = incoming.iter().find(|(_, b)| *b == from) else {
+            let Some(&(src, _)) = self.f.incoming(*incoming).iter().find(|(_, b)| *b == from)
+            else {
                 return Err(self.err_at(idx, format!("phi has no value for edge from %b{from}")));
             };
             // `x = phi [x, ...]` on this edge copies nothing.

@@ -23,7 +23,11 @@ pub(crate) struct PushOrder<'a> {
     n_tail: usize,
 }
 
-pub(crate) fn push_order<'a>(cx: &LowerCtx<'_>, kind: &'a InstKind) -> PushOrder<'a> {
+pub(crate) fn push_order<'a>(
+    cx: &LowerCtx<'_>,
+    body: &'a Function,
+    kind: &'a InstKind,
+) -> PushOrder<'a> {
     let z = ValueId(0);
     let fixed = |tail: &[ValueId]| {
         let mut t = [z; 3];
@@ -55,15 +59,15 @@ pub(crate) fn push_order<'a>(cx: &LowerCtx<'_>, kind: &'a InstKind) -> PushOrder
                     .and_then(|d| d.intrinsic);
                 match intr {
                     None => PushOrder {
-                        args: &c.args,
+                        args: body.args(c),
                         tail: [z; 3],
                         n_tail: 0,
                     },
-                    Some(i) => intrinsic_push_order(i, &c.args),
+                    Some(i) => intrinsic_push_order(i, body.args(c)),
                 }
             }
             Callee::Indirect(v) => PushOrder {
-                args: &c.args,
+                args: body.args(c),
                 tail: [v, z, z],
                 n_tail: 1,
             },
@@ -129,6 +133,7 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
 /// `match` per instruction.
 #[inline]
 pub(crate) fn count_uses(
+    body: &Function,
     kind: &InstKind,
     i: u32,
     first: u32,
@@ -141,7 +146,7 @@ pub(crate) fn count_uses(
             *u = if *u == NONE { i } else { MANY };
         }
     };
-    kind.for_each_operand_unordered(count, other);
+    kind.for_each_operand_unordered(body, count, other);
 }
 
 /// [`count_uses`]' mark of a value used more than once (never an instruction index: a
@@ -241,7 +246,7 @@ impl Walk<'_, '_> {
     #[inline(never)]
     fn visit(&mut self, user: usize, mut k: isize, depth: u32) -> isize {
         let f = self.f;
-        let ops = push_order(self.cx, &f.insts[user].kind);
+        let ops = push_order(self.cx, f, &f.insts[user].kind);
         // The candidate's value: `try_visit` found its single user is `user`.
         let mut kv = f.insts[k as usize].result;
         // Last pushed first: the tail backwards, then the arguments backwards.

@@ -1462,7 +1462,7 @@ impl Dis<'_, '_> {
             InstKind::Phi { incoming } => {
                 ops.extend([t("="), Op::Start, Op::Space, t("phi"), Op::Space]);
                 self.type_ops(&mut ops, inst.ty.0 as u64, None, false);
-                for (i, (v, b)) in incoming.iter().enumerate() {
+                for (i, (v, b)) in f.incoming(*incoming).iter().enumerate() {
                     if i > 0 {
                         ops.push(Op::Punct(","));
                     }
@@ -1568,7 +1568,7 @@ impl Dis<'_, '_> {
                 }
                 self.type_ops(&mut ops, inst.ty.0 as u64, None, false);
                 ops.extend([Op::Space, Op::Start, t(callee), Op::Open("("), Op::Start]);
-                for (i, a) in c.args.iter().enumerate() {
+                for (i, a) in f.args(c).iter().enumerate() {
                     if i > 0 {
                         ops.extend([Op::Punct(","), Op::Finish, Op::Space, Op::Start]);
                     }

@@ -271,7 +271,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
     let mut p = Problems::new();
     let Some(g) = g else {
         for (i, inst) in f.insts.iter().enumerate() {
-            inst.kind.for_each_operand(|v| check_operand(cx, i, v));
+            inst.kind.for_each_operand(f, |v| check_operand(cx, i, v));
             instructions::check(cx, i, inst, &mut p);
         }
         return false;
@@ -292,13 +292,15 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                 };
             }
             let passes = match &inst.kind {
-                InstKind::Phi { incoming } => {
+                InstKind::Phi { incoming: span } => {
+                    let incoming = f.incoming(*span);
                     if !g.phi_fits(&phis, incoming) {
                         g.phi(cx, &mut phis, i, incoming);
                     }
                     // The operand rules, dominance and the type rule per incoming value,
                     // with one lookup each.
-                    let mut types_match = true;
+                    // A span outside the pool fails here; the full rules report it.
+                    let mut types_match = incoming.len() == span.len as usize;
                     for &(v, pb) in incoming.iter() {
                         let k = v.0.wrapping_sub(cx.num_module_values);
                         let t = match cx.locals.get(k as usize) {
@@ -361,7 +363,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                             if let Callee::Indirect(v) = c.callee {
                                 use_!(v);
                             }
-                            for a in &c.args {
+                            for a in f.args(c) {
                                 use_!(*a);
                             }
                             instructions::direct_call_passes(cx, inst, c) && valued(facts, inst)
@@ -378,7 +380,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                         other => {
                             // Switch, extractelement, insertelement: the full rules.
                             mid_terminator |= other.is_terminator() && i + 1 != end;
-                            other.for_each_operand(|v| {
+                            other.for_each_operand(f, |v| {
                                 use_!(v);
                             });
                             false

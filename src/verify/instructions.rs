@@ -7,8 +7,8 @@ use super::intrinsics;
 use super::types::{self, is_param_type, is_return_type, TypeFacts};
 use super::Rule;
 use crate::ir::{
-    Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Switch, Type, TypeId, ValueId,
-    NO_RESULT,
+    Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Span, Switch, Type, TypeId,
+    ValueId, NO_RESULT,
 };
 
 /// The problems found on one instruction (a buffer the walk reuses; empty between calls).
@@ -54,9 +54,11 @@ fn passes(cx: &FnCx<'_>, inst: &Inst) -> bool {
         }
         InstKind::Br { .. } | InstKind::Unreachable => true,
         InstKind::CondBr { cond, .. } => cx.ty(*cond).is_some_and(|t| facts.is_i1(t)),
-        InstKind::Phi { incoming } => incoming
-            .iter()
-            .all(|(v, _)| cx.ty(*v).is_none_or(|t| t == inst.ty)),
+        InstKind::Phi { incoming } => {
+            cx.f.incoming(*incoming)
+                .iter()
+                .all(|(v, _)| cx.ty(*v).is_none_or(|t| t == inst.ty))
+        }
         InstKind::Select { cond, t, f } => {
             select_passes(facts, inst, cx.ty(*cond), cx.ty(*t), cx.ty(*f))
         }
@@ -218,9 +220,10 @@ pub(super) fn direct_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
     else {
         return false;
     };
-    if ft.params.len() != c.args.len()
-        || !c
-            .args
+    let args = cx.f.args(c);
+    if ft.params.len() != args.len()
+        || args.len() != c.args.len as usize
+        || !args
             .iter()
             .zip(&ft.params)
             .all(|(a, pt)| cx.ty(*a).is_none_or(|at| at == *pt))
@@ -245,7 +248,8 @@ fn indirect_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
     let void = cx.types().is_void(inst.ty);
     c.cc_info >> 1 == 0
         && cx.ty(v).is_none_or(|t| facts.is_i32(t))
-        && c.args.iter().all(|a| cx.ty(*a).is_none_or(param))
+        && cx.f.args(c).len() == c.args.len as usize
+        && cx.f.args(c).iter().all(|a| cx.ty(*a).is_none_or(param))
         && (void || param(inst.ty))
         && inst.result().is_some() != void
 }
@@ -269,7 +273,12 @@ pub(super) fn check_all(cx: &mut FnCx<'_>, i: usize, inst: &Inst, p: &mut Proble
         InstKind::CondBr { cond, .. } => cond_br(cx, *cond, p),
         InstKind::Switch(s) => switch(cx, s, p),
         InstKind::Br { .. } | InstKind::Unreachable => {}
-        InstKind::Phi { incoming } => phi_types(cx, inst, incoming, p),
+        InstKind::Phi { incoming } => {
+            if cx.f.incoming(*incoming).len() != incoming.len as usize {
+                p.push((Rule::Phi, span_outside("phi's incoming list", *incoming)));
+            }
+            phi_types(cx, inst, cx.f.incoming(*incoming), p)
+        }
         InstKind::Alloca { size, align } => alloca(cx, inst, *size, *align, p),
         InstKind::Load { ptr, align } => load(cx, inst, *ptr, *align, p),
         InstKind::Store { ptr, val, align } => store(cx, *ptr, *val, *align, p),
@@ -599,6 +608,16 @@ fn switch(cx: &FnCx<'_>, s: &Switch, p: &mut Problems) {
     }
 }
 
+/// A [`Span`] that does not lie within its pool (the decoder never makes one; a body built
+/// by hand can).
+fn span_outside(what: &str, s: Span) -> String {
+    format!(
+        "{what} (entries {} to {}) lies outside the body's pool",
+        s.start,
+        s.start as u64 + s.len as u64
+    )
+}
+
 fn phi_types(cx: &FnCx<'_>, inst: &Inst, incoming: &[(ValueId, u32)], p: &mut Problems) {
     for (v, _) in incoming {
         if let Some(t) = cx.ty(*v) {
@@ -775,7 +794,11 @@ fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
             ),
         ));
     }
-    let arg_tys = c.args.iter().map(|a| cx.ty(*a));
+    let args = cx.f.args(c);
+    if args.len() != c.args.len as usize {
+        p.push((Rule::Call, span_outside("call's argument list", c.args)));
+    }
+    let arg_tys = args.iter().map(|a| cx.ty(*a));
     let ret = match c.callee {
         Callee::Direct(func) => {
             let Some(d) = cx.m.functions.get(func as usize) else {
@@ -785,12 +808,12 @@ fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
             let Some(ft) = cx.types().function(d.ty) else {
                 return; // Reported at the declaration.
             };
-            if ft.params.len() != c.args.len() {
+            if ft.params.len() != args.len() {
                 p.push((
                     Rule::Call,
                     format!(
                         "call to @f{func} passes {} arguments, it takes {}",
-                        c.args.len(),
+                        args.len(),
                         ft.params.len()
                     ),
                 ));
@@ -811,7 +834,7 @@ fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
                 }
             }
             if let Some(intr) = cx.intrinsic_of(func) {
-                intrinsics::check_call(cx, intr, &c.args, p);
+                intrinsics::check_call(cx, intr, args, p);
             }
             ft.ret
         }
