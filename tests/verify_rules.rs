@@ -465,22 +465,31 @@ fn calling_convention_must_be_c_on_functions() {
     expect_only(&m, Rule::CallingConv, "calling convention 1");
 }
 
-#[test]
-fn calling_convention_must_be_c_on_calls() {
+/// `_start` calls `void @g()` once (`make` builds the call from `g`'s id), then returns;
+/// `edit` may change `_start`'s body before it is finished.
+fn start_calls_void_g(make: impl FnOnce(u32) -> K, edit: impl FnOnce(&mut F)) -> Module {
     let mut b = B::new();
     let s = b.start();
     let void = b.void();
     let g = b.define("g", void, &[]);
     let mut f = b.body(s, &[]);
     f.block();
-    f.op(K::Call(Callee::Direct(g), vec![], 2 | 1)); // cc 1 (fastcc), tail
+    f.op(make(g));
+    edit(&mut f);
     f.ret();
     b.finish(f);
     let mut f = b.body(g, &[]);
     f.block();
     f.ret();
     b.finish(f);
-    expect_only(&b.build(), Rule::CallingConv, "calling convention 1");
+    b.build()
+}
+
+#[test]
+fn calling_convention_must_be_c_on_calls() {
+    // cc 1 (fastcc), tail
+    let m = start_calls_void_g(|g| K::Call(Callee::Direct(g), vec![], 2 | 1), |_| {});
+    expect_only(&m, Rule::CallingConv, "calling convention 1");
 }
 
 /// A body built by hand can name an operand list outside its pool (the decoder never
@@ -488,27 +497,18 @@ fn calling_convention_must_be_c_on_calls() {
 #[test]
 fn operand_lists_must_lie_in_their_pools() {
     for past_the_end in [false, true] {
-        let mut b = B::new();
-        let s = b.start();
-        let void = b.void();
-        let g = b.define("g", void, &[]);
-        let mut f = b.body(s, &[]);
-        f.block();
-        f.op(call(g, vec![]));
-        if past_the_end {
-            // A list of one argument where the pool holds none: `g` takes none, so only
-            // the pool rule can catch it.
-            if let InstKind::Call(c) = &mut f.f.insts[0].kind {
-                c.args.len = 1;
-            }
-        }
-        f.ret();
-        b.finish(f);
-        let mut f = b.body(g, &[]);
-        f.block();
-        f.ret();
-        b.finish(f);
-        let m = b.build();
+        let m = start_calls_void_g(
+            |g| call(g, vec![]),
+            |f| {
+                if past_the_end {
+                    // A list of one argument where the pool holds none: `g` takes none,
+                    // so only the pool rule can catch it.
+                    if let InstKind::Call(c) = &mut f.f.insts[0].kind {
+                        c.args.len = 1;
+                    }
+                }
+            },
+        );
         if past_the_end {
             expect_only(
                 &m,
@@ -2338,20 +2338,10 @@ fn indirect_calls_use_i32_callees_and_abi_types() {
 
 #[test]
 fn tail_calls_are_allowed() {
-    let mut b = B::new();
-    let s = b.start();
-    let void = b.void();
-    let g = b.define("g", void, &[]);
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.op(K::Call(Callee::Direct(g), vec![], 1));
-    f.ret();
-    b.finish(f);
-    let mut f = b.body(g, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
-    expect_clean(&b.build());
+    expect_clean(&start_calls_void_g(
+        |g| K::Call(Callee::Direct(g), vec![], 1),
+        |_| {},
+    ));
 }
 
 // ---------------------------------------------------------------------------------------
