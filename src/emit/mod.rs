@@ -44,8 +44,8 @@ fn compiled(
 }
 
 /// The compiled fmod helper module ([`FMOD_WAT`], compiled by build.rs).
-pub fn fmod_module() -> Result<&'static [u8], EmitError> {
-    Ok(include_bytes!(concat!(env!("OUT_DIR"), "/fmod.wasm")))
+pub fn fmod_module() -> &'static [u8] {
+    include_bytes!(concat!(env!("OUT_DIR"), "/fmod.wasm"))
 }
 
 /// The compiled placeholder runtime.

@@ -165,7 +165,7 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         l.exports.contains_key("__pnacl_fmodf") && l.exports.contains_key("__pnacl_fmod")
     };
     if facts.frem && !linked.iter().any(has_fmod) {
-        linked.push(link::parse("fmod helpers", super::fmod_module()?)?);
+        linked.push(link::parse("fmod helpers", super::fmod_module())?);
     }
 
     // Types: linked modules' first, then the pexe's.

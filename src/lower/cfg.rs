@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Function, InstKind};
+use crate::ir::{common_dominator, Function, InstKind};
 
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -565,7 +565,7 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     // nearest common dominator of a node's forward predecessors does not depend on the
     // order they are met in), with loop headers, merge nodes and the retreating edges
     // from the same look. When node `i` is reached, every forward predecessor of it came
-    // earlier, so its `idom` is final, as are those `intersect` walks through.
+    // earlier, so its `idom` is final, as are those `common_dominator` walks through.
     let mut idom = s.filled(r, NONE);
     let mut forward = s.filled(r, 0);
     let mut retreating = s.u32s(); // (source, target) RPO number pairs
@@ -588,7 +588,7 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
             idom[t] = if idom[t] == NONE {
                 i
             } else {
-                intersect(&idom, i, idom[t])
+                common_dominator(&idom, i, idom[t])
             };
         }
     }
@@ -636,7 +636,7 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
                     new = if new == NONE {
                         q
                     } else {
-                        intersect(&idom, q, new)
+                        common_dominator(&idom, q, new)
                     };
                 }
                 if new != NONE && idom[i] != new {
@@ -688,11 +688,6 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
         merge,
         reducible,
     }
-}
-
-/// Nearest common dominator of RPO numbers `a` and `b`.
-fn intersect(idom: &[u32], a: u32, b: u32) -> u32 {
-    crate::ir::common_dominator(idom, a, b)
 }
 
 /// True if RPO number `h` dominates `q` (`q` not before `h`).

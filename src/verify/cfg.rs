@@ -9,7 +9,7 @@
 
 use super::function::{FnCx, Phase, NOT_YET};
 use super::Rule;
-use crate::ir::{InstKind, ValueId};
+use crate::ir::{common_dominator, InstKind, ValueId};
 use std::ops::Range;
 
 /// "None" in the `u32` vectors below.
@@ -287,7 +287,7 @@ impl Cfg {
                                 idom[t as usize] = if cur == NONE {
                                     src
                                 } else {
-                                    intersect_idom(&idom, src, cur)
+                                    common_dominator(&idom, src, cur)
                                 };
                             } else {
                                 retreating.push((t, src));
@@ -426,7 +426,7 @@ impl Cfg {
         if !(self.forward_ok
             && self.retreating.iter().all(|&(t, p)| {
                 let d = idom[t as usize];
-                intersect_idom(idom, p, d) == d
+                common_dominator(idom, p, d) == d
             }))
         {
             return false;
@@ -896,12 +896,6 @@ fn bad_target(cx: &mut FnCx<'_>, last: usize, t: u32, n: usize) {
         // The entry block has no predecessors.
         cx.at_inst(last, Rule::Cfg, "branch to the entry block %b0");
     }
-}
-
-/// [`intersect`] on the forward tree: blocks numbered by layout, `idom` by block.
-#[inline]
-fn intersect_idom(idom: &[u32], a: u32, b: u32) -> u32 {
-    crate::ir::common_dominator(idom, a, b)
 }
 
 /// The nearest common ancestor of `a` and `b` in the dominator tree being built in
