@@ -20,12 +20,46 @@ pub(crate) enum Ctx {
 }
 
 /// Work item of the structurizer's explicit stack (the paper's recursion).
+///
+/// `End(n)` and `Else(n)` carry how many `end`s in a row control reaches when it falls
+/// off the code emitted before them, with nothing executed in between ([`ends_ahead`]).
 pub(crate) enum Task {
     Tree(u32),
     Within(u32),
-    End,
-    Else,
-    Edge { from: u32, to: u32 },
+    /// The `end` of the innermost open construct (each open `Ctx` has exactly one, in
+    /// the order of the contexts: the topmost closes the innermost).
+    End(u32),
+    /// The `else` of an `if`; below it are the else arm's `Edge` and the `if`'s `End`.
+    Else(u32),
+    Edge {
+        from: u32,
+        to: u32,
+    },
+}
+
+/// How many `end`s in a row control reaches by falling off the code emitted so far,
+/// before any other code runs: the first closes the innermost open construct, the next
+/// the one around it, and so on. A `br d` to the end of a block is where control goes
+/// anyway when `d` is less than this.
+///
+/// Kept with the tasks as they are pushed (the tasks below one never change while it is
+/// on the stack): an `End` pushed on top of tasks with `n` ends ahead has `n + 1` (its
+/// own `end`, then theirs); the `Else` of an `if` has what the `if`'s `End` has, since
+/// falling off a then-arm continues after the `if`'s `end`, skipping the else arm; any
+/// other task emits code first: none.
+#[inline]
+fn ends_ahead(tasks: &[Task]) -> u32 {
+    match tasks.last() {
+        Some(Task::End(n) | Task::Else(n)) => *n,
+        _ => 0,
+    }
+}
+
+/// Pushes the `End` of a construct just opened.
+#[inline]
+fn push_end(tasks: &mut Vec<Task>) {
+    let n = ends_ahead(tasks) + 1;
+    tasks.push(Task::End(n));
 }
 
 impl FnLower<'_, '_> {
@@ -44,7 +78,7 @@ impl FnLower<'_, '_> {
                         if self.cfg.loop_header[x as usize] {
                             self.sink().loop_(wasm_encoder::BlockType::Empty);
                             self.push_ctx(Ctx::Loop(x));
-                            tasks.push(Task::End);
+                            push_end(&mut tasks);
                         }
                         t = Task::Within(x);
                         continue;
@@ -60,17 +94,17 @@ impl FnLower<'_, '_> {
                             self.sink().block(wasm_encoder::BlockType::Empty);
                             self.push_ctx(Ctx::Block(y));
                             tasks.push(Task::Tree(y));
-                            tasks.push(Task::End);
+                            push_end(&mut tasks);
                         }
                         // Last in, first out: the body, then End of the innermost block
                         // and the lowest merge child, and so on outwards.
                         self.body(x, &mut tasks)?;
                     }
-                    Task::End => {
+                    Task::End(_) => {
                         self.sink().end();
                         self.pop_ctx();
                     }
-                    Task::Else => {
+                    Task::Else(_) => {
                         self.sink().else_();
                     }
                     Task::Edge { from, to } => {
@@ -127,9 +161,8 @@ impl FnLower<'_, '_> {
     }
 
     /// Emits edge `from → to`: its copies, then a branch, or (`Some`) the node whose tree
-    /// follows inline. `tasks`: the work after this edge; when its next `d + 1` tasks
-    /// are `end`s, a `br d` to the end of a block is where control falls anyway, so it is
-    /// left out (falling out of an inner loop or `if` leaves it too).
+    /// follows inline. `tasks`: the work after this edge; a `br d` to the end of a block
+    /// that control reaches anyway by falling through ([`ends_ahead`]) is left out.
     fn edge(&mut self, from: u32, to: u32, tasks: &[Task]) -> R<Option<u32>> {
         self.emit_copies(from, to)?;
         let t = self.cfg.edge_target(from, to);
@@ -140,16 +173,14 @@ impl FnLower<'_, '_> {
         if self.cfg.is_backward(from, t) || self.cfg.merge[t as usize] {
             let d = self.depth_to(t)?;
             let d_us = d as usize;
+            // Only a block's label is its end; a `br` to a loop jumps backwards.
             let falls_through = matches!(
                 self.ctx
                     .len()
                     .checked_sub(1 + d_us)
                     .and_then(|i| self.ctx.get(i)),
                 Some(Ctx::Block(_))
-            ) && tasks.len() > d_us
-                && tasks[tasks.len() - 1 - d_us..]
-                    .iter()
-                    .all(|t| matches!(t, Task::End));
+            ) && d < ends_ahead(tasks);
             if !falls_through {
                 self.sink().br(d);
             }
@@ -234,9 +265,11 @@ impl FnLower<'_, '_> {
                 } else {
                     self.sink().if_(wasm_encoder::BlockType::Empty);
                     self.push_ctx(Ctx::If);
-                    tasks.push(Task::End);
+                    push_end(tasks);
+                    let n = ends_ahead(tasks);
                     tasks.push(Task::Edge { from: x, to: eb });
-                    tasks.push(Task::Else);
+                    // Falling off the then arm goes where the `if`'s `End` falls.
+                    tasks.push(Task::Else(n));
                     tasks.push(Task::Edge { from: x, to: tb });
                 }
             }
@@ -375,7 +408,7 @@ impl FnLower<'_, '_> {
         }
         for &t in landing.iter().rev() {
             tasks.push(Task::Edge { from: x, to: t });
-            tasks.push(Task::End);
+            push_end(tasks);
         }
         Ok(())
     }
