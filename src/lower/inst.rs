@@ -77,6 +77,11 @@ pub(crate) struct FnLower<'a, 'm> {
     /// after it, and the local. A `local.get` of that local emitted right there turns the
     /// set into a `local.tee` instead ([`FnLower::get_local`]).
     tee: (usize, usize, u32),
+    /// The body length right after the last operator of a compare (an integer compare's
+    /// opcode, or the `i32.eqz` an integer or unordered float compare ends with), whose 0/1 result is the value on top of the stack
+    /// while nothing follows it: [`FnLower::negate_cond`] and [`FnLower::drop_eqz`]
+    /// rewrite that last byte instead of appending an `i32.eqz`.
+    cmp_end: usize,
 }
 
 /// Bits of the ordinal in `local_of` while locals are numbered (the type above them).
@@ -386,6 +391,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             phi_blocks,
             copies,
             tee: (0, usize::MAX, NONE),
+            cmp_end: usize::MAX,
         })
     }
 
@@ -692,6 +698,44 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if bits < 32 && !clean {
             self.sink().i32_const(((1u64 << bits) - 1) as i32).i32_and();
         }
+    }
+
+    /// Negates the branch condition on top of the stack (`i32.eqz`), for a `br_if` or
+    /// `if` that reads it as a boolean only. Right after an integer compare
+    /// ([`FnLower::cmp_end`]) the compare itself is rewritten: its inverse predicate
+    /// (`a < b` → `a >= b`: exact for integers, both give 0 or 1), or, if it ends with an
+    /// `i32.eqz`, without that `eqz` (`x; i32.eqz; i32.eqz` tests what `x` does). Float
+    /// compares are never flipped (with a NaN, `!(a < b)` is not `a >= b`); those that
+    /// end with an `i32.eqz` (the unordered ones) only lose it.
+    pub fn negate_cond(&mut self) {
+        if !self.drop_eqz() {
+            let n = self.code.len();
+            if self.cmp_end == n {
+                if let Some(inv) = n.checked_sub(1).and_then(|i| inverse_compare(self.code[i])) {
+                    self.code[n - 1] = inv;
+                    return;
+                }
+            }
+            self.sink().i32_eqz();
+        }
+    }
+
+    /// Removes the `i32.eqz` that ends the integer compare just emitted, if there is one
+    /// (see [`FnLower::cmp_end`]): the stack then holds a value that is zero exactly when
+    /// the compare was true. For a condition read as a boolean only.
+    pub fn drop_eqz(&mut self) -> bool {
+        let n = self.code.len();
+        if self.cmp_end != n || n == 0 || self.code[n - 1] != I32_EQZ {
+            return false;
+        }
+        self.code.truncate(n - 1);
+        self.cmp_end = usize::MAX;
+        // A `local.set` ending at or after the new end is no longer where `get_local`
+        // would find it (none does: the `eqz` had an operand pushed after any set).
+        if self.tee.1 >= n - 1 {
+            self.tee.1 = usize::MAX;
+        }
+        true
     }
 
     /// Sign-extends a narrow value in place.
@@ -1165,6 +1209,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 _ => unreachable_pred(&mut k),
             }
+            if matches!(pred, FUgt | FUge | FUlt | FUle) {
+                // Ends with the `i32.eqz` of the ordered inverse: `negate_cond` drops it.
+                self.cmp_end = self.code.len();
+            }
             return Ok(true);
         }
         if s.is_float() {
@@ -1193,6 +1241,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 ISle => k.i64_le_s(),
                 _ => return Err(self.err_at(idx, "fcmp predicate on integers")),
             };
+            self.cmp_end = self.code.len();
             return Ok(true);
         }
         if signed {
@@ -1204,6 +1253,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             self.push_zext(lhs, bits)?;
             if matches!(pred, IEq) && self.const_int(rhs) == Some(0) {
                 self.sink().i32_eqz();
+                self.cmp_end = self.code.len();
                 return Ok(true);
             }
             self.push_zext(rhs, bits)?;
@@ -1222,6 +1272,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ISle => k.i32_le_s(),
             _ => return Err(self.err_at(idx, "fcmp predicate on integers")),
         };
+        self.cmp_end = self.code.len();
         Ok(true)
     }
 
@@ -1325,6 +1376,23 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
         }
     }
+}
+
+/// Opcode of `i32.eqz`.
+const I32_EQZ: u8 = 0x45;
+
+/// The integer compare opcode with the inverse predicate (`i32.eq` ↔ `i32.ne`,
+/// `lt_s` ↔ `ge_s`, `gt_u` ↔ `le_u`, ..., the same for `i64`); `None` for any other byte
+/// (`i32.eqz`, `i64.eqz` and float compares have no one-operator inverse).
+fn inverse_compare(op: u8) -> Option<u8> {
+    // 0x46..=0x4f: i32 eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u; 0x51..=0x5a: i64.
+    let base = match op {
+        0x46..=0x4f => 0x46,
+        0x51..=0x5a => 0x51,
+        _ => return None,
+    };
+    const INVERSE: [u8; 10] = [1, 0, 8, 9, 6, 7, 4, 5, 2, 3];
+    Some(base + INVERSE[(op - base) as usize])
 }
 
 fn unreachable_pred(k: &mut Sink<'_>) {

@@ -260,9 +260,12 @@ impl FnLower<'_, '_> {
                     tasks.push(Task::Edge { from: x, to: eb });
                 } else if self.simple(x, eb) {
                     let d = self.depth_to(eb)?;
-                    self.sink().i32_eqz().br_if(d);
+                    self.negate_cond();
+                    self.sink().br_if(d);
                     tasks.push(Task::Edge { from: x, to: tb });
                 } else {
+                    // `x; i32.eqz; if A else B` is `x; if B else A`.
+                    let (tb, eb) = if self.drop_eqz() { (eb, tb) } else { (tb, eb) };
                     self.sink().if_(wasm_encoder::BlockType::Empty);
                     self.push_ctx(Ctx::If);
                     push_end(tasks);
