@@ -1445,3 +1445,464 @@ fn no_branch_to_the_end_it_falls_into() {
     }
     assert_eq!(r.i32("early", &[Val::I32(0), Val::I32(9)]), Some(7));
 }
+
+/// The body text (wasmprinter) of function `name`: from its `(func $name` line to the
+/// next function.
+fn func_text<'t>(text: &'t str, name: &str) -> &'t str {
+    let head = format!("(func ${name} ");
+    let start = text
+        .find(&head)
+        .unwrap_or_else(|| panic!("no function {name}:\n{text}"));
+    let rest = &text[start + head.len()..];
+    let end = rest.find("(func $").unwrap_or(rest.len());
+    &text[start..start + head.len() + end]
+}
+
+/// Operators (first word of each line) of a function's text.
+fn ops(func: &str) -> Vec<&str> {
+    func.lines()
+        .skip(1)
+        .map(|l| l.trim().split(' ').next().unwrap_or(""))
+        .collect()
+}
+
+/// Every `br k` (line number) that goes where falling through goes anyway: the code after
+/// it, read as control runs, reaches the end of the block `k` levels out with nothing but
+/// `end`s in between; an `else` (the branch ends a then-arm) continues after the `if`'s
+/// matching `end`.
+fn branches_to_where_they_fall(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let op = |l: &str| l.split(' ').next().unwrap_or("").to_string();
+    let mut open: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        match op(line).as_str() {
+            "block" | "loop" | "if" => open.push(op(line)),
+            "end" => {
+                open.pop();
+            }
+            "br" => {
+                let k: usize = line.split(' ').nth(1).unwrap().parse().unwrap();
+                let mut closed = 0;
+                let mut j = n + 1;
+                while j < lines.len() {
+                    match op(lines[j]).as_str() {
+                        "end" => {
+                            if closed == k {
+                                let target = open.len().checked_sub(k + 1).map(|i| &open[i]);
+                                if target.map(String::as_str) == Some("block") {
+                                    found.push(format!("line {n}: {line}"));
+                                }
+                                break;
+                            }
+                            closed += 1;
+                            j += 1;
+                        }
+                        "else" => {
+                            // Skip the else arm to the `if`'s own `end`.
+                            let mut depth = 0;
+                            j += 1;
+                            while j < lines.len() {
+                                match op(lines[j]).as_str() {
+                                    "block" | "loop" | "if" => depth += 1,
+                                    "end" if depth == 0 => break,
+                                    "end" => depth -= 1,
+                                    _ => {}
+                                }
+                                j += 1;
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// A then-arm whose branch goes where control falls anyway has no `br`: an if/else diamond
+/// (both arms write the merge's phi) in a loop, and such an `if` nested in a then-arm.
+/// A then-arm branch that must stay (code follows the `if` before its target, or the
+/// target is a loop header) keeps it. Checked by value on every path.
+#[test]
+fn then_arms_fall_through_to_their_merge() {
+    let mut p = Prog::new();
+    // s = 0; for i in 0..n { if (i & 1) s += i * 3 else s -= i }; return s
+    p.func(
+        "diamond_loop",
+        "i32",
+        &["i32"],
+        "blocks 7;
+         constants { i32: %c0 = i32 0; %c1 = i32 1; %c2 = i32 3; }
+         br label %b1;
+       %b1:
+         %v0 = phi i32 [%c0, %b0], [%v9, %b5];
+         %v1 = phi i32 [%c0, %b0], [%v8, %b5];
+         %v2 = icmp slt i32 %v0, %p0;
+         br i1 %v2, label %b2, label %b6;
+       %b2:
+         %v3 = and i32 %v0, %c1;
+         %v4 = icmp ne i32 %v3, %c0;
+         br i1 %v4, label %b3, label %b4;
+       %b3:
+         %v5 = mul i32 %v0, %c2;
+         br label %b5;
+       %b4:
+         %v6 = sub i32 %c0, %v0;
+         br label %b5;
+       %b5:
+         %v7 = phi i32 [%v5, %b3], [%v6, %b4];
+         %v8 = add i32 %v1, %v7;
+         %v9 = add i32 %v0, %c1;
+         br label %b1;
+       %b6:
+         ret i32 %v1;",
+    );
+    // if (a < 0) { x = -a; if (b == 0) goto m3 (x) else goto m4 (x) }
+    // else { x = a + 1; if (b == 1) goto m3 (x) else goto m4 (x) }
+    // m3: y = x * 3; goto m4 (y);  m4: return the value.
+    // The inner ifs' then-arms fall into m3's block; their else-arms branch past m3's
+    // code to m4 (the branch stays).
+    p.func(
+        "nested",
+        "i32",
+        &["i32", "i32"],
+        "blocks 5;
+         constants { i32: %c0 = i32 0; %c1 = i32 1; %c2 = i32 3; }
+         %v0 = icmp slt i32 %p0, %c0;
+         br i1 %v0, label %b1, label %b2;
+       %b1:
+         %v1 = sub i32 %c0, %p0;
+         %v2 = icmp eq i32 %p1, %c0;
+         br i1 %v2, label %b3, label %b4;
+       %b2:
+         %v3 = add i32 %p0, %c1;
+         %v4 = icmp eq i32 %p1, %c1;
+         br i1 %v4, label %b3, label %b4;
+       %b3:
+         %v5 = phi i32 [%v1, %b1], [%v3, %b2];
+         %v6 = mul i32 %v5, %c2;
+         br label %b4;
+       %b4:
+         %v7 = phi i32 [%v1, %b1], [%v3, %b2], [%v6, %b3];
+         ret i32 %v7;",
+    );
+    // Collatz steps: the then-arm's edge is the loop's back edge (with phi copies).
+    p.func(
+        "collatz",
+        "i32",
+        &["i32"],
+        "blocks 6;
+         constants { i32: %c0 = i32 0; %c1 = i32 1; %c2 = i32 3; }
+         br label %b1;
+       %b1:
+         %v0 = phi i32 [%p0, %b0], [%v6, %b3], [%v8, %b4];
+         %v1 = phi i32 [%c0, %b0], [%v7, %b3], [%v9, %b4];
+         %v2 = icmp ule i32 %v0, %c1;
+         br i1 %v2, label %b5, label %b2;
+       %b2:
+         %v3 = and i32 %v0, %c1;
+         %v4 = icmp ne i32 %v3, %c0;
+         br i1 %v4, label %b3, label %b4;
+       %b3:
+         %v5 = mul i32 %v0, %c2;
+         %v6 = add i32 %v5, %c1;
+         %v7 = add i32 %v1, %c1;
+         br label %b1;
+       %b4:
+         %v8 = lshr i32 %v0, %c1;
+         %v9 = add i32 %v1, %c1;
+         br label %b1;
+       %b5:
+         ret i32 %v1;",
+    );
+    let wasm = p.wasm();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    let text = wasmprinter::print_bytes(&wasm).unwrap();
+    let redundant = branches_to_where_they_fall(&text);
+    assert!(redundant.is_empty(), "{redundant:?}:\n{text}");
+
+    // The diamond: an if/else whose arms both only write the phi's local; no `br` left
+    // in the loop but the back edge.
+    let diamond = func_text(&text, "diamond_loop");
+    let d_ops = ops(diamond);
+    assert!(
+        d_ops.contains(&"if") && d_ops.contains(&"else"),
+        "{diamond}"
+    );
+    let brs = d_ops.iter().filter(|o| **o == "br").count();
+    assert_eq!(brs, 1, "only the back edge branches:\n{diamond}");
+    // The nested ifs: the arms to m3 fall into m3's code (no `br`); the two arms to m4
+    // must branch past it. The `b == 0` one has its arms swapped (its `i32.eqz` dropped),
+    // so one of those branches ends a then-arm and the other an else-arm.
+    let nested = func_text(&text, "nested");
+    let n_ops = ops(nested);
+    let before = |o: &str| {
+        n_ops
+            .windows(2)
+            .filter(|w| w[1] == o && w[0] == "br")
+            .count()
+    };
+    assert_eq!(n_ops.iter().filter(|o| **o == "br").count(), 2, "{nested}");
+    assert_eq!(
+        before("else"),
+        1,
+        "a then-arm to m4 keeps its br:\n{nested}"
+    );
+    assert_eq!(
+        before("end"),
+        1,
+        "an else-arm to m4 keeps its br:\n{nested}"
+    );
+    assert!(!n_ops.contains(&"i32.eqz"), "{nested}");
+    // Collatz: the then-arm's back edge to the loop stays (a `br` right before `else`).
+    let collatz = func_text(&text, "collatz");
+    let c_ops = ops(collatz);
+    assert!(
+        c_ops.windows(2).any(|w| w == ["br", "else"]),
+        "the back edge of the then-arm is a br:\n{collatz}"
+    );
+
+    let mut r = p.build();
+    for n in [0, 1, 2, 5, 10, 33] {
+        let mut s = 0i32;
+        for i in 0..n {
+            if i & 1 != 0 {
+                s += i * 3;
+            } else {
+                s -= i;
+            }
+        }
+        assert_eq!(r.i32("diamond_loop", &[Val::I32(n)]), Some(s), "n = {n}");
+    }
+    for (a, b) in [
+        (-5, 0),
+        (-5, 1),
+        (-5, 2),
+        (4, 0),
+        (4, 1),
+        (4, 9),
+        (0, 1),
+        (0, 0),
+    ] {
+        let (x, go3) = if a < 0 { (-a, b == 0) } else { (a + 1, b == 1) };
+        let want = if go3 { x * 3 } else { x };
+        assert_eq!(
+            r.i32("nested", &[Val::I32(a), Val::I32(b)]),
+            Some(want),
+            "nested({a}, {b})"
+        );
+    }
+    for n in [1u32, 2, 3, 6, 7, 27, 97] {
+        let (mut x, mut steps) = (n, 0);
+        while x > 1 {
+            x = if x & 1 != 0 { 3 * x + 1 } else { x / 2 };
+            steps += 1;
+        }
+        assert_eq!(
+            r.i32("collatz", &[Val::I32(n as i32)]),
+            Some(steps),
+            "collatz({n})"
+        );
+    }
+}
+
+/// A branch condition that has to be negated (`br_if` to the else side) takes the
+/// inverse integer compare instead of an `i32.eqz`, and `x == 0` loses its `eqz` (as a
+/// `br_if` condition, and as an `if` whose arms are swapped); float compares are never
+/// inverted (NaN). Every predicate, signed and unsigned, at every width, narrow values
+/// with garbage above their width, by value.
+#[test]
+fn negated_conditions_invert_the_compare() {
+    let mut p = Prog::new();
+    // r = (a PRED b) && c != 7: %b2 is a merge without copies, so the false side is the
+    // plain branch: `br_if` on the negated compare, then %b1's code.
+    let shape = |setup: &str, cmp: usize, consts: &str| {
+        format!(
+            "blocks 4;
+             constants {{ i32: %c0 = i32 7; %c1 = i32 1; %c2 = i32 0; {consts} }}
+             {setup}
+             br i1 %v{cmp}, label %b1, label %b2;
+           %b1:
+             %v{c1} = icmp eq i32 %p2, %c0;
+             br i1 %v{c1}, label %b2, label %b3;
+           %b2:
+             ret i32 %c2;
+           %b3:
+             ret i32 %c1;",
+            c1 = cmp + 1
+        )
+    };
+    for (t, w) in INTS {
+        let pt = if w == 64 { "i64" } else { "i32" };
+        for pred in ICMPS {
+            let (setup, cmp) = if w >= 32 {
+                (format!("%v0 = icmp {pred} {t} %p0, %p1;"), 0)
+            } else {
+                (
+                    format!(
+                        "%v0 = trunc i32 %p0 to {t}; %v1 = trunc i32 %p1 to {t};
+                         %v2 = icmp {pred} {t} %v0, %v1;"
+                    ),
+                    2,
+                )
+            };
+            let body = shape(&setup, cmp, "");
+            p.func(&format!("br_{pred}_{t}"), "i32", &[pt, pt, "i32"], &body);
+        }
+        // a == 0, as a negated `br_if` condition (zero is %c3) and as an `if` (%c2).
+        let eq_zero = |z: &str| {
+            if w >= 32 {
+                (format!("%v0 = icmp eq {t} %p0, {z};"), 0)
+            } else {
+                (
+                    format!("%v0 = trunc i32 %p0 to {t}; %v1 = icmp eq {t} %v0, {z};"),
+                    1,
+                )
+            }
+        };
+        let (setup, cmp) = eq_zero("%c3");
+        let body = shape(&setup, cmp, &format!("{t}: %c3 = {t} 0;"));
+        p.func(&format!("brz_{t}"), "i32", &[pt, pt, "i32"], &body);
+        let (setup, cmp) = eq_zero("%c2");
+        p.func(
+            &format!("ifz_{t}"),
+            "i32",
+            &[pt],
+            &format!(
+                "blocks 3;
+                 constants {{ i32: %c0 = i32 1; %c1 = i32 2; {t}: %c2 = {t} 0; }}
+                 {setup}
+                 br i1 %v{cmp}, label %b1, label %b2;
+               %b1:
+                 ret i32 %c0;
+               %b2:
+                 ret i32 %c1;"
+            ),
+        );
+    }
+    for t in ["float", "double"] {
+        for pred in FCMPS {
+            let body = shape(&format!("%v0 = fcmp {pred} {t} %p0, %p1;"), 0, "");
+            p.func(&format!("br_{pred}_{t}"), "i32", &[t, t, "i32"], &body);
+        }
+    }
+    let wasm = p.wasm();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    let text = wasmprinter::print_bytes(&wasm).unwrap();
+    let count = |name: &str, op: &str| {
+        ops(func_text(&text, name))
+            .iter()
+            .filter(|o| **o == op)
+            .count()
+    };
+    for (t, w) in INTS {
+        for pred in ICMPS {
+            let f = format!("br_{pred}_{t}");
+            assert_eq!(count(&f, "i32.eqz"), 0, "{}", func_text(&text, &f));
+            assert_eq!(count(&f, "br_if"), 2, "{}", func_text(&text, &f));
+        }
+        // `i64.eqz` has no inverse: one `i32.eqz` after it; narrower: none.
+        let want = usize::from(w == 64);
+        let f = format!("brz_{t}");
+        assert_eq!(count(&f, "i32.eqz"), want, "{}", func_text(&text, &f));
+        let f = format!("ifz_{t}");
+        assert_eq!(count(&f, "i32.eqz"), 0, "{}", func_text(&text, &f));
+        assert_eq!(count(&f, "if"), 1, "{}", func_text(&text, &f));
+    }
+    for t in ["float", "double"] {
+        for pred in FCMPS {
+            let f = format!("br_{pred}_{t}");
+            let body = func_text(&text, &f);
+            // The unordered compares end with the `eqz` of an ordered one, which the
+            // negation drops; every other float compare keeps its result and is negated.
+            let want = usize::from(!matches!(pred, "ugt" | "uge" | "ult" | "ule"));
+            assert_eq!(count(&f, "i32.eqz"), want, "{body}");
+        }
+    }
+
+    let mut r = p.build();
+    for (t, w) in INTS {
+        let args = |a: u64, b: u64, c: i32| {
+            if w == 64 {
+                [Val::I64(a as i64), Val::I64(b as i64), Val::I32(c)]
+            } else {
+                [Val::I32(a as i32), Val::I32(b as i32), Val::I32(c)]
+            }
+        };
+        for &a in &SAMPLES {
+            for &b in &SAMPLES {
+                let (ua, ub) = (a & mask(w), b & mask(w));
+                let (sa, sb) = (sext(ua, w), sext(ub, w));
+                for pred in ICMPS {
+                    let holds = match pred {
+                        "eq" => ua == ub,
+                        "ne" => ua != ub,
+                        "ugt" => ua > ub,
+                        "uge" => ua >= ub,
+                        "ult" => ua < ub,
+                        "ule" => ua <= ub,
+                        "sgt" => sa > sb,
+                        "sge" => sa >= sb,
+                        "slt" => sa < sb,
+                        _ => sa <= sb,
+                    };
+                    for c in [0, 7] {
+                        let got = r.i32(&format!("br_{pred}_{t}"), &args(a, b, c));
+                        let want = (holds && c != 7) as i32;
+                        assert_eq!(got, Some(want), "{pred} {t} {a:#x} {b:#x} c={c}");
+                    }
+                }
+            }
+            for c in [0, 7] {
+                let got = r.i32(&format!("brz_{t}"), &args(a, 0, c));
+                let want = (a & mask(w) == 0 && c != 7) as i32;
+                assert_eq!(got, Some(want), "brz {t} {a:#x} c={c}");
+            }
+            let arg = if w == 64 {
+                Val::I64(a as i64)
+            } else {
+                Val::I32(a as i32)
+            };
+            let want = if a & mask(w) == 0 { 1 } else { 2 };
+            assert_eq!(
+                r.i32(&format!("ifz_{t}"), &[arg]),
+                Some(want),
+                "ifz {t} {a:#x}"
+            );
+        }
+    }
+    let vals = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    for t in ["float", "double"] {
+        for pred in FCMPS {
+            for &a in &vals {
+                for &b in &vals {
+                    for c in [0, 7] {
+                        let args = if t == "float" {
+                            [
+                                Val::F32((a as f32).to_bits()),
+                                Val::F32((b as f32).to_bits()),
+                                Val::I32(c),
+                            ]
+                        } else {
+                            [Val::F64(a.to_bits()), Val::F64(b.to_bits()), Val::I32(c)]
+                        };
+                        let want = (fcmp_ref(pred, a, b) && c != 7) as i32;
+                        let got = r.i32(&format!("br_{pred}_{t}"), &args);
+                        assert_eq!(got, Some(want), "fcmp {pred} {t} {a} {b} c={c}");
+                    }
+                }
+            }
+        }
+    }
+}
