@@ -1523,7 +1523,8 @@ fn branches_to_where_they_fall(text: &str) -> Vec<String> {
 }
 
 /// A then-arm whose branch goes where control falls anyway has no `br`: an if/else diamond
-/// (both arms write the merge's phi) in a loop, and such an `if` nested in a then-arm.
+/// (both arms write the merge's phi) in a loop, and such an `if` nested in a then-arm;
+/// a merge's block that no branch targets or crosses is left out.
 /// A then-arm branch that must stay (code follows the `if` before its target, or the
 /// target is a loop header) keeps it. Checked by value on every path.
 #[test]
@@ -1634,6 +1635,11 @@ fn then_arms_fall_through_to_their_merge() {
     );
     let brs = d_ops.iter().filter(|o| **o == "br").count();
     assert_eq!(brs, 1, "only the back edge branches:\n{diamond}");
+    // Nothing branches to the merge's block any more: it is left out.
+    assert!(
+        !d_ops.contains(&"block"),
+        "a block no branch uses:\n{diamond}"
+    );
     // The nested ifs: the arms to m3 fall into m3's code (no `br`); the two arms to m4
     // must branch past it. The `b == 0` one has its arms swapped (its `i32.eqz` dropped),
     // so one of those branches ends a then-arm and the other an else-arm.
@@ -1657,6 +1663,12 @@ fn then_arms_fall_through_to_their_merge() {
         "an else-arm to m4 keeps its br:\n{nested}"
     );
     assert!(!n_ops.contains(&"i32.eqz"), "{nested}");
+    // m4's block is branched to; m3's is not, but the branches to m4 cross it: both stay.
+    assert_eq!(
+        n_ops.iter().filter(|o| **o == "block").count(),
+        2,
+        "{nested}"
+    );
     // Collatz: the then-arm's back edge to the loop stays (a `br` right before `else`).
     let collatz = func_text(&text, "collatz");
     let c_ops = ops(collatz);

@@ -66,7 +66,7 @@ pub(crate) struct FnLower<'a, 'm> {
     /// without, the per-instruction vector checks are skipped.
     vectors: bool,
     // Structurizer state (see structurize.rs).
-    pub ctx: Vec<super::structurize::Ctx>,
+    pub ctx: Vec<super::structurize::Open>,
     pub label_pos: Vec<u32>,
     /// Per block: it has a phi with a local (else no edge into it carries copies).
     pub phi_blocks: Vec<bool>,
@@ -613,6 +613,19 @@ impl<'a, 'm> FnLower<'a, 'm> {
         } else {
             self.sink().local_get(l);
         }
+    }
+
+    /// Removes `n` bytes of code at `at` (an operator that turned out not to be needed),
+    /// keeping the positions recorded past it in step.
+    pub(crate) fn remove_code(&mut self, at: usize, n: usize) {
+        let len = self.code.len();
+        self.code.copy_within(at + n..len, at);
+        self.code.truncate(len - n);
+        if self.tee.1 != usize::MAX && self.tee.0 > at {
+            self.tee.0 -= n;
+            self.tee.1 -= n;
+        }
+        self.cmp_end = usize::MAX;
     }
 
     /// [`FnLower::push`] in full.

@@ -343,7 +343,7 @@ pub struct Scratch {
     pub(crate) static_off: Vec<u32>,
     pub(crate) label_pos: Vec<u32>,
     pub(crate) phi_blocks: Vec<bool>,
-    pub(crate) ctx: Vec<structurize::Ctx>,
+    pub(crate) ctx: Vec<structurize::Open>,
     pub(crate) tasks: Vec<structurize::Task>,
     pub(crate) copies: Vec<(u32, crate::ir::ValueId)>,
 }

@@ -19,6 +19,18 @@ pub(crate) enum Ctx {
     Landing,
 }
 
+/// An open construct (`FnLower::ctx`, innermost last).
+#[derive(Clone, Copy)]
+pub(crate) struct Open {
+    pub kind: Ctx,
+    /// Where its opening operator is in the body (blocks of merge nodes only).
+    at: u32,
+    /// The outermost context position an emitted branch inside it has targeted (from
+    /// inner constructs too, handed on as they close), `u32::MAX` if none: a block whose
+    /// `low` is above its own position is neither branched to nor crossed by a branch.
+    low: u32,
+}
+
 /// Work item of the structurizer's explicit stack (the paper's recursion).
 ///
 /// `End(n)` and `Else(n)` carry how many `end`s in a row control reaches when it falls
@@ -77,7 +89,7 @@ impl FnLower<'_, '_> {
                     Task::Tree(x) => {
                         if self.cfg.loop_header[x as usize] {
                             self.sink().loop_(wasm_encoder::BlockType::Empty);
-                            self.push_ctx(Ctx::Loop(x));
+                            self.push_ctx(Ctx::Loop(x), 0);
                             push_end(&mut tasks);
                         }
                         t = Task::Within(x);
@@ -91,8 +103,9 @@ impl FnLower<'_, '_> {
                             if !self.cfg.merge[y as usize] {
                                 continue;
                             }
+                            let at = self.code.len() as u32;
                             self.sink().block(wasm_encoder::BlockType::Empty);
-                            self.push_ctx(Ctx::Block(y));
+                            self.push_ctx(Ctx::Block(y), at);
                             tasks.push(Task::Tree(y));
                             push_end(&mut tasks);
                         }
@@ -101,7 +114,22 @@ impl FnLower<'_, '_> {
                         self.body(x, &mut tasks)?;
                     }
                     Task::End(_) => {
-                        self.sink().end();
+                        let q = self.ctx.len() as u32 - 1;
+                        match self.ctx.last() {
+                            // A merge node's block that no branch targets or crosses
+                            // (both arms of an if/else diamond fall into the merge, say)
+                            // does nothing: its `block` goes and its `end` is not
+                            // written. No emitted depth counted it, since no emitted
+                            // branch inside goes to it or beyond it.
+                            Some(&Open {
+                                kind: Ctx::Block(_),
+                                at,
+                                low,
+                            }) if low > q => self.remove_code(at as usize, BLOCK_LEN),
+                            _ => {
+                                self.sink().end();
+                            }
+                        }
                         self.pop_ctx();
                     }
                     Task::Else(_) => {
@@ -121,21 +149,40 @@ impl FnLower<'_, '_> {
         Ok(())
     }
 
-    fn push_ctx(&mut self, c: Ctx) {
+    /// Opens context `c`; `at`: where its opening operator is (for a merge block).
+    fn push_ctx(&mut self, c: Ctx, at: u32) {
         let i = self.ctx.len() as u32;
         if let Ctx::Loop(n) | Ctx::Block(n) = c {
             if let Some(p) = self.label_pos.get_mut(n as usize) {
                 *p = i;
             }
         }
-        self.ctx.push(c);
+        self.ctx.push(Open {
+            kind: c,
+            at,
+            low: u32::MAX,
+        });
     }
 
     fn pop_ctx(&mut self) {
-        if let Some(Ctx::Loop(n) | Ctx::Block(n)) = self.ctx.pop() {
+        let Some(o) = self.ctx.pop() else { return };
+        // Branches from inside it are inside its parent too.
+        if let Some(p) = self.ctx.last_mut() {
+            p.low = p.low.min(o.low);
+        }
+        if let Ctx::Loop(n) | Ctx::Block(n) = o.kind {
             if let Some(p) = self.label_pos.get_mut(n as usize) {
                 *p = NONE;
             }
+        }
+    }
+
+    /// Records an emitted branch of depth `d` (at most the deepest, for a table).
+    #[inline]
+    fn note_branch(&mut self, d: u32) {
+        let n = self.ctx.len();
+        if let Some(top) = self.ctx.last_mut() {
+            top.low = top.low.min(n as u32 - 1 - d);
         }
     }
 
@@ -178,11 +225,13 @@ impl FnLower<'_, '_> {
                 self.ctx
                     .len()
                     .checked_sub(1 + d_us)
-                    .and_then(|i| self.ctx.get(i)),
+                    .and_then(|i| self.ctx.get(i))
+                    .map(|o| o.kind),
                 Some(Ctx::Block(_))
             ) && d < ends_ahead(tasks);
             if !falls_through {
                 self.sink().br(d);
+                self.note_branch(d);
             }
             Ok(None)
         } else {
@@ -257,17 +306,19 @@ impl FnLower<'_, '_> {
                 if self.simple(x, tb) {
                     let d = self.depth_to(tb)?;
                     self.sink().br_if(d);
+                    self.note_branch(d);
                     tasks.push(Task::Edge { from: x, to: eb });
                 } else if self.simple(x, eb) {
                     let d = self.depth_to(eb)?;
                     self.negate_cond();
                     self.sink().br_if(d);
+                    self.note_branch(d);
                     tasks.push(Task::Edge { from: x, to: tb });
                 } else {
                     // `x; i32.eqz; if A else B` is `x; if B else A`.
                     let (tb, eb) = if self.drop_eqz() { (eb, tb) } else { (tb, eb) };
                     self.sink().if_(wasm_encoder::BlockType::Empty);
-                    self.push_ctx(Ctx::If);
+                    self.push_ctx(Ctx::If, 0);
                     push_end(tasks);
                     let n = ends_ahead(tasks);
                     tasks.push(Task::Edge { from: x, to: eb });
@@ -324,7 +375,7 @@ impl FnLower<'_, '_> {
         let nl = landing.len() as u32;
         for _ in &landing {
             self.sink().block(wasm_encoder::BlockType::Empty);
-            self.push_ctx(Ctx::Landing);
+            self.push_ctx(Ctx::Landing, 0);
         }
         let depth = |me: &Self, t: u32| -> R<u32> {
             if let Some(i) = landing.iter().position(|&l| l == t) {
@@ -378,6 +429,8 @@ impl FnLower<'_, '_> {
                 self.sink().i32_const(min as i32).i32_sub();
             }
             self.sink().br_table(&table, dd);
+            let deepest = table.iter().fold(dd, |a, &b| a.max(b));
+            self.note_branch(deepest);
         } else {
             let is64 = matches!(cond, Cond::Stack64(_));
             let s = match cond {
@@ -400,6 +453,7 @@ impl FnLower<'_, '_> {
                 }
                 seen.push(v);
                 let d = depth(self, t)?;
+                self.note_branch(d);
                 let mut k = self.sink();
                 if is64 {
                     k.local_get(s).i64_const(v).i64_eq().br_if(d);
@@ -408,6 +462,7 @@ impl FnLower<'_, '_> {
                 }
             }
             self.sink().br(dd);
+            self.note_branch(dd);
         }
         for &t in landing.iter().rev() {
             tasks.push(Task::Edge { from: x, to: t });
@@ -416,6 +471,9 @@ impl FnLower<'_, '_> {
         Ok(())
     }
 }
+
+/// Bytes of `block` with an empty block type (0x02 0x40).
+const BLOCK_LEN: usize = 2;
 
 #[derive(Clone, Copy)]
 enum Cond {
