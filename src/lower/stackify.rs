@@ -157,16 +157,17 @@ pub(crate) const MANY: u32 = u32::MAX - 1;
 /// single use. `users` comes from [`count_uses`]. `inline` is scratch space whose
 /// allocation is reused.
 ///
-/// `statement(j)` is called for every instruction `j` left out of line,
-/// once its operands are decided, in reverse order: blocks last to first, each block
-/// backwards. The caller numbers the locals there instead of walking the values again.
+/// `statement(j, group, b)` is called for every instruction `j` left out of line, once
+/// its operands are decided, in reverse order: blocks last to first, each block
+/// backwards. `group..j` are the instructions inlined into `j` (emitted with it), `b` is
+/// its block. The caller numbers the locals there instead of walking the values again.
 /// Returns how many instructions were inlined.
 pub(crate) fn analyze(
     cx: &LowerCtx<'_>,
     f: &Function,
     users: &[u32],
     inline: &mut Vec<bool>,
-    mut statement: impl FnMut(usize),
+    mut statement: impl FnMut(usize, usize, usize),
 ) -> usize {
     inline.clear();
     inline.resize(f.insts.len(), false);
@@ -200,7 +201,7 @@ pub(crate) fn analyze(
                 continue;
             }
             j = st.try_visit(ju, j - 1, 0);
-            statement(ju);
+            statement(ju, (j + 1) as usize, b);
         }
     }
     st.inlined
