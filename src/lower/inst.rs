@@ -160,20 +160,17 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut off: u64 = 0;
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
-        // Per value, its part in the sharing of locals (`locals.rs`): phis and their
-        // inputs are marked here, the rest in stackify's walk.
-        let mut state = reuse(
-            &mut scratch.local_state,
-            f.value_insts.len(),
-            locals::UNSEEN,
-        );
+        // Per value, its last user for the sharing of locals (`locals::last_use`); it
+        // starts after the value's definition.
+        let mut last = std::mem::take(&mut scratch.last_use);
+        last.clear();
+        last.extend(f.value_insts.iter().map(|&d| d.wrapping_add(1)));
         for (i, inst) in f.insts.iter().enumerate() {
+            let mut phi = None;
             // Allocas, calls and phis are among the kinds `count_uses` does not handle
             // inline.
             let other = |kind: &InstKind| match kind {
-                InstKind::Phi { incoming } => {
-                    locals::mark_phi(f, inst.result, *incoming, first_inst, &mut state)
-                }
+                InstKind::Phi { incoming } => phi = Some(*incoming),
                 InstKind::Alloca { size, align } => {
                     needs_sp = true;
                     if i < entry_end {
@@ -202,7 +199,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 _ => {}
             };
-            stackify::count_uses(f, &inst.kind, i as u32, first_inst, &mut users, other);
+            stackify::count_uses(
+                f, &inst.kind, i as u32, first_inst, &mut users, &mut last, other,
+            );
+            if let Some(incoming) = phi {
+                locals::mark_phi(f, inst.result, incoming, first_inst, &mut last);
+            }
         }
         // Locals: params, then per type: shared values, values with a local of their own,
         // scratch; i32 extras first. Stackify's backward walk meets every statement once
@@ -221,22 +223,21 @@ impl<'a, 'm> FnLower<'a, 'm> {
             cx,
             f,
             &users,
+            &last,
             local_of,
-            state,
             phi_blocks,
-            std::mem::take(&mut scratch.free_lists),
+            std::mem::take(&mut scratch.local_queues),
             setjmps.is_empty(),
         );
-        let inlined = stackify::analyze(cx, f, &users, &mut inline, |j, group, b| {
-            numbering.statement(j, group, b)
-        });
+        let inlined =
+            stackify::analyze(cx, f, &users, &mut inline, |j, b| numbering.statement(j, b));
         let numbered = numbering.numbered + inlined;
         let forward = numbering.forward;
         let (mut counts, mut pool) = (numbering.counts, numbering.pool);
         let mut local_of = std::mem::take(&mut numbering.local_of);
-        let mut state = std::mem::take(&mut numbering.state);
         let mut phi_blocks = std::mem::take(&mut numbering.phi_blocks);
-        scratch.free_lists = numbering.into_free_lists();
+        scratch.local_queues = numbering.into_queues();
+        scratch.last_use = last;
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
@@ -254,7 +255,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let reversed = !forward && numbered == f.value_insts.len();
         if !reversed {
             local_of.fill(NONE);
-            state.fill(locals::UNSEEN);
             pool = [0; 5];
             phi_blocks.fill(false);
             counts = number_locals_forward(cx, f, &inline, &users, &mut local_of, &mut phi_blocks)
@@ -312,18 +312,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 step[s] = u32::MAX; // -1
             }
         }
-        for (l, &st) in local_of.iter_mut().zip(state.iter()) {
+        for l in local_of.iter_mut() {
             if *l != NONE {
-                let s = (*l >> ORD_BITS) as usize;
-                let ord = *l & ((1 << ORD_BITS) - 1);
-                *l = if st == locals::SHARED {
-                    base[s] + ord
-                } else {
-                    first_local[s].wrapping_add(ord.wrapping_mul(step[s]))
-                };
+                *l = locals::Numbering::index(*l, &counts, &base, &first_local, &step);
             }
         }
-        scratch.local_state = state;
         let s_i32 = base[0] + pool[0] + counts[0];
         let label = if needs_label { s_i32 + label_ord } else { NONE };
         let (saved_sp, fp) = if needs_sp {
