@@ -1446,14 +1446,17 @@ fn no_branch_to_the_end_it_falls_into() {
     assert_eq!(r.i32("early", &[Val::I32(0), Val::I32(9)]), Some(7));
 }
 
-/// Declared locals (parameters not counted) of the exported function `name`. The
-/// modules built here import nothing, so export indices are code-section positions.
+/// Declared locals (parameters not counted) of the exported function `name`.
 fn declared_locals(wasm: &[u8], name: &str) -> u32 {
-    use wasmparser::{ExternalKind, Parser, Payload};
-    let (mut index, mut bodies) = (None, Vec::new());
+    use wasmparser::{ExternalKind, Parser, Payload, TypeRef};
+    let (mut index, mut bodies, mut imported) = (None, Vec::new(), 0);
     for payload in Parser::new(0).parse_all(wasm) {
         match payload.unwrap() {
-            Payload::ImportSection(_) => panic!("the module imports something"),
+            Payload::ImportSection(r) => {
+                for i in r.into_imports() {
+                    imported += matches!(i.unwrap().ty, TypeRef::Func(_)) as usize;
+                }
+            }
             Payload::ExportSection(r) => {
                 for e in r {
                     let e = e.unwrap();
@@ -1474,7 +1477,7 @@ fn declared_locals(wasm: &[u8], name: &str) -> u32 {
             _ => {}
         }
     }
-    bodies[index.unwrap_or_else(|| panic!("no export {name}"))]
+    bodies[index.unwrap_or_else(|| panic!("no export {name}")) - imported]
 }
 
 /// `x = x * x + x`, `steps` times, as PNaClAsm statements from `%v{first}` on, starting
@@ -1548,9 +1551,9 @@ fn block_local_values_share_locals() {
 }
 
 /// Values that must not share: one live across a whole chain of temporaries, two with
-/// overlapping lives, values used in other blocks (later and earlier in the layout),
-/// phis and the values they take (a merge and a self-loop), and everything in a function
-/// that calls setjmp. Each case is checked by value, and where a wrong share would
+/// overlapping lives, values used in other blocks (later and earlier in the layout, and
+/// one whose use is laid out before a block that runs in between), phis and the values
+/// they take (a merge and a self-loop), and everything in a function that calls setjmp. Each case is checked by value, and where a wrong share would
 /// overwrite a value that is still needed, the result would differ.
 #[test]
 fn values_that_must_not_share_locals() {
@@ -1660,6 +1663,8 @@ fn values_that_must_not_share_locals() {
             "blocks 3;
              br label %b2;
            %b1:
+             declare i32 %v2;
+             declare i32 {x};
              %v0 = add i32 %v2, {x};
              ret i32 %v0;
            %b2:
@@ -1667,6 +1672,27 @@ fn values_that_must_not_share_locals() {
              %v2 = add i32 %v1, %p0;
              %v3 = mul i32 %v2, %v2;
              %v4 = add i32 %v3, %p0;
+             {chain}
+             br label %b1;"
+        ),
+    );
+    // %v1 (b0) is used in b1, laid out before b2 but run after it; b2's block-local
+    // values come after that use in the layout, yet run while %v1 is live.
+    let (chain, x) = square_add_chain("i32", "%p0", 3, 6);
+    p.func(
+        "run_between",
+        "i32",
+        &["i32"],
+        &format!(
+            "blocks 3;
+             %v0 = mul i32 %p0, %p0;
+             %v1 = add i32 %v0, %p0;
+             br label %b2;
+           %b1:
+             declare i32 {x};
+             %v2 = add i32 %v1, {x};
+             ret i32 %v2;
+           %b2:
              {chain}
              br label %b1;"
         ),
@@ -1694,7 +1720,7 @@ fn values_that_must_not_share_locals() {
     let mut r = p.build();
     let sq = |x: i32, k: usize| square_add_ref32(x, k);
     for (a, b) in [
-        (0, 0),
+        (0i32, 0i32),
         (1, 2),
         (3, -5),
         (-7, 11),
@@ -1754,6 +1780,11 @@ fn values_that_must_not_share_locals() {
             r.i32("earlier_block", &[Val::I32(a)]),
             Some(v2.wrapping_add(sq(v4, 4))),
             "earlier_block({a})"
+        );
+        assert_eq!(
+            r.i32("run_between", &[Val::I32(a)]),
+            Some(sq(a, 1).wrapping_add(sq(a, 6))),
+            "run_between({a})"
         );
         // setjmp returns 0 when called (no longjmp here); the buffer is at address 64.
         assert_eq!(

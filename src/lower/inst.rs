@@ -161,10 +161,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
         // Per value, its last user for the sharing of locals (`locals::last_use`); it
-        // starts after the value's definition.
+        // starts as the value's definition.
         let mut last = std::mem::take(&mut scratch.last_use);
         last.clear();
-        last.extend(f.value_insts.iter().map(|&d| d.wrapping_add(1)));
+        last.extend_from_slice(&f.value_insts);
         for (i, inst) in f.insts.iter().enumerate() {
             let mut phi = None;
             // Allocas, calls and phis are among the kinds `count_uses` does not handle
@@ -206,15 +206,16 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 locals::mark_phi(f, inst.result, incoming, first_inst, &mut last);
             }
         }
-        // Locals: params, then per type: shared values, values with a local of their own,
-        // scratch; i32 extras first. Stackify's backward walk meets every statement once
-        // its inlining is decided: `locals::Numbering` gives the values with uses a type
-        // and an ordinal there (`local_of`), sharing locals between block-local values
-        // (not in functions that call setjmp), and a pass below turns them into local
-        // indices once the counts are known. Phis are statements (never inlined).
-        // Anything unusual (a type without a wasm equivalent, `value_insts` and the
-        // results disagreeing, a value outside every block, a use the backward scan
-        // cannot place) leaves the work, and its error, to `number_locals_forward`.
+        // Locals: params, then per type: shared locals, values with a local of their
+        // own, scratch (i32 extras first). Stackify's backward walk meets
+        // every statement once its inlining is decided: `locals::Numbering` gives the
+        // values with uses a type and an ordinal there (`local_of`), sharing locals
+        // between block-local values (not in functions that call setjmp), and a pass
+        // below turns them into local indices once the counts are known. Phis are
+        // statements (never inlined). Anything unusual (a type without a wasm
+        // equivalent, `value_insts` and the results disagreeing, a value outside every
+        // block) leaves the work, and its error, to `number_locals_forward` (one local
+        // per value, nothing shared).
         let local_of = reuse(&mut scratch.local_of, f.value_insts.len(), NONE);
         // Blocks holding a phi with a local: only edges into them may carry copies.
         let phi_blocks = reuse(&mut scratch.phi_blocks, f.block_starts.len(), false);
@@ -288,7 +289,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
             0
         };
         let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, extra_v128];
-        // Local declarations: (count, slot), at most one per slot.
+        // Per type: its shared locals, its own locals, its scratch locals. Local
+        // declarations: (count, slot), at most one per slot.
         let mut decls = [(0u32, 0usize); 5];
         let mut n_decls = 0;
         for s in 0..5 {
@@ -302,8 +304,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .checked_add(total)
                 .ok_or_else(|| bad("too many locals".into()))?;
         }
-        // Shared locals first (ordinals count up), then own locals (reverse ordinals
-        // count from each type's last one).
+        // Shared locals count up from each type's first local; own locals follow, their
+        // reverse ordinals counting from the type's last one.
         let (mut first_local, mut step) = ([0u32; 5], [1u32; 5]);
         for s in 0..5 {
             first_local[s] = base[s] + pool[s];
@@ -599,6 +601,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// `local.get l` of an instruction value. Right after the statement that set `l`
     /// (nothing emitted in between) the `local.set` becomes a `local.tee`: the same
     /// value stays on the stack, one operator fewer to encode and to validate.
+    ///
+    /// With shared locals (`locals.rs`) the `local.get` right there still reads the value
+    /// just set: a value read at this point is live here, so its life covers the
+    /// statement that just set `l`; two values whose lives meet never share a local, so
+    /// the value read is the one that statement wrote.
     #[inline(always)]
     fn get_local(&mut self, l: u32) {
         let (at, end, local) = self.tee;

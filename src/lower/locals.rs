@@ -11,10 +11,15 @@
 //! when it is used at or before its definition, i.e. in a block laid out earlier). A value
 //! is block-local when that index lies before the end of its block. The sharing itself is
 //! a linear scan over the definitions in stackify's backward walk: per type, a queue of
-//! the shared locals, each with the definition of its latest owner (the walk meets
-//! definitions in decreasing order, so the queue is sorted: oldest owner first). A value
-//! takes the front local when that owner is defined at or after the value's last use,
-//! else a new one. No walk over the operands is needed.
+//! the shared locals, each with the definition of its current owner (the value that took
+//! it last). The walk meets definitions bottom up, so each local taken goes to the back
+//! with the lowest owner so far, and the front's owner is the one defined furthest down.
+//! A value takes the front local when that owner is defined at or after the value's last
+//! use (then their lives do not meet, nor those of the local's earlier owners, further
+//! down still), else a new local: if the front's owner starts within the value's life,
+//! every other local's owner does too. Owners in blocks further down are defined after
+//! the end of the current block, so its values take their locals freely. No walk over
+//! the operands is needed.
 //!
 //! Why this is sound: a block's code is emitted once, contiguously (the structurizer
 //! emits a node's statements, then its terminator, which reads its operands before any
@@ -36,10 +41,11 @@ const ORD_MASK: u32 = (1 << ORD_BITS) - 1;
 pub(crate) const ESCAPES: u32 = u32::MAX;
 
 /// Records a use by instruction `i` in the value's `last` slot, which starts as the
-/// index of the value's definition plus one. The instructions come in order, so only a
-/// first use can be before that (at or before the definition: a use in a block laid out
-/// earlier, or bad input); it makes the slot [`ESCAPES`], which no index reaches
-/// (sticky). An instruction using the value twice passes twice.
+/// index of the value's definition. The instructions come in order, so only a first use
+/// can be before that (a use in a block laid out earlier); it makes the slot [`ESCAPES`],
+/// which no index reaches (sticky). An instruction using the value twice passes twice.
+/// (A non-phi instruction using its own result, which the verifier rejects, passes too:
+/// its code stays valid wasm.)
 #[inline(always)]
 pub(crate) fn last_use(last: &mut u32, i: u32) {
     *last = if i >= *last { i } else { ESCAPES };
@@ -213,13 +219,13 @@ impl<'a, 'm> Numbering<'a, 'm> {
     }
 
     /// The local index of a numbered `local_of` entry, once the counts are known:
-    /// `base` is the type's first local, then its shared locals, then its own ones
-    /// (`own_first`: index of the own ordinal 0, counting down when `step` is -1).
+    /// `pool_base` is the index of the type's first shared local, `own_first` that of its
+    /// own ordinal 0 (counting down when `step` is -1).
     #[inline]
     pub fn index(
         l: u32,
         counts: &[u32; 5],
-        base: &[u32; 5],
+        pool_base: &[u32; 5],
         own_first: &[u32; 5],
         step: &[u32; 5],
     ) -> u32 {
@@ -229,7 +235,7 @@ impl<'a, 'm> Numbering<'a, 'm> {
         // own + shared locals of a type never reach `1 << ORD_BITS` (checked by the
         // caller against the value count).
         if ord >= counts[s] {
-            base[s] + (ORD_MASK - ord)
+            pool_base[s] + (ORD_MASK - ord)
         } else {
             own_first[s].wrapping_add(ord.wrapping_mul(step[s]))
         }
