@@ -1553,8 +1553,10 @@ fn block_local_values_share_locals() {
 /// Values that must not share: one live across a whole chain of temporaries, two with
 /// overlapping lives, values used in other blocks (later and earlier in the layout, and
 /// one whose use is laid out before a block that runs in between), phis and the values
-/// they take (a merge and a self-loop), and everything in a function that calls setjmp. Each case is checked by value, and where a wrong share would
-/// overwrite a value that is still needed, the result would differ.
+/// they take (a merge and a self-loop), and everything in a function that calls setjmp.
+/// Each case is checked by value: where a wrong share would overwrite a value that is
+/// still needed, the result would differ (chains of unused block-local values in some
+/// functions give a wrong share more chances to clobber).
 #[test]
 fn values_that_must_not_share_locals() {
     let mut p = Prog::new();
@@ -1628,6 +1630,7 @@ fn values_that_must_not_share_locals() {
     // once more before block-local values that would take its local if it were shared;
     // the back edge's copy reads it after them.
     let (chain, x) = square_add_chain("i32", "%v4", 5, 6);
+    let (pad, _) = square_add_chain("i32", "%v20", 21, 20);
     p.func(
         "self_loop",
         "i32",
@@ -1649,12 +1652,14 @@ fn values_that_must_not_share_locals() {
              br i1 %v19, label %b1, label %b2;
            %b2:
              %v20 = add i32 %v4, %v17;
+             {pad}
              ret i32 %v20;"
         ),
     );
     // A value used in a block laid out before its own (which dominates that block): its
     // life is not within its block. %v2 is used by %v3 in b2 and by %v0 in b1.
     let (chain, x) = square_add_chain("i32", "%v4", 5, 4);
+    let (pad, _) = square_add_chain("i32", "%p0", 13, 20);
     p.func(
         "earlier_block",
         "i32",
@@ -1673,12 +1678,14 @@ fn values_that_must_not_share_locals() {
              %v3 = mul i32 %v2, %v2;
              %v4 = add i32 %v3, %p0;
              {chain}
+             {pad}
              br label %b1;"
         ),
     );
     // %v1 (b0) is used in b1, laid out before b2 but run after it; b2's block-local
     // values come after that use in the layout, yet run while %v1 is live.
     let (chain, x) = square_add_chain("i32", "%p0", 3, 6);
+    let (pad, _) = square_add_chain("i32", "%p0", 15, 20);
     p.func(
         "run_between",
         "i32",
@@ -1694,6 +1701,7 @@ fn values_that_must_not_share_locals() {
              ret i32 %v2;
            %b2:
              {chain}
+             {pad}
              br label %b1;"
         ),
     );
