@@ -1918,3 +1918,360 @@ fn negated_conditions_invert_the_compare() {
         }
     }
 }
+
+/// Declared locals (parameters not counted) of the exported function `name`.
+fn declared_locals(wasm: &[u8], name: &str) -> u32 {
+    use wasmparser::{ExternalKind, Parser, Payload, TypeRef};
+    let (mut index, mut bodies, mut imported) = (None, Vec::new(), 0);
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.unwrap() {
+            Payload::ImportSection(r) => {
+                for i in r.into_imports() {
+                    imported += matches!(i.unwrap().ty, TypeRef::Func(_)) as usize;
+                }
+            }
+            Payload::ExportSection(r) => {
+                for e in r {
+                    let e = e.unwrap();
+                    if e.name == name && e.kind == ExternalKind::Func {
+                        index = Some(e.index as usize);
+                    }
+                }
+            }
+            Payload::CodeSectionEntry(body) => {
+                let n: u32 = body
+                    .get_locals_reader()
+                    .unwrap()
+                    .into_iter()
+                    .map(|d| d.unwrap().0)
+                    .sum();
+                bodies.push(n);
+            }
+            _ => {}
+        }
+    }
+    bodies[index.unwrap_or_else(|| panic!("no export {name}")) - imported]
+}
+
+/// `x = x * x + x`, `steps` times, as PNaClAsm statements from `%v{first}` on, starting
+/// from value `x` (type `ty`); `x` is used twice by each step, so every step's result is
+/// a statement with a local whose last use is the next step. Returns the text and the
+/// last value's name.
+fn square_add_chain(ty: &str, x: &str, first: usize, steps: usize) -> (String, String) {
+    let (mut text, mut x) = (String::new(), x.to_string());
+    for k in 0..steps {
+        let (a, b) = (first + 2 * k, first + 2 * k + 1);
+        text += &format!("%v{a} = mul {ty} {x}, {x}; %v{b} = add {ty} %v{a}, {x};\n");
+        x = format!("%v{b}");
+    }
+    (text, x)
+}
+
+fn square_add_ref(x: i64, steps: usize) -> i64 {
+    (0..steps).fold(x, |x, _| x.wrapping_mul(x).wrapping_add(x))
+}
+
+fn square_add_ref32(x: i32, steps: usize) -> i32 {
+    (0..steps).fold(x, |x, _| x.wrapping_mul(x).wrapping_add(x))
+}
+
+/// Scratch locals every function declares (4 i32, 3 i64, 2 f32, 2 f64; `inst.rs`).
+const SCRATCH_LOCALS: u32 = 11;
+
+/// Values used only in their own block, after their definition, share locals: a chain
+/// of 40 such values needs one local of their type instead of 40, and still computes
+/// the right values.
+#[test]
+fn block_local_values_share_locals() {
+    let mut p = Prog::new();
+    let (chain, x) = square_add_chain("i32", "%p0", 0, 40);
+    p.func(
+        "chain32",
+        "i32",
+        &["i32"],
+        &format!("blocks 1;\n{chain} ret i32 {x};"),
+    );
+    let (chain, x) = square_add_chain("i64", "%p0", 0, 40);
+    p.func(
+        "chain64",
+        "i64",
+        &["i64"],
+        &format!("blocks 1;\n{chain} ret i64 {x};"),
+    );
+    let wasm = p.wasm();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    for name in ["chain32", "chain64"] {
+        let n = declared_locals(&wasm, name);
+        assert!(
+            n <= SCRATCH_LOCALS + 2,
+            "{name}: {n} locals for 40 block-local values"
+        );
+    }
+    let mut r = p.build();
+    for x in [0, 1, 2, -3, 7, 0x1234_5678] {
+        assert_eq!(
+            r.i32("chain32", &[Val::I32(x)]),
+            Some(square_add_ref32(x, 40)),
+            "chain32({x})"
+        );
+        let x = x as i64 * 0x1_0000_0001;
+        assert_eq!(
+            r.i64("chain64", &[Val::I64(x)]),
+            Some(square_add_ref(x, 40)),
+            "chain64({x})"
+        );
+    }
+}
+
+/// Values that must not share: one live across a whole chain of temporaries, two with
+/// overlapping lives, values used in other blocks (later and earlier in the layout, and
+/// one whose use is laid out before a block that runs in between), phis and the values
+/// they take (a merge and a self-loop), and everything in a function that calls setjmp.
+/// Each case is checked by value: where a wrong share would overwrite a value that is
+/// still needed, the result would differ (chains of unused block-local values in some
+/// functions give a wrong share more chances to clobber).
+#[test]
+fn values_that_must_not_share_locals() {
+    let mut p = Prog::new();
+    // %v0 lives from the start to the end, across 20 block-local values; %v1 and %v2
+    // overlap (both used twice, interleaved).
+    let (chain, x) = square_add_chain("i32", "%p0", 3, 20);
+    p.func(
+        "across",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 1;
+             %v0 = sub i32 %p1, %p0;
+             %v1 = mul i32 %p1, %p1;
+             %v2 = add i32 %p0, %v1;
+             {chain}
+             %v43 = xor i32 {x}, %v0;
+             %v44 = mul i32 %v43, %v2;
+             %v45 = add i32 %v44, %v1;
+             %v46 = sub i32 %v45, %v2;
+             ret i32 %v46;"
+        ),
+    );
+    // %v0 (b0) is used in b1 and b2; the chain's result in b0 is used in b1 too.
+    let (chain0, x0) = square_add_chain("i32", "%p0", 1, 10);
+    let (chain1, x1) = square_add_chain("i32", "%v0", 22, 10);
+    p.func(
+        "other_block",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 3;
+             constants {{ i32: %c0 = i32 0; }}
+             %v0 = mul i32 %p0, %p1;
+             {chain0}
+             %v21 = icmp slt i32 {x0}, %c0;
+             br i1 %v21, label %b1, label %b2;
+           %b1:
+             {chain1}
+             %v42 = add i32 {x1}, {x0};
+             ret i32 %v42;
+           %b2:
+             ret i32 %v0;"
+        ),
+    );
+    // A diamond: each arm computes a chain whose result goes to the phi.
+    let (chain1, x1) = square_add_chain("i32", "%p0", 1, 8);
+    let (chain2, x2) = square_add_chain("i32", "%p1", 17, 8);
+    p.func(
+        "merge",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 4;
+             %v0 = icmp ult i32 %p0, %p1;
+             br i1 %v0, label %b1, label %b2;
+           %b1:
+             {chain1}
+             br label %b3;
+           %b2:
+             {chain2}
+             br label %b3;
+           %b3:
+             %v33 = phi i32 [{x1}, %b1], [{x2}, %b2];
+             %v34 = mul i32 %v33, %v33;
+             %v35 = add i32 %v34, %v33;
+             ret i32 %v35;"
+        ),
+    );
+    // A self-loop: the phi takes %v4, defined in the loop's own block and used there
+    // once more before block-local values that would take its local if it were shared;
+    // the back edge's copy reads it after them.
+    let (chain, x) = square_add_chain("i32", "%v4", 5, 6);
+    let (pad, _) = square_add_chain("i32", "%v20", 21, 20);
+    p.func(
+        "self_loop",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 3;
+             constants {{ i32: %c0 = i32 1; %c1 = i32 0; }}
+             br label %b1;
+           %b1:
+             %v0 = phi i32 [%p0, %b0], [%v4, %b1];
+             %v1 = phi i32 [%p1, %b0], [%v18, %b1];
+             %v2 = phi i32 [%c1, %b0], [%v17, %b1];
+             %v3 = mul i32 %v0, %v0;
+             %v4 = add i32 %v3, %v0;
+             {chain}
+             %v17 = xor i32 %v2, {x};
+             %v18 = sub i32 %v1, %c0;
+             %v19 = icmp sgt i32 %v18, %c1;
+             br i1 %v19, label %b1, label %b2;
+           %b2:
+             %v20 = add i32 %v4, %v17;
+             {pad}
+             ret i32 %v20;"
+        ),
+    );
+    // A value used in a block laid out before its own (which dominates that block): its
+    // life is not within its block. %v2 is used by %v3 in b2 and by %v0 in b1.
+    let (chain, x) = square_add_chain("i32", "%v4", 5, 4);
+    let (pad, _) = square_add_chain("i32", "%p0", 13, 20);
+    p.func(
+        "earlier_block",
+        "i32",
+        &["i32"],
+        &format!(
+            "blocks 3;
+             br label %b2;
+           %b1:
+             declare i32 %v2;
+             declare i32 {x};
+             %v0 = add i32 %v2, {x};
+             ret i32 %v0;
+           %b2:
+             %v1 = mul i32 %p0, %p0;
+             %v2 = add i32 %v1, %p0;
+             %v3 = mul i32 %v2, %v2;
+             %v4 = add i32 %v3, %p0;
+             {chain}
+             {pad}
+             br label %b1;"
+        ),
+    );
+    // %v1 (b0) is used in b1, laid out before b2 but run after it; b2's block-local
+    // values come after that use in the layout, yet run while %v1 is live.
+    let (chain, x) = square_add_chain("i32", "%p0", 3, 6);
+    let (pad, _) = square_add_chain("i32", "%p0", 15, 20);
+    p.func(
+        "run_between",
+        "i32",
+        &["i32"],
+        &format!(
+            "blocks 3;
+             %v0 = mul i32 %p0, %p0;
+             %v1 = add i32 %v0, %p0;
+             br label %b2;
+           %b1:
+             declare i32 {x};
+             %v2 = add i32 %v1, {x};
+             ret i32 %v2;
+           %b2:
+             {chain}
+             {pad}
+             br label %b1;"
+        ),
+    );
+    let setjmp = p.intrinsic("llvm.nacl.setjmp", "i32", &["i32"]);
+    let (chain, x) = square_add_chain("i32", "%p0", 1, 20);
+    p.func(
+        "with_setjmp",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 1;
+             %v0 = call i32 @f{setjmp}(i32 %p1);
+             {chain}
+             %v41 = add i32 {x}, %v0;
+             ret i32 %v41;"
+        ),
+    );
+    let wasm = p.wasm();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    // Nothing is shared in a function that calls setjmp: one local per value (and the
+    // setjmp machinery's own).
+    let n = declared_locals(&wasm, "with_setjmp");
+    assert!(n >= SCRATCH_LOCALS + 21, "with_setjmp: only {n} locals");
+    let mut r = p.build();
+    let sq = |x: i32, k: usize| square_add_ref32(x, k);
+    for (a, b) in [
+        (0i32, 0i32),
+        (1, 2),
+        (3, -5),
+        (-7, 11),
+        (100, 3),
+        (0x1234, 0x4321),
+    ] {
+        let (v0, v1) = (b.wrapping_sub(a), b.wrapping_mul(b));
+        let v2 = a.wrapping_add(v1);
+        let want = ((sq(a, 20) ^ v0).wrapping_mul(v2))
+            .wrapping_add(v1)
+            .wrapping_sub(v2);
+        assert_eq!(
+            r.i32("across", &[Val::I32(a), Val::I32(b)]),
+            Some(want),
+            "across({a}, {b})"
+        );
+        let v0 = a.wrapping_mul(b);
+        let x0 = sq(a, 10);
+        let want = if x0 < 0 {
+            sq(v0, 10).wrapping_add(x0)
+        } else {
+            v0
+        };
+        assert_eq!(
+            r.i32("other_block", &[Val::I32(a), Val::I32(b)]),
+            Some(want),
+            "other_block({a}, {b})"
+        );
+        let v = if (a as u32) < (b as u32) {
+            sq(a, 8)
+        } else {
+            sq(b, 8)
+        };
+        assert_eq!(
+            r.i32("merge", &[Val::I32(a), Val::I32(b)]),
+            Some(sq(v, 1)),
+            "merge({a}, {b})"
+        );
+        let (mut v0, mut n, mut acc) = (a, b.clamp(1, 20), 0i32);
+        let v4 = loop {
+            let v4 = sq(v0, 1);
+            acc ^= sq(v4, 6);
+            n -= 1;
+            if n <= 0 {
+                break v4;
+            }
+            v0 = v4;
+        };
+        assert_eq!(
+            r.i32("self_loop", &[Val::I32(a), Val::I32(b.clamp(1, 20))]),
+            Some(v4.wrapping_add(acc)),
+            "self_loop({a}, {b})"
+        );
+        let v2 = a.wrapping_mul(a).wrapping_add(a);
+        let v4 = v2.wrapping_mul(v2).wrapping_add(a);
+        assert_eq!(
+            r.i32("earlier_block", &[Val::I32(a)]),
+            Some(v2.wrapping_add(sq(v4, 4))),
+            "earlier_block({a})"
+        );
+        assert_eq!(
+            r.i32("run_between", &[Val::I32(a)]),
+            Some(sq(a, 1).wrapping_add(sq(a, 6))),
+            "run_between({a})"
+        );
+        // setjmp returns 0 when called (no longjmp here); the buffer is at address 64.
+        assert_eq!(
+            r.i32("with_setjmp", &[Val::I32(a), Val::I32(64)]),
+            Some(sq(a, 20)),
+            "with_setjmp({a})"
+        );
+    }
+}

@@ -8,6 +8,7 @@
 use wasm_encoder::{Ieee32, Ieee64, MemArg};
 
 use super::cfg::{Cfg, NONE};
+use super::locals::{self, ORD_BITS};
 use super::sink::Sink;
 use super::{stackify, LowerCtx, LowerError, Lowered, Scratch, Used};
 use crate::bitstream::Position;
@@ -83,9 +84,6 @@ pub(crate) struct FnLower<'a, 'm> {
     /// rewrite that last byte instead of appending an `i32.eqz`.
     cmp_end: usize,
 }
-
-/// Bits of the ordinal in `local_of` while locals are numbered (the type above them).
-const ORD_BITS: u32 = 29;
 
 /// Numbers the locals of the values with uses in value order (`local_of`: type and
 /// ordinal, see `FnLower::new`) and marks the blocks holding a phi with a local; returns
@@ -167,9 +165,17 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut off: u64 = 0;
         let mut frame_align: u64 = 16;
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
+        // Per value, its last user for the sharing of locals (`locals::last_use`); it
+        // starts as the value's definition.
+        let mut last = std::mem::take(&mut scratch.last_use);
+        last.clear();
+        last.extend_from_slice(&f.value_insts);
         for (i, inst) in f.insts.iter().enumerate() {
-            // Allocas and calls are among the kinds `count_uses` does not handle inline.
+            let mut phi = None;
+            // Allocas, calls and phis are among the kinds `count_uses` does not handle
+            // inline.
             let other = |kind: &InstKind| match kind {
+                InstKind::Phi { incoming } => phi = Some(*incoming),
                 InstKind::Alloca { size, align } => {
                     needs_sp = true;
                     if i < entry_end {
@@ -198,49 +204,46 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 }
                 _ => {}
             };
-            stackify::count_uses(f, &inst.kind, i as u32, first_inst, &mut users, other);
+            stackify::count_uses(
+                f, &inst.kind, i as u32, first_inst, &mut users, &mut last, other,
+            );
+            if let Some(incoming) = phi {
+                locals::mark_phi(f, inst.result, incoming, first_inst, &mut last);
+            }
         }
-        // Locals: params, then per type: values, scratch; i32 extras first. Stackify's
-        // backward walk meets every statement once its inlining is decided: it numbers the
-        // values with uses per type from the last (`local_of` holds type and that reverse
-        // ordinal), and a pass below turns them into local indices once the counts are
-        // known. Phis are statements (never inlined). Anything unusual (a type without a
-        // wasm equivalent, `value_insts` and the results disagreeing, a value outside
-        // every block) leaves the work, and its error, to `number_locals_forward`.
-        let mut counts = [0u32; 5]; // i32 i64 f32 f64 v128
-        let mut local_of = reuse(&mut scratch.local_of, f.value_insts.len(), NONE);
+        // Locals: params, then per type: shared locals, values with a local of their
+        // own, scratch (i32 extras first). Stackify's backward walk meets
+        // every statement once its inlining is decided: `locals::Numbering` gives the
+        // values with uses a type and an ordinal there (`local_of`), sharing locals
+        // between block-local values (not in functions that call setjmp), and a pass
+        // below turns them into local indices once the counts are known. Phis are
+        // statements (never inlined). Anything unusual (a type without a wasm
+        // equivalent, `value_insts` and the results disagreeing, a value outside every
+        // block) leaves the work, and its error, to `number_locals_forward` (one local
+        // per value, nothing shared).
+        let local_of = reuse(&mut scratch.local_of, f.value_insts.len(), NONE);
         // Blocks holding a phi with a local: only edges into them may carry copies.
-        let mut phi_blocks = reuse(&mut scratch.phi_blocks, f.block_starts.len(), false);
-        let mut numbered = 0usize;
-        let mut forward = false;
+        let phi_blocks = reuse(&mut scratch.phi_blocks, f.block_starts.len(), false);
         let mut inline = std::mem::take(&mut scratch.inline);
-        numbered += stackify::analyze(cx, f, &users, &mut inline, |j| {
-            let inst = &f.insts[j];
-            // Not an instruction value (or `NO_RESULT`): wraps out of range.
-            let n = inst.result.wrapping_sub(first_inst) as usize;
-            let Some(&u) = users.get(n) else { return };
-            if f.value_insts[n] != j as u32 {
-                forward = true;
-                return;
-            }
-            numbered += 1;
-            if u == NONE {
-                return;
-            }
-            let Some(s) = cx.slot(inst.ty) else {
-                forward = true;
-                return;
-            };
-            local_of[n] = (s as u32) << ORD_BITS | counts[s];
-            counts[s] += 1;
-            if matches!(inst.kind, InstKind::Phi { .. }) {
-                // As `number_locals_forward` finds it (the same block in a valid function).
-                let b = f.block_starts.partition_point(|&st| st as usize <= j);
-                if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
-                    *p = true;
-                }
-            }
-        });
+        let mut numbering = locals::Numbering::new(
+            cx,
+            f,
+            &users,
+            &last,
+            local_of,
+            phi_blocks,
+            std::mem::take(&mut scratch.local_queues),
+            setjmps.is_empty(),
+        );
+        let inlined =
+            stackify::analyze(cx, f, &users, &mut inline, |j, b| numbering.statement(j, b));
+        let numbered = numbering.numbered + inlined;
+        let forward = numbering.forward;
+        let (mut counts, mut pool) = (numbering.counts, numbering.pool);
+        let mut local_of = std::mem::take(&mut numbering.local_of);
+        let mut phi_blocks = std::mem::take(&mut numbering.phi_blocks);
+        scratch.local_queues = numbering.into_queues();
+        scratch.last_use = last;
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
@@ -258,6 +261,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let reversed = !forward && numbered == f.value_insts.len();
         if !reversed {
             local_of.fill(NONE);
+            pool = [0; 5];
             phi_blocks.fill(false);
             counts = number_locals_forward(cx, f, &inline, &users, &mut local_of, &mut phi_blocks)
                 .map_err(bad)?;
@@ -290,12 +294,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
             0
         };
         let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, extra_v128];
-        // Local declarations: (count, slot), at most one per slot.
+        // Per type: its shared locals, its own locals, its scratch locals. Local
+        // declarations: (count, slot), at most one per slot.
         let mut decls = [(0u32, 0usize); 5];
         let mut n_decls = 0;
         for s in 0..5 {
             base[s] = next;
-            let total = counts[s] + extras[s];
+            let total = pool[s] + counts[s] + extras[s];
             if total > 0 {
                 decls[n_decls] = (total, s);
                 n_decls += 1;
@@ -304,23 +309,22 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .checked_add(total)
                 .ok_or_else(|| bad("too many locals".into()))?;
         }
-        // Reverse ordinals count from each type's last local.
+        // Shared locals count up from each type's first local; own locals follow, their
+        // reverse ordinals counting from the type's last one.
         let (mut first_local, mut step) = ([0u32; 5], [1u32; 5]);
         for s in 0..5 {
-            first_local[s] = base[s];
+            first_local[s] = base[s] + pool[s];
             if reversed {
-                first_local[s] = (base[s] + counts[s]).wrapping_sub(1);
+                first_local[s] = (base[s] + pool[s] + counts[s]).wrapping_sub(1);
                 step[s] = u32::MAX; // -1
             }
         }
         for l in local_of.iter_mut() {
             if *l != NONE {
-                let s = (*l >> ORD_BITS) as usize;
-                *l =
-                    first_local[s].wrapping_add((*l & ((1 << ORD_BITS) - 1)).wrapping_mul(step[s]));
+                *l = locals::Numbering::index(*l, &counts, &base, &first_local, &step);
             }
         }
-        let s_i32 = base[0] + counts[0];
+        let s_i32 = base[0] + pool[0] + counts[0];
         let label = if needs_label { s_i32 + label_ord } else { NONE };
         let (saved_sp, fp) = if needs_sp {
             (s_i32 + sp_ord, s_i32 + sp_ord + 1)
@@ -373,10 +377,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
             label,
             sj_id,
             s_i32,
-            s_i64: base[1] + counts[1],
-            s_f32: base[2] + counts[2],
-            s_f64: base[3] + counts[3],
-            s_v128: base[4] + counts[4],
+            s_i64: base[1] + pool[1] + counts[1],
+            s_f32: base[2] + pool[2] + counts[2],
+            s_f64: base[3] + pool[3] + counts[3],
+            s_v128: base[4] + pool[4] + counts[4],
             code,
             used: Used {
                 simd: has_vectors,
@@ -603,6 +607,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// `local.get l` of an instruction value. Right after the statement that set `l`
     /// (nothing emitted in between) the `local.set` becomes a `local.tee`: the same
     /// value stays on the stack, one operator fewer to encode and to validate.
+    ///
+    /// With shared locals (`locals.rs`) the `local.get` right there still reads the value
+    /// just set: a value read at this point is live here, so its life covers the
+    /// statement that just set `l`; two values whose lives meet never share a local, so
+    /// the value read is the one that statement wrote.
     #[inline(always)]
     fn get_local(&mut self, l: u32) {
         let (at, end, local) = self.tee;

@@ -8,6 +8,7 @@
 //! - `structurize`: block/loop/if/br/br_table nesting from the dominator tree ("Beyond
 //!   Relooper", Ramsey 2022);
 //! - `stackify`: which single-use values stay on the wasm stack instead of a local;
+//! - `locals`: which local each remaining value gets (block-local values share);
 //! - `inst`, `intrinsics`: instructions; `phi`: parallel copies on CFG edges;
 //! - `sjlj`: setjmp/longjmp with wasm exception handling.
 //! - `simd`: vector instructions on wasm SIMD128 (`inst` dispatches vector cases to it).
@@ -15,6 +16,7 @@
 mod cfg;
 mod inst;
 mod intrinsics;
+mod locals;
 mod phi;
 mod simd;
 pub(crate) mod sink;
@@ -339,6 +341,8 @@ pub struct Scratch {
     pub(crate) cfg: cfg::CfgScratch,
     pub(crate) inline: Vec<bool>,
     pub(crate) local_of: Vec<u32>,
+    pub(crate) last_use: Vec<u32>,
+    pub(crate) local_queues: locals::Queues,
     pub(crate) clean: Vec<bool>,
     pub(crate) static_off: Vec<u32>,
     pub(crate) label_pos: Vec<u32>,

@@ -131,6 +131,9 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
 /// starts filled with [`NONE`]. `other` is called with the kinds not handled inline
 /// (calls, allocas, phis, ...), so a caller that only cares about those needs no second
 /// `match` per instruction.
+///
+/// It also keeps each value's last user in `last` (same length as `users`, starting
+/// after each value's definition), for the sharing of locals (`locals::last_use`).
 #[inline]
 pub(crate) fn count_uses(
     body: &Function,
@@ -138,12 +141,15 @@ pub(crate) fn count_uses(
     i: u32,
     first: u32,
     users: &mut [u32],
+    last: &mut [u32],
     other: impl FnOnce(&InstKind),
 ) {
     let count = |v: ValueId| {
         // Below `first` (not an instruction value) wraps to an index out of range.
-        if let Some(u) = users.get_mut(v.0.wrapping_sub(first) as usize) {
+        let n = v.0.wrapping_sub(first) as usize;
+        if let (Some(u), Some(l)) = (users.get_mut(n), last.get_mut(n)) {
             *u = if *u == NONE { i } else { MANY };
+            super::locals::last_use(l, i);
         }
     };
     kind.for_each_operand_unordered(body, count, other);
@@ -157,16 +163,17 @@ pub(crate) const MANY: u32 = u32::MAX - 1;
 /// single use. `users` comes from [`count_uses`]. `inline` is scratch space whose
 /// allocation is reused.
 ///
-/// `statement(j)` is called for every instruction `j` left out of line,
-/// once its operands are decided, in reverse order: blocks last to first, each block
-/// backwards. The caller numbers the locals there instead of walking the values again.
+/// `statement(j, b)` is called for every instruction `j` left out of line, once its
+/// operands are decided, in reverse order: blocks last to first, each block backwards;
+/// `b` is its block. The caller numbers the locals there instead of walking the values
+/// again.
 /// Returns how many instructions were inlined.
 pub(crate) fn analyze(
     cx: &LowerCtx<'_>,
     f: &Function,
     users: &[u32],
     inline: &mut Vec<bool>,
-    mut statement: impl FnMut(usize),
+    mut statement: impl FnMut(usize, usize),
 ) -> usize {
     inline.clear();
     inline.resize(f.insts.len(), false);
@@ -200,7 +207,7 @@ pub(crate) fn analyze(
                 continue;
             }
             j = st.try_visit(ju, j - 1, 0);
-            statement(ju);
+            statement(ju, b);
         }
     }
     st.inlined
