@@ -148,3 +148,32 @@ fn call_calling_convention_word_wider_than_32_bits_is_an_error() {
     );
     assert!(err.contains("function block"), "{err}");
 }
+
+/// The decoder sizes a body's per-instruction vectors from the block's length and shrinks
+/// them when the body is done: a decoded module holds no slack there (which would count
+/// against the peak-memory target), and the instructions are not copied to get there.
+#[test]
+fn decoded_bodies_hold_no_spare_capacity() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut bodies = 0;
+    for name in ["hello.pexe", "semantics/bits.pexe"] {
+        let data = std::fs::read(root.join(name)).expect("project fixture");
+        let m = pexe2wasm::decode::decode(&data).expect("decodes");
+        for f in &m.function_bodies {
+            assert!(!f.insts.is_empty(), "{name}");
+            assert_eq!(f.insts.capacity(), f.insts.len(), "{name}: insts");
+            assert_eq!(
+                f.inst_bits.capacity(),
+                f.inst_bits.len(),
+                "{name}: inst_bits"
+            );
+            assert_eq!(
+                f.value_insts.capacity(),
+                f.value_insts.len(),
+                "{name}: value_insts"
+            );
+            bodies += 1;
+        }
+    }
+    assert!(bodies >= 2);
+}
