@@ -300,6 +300,24 @@ const ICMPS: [&str; 10] = [
     "eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
 ];
 
+/// What `icmp pred` gives on the low `w` bits of `a` and `b` (as unsigned and signed).
+fn icmp_ref(pred: &str, a: u64, b: u64, w: u32) -> bool {
+    let (ua, ub) = (a & mask(w), b & mask(w));
+    let (sa, sb) = (sext(ua, w), sext(ub, w));
+    match pred {
+        "eq" => ua == ub,
+        "ne" => ua != ub,
+        "ugt" => ua > ub,
+        "uge" => ua >= ub,
+        "ult" => ua < ub,
+        "ule" => ua <= ub,
+        "sgt" => sa > sb,
+        "sge" => sa >= sb,
+        "slt" => sa < sb,
+        _ => sa <= sb,
+    }
+}
+
 #[test]
 fn icmp_every_predicate_and_width() {
     let mut p = Prog::new();
@@ -329,20 +347,7 @@ fn icmp_every_predicate_and_width() {
         for pred in ICMPS {
             for &a in &SAMPLES {
                 for &b in &SAMPLES {
-                    let (ua, ub) = (a & mask(w), b & mask(w));
-                    let (sa, sb) = (sext(ua, w), sext(ub, w));
-                    let want = match pred {
-                        "eq" => ua == ub,
-                        "ne" => ua != ub,
-                        "ugt" => ua > ub,
-                        "uge" => ua >= ub,
-                        "ult" => ua < ub,
-                        "ule" => ua <= ub,
-                        "sgt" => sa > sb,
-                        "sge" => sa >= sb,
-                        "slt" => sa < sb,
-                        _ => sa <= sb,
-                    } as i32;
+                    let want = icmp_ref(pred, a, b, w) as i32;
                     let args = if w == 64 {
                         [Val::I64(a as i64), Val::I64(b as i64)]
                     } else {
@@ -355,6 +360,17 @@ fn icmp_every_predicate_and_width() {
         }
     }
 }
+
+/// Operands of the float compare tests: signed zeros, infinities and a NaN.
+const FCMP_SAMPLES: [f64; 7] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.5,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::NAN,
+];
 
 const FCMPS: [&str; 16] = [
     "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "uno", "ueq", "ugt", "uge", "ult",
@@ -397,15 +413,7 @@ fn fcmp_every_predicate_with_nan() {
         }
     }
     let mut r = p.build();
-    let vals = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.5,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-    ];
+    let vals = FCMP_SAMPLES;
     for t in ["float", "double"] {
         for pred in FCMPS {
             for &a in &vals {
@@ -1846,21 +1854,8 @@ fn negated_conditions_invert_the_compare() {
         };
         for &a in &SAMPLES {
             for &b in &SAMPLES {
-                let (ua, ub) = (a & mask(w), b & mask(w));
-                let (sa, sb) = (sext(ua, w), sext(ub, w));
                 for pred in ICMPS {
-                    let holds = match pred {
-                        "eq" => ua == ub,
-                        "ne" => ua != ub,
-                        "ugt" => ua > ub,
-                        "uge" => ua >= ub,
-                        "ult" => ua < ub,
-                        "ule" => ua <= ub,
-                        "sgt" => sa > sb,
-                        "sge" => sa >= sb,
-                        "slt" => sa < sb,
-                        _ => sa <= sb,
-                    };
+                    let holds = icmp_ref(pred, a, b, w);
                     for c in [0, 7] {
                         let got = r.i32(&format!("br_{pred}_{t}"), &args(a, b, c));
                         let want = (holds && c != 7) as i32;
@@ -1886,15 +1881,7 @@ fn negated_conditions_invert_the_compare() {
             );
         }
     }
-    let vals = [
-        0.0,
-        -0.0,
-        1.0,
-        -1.5,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-    ];
+    let vals = FCMP_SAMPLES;
     for t in ["float", "double"] {
         for pred in FCMPS {
             for &a in &vals {
