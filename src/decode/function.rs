@@ -281,7 +281,8 @@ pub(super) fn decode_function<'a>(
     // cost a memcpy of every body. Real pexes hold at most 1.8 instructions per 32-bit
     // word of function block (median 0.8 over the corpus); a denser block just grows the
     // vectors as usual. The bound is fixed, so a hostile block cannot raise it: the
-    // estimate stays within 14 bytes of memory per byte of input.
+    // estimate (40 bytes per instruction over the three vectors) stays within 18 bytes
+    // of memory per byte of input.
     let est = (words as usize).saturating_mul(7) / 4 + 8;
     let mut fd = FnDecoder {
         cur,

@@ -79,9 +79,10 @@ pub(crate) struct FnLower<'a, 'm> {
     /// set into a `local.tee` instead ([`FnLower::get_local`]).
     tee: (usize, usize, u32),
     /// The body length right after the last operator of a compare (an integer compare's
-    /// opcode, or the `i32.eqz` an integer or unordered float compare ends with), whose 0/1 result is the value on top of the stack
-    /// while nothing follows it: [`FnLower::negate_cond`] and [`FnLower::drop_eqz`]
-    /// rewrite that last byte instead of appending an `i32.eqz`.
+    /// opcode, or the `i32.eqz` an integer or unordered float compare ends with), whose
+    /// 0/1 result is the value on top of the stack while nothing follows it:
+    /// [`FnLower::negate_cond`] and [`FnLower::drop_eqz`] rewrite that last byte instead
+    /// of appending an `i32.eqz`.
     cmp_end: usize,
 }
 
@@ -742,9 +743,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
-    /// Removes the `i32.eqz` that ends the integer compare just emitted, if there is one
-    /// (see [`FnLower::cmp_end`]): the stack then holds a value that is zero exactly when
-    /// the compare was true. For a condition read as a boolean only.
+    /// Removes the `i32.eqz` that ends the compare just emitted (`x == 0`, or an
+    /// unordered float compare), if there is one (see [`FnLower::cmp_end`]): the stack
+    /// then holds a value that is zero exactly when the compare was true. For a condition
+    /// read as a boolean only.
     pub fn drop_eqz(&mut self) -> bool {
         let n = self.code.len();
         if self.cmp_end != n || n == 0 || self.code[n - 1] != I32_EQZ {

@@ -177,6 +177,18 @@ impl FnLower<'_, '_> {
         }
     }
 
+    /// `br d`, recorded for the removal of unused blocks (as every branch must be).
+    fn br(&mut self, d: u32) {
+        self.sink().br(d);
+        self.note_branch(d);
+    }
+
+    /// `br_if d`, recorded as [`FnLower::br`] records it.
+    fn br_if(&mut self, d: u32) {
+        self.sink().br_if(d);
+        self.note_branch(d);
+    }
+
     /// Records an emitted branch of depth `d` (at most the deepest, for a table).
     #[inline]
     fn note_branch(&mut self, d: u32) {
@@ -230,8 +242,7 @@ impl FnLower<'_, '_> {
                 Some(Ctx::Block(_))
             ) && d < ends_ahead(tasks);
             if !falls_through {
-                self.sink().br(d);
-                self.note_branch(d);
+                self.br(d);
             }
             Ok(None)
         } else {
@@ -305,14 +316,12 @@ impl FnLower<'_, '_> {
                 self.zext(1, c);
                 if self.simple(x, tb) {
                     let d = self.depth_to(tb)?;
-                    self.sink().br_if(d);
-                    self.note_branch(d);
+                    self.br_if(d);
                     tasks.push(Task::Edge { from: x, to: eb });
                 } else if self.simple(x, eb) {
                     let d = self.depth_to(eb)?;
                     self.negate_cond();
-                    self.sink().br_if(d);
-                    self.note_branch(d);
+                    self.br_if(d);
                     tasks.push(Task::Edge { from: x, to: tb });
                 } else {
                     // `x; i32.eqz; if A else B` is `x; if B else A`.
@@ -461,8 +470,7 @@ impl FnLower<'_, '_> {
                     k.local_get(s).i32_const(v as i32).i32_eq().br_if(d);
                 }
             }
-            self.sink().br(dd);
-            self.note_branch(dd);
+            self.br(dd);
         }
         for &t in landing.iter().rev() {
             tasks.push(Task::Edge { from: x, to: t });
