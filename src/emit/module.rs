@@ -579,16 +579,7 @@ impl Pending {
                 + (64 << 10),
         );
         let code = head.code_section_start(&before, &bodies, &after);
-        // Where each pexe body's bytes (after its size) will be.
-        let mut at = head.0.len();
-        let offsets: Vec<usize> = bodies
-            .iter()
-            .map(|b| {
-                let o = at + leb_len(b.len() as u64);
-                at = o + b.len();
-                o
-            })
-            .collect();
+        let offsets = body_offsets(head.0.len(), &bodies);
         let features = wasm_features(&used, threads);
         let (checker, checks) = match checker {
             Some((c, checks)) => (Some(c), checks),
@@ -952,6 +943,19 @@ fn name_section(
     out
 }
 
+/// Where each of `bodies` will be (its bytes, after its size), written one after the
+/// other from `at` by [`ModuleBytes::code_section_end`].
+fn body_offsets(mut at: usize, bodies: &[Vec<u8>]) -> Vec<usize> {
+    bodies
+        .iter()
+        .map(|b| {
+            let o = at + leb_len(b.len() as u64);
+            at = o + b.len();
+            o
+        })
+        .collect()
+}
+
 /// A module's bytes, section by section, into a buffer the caller sizes (see
 /// `assemble`). Small sections go through `wasm_encoder`; the code and data sections
 /// are written here so that their bulk is copied only once. The bytes are exactly what
@@ -1096,18 +1100,6 @@ impl ModuleBytes {
         self.section_end(open)
     }
 
-    /// The code section at once (see [`ModuleBytes::code_section_start`]).
-    #[cfg(test)]
-    fn code_section(
-        &mut self,
-        before: &CodeSection,
-        bodies: &[Vec<u8>],
-        after: &CodeSection,
-    ) -> Result<usize, EmitError> {
-        let open = self.code_section_start(before, bodies, after);
-        self.code_section_end(open, bodies)
-    }
-
     /// The data section: `linked`'s segments, then the pexe's, active at their address
     /// in memory 0 or (`active` false) passive.
     fn data_section(
@@ -1230,8 +1222,28 @@ mod tests {
                 want.section(&data);
 
                 let mut got = ModuleBytes::with_capacity(0);
-                let n = got.code_section(&before, &bodies, &after).unwrap();
+                let open = got.code_section_start(&before, &bodies, &after);
+                let offsets = body_offsets(got.0.len(), &bodies);
+                let n = got.code_section_end(open, &bodies).unwrap();
                 assert_eq!(n, code.byte_len());
+                // The offsets the bodies are validated at are where they were written.
+                let bytes = want.clone().finish();
+                // The code section is the first: its id after the header, then its size.
+                let at = wasm_encoder::Module::HEADER.len() + 1;
+                let (size, l) = read_leb(&bytes[at..]);
+                let content = &bytes[at + l..at + l + size as usize];
+                let reader = wasmparser::CodeSectionReader::new(wasmparser::BinaryReader::new(
+                    content,
+                    (at + l) as u64,
+                ))
+                .unwrap();
+                let found: Vec<usize> = reader
+                    .into_iter()
+                    .map(|b| b.unwrap().range().start as usize)
+                    .skip(linked_items)
+                    .take(bodies.len())
+                    .collect();
+                assert_eq!(offsets, found);
                 got.data_section(&linked_data, &segments, active).unwrap();
                 assert_eq!(
                     got.0,

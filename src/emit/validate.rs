@@ -144,8 +144,8 @@ impl Checker {
         let Checker {
             mut validator,
             prefix_len,
-            before,
-            after,
+            mut before,
+            mut after,
             n_pexe,
         } = self;
         if lens.len() != n_pexe {
@@ -154,15 +154,21 @@ impl Checker {
                 lens.len()
             )));
         }
-        let n_before = before.len();
-        let total = n_before + n_pexe + after.len();
-        let mut linked = before.into_iter().chain(after);
-        let mut allocs = FuncValidatorAllocations::default();
-        let mut entry = 0usize;
+        let total = before.len() + n_pexe + after.len();
+        let mut parser = Parser::new(0);
+        let mut pos = 0usize;
         let mut in_prefix = true;
-        for payload in Parser::new(0).parse_all(wasm) {
-            let payload = payload.map_err(|e| invalid(None, e))?;
-            match &payload {
+        loop {
+            let (consumed, payload) = match parser
+                .parse(&wasm[pos..], true)
+                .map_err(|e| invalid(None, e))?
+            {
+                Chunk::Parsed { consumed, payload } => (consumed, payload),
+                // Not with `eof` set.
+                Chunk::NeedMoreData(_) => return Err(framing("is cut short".into())),
+            };
+            pos += consumed;
+            match payload {
                 Payload::CodeSectionStart {
                     count,
                     unchecked_range,
@@ -170,49 +176,94 @@ impl Checker {
                 } => {
                     // The code section must follow the validated prefix directly (its id
                     // byte, then its size as the shortest LEB128).
-                    let header = 1 + leb_len(u64::from(*size));
+                    let header = 1 + leb_len(unchecked_range.end - unchecked_range.start);
                     if unchecked_range.start != (prefix_len + header) as u64 {
                         return Err(framing("does not follow the validated sections".into()));
                     }
-                    if *count as usize != total {
+                    if count as usize != total {
                         return Err(framing(format!("holds {count} bodies, not {total}")));
                     }
+                    let end = pos + size as usize;
+                    let code = wasm
+                        .get(pos..end)
+                        .ok_or_else(|| framing("is cut short".into()))?;
+                    check_code(
+                        code,
+                        pos,
+                        std::mem::take(&mut before),
+                        lens,
+                        std::mem::take(&mut after),
+                        features,
+                        wasm,
+                    )?;
+                    // The entries are walked above: the parser's payload per entry costs
+                    // more than reading its size.
+                    parser.skip_section();
+                    pos = end;
                     in_prefix = false;
                 }
                 // Validated by `new`: the header and the sections before the code.
                 _ if in_prefix => {}
-                Payload::CodeSectionEntry(body) => {
-                    let i = entry;
-                    entry += 1;
-                    let range = body.range();
-                    if let Some(k) = i.checked_sub(n_before).filter(|&k| k < n_pexe) {
-                        if range.end - range.start != lens[k] as u64 {
-                            return Err(framing(format!(
-                                "holds a body of {} bytes where {} bytes were validated",
-                                range.end - range.start,
-                                lens[k]
-                            )));
-                        }
-                    } else {
-                        let Some(mut f) = linked.next() else {
-                            return Err(framing(format!("holds more than {total} bodies")));
-                        };
-                        f.features = features;
-                        let mut v = f.into_validator(std::mem::take(&mut allocs));
-                        v.validate(body).map_err(|e| invalid_at(wasm, e))?;
-                        allocs = v.into_allocations();
-                    }
+                Payload::End(_) => {
+                    validator.payload(&payload).map_err(|e| invalid(None, e))?;
+                    return Ok(());
                 }
                 _ => {
                     validator.payload(&payload).map_err(|e| invalid(None, e))?;
                 }
             }
         }
-        if in_prefix || entry != total {
-            return Err(framing(format!("holds {entry} bodies, not {total}")));
-        }
-        Ok(())
     }
+}
+
+/// Walks the entries of a code section (`code`, after its count, at `offset` in `wasm`):
+/// validates the linked bodies (`before`, then `after`, around the pexe's) and checks
+/// that each pexe body has the length it was validated with (`lens`).
+fn check_code(
+    code: &[u8],
+    offset: usize,
+    before: Vec<FuncToValidate<ValidatorResources>>,
+    lens: &[usize],
+    after: Vec<FuncToValidate<ValidatorResources>>,
+    features: WasmFeatures,
+    wasm: &[u8],
+) -> Result<(), EmitError> {
+    let mut r = BinaryReader::new(code, offset as u64);
+    let mut allocs = FuncValidatorAllocations::default();
+    fn entry<'a>(r: &mut BinaryReader<'a>) -> Result<(usize, BinaryReader<'a>), EmitError> {
+        let len = r.read_var_u32().map_err(|e| invalid(None, e))? as usize;
+        let at = r.original_position();
+        let body = r.read_bytes(len).map_err(|e| invalid(None, e))?;
+        Ok((len, BinaryReader::new(body, at)))
+    }
+    let mut validate = |mut f: FuncToValidate<ValidatorResources>, body: BinaryReader<'_>| {
+        f.features = features;
+        let mut v = f.into_validator(std::mem::take(&mut allocs));
+        v.validate(&FunctionBody::new(body))
+            .map_err(|e| invalid_at(wasm, e))?;
+        allocs = v.into_allocations();
+        Ok::<(), EmitError>(())
+    };
+    for f in before {
+        let (_, body) = entry(&mut r)?;
+        validate(f, body)?;
+    }
+    for &want in lens {
+        let (len, _) = entry(&mut r)?;
+        if len != want {
+            return Err(framing(format!(
+                "holds a body of {len} bytes where {want} bytes were validated"
+            )));
+        }
+    }
+    for f in after {
+        let (_, body) = entry(&mut r)?;
+        validate(f, body)?;
+    }
+    if !r.eof() {
+        return Err(framing("has bytes after its last body".into()));
+    }
+    Ok(())
 }
 
 impl BodyCheck {
@@ -420,6 +471,46 @@ mod tests {
         assert!(e.message().contains("type mismatch"), "{e}");
         // The offset counts from the body's start: the `i32.add` after the locals count.
         assert_eq!(e.offset(), 1);
+    }
+
+    /// Where each body's bytes (after its size) are in `whole`, as wasmparser finds them.
+    fn body_offsets(whole: &[u8]) -> Vec<usize> {
+        Parser::new(0)
+            .parse_all(whole)
+            .filter_map(|p| match p.unwrap() {
+                Payload::CodeSectionEntry(b) => Some(b.range().start as usize),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parallel_body_check_reports_the_first_error_in_the_module() {
+        let good = body(&[Instruction::I32Const(7)]);
+        // `i32.add` with nothing on the stack, and a body that returns nothing.
+        let bad_add = body(&[Instruction::I32Add]);
+        let bad_empty = body(&[]);
+        let bodies = vec![good.clone(), bad_add, good.clone(), bad_empty];
+        let (prefix, whole) = module(4, &bodies);
+        let offsets = body_offsets(&whole);
+        assert_eq!(offsets.len(), 4);
+        let (_, checks) = Checker::new(&prefix, features(), 0, 4, 0).unwrap();
+        let e = check_bodies(checks, &bodies, &offsets, features()).expect("invalid");
+        // The error of the second body, at its `i32.add` (after the locals count), in
+        // module offsets; the fourth body's error comes later in the module.
+        assert_eq!(e.offset() as usize, offsets[1] + 1, "{e}");
+        match invalid_at(&whole, e) {
+            EmitError::Invalid { function, message } => {
+                assert_eq!(function.as_deref(), Some("#1"));
+                assert!(message.contains("type mismatch"), "{message}");
+            }
+            other => panic!("{other}"),
+        }
+        // All valid: no error.
+        let goods = vec![good.clone(); 4];
+        let (_, whole) = module(4, &goods);
+        let (_, checks) = Checker::new(&prefix, features(), 0, 4, 0).unwrap();
+        assert!(check_bodies(checks, &goods, &body_offsets(&whole), features()).is_none());
     }
 
     #[test]
