@@ -216,7 +216,7 @@ pub fn convert_module(
     // The bodies are copied into place and validated (`emit::Pending::finish`) while the
     // IR, tens of thousands of allocations for a large pexe, is freed: freeing it would
     // otherwise be a serial tail of the conversion.
-    let ((), out) = rayon::join(move || drop(module), || pending.finish());
+    let (out, ()) = rayon::join(|| pending.finish(), move || drop(module));
     let out = out?;
     let features = Features {
         bulk_memory: true,
