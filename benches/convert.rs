@@ -111,6 +111,8 @@ fn main() {
             stack_size: ConvertOptions::default().stack_size,
             threads: false,
             export_all_functions: false,
+            // Validation is its own stage here (below).
+            validate: false,
         };
         let out = pexe2wasm::emit::emit(&m, Some(pexe2wasm::runtime::irt_module()), &eopts)
             .expect("converted once already");

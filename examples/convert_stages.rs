@@ -30,6 +30,8 @@ fn main() {
         stack_size: ConvertOptions::default().stack_size,
         threads: false,
         export_all_functions: false,
+        // `validate` mode validates the whole module after `emit`.
+        validate: false,
     };
     for _ in 0..reps {
         for (p, data) in &files {

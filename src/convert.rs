@@ -89,29 +89,6 @@ impl Features {
         }
         v
     }
-
-    fn wasm_features(&self) -> wasmparser::WasmFeatures {
-        use wasmparser::WasmFeatures as W;
-        // The runtime may use what every engine has had for years; the rest only if the
-        // lowering used it.
-        let mut f = W::MUTABLE_GLOBAL
-            | W::SIGN_EXTENSION
-            | W::SATURATING_FLOAT_TO_INT
-            | W::BULK_MEMORY
-            | W::MULTI_VALUE
-            | W::REFERENCE_TYPES
-            | W::FLOATS;
-        if self.threads {
-            f |= W::THREADS;
-        }
-        if self.simd {
-            f |= W::SIMD;
-        }
-        if self.exceptions {
-            f |= W::EXCEPTIONS;
-        }
-        f
-    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -155,6 +132,7 @@ impl From<EmitError> for ConvertError {
     fn from(e: EmitError) -> Self {
         match e {
             EmitError::Lower(l) => ConvertError::Lower(l),
+            EmitError::Invalid { function, message } => ConvertError::Invalid { message, function },
             e => ConvertError::Emit(e),
         }
     }
@@ -218,15 +196,16 @@ pub fn convert_module(
                 stack_size: opts.stack_size,
                 threads,
                 export_all_functions: opts.export_all_functions,
+                validate: true,
             };
             let emitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                emit::emit(&module, runtime, &eopts)
+                emit::lower_module(&module, runtime, &eopts)
             }));
             (threads, emitted)
         },
     );
     verified?;
-    let out = match emitted {
+    let pending = match emitted {
         Ok(r) => r?,
         Err(_) => {
             return Err(ConvertError::Emit(EmitError::Other(
@@ -234,6 +213,11 @@ pub fn convert_module(
             )))
         }
     };
+    // The bodies are copied into place and validated (`emit::Pending::finish`) while the
+    // IR, tens of thousands of allocations for a large pexe, is freed: freeing it would
+    // otherwise be a serial tail of the conversion.
+    let (out, ()) = rayon::join(|| pending.finish(), move || drop(module));
+    let out = out?;
     let features = Features {
         bulk_memory: true,
         sign_ext: out.used.sign_ext,
@@ -242,10 +226,6 @@ pub fn convert_module(
         simd: out.used.simd,
         exceptions: out.used.exceptions,
     };
-    // Freeing the IR (tens of thousands of allocations for a large pexe) overlaps the
-    // validation instead of adding to the serial tail of the conversion.
-    let ((), valid) = rayon::join(move || drop(module), || validate(&out.wasm, features));
-    valid?;
     Ok(Converted {
         stats: ConvertStats {
             pexe_bytes,
@@ -256,85 +236,4 @@ pub fn convert_module(
         features,
         imports: out.imports,
     })
-}
-
-/// Validates the output: the module-level sections in order, then the function bodies in
-/// parallel (each body's validator is independent once the sections before the code
-/// section are known). The error reported is the one at the lowest offset, so the result
-/// does not depend on the number of threads.
-fn validate(wasm: &[u8], features: Features) -> Result<(), ConvertError> {
-    use rayon::prelude::*;
-    use wasmparser::{FuncValidatorAllocations, Parser, ValidPayload};
-    let invalid = |e: wasmparser::BinaryReaderError| ConvertError::Invalid {
-        function: function_at(wasm, e.offset()),
-        message: e.to_string(),
-    };
-    let mut v = wasmparser::Validator::new_with_features(features.wasm_features());
-    let mut funcs = Vec::new();
-    for payload in Parser::new(0).parse_all(wasm) {
-        let payload = payload.map_err(invalid)?;
-        if let ValidPayload::Func(f, body) = v.payload(&payload).map_err(invalid)? {
-            funcs.push((f, body));
-        }
-    }
-    let first_error = funcs
-        .into_par_iter()
-        .with_min_len(16)
-        .map_init(
-            FuncValidatorAllocations::default,
-            |allocs, (f, body)| -> Result<(), wasmparser::BinaryReaderError> {
-                let mut fv = f.into_validator(std::mem::take(allocs));
-                let r = fv.validate(&body);
-                *allocs = fv.into_allocations();
-                r
-            },
-        )
-        .filter_map(Result::err)
-        .min_by_key(|e| e.offset());
-    match first_error {
-        Some(e) => Err(invalid(e)),
-        None => Ok(()),
-    }
-}
-
-/// The name of the function whose body contains byte `offset`.
-fn function_at(wasm: &[u8], offset: u64) -> Option<String> {
-    use wasmparser::{Parser, Payload};
-    let mut imported = 0u32;
-    let mut index = 0u32;
-    let mut found = None;
-    let mut names = std::collections::HashMap::new();
-    for p in Parser::new(0).parse_all(wasm) {
-        match p.ok()? {
-            Payload::ImportSection(r) => {
-                imported = r
-                    .into_imports()
-                    .filter(|i| {
-                        matches!(i.as_ref().map(|i| i.ty), Ok(wasmparser::TypeRef::Func(_)))
-                    })
-                    .count() as u32;
-            }
-            Payload::CodeSectionEntry(body) => {
-                let r = body.range();
-                if r.start <= offset && offset < r.end {
-                    found = Some(imported + index);
-                }
-                index += 1;
-            }
-            Payload::CustomSection(c) => {
-                if let wasmparser::KnownCustom::Name(n) = c.as_known() {
-                    for sub in n.flatten() {
-                        if let wasmparser::Name::Function(map) = sub {
-                            for naming in map.into_iter().flatten() {
-                                names.insert(naming.index, naming.name.to_string());
-                            }
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    let i = found?;
-    Some(names.get(&i).cloned().unwrap_or_else(|| format!("#{i}")))
 }

@@ -5,8 +5,9 @@
 pub mod layout;
 pub mod link;
 mod module;
+mod validate;
 
-pub use module::{emit, EmitOptions, EmitStats, Emitted};
+pub use module::{emit, lower_module, EmitOptions, EmitStats, Emitted, Pending};
 
 use crate::lower::LowerError;
 
@@ -21,6 +22,13 @@ pub enum EmitError {
     Lower(#[from] LowerError),
     #[error("{0}")]
     Other(String),
+    /// The output did not validate (a converter bug): with the pexe function whose body
+    /// is at fault, when one is.
+    #[error("the output does not validate{}: {message}", function.as_ref().map(|f| format!(" (in function {f})")).unwrap_or_default())]
+    Invalid {
+        function: Option<String>,
+        message: String,
+    },
 }
 
 /// The fmod helpers (`__pnacl_fmodf`, `__pnacl_fmod`), linked when the pexe uses `frem`

@@ -20,6 +20,7 @@ use wasm_encoder::{
 
 use super::layout::{layout, Layout};
 use super::link::{self, Import, Linked, Remap};
+use super::validate::{wasm_features, BodyCheck, Checker};
 use super::EmitError;
 use crate::ir::{BinOp, Callee, InstKind, Module};
 use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
@@ -35,6 +36,10 @@ pub struct EmitOptions {
     pub threads: bool,
     /// Export every pexe function (by name, else `f<N>`): for tests.
     pub export_all_functions: bool,
+    /// Validate the module with wasmparser as it is built (`validate.rs`): the sections
+    /// before the code once written, each pexe body in the job that lowers it, the rest
+    /// at the end. An invalid module is then an [`EmitError::Invalid`], never returned.
+    pub validate: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -146,6 +151,16 @@ impl CodeFacts {
 /// Assembles the output module. `runtime` is the compiled runtime (linked with its
 /// `_start` exported), or `None` for a bare module (tests).
 pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Emitted, EmitError> {
+    lower_module(m, runtime, opts)?.finish()
+}
+
+/// The first part of [`emit`]: lays out memory, lowers every pexe function and prepares
+/// the rest of the module; [`Pending::finish`] (which needs nothing of `m`) completes it.
+pub fn lower_module(
+    m: &Module,
+    runtime: Option<&[u8]>,
+    opts: &EmitOptions,
+) -> Result<Pending, EmitError> {
     let vt = lower::valtypes(m);
     let i32_type = m.types.find(&crate::ir::Type::Int(32));
     let facts = m
@@ -345,13 +360,47 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         sjlj_catch_type,
     };
 
-    // Lower every function in parallel; results come back in order.
-    // Each rayon job keeps one `Scratch` for all the functions it lowers. The data
-    // segments (≈1% of a conversion, serial) are built meanwhile; a layout error still
-    // comes before any lowering error.
-    let (segments, lowered) = rayon::join(
-        || super::layout::data_segments(m, &lay),
+    // Alongside the lowering: the data segments, the module up to its code section with
+    // the linked bodies, the data and name sections, and the validator's view of the
+    // sections before the code. All of it is ready when the last body is lowered, so the
+    // serial work left after the lowering is copying the bodies into place.
+    let prefix_used = Used {
+        bulk_memory: true,
+        // A v128 in any signature (even of a function no body calls) needs SIMD.
+        simd: cx.sigs.list.iter().any(|s| {
+            s.params
+                .iter()
+                .chain(&s.results)
+                .any(|&t| t == ValType::V128)
+        }),
+        // The tag section alone needs the feature, even if no setjmp was reachable.
+        exceptions: sjlj,
+        ..Used::default()
+    };
+    let (side, lowered) = rayon::join(
+        // The outer error is the layout's (it comes before any lowering error, as it
+        // would if the segments were built first); the inner one comes after them.
+        || -> Result<Result<Side, EmitError>, EmitError> {
+            let segments = super::layout::data_segments(m, &lay)?;
+            Ok(side(
+                m,
+                &lay,
+                segments,
+                opts,
+                &linked,
+                &mut remaps,
+                &cx,
+                &imports,
+                &pexe_order,
+                &pexe_types,
+                table_base,
+                threaded_start.zip(void_type),
+                &prefix_used,
+            ))
+        },
         || -> Vec<Result<lower::Lowered, lower::LowerError>> {
+            // Results come back in order; each rayon job keeps one `Scratch` for all the
+            // functions it lowers.
             pexe_order
                 .par_iter()
                 .with_min_len(4)
@@ -361,8 +410,8 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
                 .collect()
         },
     );
-    let segments = segments?;
-    let mut used = Used::default();
+    let side = side?;
+    let mut used = prefix_used;
     let mut bodies: Vec<Vec<u8>> = Vec::with_capacity(lowered.len());
     let mut irreducible = 0;
     for r in lowered {
@@ -371,37 +420,221 @@ pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Em
         irreducible += l.irreducible as usize;
         bodies.push(l.body);
     }
-    // The tag section alone needs the feature, even if no setjmp was reachable.
-    used.exceptions |= sjlj;
-    // A v128 in any signature (even of a function no body calls) needs SIMD to validate.
-    used.simd |= cx.sigs.list.iter().any(|s| {
-        s.params
-            .iter()
-            .chain(&s.results)
-            .any(|&t| t == ValType::V128)
-    });
-
-    assemble(
-        m,
-        &lay,
-        &segments,
-        opts,
-        &linked,
-        &mut remaps,
-        &cx,
-        &imports,
-        &pexe_order,
-        &pexe_types,
+    let side = side?;
+    Ok(Pending {
+        side,
         bodies,
-        table_base,
-        threaded_start.zip(void_type),
         used,
         irreducible,
-    )
+        threads: opts.threads,
+        memory_pages: lay.pages,
+        stack_top: lay.stack_top,
+        imports: imports.into_iter().map(|(a, b, _)| (a, b)).collect(),
+    })
 }
 
+/// A module whose pexe bodies are lowered: what [`lower_module`] leaves for
+/// [`Pending::finish`]. It holds no reference to the IR, so the IR can be freed while the
+/// module is finished.
+pub struct Pending {
+    side: Side,
+    bodies: Vec<Vec<u8>>,
+    used: Used,
+    irreducible: usize,
+    threads: bool,
+    memory_pages: u64,
+    stack_top: u64,
+    imports: Vec<(String, String)>,
+}
+
+/// The parts of the module written alongside the lowering (see [`side`]).
+struct Side {
+    /// The header and every section before the code section.
+    head: ModuleBytes,
+    table_size: u32,
+    /// Bodies of the code section before the pexe's (the linked modules') and after them
+    /// (the threaded start function).
+    before: CodeSection,
+    after: CodeSection,
+    /// The linked modules' data segments, then the pexe's (active unless threaded).
+    linked_data: DataSection,
+    segments: Vec<(u32, Vec<u8>)>,
+    active_data: bool,
+    /// The name section, encoded (id and size included).
+    names: Vec<u8>,
+    /// The validator after the sections before the code, and one check per pexe body
+    /// (`None` when validation is off).
+    checker: Option<(Checker, Vec<BodyCheck>)>,
+}
+
+/// Writes everything of the module but the pexe's bodies (see [`Side`]).
 #[allow(clippy::too_many_arguments)]
-fn assemble(
+fn side(
+    m: &Module,
+    lay: &Layout,
+    segments: Vec<(u32, Vec<u8>)>,
+    opts: &EmitOptions,
+    linked: &[Linked<'_>],
+    remaps: &mut [Remap],
+    cx: &LowerCtx<'_>,
+    imports: &[(String, String, u32)],
+    pexe_order: &[(u32, usize)],
+    pexe_types: &[u32],
+    table_base: u32,
+    threaded_start: Option<(u32, u32)>,
+    prefix_used: &Used,
+) -> Result<Side, EmitError> {
+    let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
+    let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
+    let mut head = ModuleBytes::with_capacity(64 << 10);
+    let pre = prefix(
+        &mut head,
+        m,
+        lay,
+        &segments,
+        opts,
+        linked,
+        remaps,
+        cx,
+        imports,
+        pexe_order,
+        pexe_types,
+        table_base,
+        threaded_start,
+    )?;
+    let mut linked_data = DataSection::new();
+    for (l, r) in linked.iter().zip(remaps.iter_mut()) {
+        if let Some(d) = &l.data {
+            for datum in d.clone() {
+                r.parse_data(&mut linked_data, datum.map_err(pe)?)
+                    .map_err(le)?;
+            }
+        }
+    }
+    let names = name_section(m, linked, remaps, cx, imports, pexe_order, threaded_start);
+    let checker = if opts.validate {
+        Some(Checker::new(
+            &head.0,
+            wasm_features(prefix_used, opts.threads),
+            pre.before.len() as usize,
+            pexe_order.len(),
+            pre.after.len() as usize,
+        )?)
+    } else {
+        None
+    };
+    Ok(Side {
+        head,
+        table_size: pre.table_size,
+        before: pre.before,
+        after: pre.after,
+        linked_data,
+        segments,
+        active_data: threaded_start.is_none(),
+        names,
+        checker,
+    })
+}
+
+impl Pending {
+    /// Completes the module: the code section (the linked bodies around the pexe's), the
+    /// data and name sections; with validation on, the pexe's bodies are validated (in
+    /// parallel) while they are copied into place, and the rest of the module after.
+    pub fn finish(self) -> Result<Emitted, EmitError> {
+        let Pending {
+            side,
+            bodies,
+            used,
+            irreducible,
+            threads,
+            memory_pages,
+            stack_top,
+            imports,
+        } = self;
+        let Side {
+            mut head,
+            table_size,
+            before,
+            after,
+            linked_data,
+            segments,
+            active_data,
+            names,
+            checker,
+        } = side;
+        // The code and data sections are nearly all of the module: the buffer is grown
+        // once to its full size, and their bytes are copied once, straight from the
+        // function bodies and the layout's segments (through `wasm_encoder`'s
+        // `CodeSection` and `DataSection` they would be copied into the section, then into
+        // the module, and again each time the module's buffer doubled).
+        let body_bytes: usize = bodies.iter().map(|b| b.len() + 5).sum();
+        let seg_bytes: usize = segments.iter().map(|(_, b)| b.len() + 16).sum();
+        head.0.reserve(
+            body_bytes
+                + seg_bytes
+                + before.byte_len()
+                + after.byte_len()
+                + names.len()
+                // The linked modules' data (a few KB).
+                + (64 << 10),
+        );
+        let code = head.code_section_start(&before, &bodies, &after);
+        let offsets = body_offsets(head.0.len(), &bodies);
+        let features = wasm_features(&used, threads);
+        let (checker, checks) = match checker {
+            Some((c, checks)) => (Some(c), checks),
+            None => (None, Vec::new()),
+        };
+        let (first_error, written) = rayon::join(
+            || super::validate::check_bodies(checks, &bodies, &offsets, features),
+            || -> Result<(ModuleBytes, usize), EmitError> {
+                let mut out = head;
+                let code_bytes = out.code_section_end(code, &bodies)?;
+                out.data_section(&linked_data, &segments, active_data)?;
+                out.0.extend_from_slice(&names);
+                Ok((out, code_bytes))
+            },
+        );
+        let (out, code_bytes) = written?;
+        let wasm = out.0;
+        if let Some(e) = first_error {
+            return Err(super::validate::invalid_at(&wasm, e));
+        }
+        if let Some(c) = checker {
+            let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
+            c.finish(&wasm, &lens, features)?;
+        }
+        let stats = EmitStats {
+            functions: bodies.len(),
+            irreducible_functions: irreducible,
+            code_bytes,
+            data_bytes: segments.iter().map(|(_, b)| b.len()).sum(),
+            data_segments: segments.len(),
+            table_size,
+            memory_pages,
+            stack_top,
+        };
+        Ok(Emitted {
+            wasm,
+            used,
+            imports,
+            stats,
+        })
+    }
+}
+
+/// What [`prefix`] leaves for the rest of the module.
+struct Prefix {
+    table_size: u32,
+    before: CodeSection,
+    after: CodeSection,
+}
+
+/// Writes the module's header and sections up to the data count section (everything
+/// before the code) into `out`, and prepares the linked bodies of the code section.
+#[allow(clippy::too_many_arguments)]
+fn prefix(
+    out: &mut ModuleBytes,
     m: &Module,
     lay: &Layout,
     segments: &[(u32, Vec<u8>)],
@@ -412,23 +645,11 @@ fn assemble(
     imports: &[(String, String, u32)],
     pexe_order: &[(u32, usize)],
     pexe_types: &[u32],
-    bodies: Vec<Vec<u8>>,
     table_base: u32,
     threaded_start: Option<(u32, u32)>,
-    used: Used,
-    irreducible: usize,
-) -> Result<Emitted, EmitError> {
+) -> Result<Prefix, EmitError> {
     let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
     let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
-    // The module is written into one buffer reserved for its full size: the code and
-    // data sections are nearly all of it, and their bytes are copied once, straight from
-    // the function bodies and the layout's segments (through `wasm_encoder`'s
-    // `CodeSection`/`DataSection` they would be copied into the section, then into the
-    // module, and again each time the module's buffer doubled).
-    let body_bytes: usize = bodies.iter().map(|b| b.len() + 5).sum();
-    let seg_bytes: usize = segments.iter().map(|(_, b)| b.len() + 16).sum();
-    let mut out = ModuleBytes::with_capacity(body_bytes + seg_bytes + (64 << 10));
-
     let mut types = TypeSection::new();
     for s in &cx.sigs.list {
         types
@@ -624,7 +845,6 @@ fn assemble(
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
         link::reencode_bodies(l, r, &mut before).map_err(le)?;
     }
-    let n_bodies = bodies.len();
     let mut after = CodeSection::new();
     if threaded_start.is_some() {
         // Every thread instantiates the module over the same memory, so the pexe's data
@@ -645,20 +865,25 @@ fn assemble(
         f.instructions().call(start).end();
         after.function(&f);
     }
-    let code_bytes = out.code_section(&before, &bodies, &after)?;
-    drop(bodies);
+    Ok(Prefix {
+        table_size,
+        before,
+        after,
+    })
+}
 
-    let mut dsec = DataSection::new();
-    for (l, r) in linked.iter().zip(remaps.iter_mut()) {
-        if let Some(d) = &l.data {
-            for datum in d.clone() {
-                r.parse_data(&mut dsec, datum.map_err(pe)?).map_err(le)?;
-            }
-        }
-    }
-    let data_bytes = segments.iter().map(|(_, b)| b.len()).sum();
-    out.data_section(&dsec, segments, threaded_start.is_none())?;
-
+/// The name section, encoded: imports, linked functions (their own names), pexe
+/// functions.
+#[allow(clippy::too_many_arguments)]
+fn name_section(
+    m: &Module,
+    linked: &[Linked<'_>],
+    remaps: &[Remap],
+    cx: &LowerCtx<'_>,
+    imports: &[(String, String, u32)],
+    pexe_order: &[(u32, usize)],
+    threaded_start: Option<(u32, u32)>,
+) -> Vec<u8> {
     // Names: imports, linked functions (their own names), pexe functions (borrowed: one
     // allocation per function name is not needed).
     // A pexe function without a symbol name is named `f<id>` (as `pexe_name` says), written
@@ -713,27 +938,22 @@ fn assemble(
     }
     let mut nsec = NameSection::new();
     nsec.functions(&map);
-    out.section(&nsec);
+    let mut out = vec![wasm_encoder::Section::id(&nsec)];
+    wasm_encoder::Encode::encode(&nsec, &mut out);
+    out
+}
 
-    let stats = EmitStats {
-        functions: n_bodies,
-        irreducible_functions: irreducible,
-        code_bytes,
-        data_bytes,
-        data_segments: segments.len(),
-        table_size,
-        memory_pages: lay.pages,
-        stack_top: lay.stack_top,
-    };
-    Ok(Emitted {
-        wasm: out.0,
-        used,
-        imports: imports
-            .iter()
-            .map(|(a, b, _)| (a.clone(), b.clone()))
-            .collect(),
-        stats,
-    })
+/// Where each of `bodies` will be (its bytes, after its size), written one after the
+/// other from `at` by [`ModuleBytes::code_section_end`].
+fn body_offsets(mut at: usize, bodies: &[Vec<u8>]) -> Vec<usize> {
+    bodies
+        .iter()
+        .map(|b| {
+            let o = at + leb_len(b.len() as u64);
+            at = o + b.len();
+            o
+        })
+        .collect()
 }
 
 /// A module's bytes, section by section, into a buffer the caller sizes (see
@@ -742,6 +962,18 @@ fn assemble(
 /// `wasm_encoder::Module` with `CodeSection::raw` and `DataSection::active`/`passive`
 /// produce (the byte-identical output checks compare them).
 struct ModuleBytes(Vec<u8>);
+
+/// A section being written (see [`ModuleBytes::section_begin`]).
+struct OpenSection {
+    id: wasm_encoder::SectionId,
+    /// Where the items after `pre`'s begin, and their announced length.
+    start: usize,
+    len: usize,
+    /// Byte length of all the items (without the count).
+    items: usize,
+    /// Bytes written at the end (the code section's bodies after the pexe's).
+    tail: Vec<u8>,
+}
 
 impl ModuleBytes {
     fn with_capacity(n: usize) -> Self {
@@ -766,6 +998,20 @@ impl ModuleBytes {
         len: usize,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> Result<usize, EmitError> {
+        let open = self.section_begin(id, pre, count, len);
+        write(&mut self.0);
+        self.section_end(open)
+    }
+
+    /// Writes a section's header and `pre`'s items (see [`ModuleBytes::section_with`]);
+    /// the caller appends `len` more bytes of items, then calls `section_end`.
+    fn section_begin(
+        &mut self,
+        id: wasm_encoder::SectionId,
+        pre: &impl wasm_encoder::Encode,
+        count: usize,
+        len: usize,
+    ) -> OpenSection {
         // `pre` encodes as: section size, item count, items; keep the items.
         let mut head = Vec::new();
         pre.encode(&mut head);
@@ -780,49 +1026,78 @@ impl ModuleBytes {
         lower::sink::leb_u32(out, size as u32);
         lower::sink::leb_u32(out, count as u32);
         out.extend_from_slice(pre_items);
-        let start = out.len();
-        write(out);
-        if out.len() - start != len {
+        OpenSection {
+            id,
+            start: out.len(),
+            len,
+            items,
+            tail: Vec::new(),
+        }
+    }
+
+    /// Checks that the section `open` began got the length it announced.
+    fn section_end(&mut self, open: OpenSection) -> Result<usize, EmitError> {
+        let OpenSection {
+            id,
+            start,
+            len,
+            items,
+            ..
+        } = open;
+        if self.0.len() - start != len {
             return Err(EmitError::Other(format!(
                 "internal: section {id:?} wrote {} bytes, {len} computed",
-                out.len() - start
+                self.0.len() - start
             )));
         }
         Ok(items)
     }
 
-    /// The code section: `before`'s bodies, `bodies` (each a complete body: locals and
-    /// instructions), then `after`'s.
-    fn code_section(
+    /// Begins the code section: `before`'s bodies, then room for `bodies` (each a
+    /// complete body: locals and instructions) and `after`'s, which
+    /// [`ModuleBytes::code_section_end`] writes. The pexe's bodies start right after
+    /// what this writes.
+    fn code_section_start(
         &mut self,
         before: &CodeSection,
         bodies: &[Vec<u8>],
         after: &CodeSection,
-    ) -> Result<usize, EmitError> {
+    ) -> OpenSection {
         // `after` (at most the threaded start function) is small: appended as encoded.
         let mut tail = Vec::new();
         wasm_encoder::Encode::encode(after, &mut tail);
         let (_, a) = read_leb(&tail);
         let (n_after, b) = read_leb(&tail[a..]);
-        let tail = &tail[a + b..];
+        tail.drain(..a + b);
         let len = bodies
             .iter()
             .map(|b| leb_len(b.len() as u64) + b.len())
             .sum::<usize>()
             + tail.len();
-        self.section_with(
+        let mut open = self.section_begin(
             wasm_encoder::SectionId::Code,
             before,
             bodies.len() + n_after as usize,
             len,
-            |out| {
-                for b in bodies {
-                    lower::sink::leb_u32(out, b.len() as u32);
-                    out.extend_from_slice(b);
-                }
-                out.extend_from_slice(tail);
-            },
-        )
+        );
+        open.tail = tail;
+        open
+    }
+
+    /// Ends the code section [`ModuleBytes::code_section_start`] began. Returns the byte
+    /// length of its bodies.
+    fn code_section_end(
+        &mut self,
+        open: OpenSection,
+        bodies: &[Vec<u8>],
+    ) -> Result<usize, EmitError> {
+        let out = &mut self.0;
+        for b in bodies {
+            lower::sink::leb_u32(out, b.len() as u32);
+            out.extend_from_slice(b);
+        }
+        out.extend_from_slice(&open.tail);
+        self.section_end(open)
     }
 
     /// The data section: `linked`'s segments, then the pexe's, active at their address
@@ -947,8 +1222,28 @@ mod tests {
                 want.section(&data);
 
                 let mut got = ModuleBytes::with_capacity(0);
-                let n = got.code_section(&before, &bodies, &after).unwrap();
+                let open = got.code_section_start(&before, &bodies, &after);
+                let offsets = body_offsets(got.0.len(), &bodies);
+                let n = got.code_section_end(open, &bodies).unwrap();
                 assert_eq!(n, code.byte_len());
+                // The offsets the bodies are validated at are where they were written.
+                let bytes = want.clone().finish();
+                // The code section is the first: its id after the header, then its size.
+                let at = wasm_encoder::Module::HEADER.len() + 1;
+                let (size, l) = read_leb(&bytes[at..]);
+                let content = &bytes[at + l..at + l + size as usize];
+                let reader = wasmparser::CodeSectionReader::new(wasmparser::BinaryReader::new(
+                    content,
+                    (at + l) as u64,
+                ))
+                .unwrap();
+                let found: Vec<usize> = reader
+                    .into_iter()
+                    .map(|b| b.unwrap().range().start as usize)
+                    .skip(linked_items)
+                    .take(bodies.len())
+                    .collect();
+                assert_eq!(offsets, found);
                 got.data_section(&linked_data, &segments, active).unwrap();
                 assert_eq!(
                     got.0,
