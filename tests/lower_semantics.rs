@@ -2262,3 +2262,138 @@ fn values_that_must_not_share_locals() {
         );
     }
 }
+
+/// Static `local.get`/`local.set`/`local.tee` count of each local index of the exported
+/// function `name`.
+fn local_accesses(wasm: &[u8], name: &str) -> Vec<u32> {
+    use wasmparser::{ExternalKind, Operator, Parser, Payload, TypeRef};
+    let (mut index, mut imported, mut bodies) = (None, 0, Vec::new());
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.unwrap() {
+            Payload::ImportSection(r) => {
+                for i in r.into_imports() {
+                    imported += matches!(i.unwrap().ty, TypeRef::Func(_)) as usize;
+                }
+            }
+            Payload::ExportSection(r) => {
+                for e in r {
+                    let e = e.unwrap();
+                    if e.name == name && e.kind == ExternalKind::Func {
+                        index = Some(e.index as usize);
+                    }
+                }
+            }
+            Payload::CodeSectionEntry(body) => {
+                let mut counts = Vec::new();
+                let mut ops = body.get_operators_reader().unwrap();
+                while !ops.eof() {
+                    if let Operator::LocalGet { local_index }
+                    | Operator::LocalSet { local_index }
+                    | Operator::LocalTee { local_index } = ops.read().unwrap()
+                    {
+                        let i = local_index as usize;
+                        if counts.len() <= i {
+                            counts.resize(i + 1, 0);
+                        }
+                        counts[i] += 1;
+                    }
+                }
+                bodies.push(counts);
+            }
+            _ => {}
+        }
+    }
+    bodies.swap_remove(index.unwrap_or_else(|| panic!("no export {name}")) - imported)
+}
+
+/// In a function with more locals than wasmparser keeps in its array (50), the most
+/// accessed ones get the lowest indices: a loop's accumulator, read nine times in the
+/// loop, goes below 50 and below the 60 values used once each (in another block), which
+/// the walk numbers before it; the function still computes the same values.
+#[test]
+fn busiest_locals_get_the_lowest_indices() {
+    let mut p = Prog::new();
+    let consts: String = (0..60)
+        .map(|k| format!("%c{k} = i32 {}; ", k + 1))
+        .collect();
+    // b0: 60 values used only in b2 (a local each, two accesses).
+    let cold: String = (0..60)
+        .map(|k| format!("%v{k} = add i32 %p0, %c{k};\n"))
+        .collect();
+    // b2: the accumulator plus every cold value.
+    let mut sum = String::from("%v72 = add i32 %v60, %v0;\n");
+    for k in 1..60 {
+        sum += &format!("%v{} = add i32 %v{}, %v{k};\n", 72 + k, 71 + k);
+    }
+    p.func(
+        "busy",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 3;
+             constants {{ i32: {consts} %c60 = i32 0; }}
+             {cold}
+             br label %b1;
+           %b1:
+             %v60 = phi i32 [%p0, %b0], [%v69, %b1];
+             %v61 = phi i32 [%p1, %b0], [%v70, %b1];
+             %v62 = mul i32 %v60, %v60;
+             %v63 = add i32 %v62, %v60;
+             %v64 = xor i32 %v63, %v60;
+             %v65 = add i32 %v64, %v60;
+             %v66 = sub i32 %v65, %v60;
+             %v67 = mul i32 %v66, %v60;
+             %v68 = add i32 %v67, %v60;
+             %v69 = xor i32 %v68, %v60;
+             %v70 = sub i32 %v61, %c0;
+             %v71 = icmp sgt i32 %v70, %c60;
+             br i1 %v71, label %b1, label %b2;
+           %b2:
+             {sum}
+             ret i32 %v131;"
+        ),
+    );
+    let wasm = p.wasm();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    let counts = local_accesses(&wasm, "busy");
+    assert!(counts.len() > 60, "only {} locals accessed", counts.len());
+    // The busiest local past the two parameters: the accumulator.
+    let (busiest, &most) = counts
+        .iter()
+        .enumerate()
+        .skip(2)
+        .max_by_key(|&(i, &c)| (c, std::cmp::Reverse(i)))
+        .unwrap();
+    assert!(most >= 9, "busiest local {busiest} has {most} accesses");
+    assert!(
+        busiest < 50,
+        "busiest local {busiest} ({most} accesses) is not below 50: {counts:?}"
+    );
+    // Every local accessed more than three times is below 50 (60 rarely used locals are
+    // numbered after them).
+    for (i, &c) in counts.iter().enumerate().skip(2) {
+        assert!(c <= 3 || i < 50, "local {i} ({c} accesses): {counts:?}");
+    }
+    let rare_above = counts[busiest..].iter().filter(|&&c| c <= 2).count();
+    assert!(
+        rare_above >= 55,
+        "{rare_above} rare locals above {busiest}: {counts:?}"
+    );
+    let mut r = p.build();
+    for (a, n) in [(0i32, 1i32), (1, 1), (3, 2), (-7, 5), (0x1234, 3)] {
+        // b2 reads the phi: the accumulator as the last of the `n` iterations found it.
+        let mut acc = a;
+        for _ in 1..n {
+            let x = acc;
+            let t = x.wrapping_mul(x).wrapping_add(x) ^ x;
+            let t = t.wrapping_add(x).wrapping_sub(x).wrapping_mul(x);
+            acc = t.wrapping_add(x) ^ x;
+        }
+        let want = (0..60).fold(acc, |s, k| s.wrapping_add(a.wrapping_add(k + 1)));
+        assert_eq!(
+            r.i32("busy", &[Val::I32(a), Val::I32(n)]),
+            Some(want),
+            "busy({a}, {n})"
+        );
+    }
+}
