@@ -171,8 +171,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut last = std::mem::take(&mut scratch.last_use);
         last.clear();
         last.extend_from_slice(&f.value_insts);
-        // Per value, the operands naming it (the locals are ranked by them).
-        let mut uses = reuse(&mut scratch.uses, f.value_insts.len(), 0u16);
         for (i, inst) in f.insts.iter().enumerate() {
             let mut phi = None;
             // Allocas, calls and phis are among the kinds `count_uses` does not handle
@@ -208,31 +206,22 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 _ => {}
             };
             stackify::count_uses(
-                f,
-                &inst.kind,
-                i as u32,
-                first_inst,
-                &mut users,
-                (&mut last, &mut uses),
-                other,
+                f, &inst.kind, i as u32, first_inst, &mut users, &mut last, other,
             );
             if let Some(incoming) = phi {
                 locals::mark_phi(f, inst.result, incoming, first_inst, &mut last);
             }
         }
-        // Locals: params, then per type the values' locals and scratch locals (i32
-        // extras first), the most accessed first when there are many (`locals::layout`).
-        // Stackify's backward walk meets every statement once its inlining is decided:
-        // `locals::Numbering` gives the values with uses a type and an ordinal there
-        // (`local_of`), sharing locals between block-local values (not in functions that
-        // call setjmp) and summing each local's accesses, and a pass below turns them
-        // into local indices once the counts are known. Ranking before the code is
-        // emitted (rather than patching the indices in the code afterwards, whose
-        // LEB128 widths would change) costs a count per operand in the use walk above
-        // and a pass over the locals. Phis are statements (never inlined). Anything
-        // unusual (a type without a wasm equivalent, `value_insts` and the results
-        // disagreeing, a value outside every block) leaves the work, and its error, to
-        // `number_locals_forward` (one local per value, nothing shared).
+        // Locals: params, then per type: shared locals, values with a local of their
+        // own, scratch (i32 extras first). Stackify's backward walk meets
+        // every statement once its inlining is decided: `locals::Numbering` gives the
+        // values with uses a type and an ordinal there (`local_of`), sharing locals
+        // between block-local values (not in functions that call setjmp), and a pass
+        // below turns them into local indices once the counts are known. Phis are
+        // statements (never inlined). Anything unusual (a type without a wasm
+        // equivalent, `value_insts` and the results disagreeing, a value outside every
+        // block) leaves the work, and its error, to `number_locals_forward` (one local
+        // per value, nothing shared).
         let local_of = reuse(&mut scratch.local_of, f.value_insts.len(), NONE);
         // Blocks holding a phi with a local: only edges into them may carry copies.
         let phi_blocks = reuse(&mut scratch.phi_blocks, f.block_starts.len(), false);
@@ -242,25 +231,20 @@ impl<'a, 'm> FnLower<'a, 'm> {
             f,
             &users,
             &last,
-            &uses,
             local_of,
             phi_blocks,
-            (
-                std::mem::take(&mut scratch.local_queues),
-                std::mem::take(&mut scratch.local_weights),
-            ),
+            std::mem::take(&mut scratch.local_queues),
             setjmps.is_empty(),
         );
         let inlined =
             stackify::analyze(cx, f, &users, &mut inline, |j, b| numbering.statement(j, b));
         let numbered = numbering.numbered + inlined;
         let forward = numbering.forward;
-        let mut weights = std::mem::take(&mut numbering.weights);
+        let (mut counts, mut pool) = (numbering.counts, numbering.pool);
         let mut local_of = std::mem::take(&mut numbering.local_of);
         let mut phi_blocks = std::mem::take(&mut numbering.phi_blocks);
         scratch.local_queues = numbering.into_queues();
         scratch.last_use = last;
-        scratch.uses = uses;
         let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
         scratch.setjmps = setjmps;
         let frame_size = off.div_ceil(16) * 16;
@@ -275,15 +259,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if f.value_insts.len() >= 1 << ORD_BITS {
             return Err(bad("too many locals".into()));
         }
-        let walked = !forward && numbered == f.value_insts.len();
-        let counts = if walked {
-            weights.each_ref().map(|w| w.len() as u32)
-        } else {
+        let reversed = !forward && numbered == f.value_insts.len();
+        if !reversed {
             local_of.fill(NONE);
+            pool = [0; 5];
             phi_blocks.fill(false);
-            number_locals_forward(cx, f, &inline, &users, &mut local_of, &mut phi_blocks)
-                .map_err(bad)?
-        };
+            counts = number_locals_forward(cx, f, &inline, &users, &mut local_of, &mut phi_blocks)
+                .map_err(bad)?;
+        }
         // Only functions of a module with vector types can have vector values.
         let has_vectors = cx.slots.contains(&super::SLOT_V128)
             && (f.insts.iter().any(|i| cx.is_vector(i.ty))
@@ -304,23 +287,45 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if calls_setjmp {
             extra_i32 += 1;
         }
+        let mut base = [0u32; 5];
+        let mut next = f.num_params;
         let extra_v128 = if has_vectors {
             super::simd::SCRATCH_V128
         } else {
             0
         };
         let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, extra_v128];
-        // The walk's weights rank the locals; the forward numbering has none.
-        let layout = locals::layout(
-            f.num_params,
-            &counts,
-            &extras,
-            walked.then_some(&mut weights),
-        )
-        .ok_or_else(|| bad("too many locals".into()))?;
-        layout.assign(&mut local_of, &weights);
-        scratch.local_weights = weights;
-        let s_i32 = layout.scratch[0];
+        // Per type: its shared locals, its own locals, its scratch locals. Local
+        // declarations: (count, slot), at most one per slot.
+        let mut decls = [(0u32, 0usize); 5];
+        let mut n_decls = 0;
+        for s in 0..5 {
+            base[s] = next;
+            let total = pool[s] + counts[s] + extras[s];
+            if total > 0 {
+                decls[n_decls] = (total, s);
+                n_decls += 1;
+            }
+            next = next
+                .checked_add(total)
+                .ok_or_else(|| bad("too many locals".into()))?;
+        }
+        // Shared locals count up from each type's first local; own locals follow, their
+        // reverse ordinals counting from the type's last one.
+        let (mut first_local, mut step) = ([0u32; 5], [1u32; 5]);
+        for s in 0..5 {
+            first_local[s] = base[s] + pool[s];
+            if reversed {
+                first_local[s] = (base[s] + pool[s] + counts[s]).wrapping_sub(1);
+                step[s] = u32::MAX; // -1
+            }
+        }
+        for l in local_of.iter_mut() {
+            if *l != NONE {
+                *l = locals::Numbering::index(*l, &counts, &base, &first_local, &step);
+            }
+        }
+        let s_i32 = base[0] + pool[0] + counts[0];
         let label = if needs_label { s_i32 + label_ord } else { NONE };
         let (saved_sp, fp) = if needs_sp {
             (s_i32 + sp_ord, s_i32 + sp_ord + 1)
@@ -335,10 +340,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         scratch.users = users;
         // The body is built in place, the local declarations first, and `run` hands it
         // over whole: no copy into an exact-size body at the end.
-        let decls = &layout.decls[..layout.n_decls];
-        let mut code = Vec::with_capacity(decls.len() * 6 + 5 + f.insts.len() * 8 + 16);
-        super::sink::leb_u32(&mut code, decls.len() as u32);
-        for &(n, s) in decls {
+        let mut code = Vec::with_capacity(n_decls * 6 + 5 + f.insts.len() * 8 + 16);
+        super::sink::leb_u32(&mut code, n_decls as u32);
+        for &(n, s) in &decls[..n_decls] {
             super::sink::leb_u32(&mut code, n);
             // The value type bytes of i32, i64, f32, f64, v128 (slot order).
             code.push([0x7F, 0x7E, 0x7D, 0x7C, 0x7B][s]);
@@ -374,10 +378,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
             label,
             sj_id,
             s_i32,
-            s_i64: layout.scratch[1],
-            s_f32: layout.scratch[2],
-            s_f64: layout.scratch[3],
-            s_v128: layout.scratch[4],
+            s_i64: base[1] + pool[1] + counts[1],
+            s_f32: base[2] + pool[2] + counts[2],
+            s_f64: base[3] + pool[3] + counts[3],
+            s_v128: base[4] + pool[4] + counts[4],
             code,
             used: Used {
                 simd: has_vectors,

@@ -343,8 +343,6 @@ pub struct Scratch {
     pub(crate) local_of: Vec<u32>,
     pub(crate) last_use: Vec<u32>,
     pub(crate) local_queues: locals::Queues,
-    pub(crate) local_weights: locals::Weights,
-    pub(crate) uses: Vec<u16>,
     pub(crate) clean: Vec<bool>,
     pub(crate) static_off: Vec<u32>,
     pub(crate) label_pos: Vec<u32>,

@@ -133,10 +133,7 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
 /// `match` per instruction.
 ///
 /// It also keeps each value's last user in `last` (same length as `users`, starting
-/// after each value's definition), for the sharing of locals (`locals::last_use`), and
-/// counts the operands naming each value in `uses` (same length, starting at 0): a value
-/// in a local is read once per operand, and the locals are ranked by those counts (16
-/// bits: a count wrapping past 65535 would only misrank a local).
+/// after each value's definition), for the sharing of locals (`locals::last_use`).
 #[inline]
 pub(crate) fn count_uses(
     body: &Function,
@@ -144,16 +141,15 @@ pub(crate) fn count_uses(
     i: u32,
     first: u32,
     users: &mut [u32],
-    (last, uses): (&mut [u32], &mut [u16]),
+    last: &mut [u32],
     other: impl FnOnce(&InstKind),
 ) {
     let count = |v: ValueId| {
         // Below `first` (not an instruction value) wraps to an index out of range.
         let n = v.0.wrapping_sub(first) as usize;
-        if let (Some(u), Some(l), Some(c)) = (users.get_mut(n), last.get_mut(n), uses.get_mut(n)) {
+        if let (Some(u), Some(l)) = (users.get_mut(n), last.get_mut(n)) {
             *u = if *u == NONE { i } else { MANY };
             super::locals::last_use(l, i);
-            *c = c.wrapping_add(1);
         }
     };
     kind.for_each_operand_unordered(body, count, other);
