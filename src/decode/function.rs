@@ -33,8 +33,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{block_id, next_leaf_record, next_leaf_short, symbol_name, DecodeError, FnJob, Result};
 use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
 use crate::ir::{
-    Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
-    Inst, InstKind, Scalar, Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+    Align, BinOp, Call, Callee, CastOp, CmpPred, CodeSummary, ConstValue, Constant, Function,
+    FunctionDecl, Inst, InstKind, Scalar, Span, Switch, SwitchCase, Type, TypeId, TypeTable,
+    ValueId, NO_RESULT,
 };
 
 /// Instruction record codes.
@@ -321,6 +322,9 @@ pub(super) fn decode_function<'a>(
     // exact sizes and keep the grown buffers for the next function.
     let used_implied = fd.used_implied;
     let mut f = fd.f;
+    // Summarized now, while the instructions are in cache, so emission need not walk
+    // them all again (decision 0010, session 8).
+    f.summary = Some(CodeSummary::scan(&f, functions));
     f.insts.shrink_to_fit();
     f.inst_bits.shrink_to_fit();
     f.value_insts.shrink_to_fit();
