@@ -33,8 +33,8 @@ fn check(name: &str, pexe: &[u8], seen: &mut Seen) {
             CodeSummary::scan(f, &m.functions),
             "{name}: body {i}'s summary differs from a scan of the body"
         );
-        seen.taken |= !s.taken.is_empty();
-        seen.indirect |= !s.indirect_calls.is_empty();
+        seen.taken |= !s.taken().is_empty();
+        seen.indirect |= !s.indirect_calls().is_empty();
         seen.frem |= s.frem;
         seen.sjlj |= s.sjlj;
     }

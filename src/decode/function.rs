@@ -32,9 +32,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{block_id, next_leaf_record, next_leaf_short, symbol_name, DecodeError, FnJob, Result};
 use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
+use crate::ir::summary::is_sjlj;
 use crate::ir::{
-    Align, BinOp, Call, Callee, CastOp, CmpPred, CodeSummary, ConstValue, Constant, Function,
-    FunctionDecl, Inst, InstKind, Scalar, Span, Switch, SwitchCase, Type, TypeId, TypeTable,
+    Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
+    Inst, InstKind, Scalar, Span, SummaryBuilder, Switch, SwitchCase, Type, TypeId, TypeTable,
     ValueId, NO_RESULT,
 };
 
@@ -123,6 +124,7 @@ pub(crate) struct Scratch<'a> {
     consts: Vec<Constant>,
     call_args: Vec<ValueId>,
     phi_incoming: Vec<(ValueId, u32)>,
+    summary: SummaryBuilder,
 }
 
 impl Implied {
@@ -232,6 +234,9 @@ struct FnDecoder<'d, 'a> {
     /// Where the `blocks N` record was, for errors about the count found at the end.
     blocks_pos: Option<crate::bitstream::Position>,
     rec: Vec<u64>,
+    /// The body's code summary, gathered as the records are decoded (see
+    /// [`crate::ir::CodeSummary::scan`], which finds the same from the instructions).
+    summary: SummaryBuilder,
 }
 
 /// Takes a reused buffer out of the scratch space, emptied.
@@ -316,15 +321,17 @@ pub(super) fn decode_function<'a>(
         void_ty: implied.void,
         blocks_pos: None,
         rec: take(&mut scratch.rec),
+        summary: std::mem::take(&mut scratch.summary),
     };
     fd.run()?;
     // Shrink the per-instruction vectors in place; copy the others (short) out at their
     // exact sizes and keep the grown buffers for the next function.
     let used_implied = fd.used_implied;
     let mut f = fd.f;
-    // Summarized now, while the instructions are in cache, so emission need not walk
-    // them all again (decision 0010, session 8).
-    f.summary = Some(CodeSummary::scan(&f, functions));
+    // The summary, gathered while decoding, saves emission a walk over every
+    // instruction (decision 0010, session 8).
+    f.summary = Some(fd.summary.finish());
+    scratch.summary = fd.summary;
     f.insts.shrink_to_fit();
     f.inst_bits.shrink_to_fit();
     f.value_insts.shrink_to_fit();
@@ -523,11 +530,25 @@ impl FnDecoder<'_, '_> {
         }
     }
 
+    /// [`Self::ty_of`] for an instruction's operand (a direct callee is none): a function
+    /// used as an operand has its address taken, which the code summary notes. The test
+    /// is on the module-value path only, so other operands pay nothing for it.
+    #[inline(always)]
+    fn operand_ty(&mut self, v: u32) -> Result<TypeId> {
+        if v < self.num_module_values {
+            if (v as usize) < self.functions.len() {
+                self.summary.taken.push(v);
+            }
+            return Ok(self.i32());
+        }
+        self.ty_of(v)
+    }
+
     /// Resolves a relative operand and returns it with its type.
     #[inline(always)]
     fn operand(&mut self, r: u64) -> Result<(ValueId, TypeId)> {
         let v = self.rel(r)?;
-        let t = self.ty_of(v)?;
+        let t = self.operand_ty(v)?;
         Ok((ValueId(v), t))
     }
 
@@ -873,6 +894,8 @@ impl FnDecoder<'_, '_> {
                         self.ty_name(tl)
                     ));
                 };
+                // For the code summary: the output then needs the fmod helpers.
+                self.summary.frem |= op == BinOp::FRem;
                 (
                     InstKind::Binop {
                         op,
@@ -1077,7 +1100,7 @@ impl FnDecoder<'_, '_> {
                     if v >= self.next_value() && v >= self.num_module_values {
                         self.pending.push((v, ty, phi_value));
                     } else {
-                        let tv = self.ty_of(v)?;
+                        let tv = self.operand_ty(v)?;
                         if tv != ty {
                             return self.err(format!(
                                 "phi of type {} has incoming {} of type {}",
@@ -1224,6 +1247,8 @@ impl FnDecoder<'_, '_> {
                     ));
                 }
                 let cc_info = self.cc_word(*cc)?;
+                // For the code summary: the output then needs the longjmp machinery.
+                self.summary.sjlj |= is_sjlj(self.functions, target);
                 let start = self.f.call_args.len() as u32;
                 for (i, (&a, &pt)) in args.iter().zip(params).enumerate() {
                     let (v, t) = self.operand(a)?;
@@ -1272,6 +1297,8 @@ impl FnDecoder<'_, '_> {
                     start,
                     len: args.len() as u32,
                 };
+                // For the code summary (emission derives the call's wasm signature).
+                self.summary.indirect_calls.push(self.f.insts.len() as u32);
                 (
                     InstKind::Call(Call {
                         callee: Callee::Indirect(callee),

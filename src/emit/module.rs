@@ -67,7 +67,7 @@ const TABLE_BASE: u32 = 3;
 /// indirect calls' wasm signatures.
 #[derive(Default)]
 struct CodeFacts {
-    /// Function ids whose address is taken in code (with repeats).
+    /// Function ids whose address is taken in code (repeats across bodies).
     taken: Vec<u32>,
     /// Some `frem` needs the fmod helpers.
     frem: bool,
@@ -88,15 +88,15 @@ impl CodeFacts {
         f: &crate::ir::Function,
         s: &CodeSummary,
     ) {
-        self.taken.extend_from_slice(&s.taken);
+        self.taken.extend_from_slice(s.taken());
         self.frem |= s.frem;
         self.sjlj |= s.sjlj;
-        if s.indirect_calls.is_empty() {
+        if s.indirect_calls().is_empty() {
             return;
         }
         let types = lower::ValueTypes::new(m, f, i32_type);
         let first = self.indirect.len();
-        for &i in &s.indirect_calls {
+        for &i in s.indirect_calls() {
             let Some(inst) = f.insts.get(i as usize) else {
                 continue;
             };
@@ -126,20 +126,35 @@ impl CodeFacts {
     }
 
     /// The facts of every body: from the decoder's summaries, else (bodies built by
-    /// hand) from the same scan run here.
+    /// hand) from the same scan run here. In parallel: an indirect call's signature reads
+    /// its operands' types from the body, memory long out of cache by now.
     fn of_module(
         m: &Module,
         vt: &[Option<ValType>],
         i32_type: Option<crate::ir::TypeId>,
     ) -> CodeFacts {
-        let mut facts = CodeFacts::default();
-        for f in &m.function_bodies {
+        let add = |mut facts: CodeFacts, f: &crate::ir::Function| {
             match &f.summary {
                 Some(s) => facts.add(m, vt, i32_type, f, s),
                 None => facts.add(m, vt, i32_type, f, &CodeSummary::scan(f, &m.functions)),
             }
-        }
-        facts
+            facts
+        };
+        // Indexed fold and reduce keep body order (the type section's order).
+        m.function_bodies
+            .par_iter()
+            .with_min_len(64)
+            .fold(CodeFacts::default, add)
+            .reduce(CodeFacts::default, CodeFacts::merge)
+    }
+
+    /// Appends `later` (the facts of the bodies after these).
+    fn merge(mut self, mut later: CodeFacts) -> CodeFacts {
+        self.taken.append(&mut later.taken);
+        self.frem |= later.frem;
+        self.sjlj |= later.sjlj;
+        self.indirect.append(&mut later.indirect);
+        self
     }
 }
 

@@ -9,7 +9,7 @@ pub mod summary;
 pub mod types;
 
 pub use intrinsics::Intrinsic;
-pub use summary::CodeSummary;
+pub use summary::{CodeSummary, SummaryBuilder};
 pub use types::{FunctionType, Scalar, Type, TypeId, TypeTable};
 
 use crate::bitstream::Header;
