@@ -30,11 +30,11 @@ fn check(name: &str, pexe: &[u8], seen: &mut Seen) {
             .unwrap_or_else(|| panic!("{name}: body {i} has no code summary"));
         assert_eq!(
             *s,
-            CodeSummary::scan(f, &m.functions),
+            CodeSummary::scan(&m, f),
             "{name}: body {i}'s summary differs from a scan of the body"
         );
         seen.taken |= !s.taken().is_empty();
-        seen.indirect |= !s.indirect_calls().is_empty();
+        seen.indirect |= s.indirect_sigs().next().is_some();
         seen.frem |= s.frem;
         seen.sjlj |= s.sjlj;
     }

@@ -201,6 +201,9 @@ impl Implied {
                 if d.used_implied && !identity {
                     d.f.insts.iter_mut().for_each(|i| fix(&mut i.ty));
                     d.f.forward_decls.iter_mut().for_each(|(_, t)| fix(t));
+                    if let Some(s) = &mut d.f.summary {
+                        s.map_types(fix);
+                    }
                 }
                 d.f
             })
@@ -1286,19 +1289,22 @@ impl FnDecoder<'_, '_> {
                 }
                 let cc_info = self.cc_word(*cc)?;
                 let start = self.f.call_args.len() as u32;
+                // The code summary keeps the call's types (emission derives the wasm
+                // signature from them): they are at hand here, and cold by emission.
+                self.summary.begin_sig(ret);
                 for &a in args {
                     let (v, t) = self.operand(a)?;
                     if matches!(self.types.ty(t), Type::Void | Type::Function(_)) {
                         return self.err("indirect call argument of void or function type");
                     }
                     self.f.call_args.push(v);
+                    self.summary.sig_param(t);
                 }
+                self.summary.end_sig();
                 let args = Span {
                     start,
                     len: args.len() as u32,
                 };
-                // For the code summary (emission derives the call's wasm signature).
-                self.summary.indirect_calls.push(self.f.insts.len() as u32);
                 (
                     InstKind::Call(Call {
                         callee: Callee::Indirect(callee),

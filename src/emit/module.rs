@@ -21,7 +21,7 @@ use wasm_encoder::{
 use super::layout::{layout, Layout};
 use super::link::{self, Import, Linked, Remap};
 use super::EmitError;
-use crate::ir::{CodeSummary, InstKind, Module};
+use crate::ir::{CodeSummary, Module};
 use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
 
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ const HEAP_BASE: u32 = 2;
 const TABLE_BASE: u32 = 3;
 
 /// What the module-level parts of emission need from the pexe's instructions: the
-/// bodies' code summaries (computed by the decoder, `ir::summary`) put together, with the
+/// bodies' code summaries (gathered by the decoder, `ir::summary`) put together, with the
 /// indirect calls' wasm signatures.
 #[derive(Default)]
 struct CodeFacts {
@@ -79,43 +79,21 @@ struct CodeFacts {
 }
 
 impl CodeFacts {
-    /// Adds body `f`'s summary `s` (the bodies are added in order).
-    fn add(
-        &mut self,
-        m: &Module,
-        vt: &[Option<ValType>],
-        i32_type: Option<crate::ir::TypeId>,
-        f: &crate::ir::Function,
-        s: &CodeSummary,
-    ) {
+    /// Adds a body's summary (the bodies are added in order).
+    fn add(&mut self, vt: &[Option<ValType>], s: &CodeSummary) {
         self.taken.extend_from_slice(s.taken());
         self.frem |= s.frem;
         self.sjlj |= s.sjlj;
-        if s.indirect_calls().is_empty() {
-            return;
-        }
-        let types = lower::ValueTypes::new(m, f, i32_type);
         let first = self.indirect.len();
-        for &i in s.indirect_calls() {
-            let Some(inst) = f.insts.get(i as usize) else {
-                continue;
-            };
-            let InstKind::Call(call) = &inst.kind else {
-                continue;
-            };
-            let params: Option<Vec<ValType>> = f
-                .args(call)
-                .iter()
-                .map(|a| types.get(*a).and_then(|t| *vt.get(t.0 as usize)?))
-                .collect();
+        for sig in s.indirect_sigs() {
+            let params: Option<Vec<ValType>> =
+                sig.params().map(|t| *vt.get(t.0 as usize)?).collect();
             if let Some(params) = params {
-                let results = vt
-                    .get(inst.ty.0 as usize)
-                    .copied()
-                    .flatten()
-                    .into_iter()
-                    .collect();
-                let sig = Sig { params, results };
+                let results = vt.get(sig.ret.0 as usize).copied().flatten();
+                let sig = Sig {
+                    params,
+                    results: results.into_iter().collect(),
+                };
                 // Interning keeps the first occurrence: dropping later repeats of the
                 // same body keeps the order of first occurrences.
                 if !self.indirect[first..].contains(&sig) {
@@ -126,35 +104,16 @@ impl CodeFacts {
     }
 
     /// The facts of every body: from the decoder's summaries, else (bodies built by
-    /// hand) from the same scan run here. In parallel: an indirect call's signature reads
-    /// its operands' types from the body, memory long out of cache by now.
-    fn of_module(
-        m: &Module,
-        vt: &[Option<ValType>],
-        i32_type: Option<crate::ir::TypeId>,
-    ) -> CodeFacts {
-        let add = |mut facts: CodeFacts, f: &crate::ir::Function| {
+    /// hand) from the same facts scanned here. Serial: a summary is a few words.
+    fn of_module(m: &Module, vt: &[Option<ValType>]) -> CodeFacts {
+        let mut facts = CodeFacts::default();
+        for f in &m.function_bodies {
             match &f.summary {
-                Some(s) => facts.add(m, vt, i32_type, f, s),
-                None => facts.add(m, vt, i32_type, f, &CodeSummary::scan(f, &m.functions)),
+                Some(s) => facts.add(vt, s),
+                None => facts.add(vt, &CodeSummary::scan(m, f)),
             }
-            facts
-        };
-        // Indexed fold and reduce keep body order (the type section's order).
-        m.function_bodies
-            .par_iter()
-            .with_min_len(64)
-            .fold(CodeFacts::default, add)
-            .reduce(CodeFacts::default, CodeFacts::merge)
-    }
-
-    /// Appends `later` (the facts of the bodies after these).
-    fn merge(mut self, mut later: CodeFacts) -> CodeFacts {
-        self.taken.append(&mut later.taken);
-        self.frem |= later.frem;
-        self.sjlj |= later.sjlj;
-        self.indirect.append(&mut later.indirect);
-        self
+        }
+        facts
     }
 }
 
@@ -163,7 +122,7 @@ impl CodeFacts {
 pub fn emit(m: &Module, runtime: Option<&[u8]>, opts: &EmitOptions) -> Result<Emitted, EmitError> {
     let vt = lower::valtypes(m);
     let i32_type = m.types.find(&crate::ir::Type::Int(32));
-    let facts = CodeFacts::of_module(m, &vt, i32_type);
+    let facts = CodeFacts::of_module(m, &vt);
     let lay = layout(m, opts.stack_size as u64, &facts.taken)?;
 
     // Modules to link.

@@ -1,21 +1,24 @@
 //! A body's code summary: the few facts about its instructions that the module level of
-//! the output needs (address-taken functions, `frem`, setjmp/longjmp, indirect calls).
+//! the output needs (address-taken functions, `frem`, setjmp/longjmp, the signatures of
+//! indirect calls).
 //!
 //! The decoder gathers it while it decodes each body, where each fact costs a test on a
-//! path it takes anyway; emission reads it instead of walking every instruction of the
-//! module a second time, long after they left the cache (decision 0010, session 8).
-//! Bodies built by hand have none, and emission runs [`CodeSummary::scan`] on them; a
-//! test checks that the decoder's summaries equal the scan's.
+//! path it takes anyway and every operand's type is at hand; emission reads it instead of
+//! walking every instruction of the module a second time, long after they left the cache
+//! (decision 0010, session 8). Bodies built by hand have none, and emission runs
+//! [`CodeSummary::scan`] on them; a test checks that the decoder's summaries equal the
+//! scan's.
 
-use super::{BinOp, Callee, Function, FunctionDecl, InstKind, Intrinsic};
+use super::{BinOp, Callee, Function, FunctionDecl, InstKind, Intrinsic, Module, TypeId};
 
-/// What one body's instructions hold that the module level of the output needs. Only the
-/// IR's own terms: the indirect calls are instruction indices, and emission derives
-/// their wasm signatures. Kept small (one allocation at most): every body has one.
+/// What one body's instructions hold that the module level of the output needs, in the
+/// IR's own terms (emission derives the wasm signatures). Kept small, one allocation at
+/// most: every body has one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CodeSummary {
-    /// [`Self::taken`] then [`Self::indirect_calls`].
-    ids: Box<[u32]>,
+    /// The [`Self::taken`] ids, then the [`Self::indirect_sigs`] as runs of
+    /// `ret, param count, params...` (type ids).
+    words: Box<[u32]>,
     num_taken: u32,
     /// Some `frem` (the output then needs the fmod helpers).
     pub frem: bool,
@@ -24,49 +27,98 @@ pub struct CodeSummary {
     pub sjlj: bool,
 }
 
+/// The pexe types of an indirect call: its result type and its arguments' types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndirectSig<'a> {
+    pub ret: TypeId,
+    params: &'a [u32],
+}
+
+impl IndirectSig<'_> {
+    pub fn params(&self) -> impl ExactSizeIterator<Item = TypeId> + '_ {
+        self.params.iter().map(|&t| TypeId(t))
+    }
+}
+
 impl CodeSummary {
     /// Function ids used as operands anywhere but as a direct callee (address-taken
     /// functions), ascending, without repeats.
     pub fn taken(&self) -> &[u32] {
-        &self.ids[..self.num_taken as usize]
+        &self.words[..self.num_taken as usize]
     }
 
-    /// Indices into [`Function::insts`] of the indirect calls, in instruction order.
-    pub fn indirect_calls(&self) -> &[u32] {
-        &self.ids[self.num_taken as usize..]
+    /// The types of the body's indirect calls, in the order of their first call, repeats
+    /// (the same types) removed.
+    pub fn indirect_sigs(&self) -> impl Iterator<Item = IndirectSig<'_>> + '_ {
+        sig_runs(&self.words[self.num_taken as usize..])
     }
 
-    /// Walks `body` once. `functions` are the module's declarations, their intrinsics
-    /// resolved; function ids are the value ids below `functions.len()`.
-    pub fn scan(body: &Function, functions: &[FunctionDecl]) -> CodeSummary {
+    /// Applies `f` to every type id held (the decoder renumbers the types it reserved).
+    pub fn map_types(&mut self, mut f: impl FnMut(&mut TypeId)) {
+        let mut i = self.num_taken as usize;
+        while i + 2 <= self.words.len() {
+            let n = self.words[i + 1] as usize;
+            for k in std::iter::once(i).chain(i + 2..i + 2 + n) {
+                let mut t = TypeId(self.words[k]);
+                f(&mut t);
+                self.words[k] = t.0;
+            }
+            i += 2 + n;
+        }
+    }
+
+    /// Walks `body` (a body of `m`) once.
+    pub fn scan(m: &Module, body: &Function) -> CodeSummary {
         let mut b = SummaryBuilder::default();
-        let nf = functions.len() as u32;
-        for (i, inst) in body.insts.iter().enumerate() {
+        let nf = m.num_functions();
+        for inst in &body.insts {
             if let InstKind::Binop {
                 op: BinOp::FRem, ..
             } = inst.kind
             {
                 b.frem = true;
             }
-            let taken = &mut b.taken;
-            let take = |v: super::ValueId| {
+            inst.kind.for_each_operand(body, |v| {
                 if v.0 < nf {
-                    taken.push(v.0);
-                }
-            };
-            // The frequent kinds are handled inline; calls come back in the second
-            // closure, so they need no second `match`.
-            inst.kind.for_each_operand_unordered(body, take, |kind| {
-                if let InstKind::Call(call) = kind {
-                    match call.callee {
-                        Callee::Direct(fid) => b.sjlj |= is_sjlj(functions, fid),
-                        Callee::Indirect(_) => b.indirect_calls.push(i as u32),
-                    }
+                    b.taken.push(v.0);
                 }
             });
+            let InstKind::Call(c) = &inst.kind else {
+                continue;
+            };
+            match c.callee {
+                Callee::Direct(fid) => b.sjlj |= is_sjlj(&m.functions, fid),
+                Callee::Indirect(_) => {
+                    // A call whose argument has no type (a body built by hand) gets no
+                    // signature: emission finds none to give it either.
+                    let params: Option<Vec<TypeId>> = body
+                        .args(c)
+                        .iter()
+                        .map(|&a| m.value_type(body, a))
+                        .collect();
+                    if let Some(params) = params {
+                        b.begin_sig(inst.ty);
+                        params.into_iter().for_each(|t| b.sig_param(t));
+                        b.end_sig();
+                    }
+                }
+            }
         }
         b.finish()
     }
+}
+
+fn sig_runs(mut w: &[u32]) -> impl Iterator<Item = IndirectSig<'_>> + '_ {
+    std::iter::from_fn(move || {
+        let (&ret, rest) = w.split_first()?;
+        let (&n, rest) = rest.split_first()?;
+        let (params, rest) = rest.split_at(n as usize);
+        w = rest;
+        Some(IndirectSig {
+            ret: TypeId(ret),
+            params,
+        })
+    })
 }
 
 /// Whether a direct call to function `fid` is a setjmp or longjmp.
@@ -84,27 +136,52 @@ pub fn is_sjlj(functions: &[FunctionDecl], fid: u32) -> bool {
 pub struct SummaryBuilder {
     /// Function ids as met (repeats and any order).
     pub taken: Vec<u32>,
-    pub indirect_calls: Vec<u32>,
+    /// Indirect calls' types, as in [`CodeSummary`]'s words.
+    sigs: Vec<u32>,
+    /// Where the signature being built starts in `sigs`.
+    sig_start: usize,
     pub frem: bool,
     pub sjlj: bool,
 }
 
 impl SummaryBuilder {
+    /// Starts an indirect call's signature; [`Self::sig_param`] adds its argument types
+    /// in order, [`Self::end_sig`] ends it.
+    #[inline]
+    pub fn begin_sig(&mut self, ret: TypeId) {
+        self.sig_start = self.sigs.len();
+        self.sigs.extend_from_slice(&[ret.0, 0]);
+    }
+
+    #[inline]
+    pub fn sig_param(&mut self, t: TypeId) {
+        self.sigs.push(t.0);
+        self.sigs[self.sig_start + 1] += 1;
+    }
+
+    /// Ends the signature, dropping it when the body's calls had it already.
+    pub fn end_sig(&mut self) {
+        let (done, new) = self.sigs.split_at(self.sig_start);
+        if sig_runs(done).any(|s| s.ret.0 == new[0] && s.params == &new[2..]) {
+            self.sigs.truncate(self.sig_start);
+        }
+    }
+
     /// The summary (`taken` sorted without repeats, so the decoder, which meets
     /// operands in record order, and [`CodeSummary::scan`] agree); empties the builder.
     pub fn finish(&mut self) -> CodeSummary {
         self.taken.sort_unstable();
         self.taken.dedup();
         let num_taken = self.taken.len() as u32;
-        self.taken.extend_from_slice(&self.indirect_calls);
+        self.taken.extend_from_slice(&self.sigs);
         let s = CodeSummary {
-            ids: Box::from(self.taken.as_slice()),
+            words: Box::from(self.taken.as_slice()),
             num_taken,
             frem: self.frem,
             sjlj: self.sjlj,
         };
         self.taken.clear();
-        self.indirect_calls.clear();
+        self.sigs.clear();
         self.frem = false;
         self.sjlj = false;
         s
