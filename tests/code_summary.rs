@@ -2,7 +2,8 @@
 //! instructions) against emission's own scan: for every project fixture and every runnable
 //! real pexe, each decoded body carries a summary equal to a fresh scan of the body, and
 //! converting with the summaries gives the same bytes as converting with them removed (so
-//! emission scans every body itself).
+//! emission scans every body itself). Also: the types in a summary follow the decoder's
+//! renumbering of the types it reserved.
 
 mod common;
 
@@ -105,4 +106,48 @@ fn real_summaries_match_the_scan() {
     assert_eq!(checked, 28);
     // No real pexe uses `frem` (the fixtures do).
     assert!(seen.taken && seen.indirect && seen.sjlj);
+}
+
+/// A type the file does not declare (`<8 x i1>`, a vector compare's result) gets a
+/// reserved id while decoding and a smaller one when the unused reserved ids before it
+/// are dropped: the indirect call's argument type in the summary is renumbered with it.
+#[test]
+fn renumbered_reserved_types_are_renumbered_in_the_summary() {
+    let text = "module {
+  version 1;
+  abbreviations {
+  }
+  types {
+    count 5;
+    @t0 = i32;
+    @t1 = void;
+    @t2 = i16;
+    @t3 = <8 x i16>;
+    @t4 = void (i32, <8 x i16>);
+  }
+  define external void @f0(i32, <8 x i16>);
+  globals {
+    count 0;
+  }
+  function void @f0(i32 %p0, <8 x i16> %p1) {
+    blocks 1;
+  %b0:
+    %v0 = icmp eq <8 x i16> %p1, %p1;
+    call void %p0(<8 x i1> %v0);
+    ret void;
+  }
+}
+";
+    let pexe = pexe2wasm::text::asm::assemble(text).unwrap();
+    let m = decode(&pexe).unwrap();
+    let f = &m.function_bodies[0];
+    let s = f.summary.as_ref().unwrap();
+    assert_eq!(*s, CodeSummary::scan(&m, f));
+    let sig = s.indirect_sigs().next().unwrap();
+    let arg = sig.params().next().unwrap();
+    // The call's argument is the compare's result, of the type the compare was given.
+    assert_eq!(arg, f.insts[0].ty);
+    assert_eq!(m.types.display(arg).to_string(), "<8 x i1>");
+    // Declared types 0..5, then i1 and <8 x i1> (the reserved <4 x i1> was not used).
+    assert_eq!(arg.0, 6);
 }

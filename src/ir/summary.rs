@@ -187,3 +187,46 @@ impl SummaryBuilder {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sigs(s: &CodeSummary) -> Vec<(u32, Vec<u32>)> {
+        s.indirect_sigs()
+            .map(|g| (g.ret.0, g.params().map(|t| t.0).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn builder_sorts_taken_and_drops_repeated_signatures() {
+        let mut b = SummaryBuilder::default();
+        b.taken.extend([7, 3, 7, 5]);
+        for (ret, params) in [(1, &[2, 3][..]), (1, &[2]), (1, &[2, 3]), (4, &[])] {
+            b.begin_sig(TypeId(ret));
+            params.iter().for_each(|&t| b.sig_param(TypeId(t)));
+            b.end_sig();
+        }
+        b.sjlj = true;
+        let s = b.finish();
+        assert_eq!(s.taken(), &[3, 5, 7]);
+        assert_eq!(sigs(&s), vec![(1, vec![2, 3]), (1, vec![2]), (4, vec![])]);
+        assert!(s.sjlj && !s.frem);
+        // The builder is empty again for the next body.
+        assert_eq!(b.finish(), CodeSummary::default());
+    }
+
+    #[test]
+    fn map_types_renumbers_only_the_signatures() {
+        let mut b = SummaryBuilder::default();
+        b.taken.extend([2, 9]);
+        b.begin_sig(TypeId(9));
+        b.sig_param(TypeId(2));
+        b.sig_param(TypeId(9));
+        b.end_sig();
+        let mut s = b.finish();
+        s.map_types(|t| t.0 += 100);
+        assert_eq!(s.taken(), &[2, 9]);
+        assert_eq!(sigs(&s), vec![(109, vec![102, 109])]);
+    }
+}
