@@ -704,9 +704,9 @@ pub struct Function {
     pub call_args: Vec<ValueId>,
     /// Phis' (value, incoming block) pairs, one run per phi.
     pub phi_incoming: Vec<(ValueId, BlockId)>,
-    /// What emission needs from the instructions, computed by the decoder from the body
-    /// as decoded ([`CodeSummary::scan`]); `None` for bodies built by hand, which
-    /// emission scans itself. Code that edits a decoded body must reset it to `None`.
+    /// What emission needs from the instructions, gathered by the decoder while it
+    /// decoded them (what [`CodeSummary::scan`] finds); `None` for bodies built by hand,
+    /// which emission scans itself. Code that edits a decoded body must reset it to `None`.
     pub summary: Option<CodeSummary>,
 }
 
