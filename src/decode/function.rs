@@ -32,9 +32,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{block_id, next_leaf_record, next_leaf_short, symbol_name, DecodeError, FnJob, Result};
 use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
+use crate::ir::summary::is_sjlj;
 use crate::ir::{
     Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
-    Inst, InstKind, Scalar, Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+    Inst, InstKind, Scalar, Span, SummaryBuilder, Switch, SwitchCase, Type, TypeId, TypeTable,
+    ValueId, NO_RESULT,
 };
 
 /// Instruction record codes.
@@ -122,6 +124,7 @@ pub(crate) struct Scratch<'a> {
     consts: Vec<Constant>,
     call_args: Vec<ValueId>,
     phi_incoming: Vec<(ValueId, u32)>,
+    summary: SummaryBuilder,
 }
 
 impl Implied {
@@ -198,6 +201,9 @@ impl Implied {
                 if d.used_implied && !identity {
                     d.f.insts.iter_mut().for_each(|i| fix(&mut i.ty));
                     d.f.forward_decls.iter_mut().for_each(|(_, t)| fix(t));
+                    if let Some(s) = &mut d.f.summary {
+                        s.map_types(fix);
+                    }
                 }
                 d.f
             })
@@ -231,6 +237,9 @@ struct FnDecoder<'d, 'a> {
     /// Where the `blocks N` record was, for errors about the count found at the end.
     blocks_pos: Option<crate::bitstream::Position>,
     rec: Vec<u64>,
+    /// The body's code summary, gathered as the records are decoded (see
+    /// [`crate::ir::CodeSummary::scan`], which finds the same from the instructions).
+    summary: SummaryBuilder,
 }
 
 /// Takes a reused buffer out of the scratch space, emptied.
@@ -315,12 +324,17 @@ pub(super) fn decode_function<'a>(
         void_ty: implied.void,
         blocks_pos: None,
         rec: take(&mut scratch.rec),
+        summary: std::mem::take(&mut scratch.summary),
     };
     fd.run()?;
     // Shrink the per-instruction vectors in place; copy the others (short) out at their
     // exact sizes and keep the grown buffers for the next function.
     let used_implied = fd.used_implied;
     let mut f = fd.f;
+    // The summary, gathered while decoding, saves emission a walk over every
+    // instruction (decision 0010, session 8).
+    f.summary = Some(fd.summary.finish());
+    scratch.summary = fd.summary;
     f.insts.shrink_to_fit();
     f.inst_bits.shrink_to_fit();
     f.value_insts.shrink_to_fit();
@@ -519,11 +533,25 @@ impl FnDecoder<'_, '_> {
         }
     }
 
+    /// [`Self::ty_of`] for an instruction's operand (a direct callee is none): a function
+    /// used as an operand has its address taken, which the code summary notes. The test
+    /// is on the module-value path only, so other operands pay nothing for it.
+    #[inline(always)]
+    fn operand_ty(&mut self, v: u32) -> Result<TypeId> {
+        if v < self.num_module_values {
+            if (v as usize) < self.functions.len() {
+                self.summary.taken.push(v);
+            }
+            return Ok(self.i32());
+        }
+        self.ty_of(v)
+    }
+
     /// Resolves a relative operand and returns it with its type.
     #[inline(always)]
     fn operand(&mut self, r: u64) -> Result<(ValueId, TypeId)> {
         let v = self.rel(r)?;
-        let t = self.ty_of(v)?;
+        let t = self.operand_ty(v)?;
         Ok((ValueId(v), t))
     }
 
@@ -869,6 +897,8 @@ impl FnDecoder<'_, '_> {
                         self.ty_name(tl)
                     ));
                 };
+                // For the code summary: the output then needs the fmod helpers.
+                self.summary.frem |= op == BinOp::FRem;
                 (
                     InstKind::Binop {
                         op,
@@ -1073,7 +1103,7 @@ impl FnDecoder<'_, '_> {
                     if v >= self.next_value() && v >= self.num_module_values {
                         self.pending.push((v, ty, phi_value));
                     } else {
-                        let tv = self.ty_of(v)?;
+                        let tv = self.operand_ty(v)?;
                         if tv != ty {
                             return self.err(format!(
                                 "phi of type {} has incoming {} of type {}",
@@ -1220,6 +1250,8 @@ impl FnDecoder<'_, '_> {
                     ));
                 }
                 let cc_info = self.cc_word(*cc)?;
+                // For the code summary: the output then needs the longjmp machinery.
+                self.summary.sjlj |= is_sjlj(self.functions, target);
                 let start = self.f.call_args.len() as u32;
                 for (i, (&a, &pt)) in args.iter().zip(params).enumerate() {
                     let (v, t) = self.operand(a)?;
@@ -1257,13 +1289,18 @@ impl FnDecoder<'_, '_> {
                 }
                 let cc_info = self.cc_word(*cc)?;
                 let start = self.f.call_args.len() as u32;
+                // The code summary keeps the call's types (emission derives the wasm
+                // signature from them): they are at hand here, and cold by emission.
+                self.summary.begin_sig(ret);
                 for &a in args {
                     let (v, t) = self.operand(a)?;
                     if matches!(self.types.ty(t), Type::Void | Type::Function(_)) {
                         return self.err("indirect call argument of void or function type");
                     }
                     self.f.call_args.push(v);
+                    self.summary.sig_param(t);
                 }
+                self.summary.end_sig();
                 let args = Span {
                     start,
                     len: args.len() as u32,

@@ -104,6 +104,12 @@ fn decode_with(data: &[u8], defer_globals: bool) -> Result<Module> {
     let jobs = std::mem::take(&mut d.jobs);
     let global_names = std::mem::take(&mut d.global_names);
     let mut m = d.m;
+    // Intrinsics are resolved by name once the symbol table has been read (the module
+    // pass has read it), before the bodies: their code summaries look at callees'
+    // intrinsics.
+    for f in &mut m.functions {
+        f.intrinsic = f.name.as_deref().and_then(Intrinsic::from_name);
+    }
     match globals_job {
         None => {
             let num_globals = m.globals.len() as u32;
@@ -124,10 +130,6 @@ fn decode_with(data: &[u8], defer_globals: bool) -> Result<Module> {
                 m.globals[i].name = Some(name);
             }
         }
-    }
-    // Intrinsics are resolved by name once the symbol table has been read.
-    for f in &mut m.functions {
-        f.intrinsic = f.name.as_deref().and_then(Intrinsic::from_name);
     }
     Ok(m)
 }

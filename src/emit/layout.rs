@@ -26,27 +26,8 @@ pub type Segments = Vec<(u32, Vec<u8>)>;
 /// Zero runs at least this long split a data segment.
 const ZERO_SPLIT: usize = 128;
 
-/// Function ids used as operands anywhere but as a direct callee in one instruction
-/// (run over every body, in parallel, by the caller; see [`layout`]). Function ids are
-/// the values below `nf`. `other` is called with the kinds not handled inline (calls,
-/// phis, ...), so the caller's own look at those needs no second `match`.
-#[inline]
-pub fn taken_in_inst(
-    body: &crate::ir::Function,
-    kind: &crate::ir::InstKind,
-    nf: u32,
-    out: &mut Vec<u32>,
-    other: impl FnOnce(&crate::ir::InstKind),
-) {
-    let take = |v: crate::ir::ValueId| {
-        if v.0 < nf {
-            out.push(v.0);
-        }
-    };
-    kind.for_each_operand_unordered(body, take, other);
-}
-
-/// The layout; `taken_in_code` holds what [`taken_in_inst`] found in every body.
+/// The layout; `taken_in_code` holds the function ids whose address the bodies take
+/// (their code summaries' `taken`, `ir::CodeSummary`).
 pub fn layout(m: &Module, stack_size: u64, taken_in_code: &[u32]) -> Result<Layout, EmitError> {
     let nf = m.num_functions();
     // Address-taken functions: relocation targets and function ids used as operands

@@ -22,7 +22,7 @@ use super::layout::{layout, Layout};
 use super::link::{self, Import, Linked, Remap};
 use super::validate::{wasm_features, BodyCheck, Checker};
 use super::EmitError;
-use crate::ir::{BinOp, Callee, InstKind, Module};
+use crate::ir::{CodeSummary, Module};
 use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
 
 #[derive(Debug, Clone)]
@@ -67,11 +67,12 @@ const TP: u32 = 1;
 const HEAP_BASE: u32 = 2;
 const TABLE_BASE: u32 = 3;
 
-/// What the module-level parts of emission need from the pexe's instructions, gathered
-/// in one parallel walk instead of three serial ones.
+/// What the module-level parts of emission need from the pexe's instructions: the
+/// bodies' code summaries (gathered by the decoder, `ir::summary`) put together, with the
+/// indirect calls' wasm signatures.
 #[derive(Default)]
 struct CodeFacts {
-    /// Function ids whose address is taken in code (with repeats).
+    /// Function ids whose address is taken in code (repeats across bodies).
     taken: Vec<u32>,
     /// Some `frem` needs the fmod helpers.
     frem: bool,
@@ -83,68 +84,41 @@ struct CodeFacts {
 }
 
 impl CodeFacts {
-    fn of_body(
-        m: &Module,
-        vt: &[Option<ValType>],
-        i32_type: Option<crate::ir::TypeId>,
-        f: &crate::ir::Function,
-    ) -> CodeFacts {
-        let mut c = CodeFacts::default();
-        let types = lower::ValueTypes::new(m, f, i32_type);
-        let nf = m.num_functions();
-        for inst in &f.insts {
-            if let InstKind::Binop {
-                op: BinOp::FRem, ..
-            } = inst.kind
-            {
-                c.frem = true;
+    /// Adds a body's summary (the bodies are added in order).
+    fn add(&mut self, vt: &[Option<ValType>], s: &CodeSummary) {
+        self.taken.extend_from_slice(s.taken());
+        self.frem |= s.frem;
+        self.sjlj |= s.sjlj;
+        let first = self.indirect.len();
+        for sig in s.indirect_sigs() {
+            let params: Option<Vec<ValType>> =
+                sig.params().map(|t| *vt.get(t.0 as usize)?).collect();
+            if let Some(params) = params {
+                let results = vt.get(sig.ret.0 as usize).copied().flatten();
+                let sig = Sig {
+                    params,
+                    results: results.into_iter().collect(),
+                };
+                // Interning keeps the first occurrence: dropping later repeats of the
+                // same body keeps the order of first occurrences.
+                if !self.indirect[first..].contains(&sig) {
+                    self.indirect.push(sig);
+                }
             }
-            // Calls are among the kinds `taken_in_inst` does not handle inline.
-            let other = |kind: &InstKind| match kind {
-                InstKind::Call(call) if matches!(call.callee, Callee::Direct(_)) => {
-                    use crate::ir::Intrinsic::{NaclLongjmp, NaclSetjmp};
-                    if let Callee::Direct(fid) = call.callee {
-                        c.sjlj |= matches!(
-                            m.functions.get(fid as usize).and_then(|d| d.intrinsic),
-                            Some(NaclSetjmp | NaclLongjmp)
-                        );
-                    }
-                }
-                InstKind::Call(call) => {
-                    let params: Option<Vec<ValType>> = f
-                        .args(call)
-                        .iter()
-                        .map(|a| types.get(*a).and_then(|t| *vt.get(t.0 as usize)?))
-                        .collect();
-                    if let Some(params) = params {
-                        let results = vt
-                            .get(inst.ty.0 as usize)
-                            .copied()
-                            .flatten()
-                            .into_iter()
-                            .collect();
-                        let sig = Sig { params, results };
-                        // Interning keeps the first occurrence: dropping later repeats
-                        // of the same body keeps the order of first occurrences.
-                        if !c.indirect.contains(&sig) {
-                            c.indirect.push(sig);
-                        }
-                    }
-                }
-                _ => {}
-            };
-            super::layout::taken_in_inst(f, &inst.kind, nf, &mut c.taken, other);
         }
-        c
     }
 
-    /// Appends `later` (the facts of the bodies after these).
-    fn merge(mut self, mut later: CodeFacts) -> CodeFacts {
-        self.taken.append(&mut later.taken);
-        self.frem |= later.frem;
-        self.sjlj |= later.sjlj;
-        self.indirect.append(&mut later.indirect);
-        self
+    /// The facts of every body: from the decoder's summaries, else (bodies built by
+    /// hand) from the same facts scanned here. Serial: a summary is a few words.
+    fn of_module(m: &Module, vt: &[Option<ValType>]) -> CodeFacts {
+        let mut facts = CodeFacts::default();
+        for f in &m.function_bodies {
+            match &f.summary {
+                Some(s) => facts.add(vt, s),
+                None => facts.add(vt, &CodeSummary::scan(m, f)),
+            }
+        }
+        facts
     }
 }
 
@@ -163,12 +137,7 @@ pub fn lower_module(
 ) -> Result<Pending, EmitError> {
     let vt = lower::valtypes(m);
     let i32_type = m.types.find(&crate::ir::Type::Int(32));
-    let facts = m
-        .function_bodies
-        .par_iter()
-        .with_min_len(16)
-        .map(|f| CodeFacts::of_body(m, &vt, i32_type, f))
-        .reduce(CodeFacts::default, CodeFacts::merge);
+    let facts = CodeFacts::of_module(m, &vt);
     let lay = layout(m, opts.stack_size as u64, &facts.taken)?;
 
     // Modules to link.

@@ -5,9 +5,11 @@
 //! functions, then globals, then (inside a function) parameters, constants, instructions.
 
 pub mod intrinsics;
+pub mod summary;
 pub mod types;
 
 pub use intrinsics::Intrinsic;
+pub use summary::{CodeSummary, SummaryBuilder};
 pub use types::{FunctionType, Scalar, Type, TypeId, TypeTable};
 
 use crate::bitstream::Header;
@@ -702,6 +704,10 @@ pub struct Function {
     pub call_args: Vec<ValueId>,
     /// Phis' (value, incoming block) pairs, one run per phi.
     pub phi_incoming: Vec<(ValueId, BlockId)>,
+    /// What emission needs from the instructions, gathered by the decoder while it
+    /// decoded them (what [`CodeSummary::scan`] finds); `None` for bodies built by hand,
+    /// which emission scans itself. Code that edits a decoded body must reset it to `None`.
+    pub summary: Option<CodeSummary>,
 }
 
 impl Function {
