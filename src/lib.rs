@@ -18,6 +18,7 @@ pub mod lower;
 pub mod malloc;
 pub mod run;
 pub mod runtime;
+pub mod scratch_pool;
 pub mod text;
 pub mod verify;
 

@@ -190,11 +190,18 @@ pub(crate) struct FnJob {
 fn decode_bodies(data: &[u8], m: &mut Module, jobs: &[FnJob], num_globals: u32) -> Result<()> {
     let implied = function::Implied::new(&m.types);
     let functions = &m.functions;
+    // Jobs of at most 32 bodies (`crate::scratch_pool`), each with buffers an earlier
+    // job grew.
+    let scratch = crate::scratch_pool::Pool::new();
     let results: Vec<Result<function::Decoded>> = jobs
         .par_iter()
-        .map_init(function::Scratch::default, |scratch, job| {
-            function::decode_function(data, functions, num_globals, &implied, job, scratch)
-        })
+        .with_max_len(32)
+        .map_init(
+            || scratch.lend(),
+            |scratch, job| {
+                function::decode_function(data, functions, num_globals, &implied, job, scratch)
+            },
+        )
         .collect();
     let mut bodies = Vec::with_capacity(results.len());
     for (job, r) in jobs.iter().zip(results) {

@@ -370,12 +370,17 @@ pub fn lower_module(
         || -> Vec<Result<lower::Lowered, lower::LowerError>> {
             // Results come back in order; each rayon job keeps one `Scratch` for all the
             // functions it lowers.
+            // Jobs of 4 to 16 bodies, with buffers reused from job to job
+            // (`crate::scratch_pool`).
+            let scratch = crate::scratch_pool::Pool::<lower::Scratch>::new();
             pexe_order
                 .par_iter()
                 .with_min_len(4)
-                .map_init(lower::Scratch::default, |s, &(_, b)| {
-                    lower::lower_function_with(&cx, b, s)
-                })
+                .with_max_len(16)
+                .map_init(
+                    || scratch.lend(),
+                    |s, &(_, b)| lower::lower_function_with(&cx, b, s),
+                )
                 .collect()
         },
     );

@@ -296,14 +296,18 @@ pub fn check_bodies(
     features: WasmFeatures,
 ) -> Option<wasmparser::BinaryReaderError> {
     use rayon::prelude::*;
+    let allocs = crate::scratch_pool::Pool::<FuncValidatorAllocations>::new();
     checks
         .into_par_iter()
         .zip(bodies)
         .zip(offsets)
         .with_min_len(16)
-        .map_init(FuncValidatorAllocations::default, |allocs, ((c, b), &o)| {
-            c.check(b, o, features, allocs)
-        })
+        .with_max_len(64)
+        // Allocations reused from job to job (`crate::scratch_pool`).
+        .map_init(
+            || allocs.lend(),
+            |allocs, ((c, b), &o)| c.check(b, o, features, allocs),
+        )
         .filter_map(Result::err)
         .min_by_key(|e| e.offset())
 }

@@ -78,17 +78,22 @@ pub fn verify(module: &Module) -> Vec<Finding> {
     globals::check(module, &mut out);
     // What every body's check needs from the module (intrinsics, type facts), once.
     let facts = function::ModuleFacts::new(module);
+    let scratch = crate::scratch_pool::Pool::<function::Scratch>::new();
     let per_body: Vec<Vec<Finding>> = module
         .function_bodies
         .par_iter()
         .enumerate()
         .with_min_len(8)
-        // One scratch per rayon job, reused for all the bodies the job checks.
-        .map_init(function::Scratch::default, |scratch, (i, f)| {
-            let mut found = Vec::new();
-            function::check(&facts, i as u32, f, scratch, &mut found);
-            found
-        })
+        .with_max_len(32)
+        // Buffers reused from job to job (`crate::scratch_pool`).
+        .map_init(
+            || scratch.lend(),
+            |scratch, (i, f)| {
+                let mut found = Vec::new();
+                function::check(&facts, i as u32, f, scratch, &mut found);
+                found
+            },
+        )
         .collect();
     for mut f in per_body {
         out.findings.append(&mut f);
