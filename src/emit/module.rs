@@ -555,12 +555,24 @@ impl Pending {
         let code = head.code_section_start(&before, &bodies, &after);
         let offsets = body_offsets(head.0.len(), &bodies);
         let features = wasm_features(&used, threads);
-        let (checker, checks) = match checker {
-            Some((c, checks)) => (Some(c), checks),
-            None => (None, Vec::new()),
+        let (checker, checks, linked) = match checker {
+            Some((mut c, checks)) => {
+                // The linked bodies before the pexe's are validated alongside them, from
+                // where they are already written.
+                let linked = c.take_before();
+                (Some(c), checks, linked)
+            }
+            None => (None, Vec::new(), Vec::new()),
         };
+        let linked_at = code.items_start;
+        let linked_code = head.0[linked_at..code.start].to_vec();
         let (first_error, written) = rayon::join(
-            || super::validate::check_bodies(checks, &bodies, &offsets, features),
+            || {
+                let a = super::validate::check_linked(&linked_code, linked_at, linked, features);
+                let b = super::validate::check_bodies(checks, &bodies, &offsets, features);
+                // The error at the lowest offset: the linked bodies come first.
+                a.or(b)
+            },
             || -> Result<(ModuleBytes, usize), EmitError> {
                 let mut out = head;
                 let code_bytes = out.code_section_end(code, &bodies)?;
@@ -574,12 +586,16 @@ impl Pending {
         if let Some(e) = first_error {
             return Err(super::validate::invalid_at(&wasm, e));
         }
-        if let Some(c) = checker {
-            let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
-            c.finish(&wasm, &lens, features)?;
-        }
+        let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
+        let n_bodies = bodies.len();
+        // The bodies' buffers (thousands) are freed while the rest is checked.
+        let (checked, ()) = rayon::join(
+            || checker.map_or(Ok(()), |c| c.finish(&wasm, &lens, features)),
+            move || drop(bodies),
+        );
+        checked?;
         let stats = EmitStats {
-            functions: bodies.len(),
+            functions: n_bodies,
             irreducible_functions: irreducible,
             code_bytes,
             data_bytes: segments.iter().map(|(_, b)| b.len()).sum(),
@@ -940,6 +956,8 @@ struct ModuleBytes(Vec<u8>);
 /// A section being written (see [`ModuleBytes::section_begin`]).
 struct OpenSection {
     id: wasm_encoder::SectionId,
+    /// Where `pre`'s items begin.
+    items_start: usize,
     /// Where the items after `pre`'s begin, and their announced length.
     start: usize,
     len: usize,
@@ -1002,6 +1020,7 @@ impl ModuleBytes {
         out.extend_from_slice(pre_items);
         OpenSection {
             id,
+            items_start: out.len() - pre_items.len(),
             start: out.len(),
             len,
             items,

@@ -1,16 +1,21 @@
-//! Validation of the output with wasmparser, woven into its assembly.
+//! Validation of the output with wasmparser, in pieces that keep it off the serial path.
 //!
-//! Every module we return has been validated, but not as a separate pass over the
-//! finished bytes: the sections before the code section are validated as soon as they are
-//! written (before any function is lowered), each pexe function body right after it is
-//! lowered, in the same parallel job (its bytes are still in cache, and there is no second
-//! parallel pass with its own ramp-down at the end), and the rest (the linked modules'
-//! bodies, the data and name sections, the module's end) once the module is complete.
+//! Every module we return has been validated, but not as one pass over the finished
+//! bytes, whose section-by-section start (the sections before the code, then a payload
+//! per body) ran on one thread after the module was assembled:
+//! - the sections before the code section are validated as soon as they are written,
+//!   alongside the lowering ([`Checker::new`], which also hands out one [`BodyCheck`] per
+//!   pexe body);
+//! - the bodies are validated in parallel ([`check_bodies`], [`check_linked`] for the
+//!   linked bodies before them) while they are copied into the module, each at the offset
+//!   it gets there, so errors point into the module;
+//! - the rest (the linked bodies after the pexe's, the data and name sections, the
+//!   module's end) once the module is complete ([`Checker::finish`]).
 //!
 //! The pieces are fed to one [`Validator`], in module order, so it checks exactly what a
-//! validation of the whole module checks: [`Checker::finish`] walks the finished module
-//! and verifies that each pexe body it finds is the one validated in its job (same
-//! position, same length), so the framing written around the bodies is checked too.
+//! validation of the whole module checks: [`Checker::finish`] walks the finished code
+//! section and verifies that each pexe body it finds is as long as the one validated, at
+//! the place it was validated, so the framing written around the bodies is checked too.
 
 use wasmparser::{
     BinaryReader, Chunk, FuncToValidate, FuncValidatorAllocations, FunctionBody, Parser, Payload,
@@ -53,6 +58,8 @@ pub struct Checker {
     /// [`Checker::finish`]).
     before: Vec<FuncToValidate<ValidatorResources>>,
     after: Vec<FuncToValidate<ValidatorResources>>,
+    /// How many linked bodies come before the pexe's (`before` may have been taken).
+    n_before: usize,
     n_pexe: usize,
 }
 
@@ -125,6 +132,7 @@ impl Checker {
                 prefix_len: prefix.len(),
                 before,
                 after,
+                n_before,
                 n_pexe,
             },
             pexe,
@@ -146,6 +154,7 @@ impl Checker {
             prefix_len,
             mut before,
             mut after,
+            n_before,
             n_pexe,
         } = self;
         if lens.len() != n_pexe {
@@ -154,7 +163,7 @@ impl Checker {
                 lens.len()
             )));
         }
-        let total = before.len() + n_pexe + after.len();
+        let total = n_before + n_pexe + after.len();
         let mut parser = Parser::new(0);
         let mut pos = 0usize;
         let mut in_prefix = true;
@@ -191,6 +200,7 @@ impl Checker {
                         code,
                         pos,
                         std::mem::take(&mut before),
+                        n_before,
                         lens,
                         std::mem::take(&mut after),
                         features,
@@ -217,12 +227,15 @@ impl Checker {
 }
 
 /// Walks the entries of a code section (`code`, after its count, at `offset` in `wasm`):
-/// validates the linked bodies (`before`, then `after`, around the pexe's) and checks
-/// that each pexe body has the length it was validated with (`lens`).
-fn check_code(
-    code: &[u8],
+/// validates the linked bodies (the `n_before` first, unless [`Checker::take_before`]
+/// took them, and `after`, after the pexe's) and checks that each pexe body has the
+/// length it was validated with (`lens`).
+#[allow(clippy::too_many_arguments)]
+fn check_code<'a>(
+    code: &'a [u8],
     offset: usize,
     before: Vec<FuncToValidate<ValidatorResources>>,
+    n_before: usize,
     lens: &[usize],
     after: Vec<FuncToValidate<ValidatorResources>>,
     features: WasmFeatures,
@@ -230,12 +243,7 @@ fn check_code(
 ) -> Result<(), EmitError> {
     let mut r = BinaryReader::new(code, offset as u64);
     let mut allocs = FuncValidatorAllocations::default();
-    fn entry<'a>(r: &mut BinaryReader<'a>) -> Result<(usize, BinaryReader<'a>), EmitError> {
-        let len = r.read_var_u32().map_err(|e| invalid(None, e))? as usize;
-        let at = r.original_position();
-        let body = r.read_bytes(len).map_err(|e| invalid(None, e))?;
-        Ok((len, BinaryReader::new(body, at)))
-    }
+    let entry = |r: &mut BinaryReader<'a>| read_entry(r).map_err(|e| invalid(None, e));
     let mut validate = |mut f: FuncToValidate<ValidatorResources>, body: BinaryReader<'_>| {
         f.features = features;
         let mut v = f.into_validator(std::mem::take(&mut allocs));
@@ -244,9 +252,12 @@ fn check_code(
         allocs = v.into_allocations();
         Ok::<(), EmitError>(())
     };
-    for f in before {
+    let mut before = before.into_iter();
+    for _ in 0..n_before {
         let (_, body) = entry(&mut r)?;
-        validate(f, body)?;
+        if let Some(f) = before.next() {
+            validate(f, body)?;
+        }
     }
     for &want in lens {
         let (len, _) = entry(&mut r)?;
@@ -264,6 +275,50 @@ fn check_code(
         return Err(framing("has bytes after its last body".into()));
     }
     Ok(())
+}
+
+/// One entry of a code section: its size, and a reader over its body (locals and code)
+/// at the body's offset.
+fn read_entry<'a>(
+    r: &mut BinaryReader<'a>,
+) -> Result<(usize, BinaryReader<'a>), wasmparser::BinaryReaderError> {
+    let len = r.read_var_u32()? as usize;
+    let at = r.original_position();
+    let body = r.read_bytes(len)?;
+    Ok((len, BinaryReader::new(body, at)))
+}
+
+impl Checker {
+    /// The linked bodies before the pexe's, to validate alongside the pexe's
+    /// ([`check_linked`]); [`Checker::finish`] then only checks their sizes.
+    pub fn take_before(&mut self) -> Vec<FuncToValidate<ValidatorResources>> {
+        std::mem::take(&mut self.before)
+    }
+}
+
+/// Validates code section entries (`code`: sizes and bodies, one per `funcs`, at
+/// `offset` in the module) and returns the first error.
+pub fn check_linked(
+    code: &[u8],
+    offset: usize,
+    funcs: Vec<FuncToValidate<ValidatorResources>>,
+    features: WasmFeatures,
+) -> Option<wasmparser::BinaryReaderError> {
+    let mut r = BinaryReader::new(code, offset as u64);
+    let mut allocs = FuncValidatorAllocations::default();
+    for mut f in funcs {
+        let body = match read_entry(&mut r) {
+            Ok((_, body)) => body,
+            Err(e) => return Some(e),
+        };
+        f.features = features;
+        let mut v = f.into_validator(std::mem::take(&mut allocs));
+        if let Err(e) = v.validate(&FunctionBody::new(body)) {
+            return Some(e);
+        }
+        allocs = v.into_allocations();
+    }
+    None
 }
 
 impl BodyCheck {
@@ -532,6 +587,37 @@ mod tests {
         let e = c.finish(&whole, &[good.len()], features()).unwrap_err();
         assert!(matches!(e, EmitError::Invalid { .. }), "{e}");
         assert!(e.to_string().contains("type mismatch"), "{e}");
+    }
+
+    #[test]
+    fn linked_bodies_taken_before_are_validated_alongside() {
+        let good = body(&[Instruction::I32Const(7)]);
+        // Returns nothing where `() -> i32` needs an i32.
+        let bad = body(&[]);
+        let bodies = vec![bad.clone(), good.clone()];
+        let (prefix, whole) = module(2, &bodies);
+        let offsets = body_offsets(&whole);
+        let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 0).unwrap();
+        let linked = c.take_before();
+        assert_eq!(linked.len(), 1);
+        // The first entry: its size (one byte here), then the body.
+        let at = offsets[0] - 1;
+        let e = check_linked(&whole[at..offsets[1] - 1], at, linked, features()).expect("invalid");
+        assert!(e.message().contains("type mismatch"), "{e}");
+        assert!(
+            (offsets[0]..offsets[1]).contains(&(e.offset() as usize)),
+            "{e}"
+        );
+        // `finish` only walks the taken body now: the rest of the module is valid.
+        c.finish(&whole, &[good.len()], features()).unwrap();
+        // With the bodies valid, nothing is reported.
+        let goods = vec![good.clone(), good.clone()];
+        let (_, whole) = module(2, &goods);
+        let offsets = body_offsets(&whole);
+        let at = offsets[0] - 1;
+        let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 0).unwrap();
+        let linked = c.take_before();
+        assert!(check_linked(&whole[at..offsets[1] - 1], at, linked, features()).is_none());
     }
 
     #[test]
