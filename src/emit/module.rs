@@ -351,21 +351,19 @@ pub fn lower_module(
         // would if the segments were built first); the inner one comes after them.
         || -> Result<Result<Side, EmitError>, EmitError> {
             let segments = super::layout::data_segments(m, &lay)?;
-            Ok(side(
+            let parts = Parts {
                 m,
-                &lay,
-                segments,
+                lay: &lay,
                 opts,
-                &linked,
-                &mut remaps,
-                &cx,
-                &imports,
-                &pexe_order,
-                &pexe_types,
+                linked: &linked,
+                cx: &cx,
+                imports: &imports,
+                pexe_order: &pexe_order,
+                pexe_types: &pexe_types,
                 table_base,
-                threaded_start.zip(void_type),
-                &prefix_used,
-            ))
+                threaded_start: threaded_start.zip(void_type),
+            };
+            Ok(side(&parts, segments, &mut remaps, &prefix_used))
         },
         || -> Vec<Result<lower::Lowered, lower::LowerError>> {
             // Results come back in order; each rayon job keeps one `Scratch` for all the
@@ -441,41 +439,42 @@ struct Side {
     checker: Option<(Checker, Vec<BodyCheck>)>,
 }
 
-/// Writes everything of the module but the pexe's bodies (see [`Side`]).
-#[allow(clippy::too_many_arguments)]
-fn side(
-    m: &Module,
-    lay: &Layout,
-    segments: Vec<(u32, Vec<u8>)>,
-    opts: &EmitOptions,
-    linked: &[Linked<'_>],
-    remaps: &mut [Remap],
-    cx: &LowerCtx<'_>,
-    imports: &[(String, String, u32)],
-    pexe_order: &[(u32, usize)],
-    pexe_types: &[u32],
+/// What the module's sections outside the code are written from ([`side`]).
+#[derive(Clone, Copy)]
+struct Parts<'p> {
+    m: &'p Module,
+    lay: &'p Layout,
+    opts: &'p EmitOptions,
+    linked: &'p [Linked<'p>],
+    cx: &'p LowerCtx<'p>,
+    imports: &'p [(String, String, u32)],
+    /// (function id, body index) of each pexe function, in output order.
+    pexe_order: &'p [(u32, usize)],
+    /// Their type indices.
+    pexe_types: &'p [u32],
     table_base: u32,
+    /// The generated `_start` of a threaded module and its type index.
     threaded_start: Option<(u32, u32)>,
+}
+
+/// Writes everything of the module but the pexe's bodies (see [`Side`]).
+fn side(
+    parts: &Parts<'_>,
+    segments: Vec<(u32, Vec<u8>)>,
+    remaps: &mut [Remap],
     prefix_used: &Used,
 ) -> Result<Side, EmitError> {
+    let Parts {
+        opts,
+        linked,
+        pexe_order,
+        threaded_start,
+        ..
+    } = *parts;
     let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
     let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
     let mut head = ModuleBytes::with_capacity(64 << 10);
-    let pre = prefix(
-        &mut head,
-        m,
-        lay,
-        &segments,
-        opts,
-        linked,
-        remaps,
-        cx,
-        imports,
-        pexe_order,
-        pexe_types,
-        table_base,
-        threaded_start,
-    )?;
+    let pre = prefix(&mut head, parts, &segments, remaps)?;
     let mut linked_data = DataSection::new();
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
         if let Some(d) = &l.data {
@@ -485,7 +484,7 @@ fn side(
             }
         }
     }
-    let names = name_section(m, linked, remaps, cx, imports, pexe_order, threaded_start);
+    let names = name_section(parts, remaps);
     let checker = if opts.validate {
         Some(Checker::new(
             &head.0,
@@ -622,22 +621,24 @@ struct Prefix {
 
 /// Writes the module's header and sections up to the data count section (everything
 /// before the code) into `out`, and prepares the linked bodies of the code section.
-#[allow(clippy::too_many_arguments)]
 fn prefix(
     out: &mut ModuleBytes,
-    m: &Module,
-    lay: &Layout,
+    parts: &Parts<'_>,
     segments: &[(u32, Vec<u8>)],
-    opts: &EmitOptions,
-    linked: &[Linked<'_>],
     remaps: &mut [Remap],
-    cx: &LowerCtx<'_>,
-    imports: &[(String, String, u32)],
-    pexe_order: &[(u32, usize)],
-    pexe_types: &[u32],
-    table_base: u32,
-    threaded_start: Option<(u32, u32)>,
 ) -> Result<Prefix, EmitError> {
+    let Parts {
+        m,
+        lay,
+        opts,
+        linked,
+        cx,
+        imports,
+        pexe_order,
+        pexe_types,
+        table_base,
+        threaded_start,
+    } = *parts;
     let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
     let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
     let mut types = TypeSection::new();
@@ -864,16 +865,16 @@ fn prefix(
 
 /// The name section, encoded: imports, linked functions (their own names), pexe
 /// functions.
-#[allow(clippy::too_many_arguments)]
-fn name_section(
-    m: &Module,
-    linked: &[Linked<'_>],
-    remaps: &[Remap],
-    cx: &LowerCtx<'_>,
-    imports: &[(String, String, u32)],
-    pexe_order: &[(u32, usize)],
-    threaded_start: Option<(u32, u32)>,
-) -> Vec<u8> {
+fn name_section(parts: &Parts<'_>, remaps: &[Remap]) -> Vec<u8> {
+    let Parts {
+        m,
+        linked,
+        cx,
+        imports,
+        pexe_order,
+        threaded_start,
+        ..
+    } = *parts;
     // Names: imports, linked functions (their own names), pexe functions (borrowed: one
     // allocation per function name is not needed).
     // A pexe function without a symbol name is named `f<id>` (as `pexe_name` says), written
