@@ -20,7 +20,7 @@ use wasm_encoder::{
 
 use super::layout::{layout, Layout};
 use super::link::{self, Import, Linked, Remap};
-use super::validate::{wasm_features, BodyCheck, Checker};
+use super::validate::{wasm_features, BodyCheck, Checker, Walked};
 use super::EmitError;
 use crate::ir::{CodeSummary, Module};
 use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
@@ -554,16 +554,20 @@ impl Pending {
         let code = head.code_section_start(&before, &bodies, &after);
         let offsets = body_offsets(head.0.len(), &bodies);
         let features = wasm_features(&used, threads);
-        let (checker, checks, linked) = match checker {
+        let (checker, checks, linked, walk) = match checker {
             Some((mut c, checks)) => {
                 // The linked bodies before the pexe's are validated alongside them, from
-                // where they are already written.
+                // where they are already written; the code section's entries are walked
+                // by the side that writes them.
                 let linked = c.take_before();
-                (Some(c), checks, linked)
+                let walk = c.take_code_walk();
+                (Some(c), checks, linked, Some(walk))
             }
-            None => (None, Vec::new(), Vec::new()),
+            None => (None, Vec::new(), Vec::new(), None),
         };
+        let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
         let linked_at = code.items_start;
+        let entries_at = linked_at;
         let linked_code = head.0[linked_at..code.start].to_vec();
         let (first_error, written) = rayon::join(
             || {
@@ -572,24 +576,30 @@ impl Pending {
                 // The error at the lowest offset: the linked bodies come first.
                 a.or(b)
             },
-            || -> Result<(ModuleBytes, usize), EmitError> {
+            || -> Result<Written, EmitError> {
                 let mut out = head;
                 let code_bytes = out.code_section_end(code, &bodies)?;
+                // Its result counts after the bodies' validation (as when the finished
+                // module's code section was walked).
+                let walked = walk.map(|w| {
+                    let code = &out.0[entries_at..];
+                    w.walk(code, entries_at, &lens, features)
+                });
                 out.data_section(&linked_data, &segments, active_data)?;
                 out.0.extend_from_slice(&names);
-                Ok((out, code_bytes))
+                Ok((out, code_bytes, walked))
             },
         );
-        let (out, code_bytes) = written?;
+        let (out, code_bytes, walked) = written?;
         let wasm = out.0;
         if let Some(e) = first_error {
             return Err(super::validate::invalid_at(&wasm, e));
         }
-        let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
+        let walked = walked.transpose()?;
         let n_bodies = bodies.len();
         // The bodies' buffers (thousands) are freed while the rest is checked.
         let (checked, ()) = rayon::join(
-            || checker.map_or(Ok(()), |c| c.finish(&wasm, &lens, features)),
+            || checker.map_or(Ok(()), |c| c.finish(&wasm, &lens, features, walked)),
             move || drop(bodies),
         );
         checked?;
@@ -611,6 +621,10 @@ impl Pending {
         })
     }
 }
+
+/// The finished module's bytes, the length of its code section's bodies, and the walk of
+/// that section's entries (when validating).
+type Written = (ModuleBytes, usize, Option<Result<Walked, EmitError>>);
 
 /// What [`prefix`] leaves for the rest of the module.
 struct Prefix {

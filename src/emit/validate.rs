@@ -58,8 +58,10 @@ pub struct Checker {
     /// [`Checker::finish`]).
     before: Vec<FuncToValidate<ValidatorResources>>,
     after: Vec<FuncToValidate<ValidatorResources>>,
-    /// How many linked bodies come before the pexe's (`before` may have been taken).
+    /// How many linked bodies come before the pexe's and after them (`before` and
+    /// `after` may have been taken).
     n_before: usize,
+    n_after: usize,
     n_pexe: usize,
 }
 
@@ -133,6 +135,7 @@ impl Checker {
                 before,
                 after,
                 n_before,
+                n_after,
                 n_pexe,
             },
             pexe,
@@ -143,11 +146,14 @@ impl Checker {
     /// prefix given to [`Checker::new`]): the linked bodies, that each pexe body is where
     /// it was validated with the length `lens` gives, the sections after the code
     /// section, and the module's end. `features` are the whole module's.
+    /// When the writer already walked the code section (`walked`, from
+    /// [`CodeWalk::walk`]), only its place is checked here.
     pub fn finish(
         self,
         wasm: &[u8],
         lens: &[usize],
         features: WasmFeatures,
+        walked: Option<Walked>,
     ) -> Result<(), EmitError> {
         let Checker {
             mut validator,
@@ -155,6 +161,7 @@ impl Checker {
             mut before,
             mut after,
             n_before,
+            n_after,
             n_pexe,
         } = self;
         if lens.len() != n_pexe {
@@ -163,7 +170,7 @@ impl Checker {
                 lens.len()
             )));
         }
-        let total = n_before + n_pexe + after.len();
+        let total = n_before + n_pexe + n_after;
         let mut parser = Parser::new(0);
         let mut pos = 0usize;
         let mut in_prefix = true;
@@ -196,16 +203,24 @@ impl Checker {
                     let code = wasm
                         .get(pos..end)
                         .ok_or_else(|| framing("is cut short".into()))?;
-                    check_code(
-                        code,
-                        pos,
-                        std::mem::take(&mut before),
-                        n_before,
-                        lens,
-                        std::mem::take(&mut after),
-                        features,
-                        wasm,
-                    )?;
+                    if let Some(w) = walked {
+                        // The entries were walked where they were written: the same bytes
+                        // if the section is where the walk found it.
+                        if (w.start, w.end) != (pos, end) {
+                            return Err(framing("is not where its entries were checked".into()));
+                        }
+                    } else {
+                        check_code(
+                            code,
+                            pos,
+                            std::mem::take(&mut before),
+                            n_before,
+                            lens,
+                            std::mem::take(&mut after),
+                            features,
+                            Some(wasm),
+                        )?;
+                    }
                     // The entries are walked above: the parser's payload per entry costs
                     // more than reading its size.
                     parser.skip_section();
@@ -226,7 +241,8 @@ impl Checker {
     }
 }
 
-/// Walks the entries of a code section (`code`, after its count, at `offset` in `wasm`):
+/// Walks the entries of a code section (`code`, after its count, at `offset` in `wasm`,
+/// which names the function of an error when given):
 /// validates the linked bodies (the `n_before` first, unless [`Checker::take_before`]
 /// took them, and `after`, after the pexe's) and checks that each pexe body has the
 /// length it was validated with (`lens`).
@@ -239,7 +255,7 @@ fn check_code<'a>(
     lens: &[usize],
     after: Vec<FuncToValidate<ValidatorResources>>,
     features: WasmFeatures,
-    wasm: &[u8],
+    wasm: Option<&[u8]>,
 ) -> Result<(), EmitError> {
     let mut r = BinaryReader::new(code, offset as u64);
     let mut allocs = FuncValidatorAllocations::default();
@@ -248,7 +264,10 @@ fn check_code<'a>(
         f.features = features;
         let mut v = f.into_validator(std::mem::take(&mut allocs));
         v.validate(&FunctionBody::new(body))
-            .map_err(|e| invalid_at(wasm, e))?;
+            .map_err(|e| match wasm {
+                Some(wasm) => invalid_at(wasm, e),
+                None => invalid(None, e),
+            })?;
         allocs = v.into_allocations();
         Ok::<(), EmitError>(())
     };
@@ -288,7 +307,60 @@ fn read_entry<'a>(
     Ok((len, BinaryReader::new(body, at)))
 }
 
+/// The walk of the code section's entries, taken from a [`Checker`] by the code that
+/// writes the section, so that the entries are read while they are in its cache.
+pub struct CodeWalk {
+    before: Vec<FuncToValidate<ValidatorResources>>,
+    n_before: usize,
+    after: Vec<FuncToValidate<ValidatorResources>>,
+}
+
+/// Where a [`CodeWalk`] found the code section's entries: `start..end` in the module.
+#[derive(Clone, Copy, Debug)]
+pub struct Walked {
+    start: usize,
+    end: usize,
+}
+
+impl CodeWalk {
+    /// Walks `code`, the code section's entries (after its count) at `offset` in the
+    /// module: each pexe body as long as `lens` says, the linked bodies not yet validated
+    /// validated, nothing after the last.
+    pub fn walk(
+        self,
+        code: &[u8],
+        offset: usize,
+        lens: &[usize],
+        features: WasmFeatures,
+    ) -> Result<Walked, EmitError> {
+        check_code(
+            code,
+            offset,
+            self.before,
+            self.n_before,
+            lens,
+            self.after,
+            features,
+            None,
+        )?;
+        Ok(Walked {
+            start: offset,
+            end: offset + code.len(),
+        })
+    }
+}
+
 impl Checker {
+    /// The walk of the code section (see [`CodeWalk`]); [`Checker::finish`] must then be
+    /// given its result.
+    pub fn take_code_walk(&mut self) -> CodeWalk {
+        CodeWalk {
+            before: std::mem::take(&mut self.before),
+            n_before: self.n_before,
+            after: std::mem::take(&mut self.after),
+        }
+    }
+
     /// The linked bodies before the pexe's, to validate alongside the pexe's
     /// ([`check_linked`]); [`Checker::finish`] then only checks their sizes.
     pub fn take_before(&mut self) -> Vec<FuncToValidate<ValidatorResources>> {
@@ -511,7 +583,7 @@ mod tests {
         for ch in checks {
             ch.check(&good, 0, features(), &mut allocs).unwrap();
         }
-        c.finish(&whole, &[good.len()], features()).unwrap();
+        c.finish(&whole, &[good.len()], features(), None).unwrap();
     }
 
     #[test]
@@ -584,7 +656,9 @@ mod tests {
         for ch in checks {
             ch.check(&good, 0, features(), &mut allocs).unwrap();
         }
-        let e = c.finish(&whole, &[good.len()], features()).unwrap_err();
+        let e = c
+            .finish(&whole, &[good.len()], features(), None)
+            .unwrap_err();
         assert!(matches!(e, EmitError::Invalid { .. }), "{e}");
         assert!(e.to_string().contains("type mismatch"), "{e}");
     }
@@ -609,7 +683,7 @@ mod tests {
             "{e}"
         );
         // `finish` only walks the taken body now: the rest of the module is valid.
-        c.finish(&whole, &[good.len()], features()).unwrap();
+        c.finish(&whole, &[good.len()], features(), None).unwrap();
         // With the bodies valid, nothing is reported.
         let goods = vec![good.clone(), good.clone()];
         let (_, whole) = module(2, &goods);
@@ -618,6 +692,52 @@ mod tests {
         let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 0).unwrap();
         let linked = c.take_before();
         assert!(check_linked(&whole[at..offsets[1] - 1], at, linked, features()).is_none());
+    }
+
+    #[test]
+    fn code_walk_by_the_writer_checks_the_same_entries() {
+        let good = body(&[Instruction::I32Const(7)]);
+        // Returns nothing where `() -> i32` needs an i32.
+        let bad = body(&[]);
+        let bodies = vec![good.clone(), good.clone(), good.clone()];
+        let (prefix, whole) = module(3, &bodies);
+        let offsets = body_offsets(&whole);
+        // The entries start at the first body's size (one byte here) and end where the
+        // last body does (the code section's end).
+        let (start, end) = (offsets[0] - 1, offsets[2] + good.len());
+        let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 1).unwrap();
+        let walked = c
+            .take_code_walk()
+            .walk(&whole[start..end], start, &[good.len()], features())
+            .unwrap();
+        c.finish(&whole, &[good.len()], features(), Some(walked)).unwrap();
+        // A pexe body of another length than validated.
+        let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 1).unwrap();
+        let e = c
+            .take_code_walk()
+            .walk(&whole[start..end], start, &[good.len() + 1], features())
+            .unwrap_err();
+        assert!(e.to_string().contains("bytes were validated"), "{e}");
+        // A walk of other bytes than the module's code section.
+        let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 1).unwrap();
+        let walked = c
+            .take_code_walk()
+            .walk(&whole[start..end], start + 1, &[good.len()], features())
+            .unwrap();
+        let e = c
+            .finish(&whole, &[good.len()], features(), Some(walked))
+            .unwrap_err();
+        assert!(e.to_string().contains("where its entries were checked"), "{e}");
+        // An invalid linked body after the pexe's is found by the walk.
+        let with_bad = vec![good.clone(), good.clone(), bad.clone()];
+        let (_, whole) = module(3, &with_bad);
+        let end = offsets[2] + bad.len();
+        let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 1).unwrap();
+        let e = c
+            .take_code_walk()
+            .walk(&whole[start..end], start, &[good.len()], features())
+            .unwrap_err();
+        assert!(e.to_string().contains("type mismatch"), "{e}");
     }
 
     #[test]
@@ -630,7 +750,7 @@ mod tests {
         // A body whose length differs from the one validated in its job.
         let (c, _) = Checker::new(&prefix, features(), 0, 2, 0).unwrap();
         let e = c
-            .finish(&whole, &[good.len(), good.len() + 1], features())
+            .finish(&whole, &[good.len(), good.len() + 1], features(), None)
             .unwrap_err();
         assert!(e.to_string().contains("bytes were validated"), "{e}");
         // A finished module that does not start with the validated prefix.
@@ -639,12 +759,12 @@ mod tests {
         longer.extend_from_slice(&[0, 3, 1, b'x', 0]);
         let (c, _) = Checker::new(&longer, features(), 0, 2, 0).unwrap();
         let e = c
-            .finish(&whole, &[good.len(), good.len()], features())
+            .finish(&whole, &[good.len(), good.len()], features(), None)
             .unwrap_err();
         assert!(e.to_string().contains("does not follow"), "{e}");
         // Lengths for fewer pexe bodies than were handed out.
         let (c, _) = Checker::new(&prefix, features(), 0, 2, 0).unwrap();
-        assert!(c.finish(&whole, &[good.len()], features()).is_err());
+        assert!(c.finish(&whole, &[good.len()], features(), None).is_err());
     }
 
     #[test]
