@@ -710,7 +710,8 @@ mod tests {
             .take_code_walk()
             .walk(&whole[start..end], start, &[good.len()], features())
             .unwrap();
-        c.finish(&whole, &[good.len()], features(), Some(walked)).unwrap();
+        c.finish(&whole, &[good.len()], features(), Some(walked))
+            .unwrap();
         // A pexe body of another length than validated.
         let (mut c, _) = Checker::new(&prefix, features(), 1, 1, 1).unwrap();
         let e = c
@@ -727,7 +728,10 @@ mod tests {
         let e = c
             .finish(&whole, &[good.len()], features(), Some(walked))
             .unwrap_err();
-        assert!(e.to_string().contains("where its entries were checked"), "{e}");
+        assert!(
+            e.to_string().contains("where its entries were checked"),
+            "{e}"
+        );
         // An invalid linked body after the pexe's is found by the walk.
         let with_bad = vec![good.clone(), good.clone(), bad.clone()];
         let (_, whole) = module(3, &with_bad);
