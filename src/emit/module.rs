@@ -37,8 +37,9 @@ pub struct EmitOptions {
     /// Export every pexe function (by name, else `f<N>`): for tests.
     pub export_all_functions: bool,
     /// Validate the module with wasmparser as it is built (`validate.rs`): the sections
-    /// before the code once written, each pexe body in the job that lowers it, the rest
-    /// at the end. An invalid module is then an [`EmitError::Invalid`], never returned.
+    /// before the code alongside the lowering, the bodies while they are copied into
+    /// place, the rest at the end. An invalid module is then an [`EmitError::Invalid`],
+    /// never returned.
     pub validate: bool,
 }
 
@@ -366,10 +367,8 @@ pub fn lower_module(
             Ok(side(&parts, segments, &mut remaps, &prefix_used))
         },
         || -> Vec<Result<lower::Lowered, lower::LowerError>> {
-            // Results come back in order; each rayon job keeps one `Scratch` for all the
-            // functions it lowers.
-            // Jobs of 4 to 16 bodies, with buffers reused from job to job
-            // (`crate::scratch_pool`).
+            // Results come back in order. Jobs of 4 to 16 bodies, each with the buffers
+            // an earlier job grew (`crate::scratch_pool`).
             let scratch = crate::scratch_pool::Pool::<lower::Scratch>::new();
             pexe_order
                 .par_iter()
