@@ -6,6 +6,11 @@ use pexe2wasm::convert::{convert, ConvertOptions};
 use pexe2wasm::text::assemble;
 use wasmtime::{Engine, Instance, Module, Store, Val};
 
+// The integer references the fixture descriptions use (`icmp`, `mask`, `sext`).
+mod fixtures_gen;
+use fixtures_gen::int::{icmp, ICMPS};
+use fixtures_gen::{mask, sext};
+
 /// A PNaClAsm program under construction: types by spelling, functions with names.
 #[derive(Default)]
 struct Prog {
@@ -142,19 +147,6 @@ impl Runner {
             .get_memory(&mut self.store, "memory")
             .expect("memory export")
     }
-}
-
-fn mask(w: u32) -> u64 {
-    if w == 64 {
-        u64::MAX
-    } else {
-        (1u64 << w) - 1
-    }
-}
-
-fn sext(v: u64, w: u32) -> i64 {
-    let s = 64 - w;
-    ((v << s) as i64) >> s
 }
 
 const INTS: [(&str, u32); 5] = [("i1", 1), ("i8", 8), ("i16", 16), ("i32", 32), ("i64", 64)];
@@ -296,28 +288,6 @@ fn integer_binops_at_every_width() {
     }
 }
 
-const ICMPS: [&str; 10] = [
-    "eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
-];
-
-/// What `icmp pred` gives on the low `w` bits of `a` and `b` (as unsigned and signed).
-fn icmp_ref(pred: &str, a: u64, b: u64, w: u32) -> bool {
-    let (ua, ub) = (a & mask(w), b & mask(w));
-    let (sa, sb) = (sext(ua, w), sext(ub, w));
-    match pred {
-        "eq" => ua == ub,
-        "ne" => ua != ub,
-        "ugt" => ua > ub,
-        "uge" => ua >= ub,
-        "ult" => ua < ub,
-        "ule" => ua <= ub,
-        "sgt" => sa > sb,
-        "sge" => sa >= sb,
-        "slt" => sa < sb,
-        _ => sa <= sb,
-    }
-}
-
 #[test]
 fn icmp_every_predicate_and_width() {
     let mut p = Prog::new();
@@ -347,7 +317,7 @@ fn icmp_every_predicate_and_width() {
         for pred in ICMPS {
             for &a in &SAMPLES {
                 for &b in &SAMPLES {
-                    let want = icmp_ref(pred, a, b, w) as i32;
+                    let want = icmp(pred, w, a, b) as i32;
                     let args = if w == 64 {
                         [Val::I64(a as i64), Val::I64(b as i64)]
                     } else {
@@ -1855,7 +1825,7 @@ fn negated_conditions_invert_the_compare() {
         for &a in &SAMPLES {
             for &b in &SAMPLES {
                 for pred in ICMPS {
-                    let holds = icmp_ref(pred, a, b, w);
+                    let holds = icmp(pred, w, a, b);
                     for c in [0, 7] {
                         let got = r.i32(&format!("br_{pred}_{t}"), &args(a, b, c));
                         let want = (holds && c != 7) as i32;

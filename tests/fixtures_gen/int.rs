@@ -156,6 +156,8 @@ pub const ICMPS: [&str; 10] = [
     "eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
 ];
 
+/// What `icmp pred` gives on the low `w` bits of `a` and `b` (compared unsigned and
+/// signed); also the reference of the SIMD lane compares and of `tests/lower_semantics.rs`.
 pub fn icmp(pred: &str, w: u32, a: u64, b: u64) -> bool {
     let (ua, ub) = (a & mask(w), b & mask(w));
     let (sa, sb) = (sext(ua, w), sext(ub, w));

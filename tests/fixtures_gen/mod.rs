@@ -22,7 +22,7 @@ mod bits;
 mod casts;
 mod control;
 mod float;
-mod int;
+pub mod int;
 mod memory;
 mod select_switch;
 mod setjmp;

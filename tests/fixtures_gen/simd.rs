@@ -5,6 +5,7 @@
 //! Expected lanes are computed here in Rust, one lane at a time.
 
 use super::float::{fcmp, FCMPS};
+use super::int::{icmp, ICMPS};
 use super::*;
 
 /// An integer vector shape: its type, element type, mask type, lane count and width.
@@ -219,27 +220,6 @@ fn int_fixture() -> Fixture {
         }
     }
     fx
-}
-
-const ICMPS: [&str; 10] = [
-    "eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
-];
-
-fn icmp(pred: &str, w: u32, a: u64, b: u64) -> bool {
-    let (sa, sb) = (sext(a, w), sext(b, w));
-    match pred {
-        "eq" => a == b,
-        "ne" => a != b,
-        "ugt" => a > b,
-        "uge" => a >= b,
-        "ult" => a < b,
-        "ule" => a <= b,
-        "sgt" => sa > sb,
-        "sge" => sa >= sb,
-        "slt" => sa < sb,
-        "sle" => sa <= sb,
-        _ => unreachable!("{pred}"),
-    }
 }
 
 /// Float lanes for compares and arithmetic: zeros of both signs, finite values, a
