@@ -565,12 +565,13 @@ impl Pending {
             None => (None, Vec::new(), Vec::new(), None),
         };
         let lens: Vec<usize> = bodies.iter().map(Vec::len).collect();
-        let linked_at = code.items_start;
-        let entries_at = linked_at;
-        let linked_code = head.0[linked_at..code.start].to_vec();
+        // The code section's entries start with the linked ones before the pexe's (a few
+        // KB, copied: the writer goes on appending to `head`).
+        let entries_at = code.items_start;
+        let linked_code = head.0[entries_at..code.start].to_vec();
         let (first_error, written) = rayon::join(
             || {
-                let a = super::validate::check_linked(&linked_code, linked_at, linked, features);
+                let a = super::validate::check_linked(&linked_code, entries_at, linked, features);
                 let b = super::validate::check_bodies(checks, &bodies, &offsets, features);
                 // The error at the lowest offset: the linked bodies come first.
                 a.or(b)
