@@ -15,7 +15,8 @@ COPY . .
 # of the cached target/ because the mount is not part of the image.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked --bin pexe2wasm --bin pexe2wasm-server \
+    cargo build --release --locked -p pexe2wasm-cli -p pexe2wasm-server \
+        --bin pexe2wasm --bin pexe2wasm-server \
     && mkdir -p /out \
     && cp target/release/pexe2wasm target/release/pexe2wasm-server /out/
 

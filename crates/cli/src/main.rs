@@ -1,0 +1,643 @@
+//! The `pexe2wasm` command line: `dis`, `asm`, `info`, `verify`, `convert`, `run` and
+//! `batch`.
+//!
+//! Manners: every error is one line on stderr, `error: FILE: MESSAGE`; exit code 0 on
+//! success, 1 for bad input or a failed operation, 2 for usage errors; `-` reads stdin or
+//! writes stdout; output goes through a `BufWriter`; a closed pipe (`| head`) ends quietly.
+//! `run` exits with the program's status instead; a trap prints its one-line error, then
+//! the wasm backtrace, and exits 134 (as an abort would). `batch` exits 1 when any file
+//! failed (each failure one `error:` line), after converting all the others.
+
+mod batch;
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Parser)]
+#[command(
+    name = "pexe2wasm",
+    version,
+    about = "Read, write and check PNaCl executables (.pexe) on the way to WebAssembly",
+    after_help = "FILE may be '-' for standard input; '-o -' writes to standard output.\n\
+                  Exit status: 0 success, 1 bad input or failed operation, 2 usage error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Disassemble a pexe into PNaClAsm text (bit positions, records, assembly).
+    Dis {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Where to write the text (default: stdout).
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<PathBuf>,
+    },
+    /// Assemble PNaClAsm text (as printed by `dis`) back into a pexe.
+    Asm {
+        /// The text to read ('-' for stdin).
+        file: PathBuf,
+        /// Where to write the pexe ('-' for stdout).
+        #[arg(short, long, value_name = "OUT.pexe")]
+        output: PathBuf,
+    },
+    /// Summarize a pexe: sizes, counts, functions, intrinsics, IRT/PPAPI interfaces.
+    Info {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decode a pexe, check it against the PNaCl ABI and check that it can run (`_start`).
+    Verify {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Only check the ABI; accept a module without `_start` (a library or a test input).
+        #[arg(long)]
+        no_runnable: bool,
+    },
+    /// Convert a pexe to a WebAssembly module (a WASI preview 1 command).
+    Convert {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// Where to write the module ('-' for stdout).
+        #[arg(short, long, value_name = "OUT.wasm")]
+        output: PathBuf,
+        /// Write the WebAssembly text format instead of the binary.
+        #[arg(long)]
+        wat: bool,
+        /// Threads: auto (when the pexe queries nacl-irt-thread-0.1), on or off.
+        #[arg(long, value_enum, default_value_t = ThreadsArg::Auto)]
+        threads: ThreadsArg,
+    },
+    /// Convert a pexe in memory and run it under wasmtime with WASI (a .wasm file runs as is).
+    ///
+    /// The program sees argv[0] = FILE, then ARGS; no environment and no host files unless
+    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134. Use '--'
+    /// before program arguments that start with '-'.
+    Run {
+        /// The pexe (or converted .wasm) to run.
+        file: PathBuf,
+        /// Arguments for the program.
+        args: Vec<String>,
+        /// Set an environment variable of the program (repeatable).
+        #[arg(long = "env", value_name = "K=V")]
+        env: Vec<String>,
+        /// Let the program use a host directory, seen at GUEST (default: HOST as given;
+        /// a relative GUEST is relative to "/") (repeatable).
+        #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+        dirs: Vec<String>,
+        /// Threads when converting: auto (when the pexe queries nacl-irt-thread-0.1), on or
+        /// off.
+        #[arg(long, value_enum, default_value_t = ThreadsArg::Auto)]
+        threads: ThreadsArg,
+    },
+    /// Convert every pexe under DIR, and those its .nmf manifests name, into OUTDIR.
+    ///
+    /// OUTDIR mirrors DIR (DIR/a/b.pexe becomes OUTDIR/a/b.wasm) and receives report.json
+    /// and report.md. A file that fails is reported and leaves no .wasm; the others still
+    /// convert. Exit status 0 when every file converted, 1 when any failed.
+    Batch {
+        /// The directory to convert (searched recursively).
+        dir: PathBuf,
+        /// The output directory (created if needed; may not be DIR or contain it).
+        #[arg(short, long, value_name = "OUTDIR")]
+        output: PathBuf,
+        /// Worker threads (default: one per core).
+        #[arg(short = 'j', long = "jobs", value_name = "N",
+              value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
+        /// No progress bar and no summary line (errors are still printed).
+        #[arg(short, long)]
+        quiet: bool,
+    },
+}
+
+/// `--threads`: whether the output uses wasm threads (`convert::Threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ThreadsArg {
+    Auto,
+    On,
+    Off,
+}
+
+impl From<ThreadsArg> for pexe2wasm::convert::Threads {
+    fn from(t: ThreadsArg) -> Self {
+        match t {
+            ThreadsArg::Auto => Self::Auto,
+            ThreadsArg::On => Self::On,
+            ThreadsArg::Off => Self::Off,
+        }
+    }
+}
+
+/// Adapters to the library stages. Each wraps one library call, so wiring a new or changed
+/// stage API is a one-line change here.
+mod stages {
+    use anyhow::Result;
+    use pexe2wasm::ir::Module;
+    use std::io::Write;
+
+    /// `pexe2wasm::text::dis::disassemble`.
+    pub fn disassemble(data: &[u8], out: &mut dyn Write) -> Result<()> {
+        Ok(pexe2wasm::text::dis::disassemble(data, out)?)
+    }
+
+    /// `pexe2wasm::text::asm::assemble`.
+    pub fn assemble(text: &str) -> Result<Vec<u8>> {
+        Ok(pexe2wasm::text::asm::assemble(text)?)
+    }
+
+    /// `pexe2wasm::verify::verify`: the PNaCl ABI findings, one line each.
+    pub fn verify(module: &Module) -> Vec<String> {
+        pexe2wasm::verify::verify(module)
+            .iter()
+            .map(|f| f.to_string())
+            .collect()
+    }
+
+    /// `pexe2wasm::verify::check_runnable`: why the module cannot run, one line each.
+    pub fn check_runnable(module: &Module) -> Vec<String> {
+        pexe2wasm::verify::check_runnable(module)
+            .err()
+            .map(|f| f.to_string())
+            .into_iter()
+            .collect()
+    }
+
+    /// `pexe2wasm::convert::convert` with the default options but `threads`.
+    pub fn convert(data: &[u8], threads: pexe2wasm::convert::Threads) -> Result<Vec<u8>> {
+        let opts = pexe2wasm::convert::ConvertOptions {
+            threads,
+            ..Default::default()
+        };
+        Ok(pexe2wasm::convert::convert(data, &opts)?.wasm)
+    }
+
+    /// `wasmprinter::print_bytes`: the text format of a module.
+    pub fn print_wat(wasm: &[u8]) -> Result<String> {
+        wasmprinter::print_bytes(wasm)
+    }
+
+    /// `pexe2wasm_runner::run_wasm`.
+    pub fn run_wasm(
+        wasm: &[u8],
+        opts: &pexe2wasm_runner::RunOptions,
+    ) -> std::result::Result<pexe2wasm_runner::RunOutcome, pexe2wasm_runner::RunError> {
+        pexe2wasm_runner::run_wasm(wasm, opts)
+    }
+}
+
+/// Set once a write failed because the reader went away (`| head`).
+static BROKEN_PIPE: AtomicBool = AtomicBool::new(false);
+
+/// A writer that notes a broken pipe, whatever error type later wraps the `io::Error`.
+struct PipeWatch<W>(W);
+
+impl<W: Write> PipeWatch<W> {
+    fn note<T>(r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                BROKEN_PIPE.store(true, Ordering::Relaxed);
+            }
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Self::note(self.0.write(buf))
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        Self::note(self.0.write_all(buf))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Self::note(self.0.flush())
+    }
+}
+
+/// Where a command writes: stdout, or a file that appears only when the command succeeds
+/// (written to a temporary name beside it, renamed on [`Output::commit`]).
+enum Output {
+    Stdout(io::BufWriter<PipeWatch<io::Stdout>>),
+    File {
+        w: io::BufWriter<PipeWatch<fs::File>>,
+        tmp: PathBuf,
+        dest: PathBuf,
+    },
+}
+
+impl Output {
+    fn open(path: Option<&Path>) -> Result<Output> {
+        match path {
+            None => Ok(Self::stdout()),
+            Some(p) if p.as_os_str() == "-" => Ok(Self::stdout()),
+            Some(p) => {
+                let name = p
+                    .file_name()
+                    .ok_or_else(|| anyhow!("{}: not a file name", p.display()))?;
+                let mut tmp_name = std::ffi::OsString::from(".");
+                tmp_name.push(name);
+                tmp_name.push(format!(".tmp{}", std::process::id()));
+                let tmp = p.with_file_name(tmp_name);
+                let f = fs::File::create(&tmp)
+                    .with_context(|| format!("{}: cannot create", p.display()))?;
+                Ok(Output::File {
+                    w: io::BufWriter::with_capacity(1 << 16, PipeWatch(f)),
+                    tmp,
+                    dest: p.to_path_buf(),
+                })
+            }
+        }
+    }
+
+    fn stdout() -> Output {
+        Output::Stdout(io::BufWriter::with_capacity(
+            1 << 16,
+            PipeWatch(io::stdout()),
+        ))
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File { w, .. } => w,
+        }
+    }
+
+    /// Flushes and, for a file, moves it into place.
+    fn commit(mut self) -> Result<()> {
+        self.writer().flush().context("cannot write the output")?;
+        if let Output::File { tmp, dest, .. } = &self {
+            fs::rename(tmp, dest).with_context(|| format!("{}: cannot write", dest.display()))?;
+        }
+        // Nothing left for Drop to clean up.
+        if let Output::File { tmp, .. } = &mut self {
+            *tmp = PathBuf::new();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Output::File { tmp, .. } = self {
+            if !tmp.as_os_str().is_empty() {
+                let _ = fs::remove_file(tmp);
+            }
+        }
+    }
+}
+
+/// The name a file is called in messages.
+fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .context("cannot read standard input")?;
+        Ok(buf)
+    } else {
+        fs::read(path).context("cannot read")
+    }
+}
+
+/// Why a command failed: the file it concerns and one line per problem.
+struct Failure {
+    file: String,
+    messages: Vec<String>,
+}
+
+fn fail(file: &str, e: anyhow::Error) -> Failure {
+    Failure {
+        file: file.to_string(),
+        messages: vec![format!("{e:#}")],
+    }
+}
+
+fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Dis { file, output } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let mut out = Output::open(output.as_deref()).map_err(|e| fail(&name, e))?;
+            stages::disassemble(&data, out.writer()).map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        Command::Asm { file, output } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let text = String::from_utf8(data).map_err(|e| {
+                fail(
+                    &name,
+                    anyhow!(
+                        "byte {}: the input is not UTF-8 text",
+                        e.utf8_error().valid_up_to()
+                    ),
+                )
+            })?;
+            let bytes = stages::assemble(&text).map_err(|e| fail(&name, e))?;
+            let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
+            out.writer()
+                .write_all(&bytes)
+                .context("cannot write the output")
+                .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        Command::Info { file, json } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let info = pexe2wasm::info::info(&data).map_err(|e| fail(&name, e.into()))?;
+            let mut out = Output::stdout();
+            let w = out.writer();
+            let written = if json {
+                serde_json::to_writer_pretty(&mut *w, &info)
+                    .map_err(io::Error::from)
+                    .and_then(|()| writeln!(w))
+            } else {
+                write!(w, "{info}")
+            };
+            written
+                .context("cannot write the output")
+                .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        Command::Verify { file, no_runnable } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let module = pexe2wasm::decode::decode(&data).map_err(|e| fail(&name, e.into()))?;
+            let mut findings = stages::verify(&module);
+            if !no_runnable {
+                findings.extend(stages::check_runnable(&module));
+            }
+            if !findings.is_empty() {
+                return Err(Failure {
+                    file: name,
+                    messages: findings,
+                });
+            }
+            let mut out = Output::stdout();
+            let defined = module.function_bodies.len();
+            writeln!(
+                out.writer(),
+                "{name}: ok ({} functions, {defined} defined, {} globals)",
+                module.functions.len(),
+                module.globals.len()
+            )
+            .context("cannot write the output")
+            .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        Command::Convert {
+            file,
+            output,
+            wat,
+            threads,
+        } => {
+            let name = display_name(&file);
+            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let wasm = stages::convert(&data, threads.into()).map_err(|e| fail(&name, e))?;
+            let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
+            let written = if wat {
+                let text = stages::print_wat(&wasm).map_err(|e| fail(&name, e))?;
+                out.writer().write_all(text.as_bytes())
+            } else {
+                out.writer().write_all(&wasm)
+            };
+            written
+                .context("cannot write the output")
+                .map_err(|e| fail(&name, e))?;
+            out.commit().map_err(|e| fail(&name, e))
+        }
+        // main() sends `run` and `batch` to their own handlers, which own the exit status.
+        Command::Run { file, .. } | Command::Batch { dir: file, .. } => Err(fail(
+            &display_name(&file),
+            anyhow!("internal error: the command reached the wrong handler"),
+        )),
+    }
+}
+
+/// Exit status of `run` when the program trapped, as for an abort (128 + SIGABRT).
+const TRAP_EXIT: u8 = 134;
+
+/// `pexe2wasm run`: converts FILE (unless it is already wasm) and runs it; the program's
+/// exit status becomes ours.
+fn run_program(
+    file: &Path,
+    args: Vec<String>,
+    env: Vec<String>,
+    dirs: Vec<String>,
+    threads: pexe2wasm::convert::Threads,
+) -> ExitCode {
+    let name = display_name(file);
+    let prepared = prepare_run(file, args, env, dirs, threads);
+    let (wasm, opts) = match prepared {
+        Ok(p) => p,
+        Err(e) => return report(fail(&name, e)),
+    };
+    // Anything we printed must come before the program's output.
+    let _ = io::stdout().flush();
+    match stages::run_wasm(&wasm, &opts) {
+        Ok(outcome) => ExitCode::from((outcome.exit_code & 0xff) as u8),
+        Err(pexe2wasm_runner::RunError::Trap(t)) => {
+            let stderr = io::stderr();
+            let mut err = stderr.lock();
+            let _ = writeln!(
+                err,
+                "error: {name}: wasm trap: {}",
+                t.message.replace(['\n', '\r'], " ")
+            );
+            if !t.backtrace.is_empty() {
+                let _ = writeln!(err, "wasm backtrace:");
+                for frame in &t.backtrace {
+                    let _ = writeln!(err, "  {frame}");
+                }
+            }
+            ExitCode::from(TRAP_EXIT)
+        }
+        Err(e) => report(fail(&name, e.into())),
+    }
+}
+
+/// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it.
+fn prepare_run(
+    file: &Path,
+    args: Vec<String>,
+    env: Vec<String>,
+    dirs: Vec<String>,
+    threads: pexe2wasm::convert::Threads,
+) -> Result<(Vec<u8>, pexe2wasm_runner::RunOptions)> {
+    let data = read_input(file)?;
+    let wasm = if data.starts_with(b"\0asm") {
+        data
+    } else {
+        stages::convert(&data, threads)?
+    };
+    let mut opts = pexe2wasm_runner::RunOptions {
+        args: std::iter::once(file.display().to_string())
+            .chain(args)
+            .collect(),
+        stdin: pexe2wasm_runner::Input::Inherit,
+        stdout: pexe2wasm_runner::Output::Inherit,
+        stderr: pexe2wasm_runner::Output::Inherit,
+        ..Default::default()
+    };
+    for kv in env {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--env {kv}: expected K=V"))?;
+        opts.env.push((k.to_string(), v.to_string()));
+    }
+    for d in dirs {
+        let (host, guest) = match d.split_once("::") {
+            Some((h, g)) => (h.to_string(), g.to_string()),
+            None => (d.clone(), d.clone()),
+        };
+        opts.dirs.push((PathBuf::from(host), guest));
+    }
+    Ok((wasm, opts))
+}
+
+/// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
+/// reports, prints one `error:` line per failed file and a summary.
+fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> ExitCode {
+    use crate::batch::{self, BatchError, Status};
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use io::IsTerminal;
+
+    if dir.as_os_str() == "-" || output.as_os_str() == "-" {
+        eprintln!("error: batch reads and writes directories; '-' (stdin/stdout) is not one");
+        return ExitCode::from(2);
+    }
+    let name = display_name(dir);
+    let plan = match batch::plan(dir, output) {
+        Ok(p) => p,
+        Err(e @ BatchError::Overlap { .. }) => {
+            // A bad pair of arguments: a usage error, like clap's.
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        Err(e) => return report(fail(&name, e.into())),
+    };
+    let bar = if quiet || !io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar =
+            ProgressBar::with_draw_target(Some(plan.len() as u64), ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed}] {wide_msg}")
+        {
+            bar.set_style(style);
+        }
+        bar
+    };
+    let opts = batch::BatchOptions {
+        threads: jobs.map_or(0, usize::from),
+        ..Default::default()
+    };
+    let progress = |f: &batch::FileReport| {
+        bar.set_message(f.path.clone());
+        bar.inc(1);
+    };
+    let result = plan.run(&opts, &progress);
+    bar.finish_and_clear();
+    let report_out = match result {
+        Ok(r) => r,
+        Err(e) => return report(fail(&name, e.into())),
+    };
+    if let Err(e) = batch::write_reports(&report_out, output) {
+        return report(fail(&name, e.into()));
+    }
+    // Failures after the bar, in path order, one line each.
+    let stderr = io::stderr();
+    let mut err = stderr.lock();
+    for f in report_out
+        .files
+        .iter()
+        .filter(|f| f.status == Status::Failed)
+    {
+        let message = f.error.as_ref().map_or("", |e| e.message.as_str());
+        let _ = writeln!(err, "error: {}: {message}", dir.join(&f.path).display());
+    }
+    drop(err);
+    let s = &report_out.summary;
+    if !quiet {
+        let mut out = io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{} of {} files converted, {} failed; report in {}",
+            s.converted,
+            s.files,
+            s.failed,
+            output.join("report.md").display()
+        );
+    }
+    if s.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Prints a failure, one line per message; exit code 1.
+fn report(f: Failure) -> ExitCode {
+    let stderr = io::stderr();
+    let mut err = stderr.lock();
+    for m in &f.messages {
+        // One line per error, whatever the message holds.
+        let m = m.replace(['\n', '\r'], " ");
+        let _ = writeln!(err, "error: {}: {}", f.file, m);
+    }
+    ExitCode::from(1)
+}
+
+fn main() -> ExitCode {
+    // Before any thread allocates: keep freed memory for the next allocation instead of
+    // page-faulting it in again (src/malloc.rs).
+    pexe2wasm::malloc::tune_for_conversion();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and --version exit 0, usage errors 2 (clap's conventions).
+        Err(e) => e.exit(),
+    };
+    let result = match cli.command {
+        Command::Run {
+            file,
+            args,
+            env,
+            dirs,
+            threads,
+        } => return run_program(&file, args, env, dirs, threads.into()),
+        Command::Batch {
+            dir,
+            output,
+            jobs,
+            quiet,
+        } => return run_batch(&dir, &output, jobs, quiet),
+        command => run(command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) if BROKEN_PIPE.load(Ordering::Relaxed) => ExitCode::SUCCESS,
+        Err(f) => report(f),
+    }
+}

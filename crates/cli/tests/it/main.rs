@@ -1,0 +1,10 @@
+//! Integration tests of the `pexe2wasm` command line, in one binary so the workspace links fewer test
+//! executables. Each module was a test file of its own; shared helpers are in
+//! `pexe2wasm_testkit`.
+
+mod cli_batch;
+mod cli_info;
+mod cli_manners;
+mod dockerfile;
+mod malformed;
+mod run_cli;

@@ -1,0 +1,233 @@
+//! `pexe2wasm run` and `pexe2wasm convert`: real pexes print what pnacl.c's tests expect,
+//! the program's exit status becomes ours, a trap prints a backtrace and exits 134.
+use pexe2wasm_testkit::corpus as common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+}
+
+fn run_in(dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut c = bin();
+    c.args(args).stdin(Stdio::null());
+    if let Some(d) = dir {
+        c.current_dir(d);
+    }
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The expected stdout in one of pnacl.c's test files (the text after `# STDOUT:`).
+fn expected(name: &str) -> Option<Vec<u8>> {
+    let path = common::real_corpus_dir().join("expected").join(name);
+    let text = std::fs::read(path).ok()?;
+    let marker = b"# STDOUT:\n";
+    let at = text.windows(marker.len()).position(|w| w == marker)?;
+    Some(text[at + marker.len()..].to_vec())
+}
+
+/// Runs a real pexe from a scratch directory where it sits at `res/NAME.pexe`, the path
+/// pnacl.c's tests ran it by (argv[0] is the path as given).
+fn run_real(pexe: &str, res_name: &str, args: &[&str]) -> Option<Output> {
+    let data = common::real_pexe(pexe)?;
+    let dir = common::Scratch::new("real");
+    std::fs::create_dir_all(dir.join("res")).unwrap();
+    std::fs::write(dir.join(res_name), data).unwrap();
+    let mut all = vec!["run", res_name];
+    all.extend_from_slice(args);
+    Some(run_in(Some(&dir.0), &all))
+}
+
+#[test]
+fn puts_prints_hello_world() {
+    let Some(out) = run_real("binji-puts.pexe", "res/puts.pexe", &[]) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Hello, World!"));
+    if let Some(want) = expected("binji-puts.txt") {
+        assert_eq!(out.stdout, want);
+    }
+}
+
+#[test]
+fn printf_sees_its_arguments() {
+    for (file, args) in [
+        ("binji-printf-printf-0.txt", &[][..]),
+        ("binji-printf-printf-1.txt", &["one"][..]),
+        ("binji-printf-printf-3.txt", &["one", "two", "three"][..]),
+    ] {
+        let Some(out) = run_real("binji-printf.pexe", "res/printf.pexe", args) else {
+            return;
+        };
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        if let Some(want) = expected(file) {
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&want),
+                "{file}"
+            );
+        }
+    }
+}
+
+#[test]
+fn convert_then_run_the_wasm() {
+    let Some(_) = common::real_pexe("binji-puts.pexe") else {
+        return;
+    };
+    let pexe = common::real_corpus_dir().join("binji-puts.pexe");
+    let dir = common::Scratch::new("convert");
+    let out = run_in(
+        None,
+        &[
+            "convert",
+            &pexe.display().to_string(),
+            "-o",
+            &dir.arg("puts.wasm"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let wasm = std::fs::read(dir.join("puts.wasm")).unwrap();
+    assert!(wasm.starts_with(b"\0asm"));
+    let out = run_in(None, &["run", &dir.arg("puts.wasm")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Hello, World!"));
+
+    let out = run_in(
+        None,
+        &[
+            "convert",
+            &pexe.display().to_string(),
+            "--wat",
+            "-o",
+            &dir.arg("puts.wat"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.join("puts.wat")).unwrap();
+    assert!(
+        text.starts_with("(module"),
+        "{}",
+        &text[..text.len().min(100)]
+    );
+    assert!(text.contains("__nacl_irt_query") || text.contains("_start"));
+}
+
+/// Writes a WASI command module compiled from `wat` and returns its path.
+fn module(dir: &common::Scratch, name: &str, wat: &str) -> String {
+    std::fs::write(dir.join(name), wat::parse_str(wat).unwrap()).unwrap();
+    dir.arg(name)
+}
+
+#[test]
+fn exit_status_and_traps() {
+    let dir = common::Scratch::new("status");
+    let exit42 = module(
+        &dir,
+        "exit42.wasm",
+        r#"(module
+          (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+          (memory (export "memory") 1)
+          (func (export "_start") (call $exit (i32.const 42))))"#,
+    );
+    let out = run_in(None, &["run", &exit42]);
+    assert_eq!(out.status.code(), Some(42));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+
+    let trap = module(
+        &dir,
+        "trap.wasm",
+        r#"(module
+          (memory (export "memory") 1)
+          (func $deep_inside (unreachable))
+          (func (export "_start") (call $deep_inside)))"#,
+    );
+    let out = run_in(None, &["run", &trap]);
+    assert_eq!(out.status.code(), Some(134));
+    let err = stderr(&out);
+    let first = err.lines().next().unwrap();
+    assert!(first.starts_with("error: "), "{err}");
+    assert_eq!(first.matches("wasm trap").count(), 1, "{err}");
+    assert!(first.contains("unreachable"), "{err}");
+    assert!(err.contains("deep_inside"), "{err}");
+}
+
+#[test]
+fn env_and_dirs_are_opt_in() {
+    let dir = common::Scratch::new("env");
+    // Exits with envc * 10 + (1 if fd 3 is a preopened directory).
+    let probe = module(
+        &dir,
+        "probe.wasm",
+        r#"(module
+          (import "wasi_snapshot_preview1" "environ_sizes_get" (func $env (param i32 i32) (result i32)))
+          (import "wasi_snapshot_preview1" "fd_prestat_get" (func $prestat (param i32 i32) (result i32)))
+          (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+          (memory (export "memory") 1)
+          (func (export "_start")
+            (drop (call $env (i32.const 0) (i32.const 4)))
+            (call $exit (i32.add (i32.mul (i32.load (i32.const 0)) (i32.const 10))
+                                 (i32.eqz (call $prestat (i32.const 3) (i32.const 8)))))))"#,
+    );
+    let out = run_in(None, &["run", &probe]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_in(
+        None,
+        &[
+            "run",
+            &probe,
+            "--env",
+            "A=1",
+            "--env",
+            "B=x=y",
+            "--dir",
+            &dir.0.display().to_string(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(21), "{}", stderr(&out));
+    let host_guest = format!("{}::/data", dir.0.display());
+    let out = run_in(None, &["run", &probe, "--dir", &host_guest]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+
+    let out = run_in(None, &["run", &probe, "--env", "NOEQUALS"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1);
+    let out = run_in(
+        None,
+        &["run", &probe, "--dir", "/nonexistent/pexe2wasm/dir"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+}
+
+#[test]
+fn bad_inputs_fail_with_one_line() {
+    let dir = common::Scratch::new("bad");
+    let out = run_in(None, &["run", &dir.arg("missing.pexe")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    std::fs::write(dir.join("junk.pexe"), b"PEXE junk").unwrap();
+    let out = run_in(None, &["run", &dir.arg("junk.pexe")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    let out = run_in(
+        None,
+        &[
+            "convert",
+            &dir.arg("junk.pexe"),
+            "-o",
+            &dir.arg("junk.wasm"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.join("junk.wasm").exists(), "no partial output");
+    let out = run_in(None, &["run"]);
+    assert_eq!(out.status.code(), Some(2), "usage error");
+}

@@ -1,0 +1,125 @@
+//! `assemble(disassemble(x)) == x`, bit for bit, for every well-formed real pexe.
+
+use pexe2wasm_testkit::corpus as common;
+
+use pexe2wasm::text::assemble;
+use pexe2wasm::text::dis::disassemble_with_stats;
+
+fn round_trip(name: &str) {
+    let Some(data) = common::real_pexe(name) else {
+        return;
+    };
+    let mut text = Vec::new();
+    let stats = disassemble_with_stats(&data, &mut text)
+        .unwrap_or_else(|e| panic!("{name}: disassembly failed: {e}"));
+    let text = String::from_utf8(text).expect("the dump is UTF-8");
+    let bytes = assemble(&text).unwrap_or_else(|e| panic!("{name}: assembly failed: {e}"));
+    if bytes != data {
+        let at = bytes.iter().zip(&data).position(|(a, b)| a != b);
+        panic!(
+            "{name}: round trip differs (lengths {} vs {}, first difference at byte {at:?})",
+            bytes.len(),
+            data.len()
+        );
+    }
+    // Real pexes come from pnacl-finalize: everything should print as plain PNaClAsm.
+    assert_eq!(
+        stats.overrides, 0,
+        "{name}: {} of {} records needed an extension",
+        stats.overrides, stats.records
+    );
+}
+
+macro_rules! real {
+    ($($test:ident => $file:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                round_trip($file);
+            }
+        )*
+
+        #[test]
+        fn every_well_formed_file_has_a_test() {
+            let mut names = vec![$($file),*];
+            names.sort_unstable();
+            let mut all = common::WELL_FORMED.to_vec();
+            all.sort_unstable();
+            assert_eq!(names, all);
+        }
+    };
+}
+
+real! {
+    astar_star => "astar-star.pexe",
+    binji_binarytrees => "binji-binarytrees.pexe",
+    binji_bitcast => "binji-bitcast.pexe",
+    binji_dedupe_incoming => "binji-dedupe_incoming.pexe",
+    binji_fannkuchredux => "binji-fannkuchredux.pexe",
+    binji_fasta => "binji-fasta.pexe",
+    binji_main => "binji-main.pexe",
+    binji_mandelbrot => "binji-mandelbrot.pexe",
+    binji_meteor => "binji-meteor.pexe",
+    binji_nbody => "binji-nbody.pexe",
+    binji_printf => "binji-printf.pexe",
+    binji_puts => "binji-puts.pexe",
+    binji_sem => "binji-sem.pexe",
+    binji_setjmp => "binji-setjmp.pexe",
+    binji_spectralnorm => "binji-spectralnorm.pexe",
+    binji_start => "binji-start.pexe",
+    binji_thread => "binji-thread.pexe",
+    bp2008_pnacl_player => "bp2008-pnacl_player.pexe",
+    cptaffe_hello_tutorial => "cptaffe-hello_tutorial.pexe",
+    ds923y_compress => "ds923y-compress.pexe",
+    ds923y_decompress => "ds923y-decompress.pexe",
+    glbench27 => "glbench27.pexe",
+    lpdevs_part2 => "lpdevs-part2.pexe",
+    optionsplayers_hello_tutorial => "optionsplayers-hello_tutorial.pexe",
+    path_tracer => "path-tracer.pexe",
+    pnacl_llvm_array_of_lit => "pnacl-llvm-array-of-lit.pexe",
+    shhnjk_url_loader => "shhnjk-url_loader.pexe",
+    stockfish_170317 => "stockfish-170317.pexe",
+    supernet_iguana => "supernet-iguana.pexe",
+    webpenc => "webpenc.pexe",
+}
+
+/// Whatever the disassembler accepts must round-trip; everything else is a clean error.
+fn dis_or_error(name: &str, data: &[u8]) -> bool {
+    let mut text = Vec::new();
+    match disassemble_with_stats(data, &mut text) {
+        Ok(_) => {
+            let text = String::from_utf8(text).expect("the dump is UTF-8");
+            let bytes = assemble(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(bytes, data, "{name}: round trip differs");
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn malformed_files_give_errors() {
+    for name in common::MALFORMED {
+        if let Some(data) = common::real_pexe(name) {
+            dis_or_error(name, &data);
+        }
+    }
+}
+
+#[test]
+fn corrupted_small_files_never_panic() {
+    for name in ["binji-bitcast.pexe", "binji-start.pexe"] {
+        let Some(data) = common::real_pexe(name) else {
+            continue;
+        };
+        assert!(dis_or_error(name, &data));
+        for bit in 0..data.len() * 8 {
+            let mut bad = data.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            dis_or_error(&format!("{name} with bit {bit} flipped"), &bad);
+        }
+        for len in 0..data.len() {
+            dis_or_error(&format!("{name} cut at {len}"), &data[..len]);
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! Running a converted module: wasmtime with WASI preview 1 (`pexe2wasm run`).
+//!
+//! [`run_wasm`] compiles the module (once per call; nothing is cached on disk), links WASI
+//! preview 1, calls `_start` and reports how the program ended: its exit status, or a trap
+//! with a backtrace named from the module's name section.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use wasmtime::{Caller, Config, Engine, Linker, Module, Store, Trap, WasmBacktrace};
+use wasmtime_wasi::p1::{self, WasiP1Ctx};
+use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
+
+mod threads;
+
+/// Where the program's standard input comes from.
+#[derive(Debug, Clone, Default)]
+pub enum Input {
+    /// The host's standard input.
+    Inherit,
+    /// Nothing: reads see end of file.
+    #[default]
+    Empty,
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+}
+
+/// Where the program's standard output or error goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Output {
+    /// The host's stream.
+    Inherit,
+    /// Collected into [`RunOutcome`] (or [`TrapInfo`]), up to [`CAPTURE_LIMIT`] bytes; a
+    /// write beyond that traps.
+    #[default]
+    Capture,
+    /// Dropped.
+    Discard,
+}
+
+/// Most bytes [`Output::Capture`] keeps per stream.
+pub const CAPTURE_LIMIT: usize = 256 << 20;
+
+/// How to run a program. Nothing of the host (environment, files) is visible unless it is
+/// listed here.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The program's argv, argv[0] included.
+    pub args: Vec<String>,
+    /// The program's environment.
+    pub env: Vec<(String, String)>,
+    /// Preopened directories: (host path, guest path). The guest sees one tree rooted at
+    /// "/"; a relative guest path such as "." is taken relative to "/".
+    pub dirs: Vec<(PathBuf, String)>,
+    pub stdin: Input,
+    pub stdout: Output,
+    pub stderr: Output,
+    /// Stop the program (as [`RunError::Timeout`]) after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// How a program that ran to its end finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// The status passed to `exit` (0 when `_start` returned).
+    pub exit_code: i32,
+    /// Captured standard output (empty unless [`Output::Capture`]).
+    pub stdout: Vec<u8>,
+    /// Captured standard error (empty unless [`Output::Capture`]).
+    pub stderr: Vec<u8>,
+}
+
+/// A trap: what happened, where, and the output up to that point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrapInfo {
+    /// The trap's description (e.g. "wasm `unreachable` instruction executed").
+    pub message: String,
+    /// Innermost frame first: `#N name (function index)`.
+    pub backtrace: Vec<String>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl std::fmt::Display for TrapInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "wasm trap: {}", self.message)?;
+        if !self.backtrace.is_empty() {
+            write!(f, "\nbacktrace:")?;
+            for frame in &self.backtrace {
+                write!(f, "\n  {frame}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a program did not run to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The engine rejected the configuration (a bug or an unusual host).
+    #[error("cannot set up the wasm engine: {0}")]
+    Engine(String),
+    /// The module failed to validate or compile.
+    #[error("invalid wasm module: {0}")]
+    Compile(String),
+    /// A preopened directory could not be opened.
+    #[error("{}: cannot open directory: {message}", host.display())]
+    Dir { host: PathBuf, message: String },
+    /// Instantiation failed (a missing import, a failing start function, …).
+    #[error("cannot instantiate the module: {0}")]
+    Instantiate(String),
+    /// The module exports no `_start` function of type `() -> ()`.
+    #[error("the module has no `_start` function of type () -> ()")]
+    NoStart,
+    /// The program trapped.
+    #[error("{0}")]
+    Trap(Box<TrapInfo>),
+    /// The program ran longer than [`RunOptions::timeout`].
+    #[error("time limit of {0:?} exceeded")]
+    Timeout(Duration),
+    /// The host failed in a way that is not a trap of the program.
+    #[error("{0}")]
+    Host(String),
+}
+
+/// An engine with the wasm features converted modules may use; `interruptible` enables
+/// the epoch interruption that [`RunOptions::timeout`] needs.
+pub fn new_engine(interruptible: bool) -> Result<Engine, RunError> {
+    let mut config = Config::new();
+    config
+        .wasm_bulk_memory(true)
+        .wasm_multi_value(true)
+        .wasm_simd(true)
+        .wasm_exceptions(true)
+        .wasm_threads(true)
+        .shared_memory(true)
+        .wasm_tail_call(true)
+        // Innermost frames of a trap's backtrace (wasmtime's default keeps 20).
+        .wasm_backtrace_max_frames(NonZeroUsize::new(64))
+        .epoch_interruption(interruptible);
+    Engine::new(&config).map_err(|e| RunError::Engine(format!("{e:#}")))
+}
+
+/// WASI preview 1, with `proc_exit` replaced so that every status reaches the caller
+/// (wasmtime-wasi turns statuses of 126 and above into an error).
+pub fn wasi_linker(engine: &Engine) -> Result<Linker<WasiP1Ctx>, RunError> {
+    let setup = |e: wasmtime::Error| RunError::Engine(format!("{e:#}"));
+    let mut linker = Linker::new(engine);
+    p1::add_to_linker_sync(&mut linker, |cx| cx).map_err(setup)?;
+    linker.allow_shadowing(true);
+    linker
+        .func_wrap(
+            pexe2wasm::runtime::WASI,
+            "proc_exit",
+            |_caller: Caller<'_, WasiP1Ctx>, status: i32| -> wasmtime::Result<()> {
+                Err(I32Exit(status).into())
+            },
+        )
+        .map_err(setup)?;
+    linker.allow_shadowing(false);
+    Ok(linker)
+}
+
+/// The pipes of a WASI context made by [`wasi_ctx`]: captured output, and standard input
+/// given as bytes. Clones share them, so every thread of a run reads and writes the same.
+#[derive(Clone)]
+pub struct CapturedStreams {
+    stdin: Option<MemoryInputPipe>,
+    stdout: Option<MemoryOutputPipe>,
+    stderr: Option<MemoryOutputPipe>,
+}
+
+impl CapturedStreams {
+    /// New pipes for what `opts` captures or feeds.
+    pub fn new(opts: &RunOptions) -> CapturedStreams {
+        let capture =
+            |mode: Output| (mode == Output::Capture).then(|| MemoryOutputPipe::new(CAPTURE_LIMIT));
+        CapturedStreams {
+            stdin: match &opts.stdin {
+                Input::Bytes(bytes) => Some(MemoryInputPipe::new(bytes.clone())),
+                _ => None,
+            },
+            stdout: capture(opts.stdout),
+            stderr: capture(opts.stderr),
+        }
+    }
+
+    /// What the program wrote so far: (stdout, stderr), empty for streams not captured.
+    pub fn contents(&self) -> (Vec<u8>, Vec<u8>) {
+        let get = |p: &Option<MemoryOutputPipe>| {
+            p.as_ref()
+                .map(|p| p.contents().to_vec())
+                .unwrap_or_default()
+        };
+        (get(&self.stdout), get(&self.stderr))
+    }
+}
+
+/// The WASI context for `opts`, with the pipes that capture its output.
+pub fn wasi_ctx(opts: &RunOptions) -> Result<(WasiP1Ctx, CapturedStreams), RunError> {
+    let streams = CapturedStreams::new(opts);
+    Ok((wasi_ctx_with(opts, &streams)?, streams))
+}
+
+/// The WASI context for `opts` over existing pipes (made for the same `opts`).
+pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<WasiP1Ctx, RunError> {
+    let mut b = WasiCtxBuilder::new();
+    b.args(&opts.args);
+    b.envs(&opts.env);
+    match (&opts.stdin, &streams.stdin) {
+        (Input::Inherit, _) => {
+            b.inherit_stdin();
+        }
+        (Input::Bytes(_), Some(p)) => {
+            b.stdin(p.clone());
+        }
+        _ => {}
+    }
+    match (opts.stdout, &streams.stdout) {
+        (Output::Inherit, _) => {
+            b.inherit_stdout();
+        }
+        (Output::Capture, Some(p)) => {
+            b.stdout(p.clone());
+        }
+        _ => {}
+    }
+    match (opts.stderr, &streams.stderr) {
+        (Output::Inherit, _) => {
+            b.inherit_stderr();
+        }
+        (Output::Capture, Some(p)) => {
+            b.stderr(p.clone());
+        }
+        _ => {}
+    }
+    for (host, guest) in &opts.dirs {
+        b.preopened_dir(host, guest, FsPerms::ReadWrite)
+            .map_err(|e| RunError::Dir {
+                host: host.clone(),
+                message: format!("{e:#}"),
+            })?;
+    }
+    Ok(b.build_p1())
+}
+
+/// A compiled module, ready to run any number of times (each run has its own instance, or
+/// instances for a threaded module, and WASI context).
+pub struct Program {
+    engine: Engine,
+    module: Module,
+    threaded: bool,
+    interruptible: bool,
+}
+
+impl Program {
+    /// Compiles `wasm`. `interruptible` allows [`RunOptions::timeout`] (threaded modules
+    /// always are: their runs stop the remaining threads that way).
+    pub fn new(wasm: &[u8], interruptible: bool) -> Result<Program, RunError> {
+        // Epoch checks cost time: compile them in only when something needs them.
+        let threaded = threads::imports_thread_spawn(wasm);
+        let interruptible = interruptible || threaded;
+        let engine = new_engine(interruptible)?;
+        let module = Module::new(&engine, wasm).map_err(|e| RunError::Compile(format!("{e:#}")))?;
+        Ok(Program {
+            engine,
+            module,
+            threaded,
+            interruptible,
+        })
+    }
+
+    /// Whether the module is threaded (imports wasi-threads' `thread-spawn`).
+    pub fn is_threaded(&self) -> bool {
+        self.threaded
+    }
+
+    /// Runs the program to its end.
+    pub fn run(&self, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+        if opts.timeout.is_some() && !self.interruptible {
+            return Err(RunError::Engine(
+                "a time limit needs a program compiled as interruptible".into(),
+            ));
+        }
+        if self.threaded {
+            return threads::run_threaded(&self.engine, &self.module, opts);
+        }
+        run_single(&self.engine, &self.module, opts)
+    }
+}
+
+/// Runs a WASI command module (a converted pexe) to its end.
+pub fn run_wasm(wasm: &[u8], opts: &RunOptions) -> Result<RunOutcome, RunError> {
+    Program::new(wasm, opts.timeout.is_some())?.run(opts)
+}
+
+/// Runs a module without threads: one instance, `_start` on the calling thread.
+fn run_single(engine: &Engine, module: &Module, opts: &RunOptions) -> Result<RunOutcome, RunError> {
+    let linker = wasi_linker(engine)?;
+    let (ctx, captured) = wasi_ctx(opts)?;
+    let mut store = Store::new(engine, ctx);
+
+    // The watchdog ends the run by bumping the epoch once the time is up; dropping `_stop`
+    // when the run ends first wakes it, so it exits at once.
+    let (_stop, stopped) = mpsc::channel::<()>();
+    if let Some(limit) = opts.timeout {
+        store.set_epoch_deadline(1);
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(limit) {
+                engine.increment_epoch();
+            }
+        });
+    }
+
+    let instance = linker
+        .instantiate(&mut store, module)
+        .map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
+    let start = instance
+        .get_typed_func::<(), ()>(&mut store, pexe2wasm::runtime::EXPORT_START)
+        .map_err(|_| RunError::NoStart)?;
+    let result = start.call(&mut store, ());
+    let (stdout, stderr) = captured.contents();
+    match result {
+        Ok(()) => Ok(RunOutcome {
+            exit_code: 0,
+            stdout,
+            stderr,
+        }),
+        Err(e) => ended(e, opts.timeout, stdout, stderr),
+    }
+}
+
+/// The trap message for a wasm exception that reached the host.
+pub const UNCAUGHT_LONGJMP: &str = "uncaught wasm exception: a longjmp found no active \
+     setjmp (its frame has returned, or the jmp_buf was never set)";
+
+/// Sorts the error a wasm call ended with into an exit, a timeout, a trap or a host failure.
+pub fn ended(
+    e: wasmtime::Error,
+    timeout: Option<Duration>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+) -> Result<RunOutcome, RunError> {
+    if let Some(exit) = e.downcast_ref::<I32Exit>() {
+        return Ok(RunOutcome {
+            exit_code: exit.0,
+            stdout,
+            stderr,
+        });
+    }
+    // The only exception converted modules throw is longjmp's; reaching the host means
+    // no active setjmp frame took it.
+    if e.is::<wasmtime::ThrownException>() {
+        return Err(RunError::Trap(Box::new(TrapInfo {
+            message: UNCAUGHT_LONGJMP.into(),
+            backtrace: Vec::new(),
+            stdout,
+            stderr,
+        })));
+    }
+    let trap = e.downcast_ref::<Trap>().copied();
+    if let (Some(Trap::Interrupt), Some(limit)) = (trap, timeout) {
+        return Err(RunError::Timeout(limit));
+    }
+    let backtrace = e
+        .downcast_ref::<WasmBacktrace>()
+        .map(format_backtrace)
+        .unwrap_or_default();
+    let message = match trap {
+        // wasmtime writes "wasm trap: <what>"; the prefix is ours to add.
+        Some(t) => {
+            let m = t.to_string();
+            m.strip_prefix("wasm trap: ")
+                .map(str::to_string)
+                .unwrap_or(m)
+        }
+        // A host function failed (e.g. captured output over its limit): still the end of
+        // the program, with the wasm frames that led there.
+        None if !backtrace.is_empty() => format!("{:#}", e.root_cause()),
+        None => return Err(RunError::Host(format!("{e:#}"))),
+    };
+    Err(RunError::Trap(Box::new(TrapInfo {
+        message,
+        backtrace,
+        stdout,
+        stderr,
+    })))
+}
+
+/// One line per frame, innermost first: `#N name (function index, offset)`.
+pub fn format_backtrace(bt: &WasmBacktrace) -> Vec<String> {
+    bt.frames()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let name = f.func_name().unwrap_or("<unnamed>");
+            match f.func_offset() {
+                Some(off) => format!("#{i} {name} (function {}, offset {off:#x})", f.func_index()),
+                None => format!("#{i} {name} (function {})", f.func_index()),
+            }
+        })
+        .collect()
+}

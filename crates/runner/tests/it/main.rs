@@ -1,0 +1,10 @@
+//! Integration tests of the runner (converted modules under wasmtime), in one binary so the workspace links fewer test
+//! executables. Each module was a test file of its own; shared helpers are in
+//! `pexe2wasm_testkit`.
+
+mod convert_real;
+mod convert_run;
+mod convert_threads;
+mod fixtures_run;
+mod run_wasm;
+mod runtime_irt;

@@ -1,0 +1,149 @@
+//! Shared by the service tests: start the real `pexe2wasm-server` binary on a loopback
+//! port, find fixtures and the optional real corpus.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running server; killed when dropped (if it has not exited already).
+pub struct Server {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+    pub addr: std::net::SocketAddr,
+}
+
+impl Server {
+    /// Starts the binary with `args` (plus `--listen 127.0.0.1:0`) and waits for the line
+    /// that tells its address.
+    pub fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pexe2wasm-server"))
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("PEXE2WASM_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start pexe2wasm-server");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the server's address line");
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        let addr = base.trim_start_matches("http://").parse().unwrap();
+        Server { child, base, addr }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Sends SIGTERM (the graceful-shutdown signal).
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success());
+    }
+
+    /// Waits up to `limit` for the process to exit; its exit status.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A project fixture (relative to the repository's fixtures/).
+pub fn fixture(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("fixture {}: {e}", p.display()))
+}
+
+pub fn fixture_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+}
+
+/// True under CI (`CI=true`), where missing optional inputs are failures.
+pub fn under_ci() -> bool {
+    std::env::var("CI").map(|v| v == "true").unwrap_or(false)
+}
+
+/// The real corpus directory: `$PEXE2WASM_REAL_CORPUS`, else `shared/fixtures/real` beside
+/// the repository (as the library's tests/common finds it).
+pub fn real_corpus_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("PEXE2WASM_REAL_CORPUS") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/real")
+}
+
+/// One real pexe, or `None` after a SKIPPED line when the corpus is absent outside CI.
+pub fn real_pexe(name: &str) -> Option<Vec<u8>> {
+    let path = real_corpus_dir().join(name);
+    match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if under_ci() => panic!("real corpus file {} missing under CI: {e}", path.display()),
+        Err(e) => {
+            eprintln!(
+                "SKIPPED: real corpus file {} not found ({e}); set PEXE2WASM_REAL_CORPUS",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// Validates a module the way the converter's own tests do (every feature we may emit).
+pub fn validate_wasm(wasm: &[u8]) {
+    let mut v = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
+    v.validate_all(wasm).expect("the served module validates");
+}
+
+/// The import modules and names of a module, in order.
+pub fn wasm_imports(wasm: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in wasmparser::Parser::new(0).parse_all(wasm) {
+        if let wasmparser::Payload::ImportSection(r) = p.unwrap() {
+            for i in r.into_imports() {
+                let i = i.unwrap();
+                out.push((i.module.to_string(), i.name.to_string()));
+            }
+        }
+    }
+    out
+}
+
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
