@@ -1,0 +1,21 @@
+//! Markdown tables for the docs.
+
+use crate::model::Description;
+
+impl Description {
+    /// A Markdown table of every interface version: name string, kind, `(Dev)` or not,
+    /// number of functions.
+    pub fn markdown_table(&self) -> String {
+        let mut s = String::from("| interface | kind | dev | functions |\n|---|---|---|---:|\n");
+        for i in &self.interfaces {
+            s.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                i.name,
+                i.kind,
+                if i.dev { "yes" } else { "" },
+                i.functions.len()
+            ));
+        }
+        s
+    }
+}
