@@ -250,6 +250,9 @@ pub struct Interface {
     pub kind: Kind,
     /// True for `(Dev)` interfaces.
     pub dev: bool,
+    /// True when the header marks this version as dev channel only (`/* dev */` or
+    /// `[channel=dev]` in the IDL): a stable browser did not offer it.
+    pub dev_channel: bool,
     /// The functions in slot order (slot i is at byte offset 4*i of the table).
     pub functions: Vec<Function>,
     /// Line in the description text.

@@ -412,7 +412,12 @@ impl Parser {
         header: &str,
         items: &[(usize, String)],
     ) -> Result<(), ParseError> {
-        let words: Vec<&str> = header.split_whitespace().collect();
+        let mut words: Vec<&str> = header.split_whitespace().collect();
+        // An optional trailing `channel=dev`: the header marks the version dev-channel.
+        let dev_channel = words.last() == Some(&"channel=dev");
+        if dev_channel {
+            words.pop();
+        }
         let (name, base_iface) = match words.as_slice() {
             [name] => (*name, None),
             [name, "extends", base] => (*name, Some(*base)),
@@ -479,6 +484,7 @@ impl Parser {
             version: version.to_string(),
             kind,
             dev: name.contains("(Dev)"),
+            dev_channel,
             functions,
             line,
         });

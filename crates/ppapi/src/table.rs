@@ -3,8 +3,8 @@
 use crate::model::Description;
 
 impl Description {
-    /// A Markdown table of every interface version: name string, kind, `(Dev)` or not,
-    /// number of functions.
+    /// A Markdown table of every interface version: name string, kind, whether it is a
+    /// `(Dev)` or dev-channel interface, number of functions.
     pub fn markdown_table(&self) -> String {
         let mut s = String::from("| interface | kind | dev | functions |\n|---|---|---|---:|\n");
         for i in &self.interfaces {
@@ -12,7 +12,11 @@ impl Description {
                 "| `{}` | {} | {} | {} |\n",
                 i.name,
                 i.kind,
-                if i.dev { "yes" } else { "" },
+                match (i.dev, i.dev_channel) {
+                    (true, _) => "(Dev)",
+                    (false, true) => "channel",
+                    (false, false) => "",
+                },
                 i.functions.len()
             ));
         }

@@ -146,3 +146,11 @@ fn garbage_never_panics() {
         let _ = parse(&format!("struct S size 4 align 4 {{ {junk} }}\n"));
     }
 }
+
+#[test]
+fn dev_channel_marker() {
+    let d = parse("ppb PPB_X;0.1 channel=dev {\n  A()\n}\nppb PPB_Y;1.0 {\n  A()\n}\n").unwrap();
+    assert!(d.interface("PPB_X;0.1").unwrap().dev_channel);
+    assert!(!d.interface("PPB_Y;1.0").unwrap().dev_channel);
+    assert!(parse("ppb PPB_X;0.1 channel=beta {\n  A()\n}\n").is_err());
+}
