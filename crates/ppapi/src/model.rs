@@ -44,7 +44,9 @@ impl FromStr for ValType {
             "i64" => Ok(ValType::I64),
             "f32" => Ok(ValType::F32),
             "f64" => Ok(ValType::F64),
-            other => Err(SignatureParseError(format!("not a wasm value type: {other:?}"))),
+            other => Err(SignatureParseError(format!(
+                "not a wasm value type: {other:?}"
+            ))),
         }
     }
 }

@@ -114,7 +114,9 @@ impl Parser {
             desc: Description::default(),
         };
         for &(name, size, wasm) in PRIMITIVES {
-            p.desc.type_index.insert(name.to_string(), p.desc.types.len());
+            p.desc
+                .type_index
+                .insert(name.to_string(), p.desc.types.len());
             p.desc.types.push(TypeDef {
                 name: name.to_string(),
                 kind: TypeKind::Primitive { wasm },
@@ -426,8 +428,16 @@ impl Parser {
         let Some((base, version)) = split_interface_name(name) else {
             return err(line, ParseErrorKind::BadInterfaceName(name.to_string()));
         };
-        let kind = if keyword == "ppb" { Kind::Ppb } else { Kind::Ppp };
-        let expected = if name.starts_with("PPB_") { "ppb" } else { "ppp" };
+        let kind = if keyword == "ppb" {
+            Kind::Ppb
+        } else {
+            Kind::Ppp
+        };
+        let expected = if name.starts_with("PPB_") {
+            "ppb"
+        } else {
+            "ppp"
+        };
         if expected != keyword {
             return err(
                 line,
@@ -581,11 +591,14 @@ pub(crate) fn split_interface_name(s: &str) -> Option<(&str, &str)> {
     (ok_base && ok_version).then_some((base, version))
 }
 
+/// A block being read: its first line, its head (before `{`) and its items.
+type Block = (usize, String, Vec<(usize, String)>);
+
 /// Parses a description text.
 pub fn parse(text: &str) -> Result<Description, ParseError> {
     let mut p = Parser::new();
     // (line, head, items) of the block being read.
-    let mut open: Option<(usize, String, Vec<(usize, String)>)> = None;
+    let mut open: Option<Block> = None;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let content = raw.split('#').next().unwrap_or("").trim();

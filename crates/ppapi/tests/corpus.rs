@@ -61,7 +61,8 @@ fn corpus_dir() -> PathBuf {
 
 #[test]
 fn scanner_finds_names_at_any_bit_offset() {
-    let text = b"\x07PPB_Var;1.2\0PPB_OpenGLES2DrawBuffers(Dev);1.0\0PPB_Bad;\0PPP_Instance;1.1\xff";
+    let text =
+        b"\x07PPB_Var;1.2\0PPB_OpenGLES2DrawBuffers(Dev);1.0\0PPB_Bad;\0PPP_Instance;1.1\xff";
     for shift in 0..8u32 {
         // Store the text `shift` bits into a buffer, then scan.
         let mut bits: Vec<u8> = vec![0; text.len() + 2];
@@ -125,6 +126,10 @@ fn every_corpus_name_is_described() {
     // Sanity: SOURCES.md lists PPB_Core;1.0 for many corpus files, so a scanner that
     // finds nothing is broken.
     assert!(all.contains("PPB_Core;1.0"), "scanner found only {all:?}");
-    println!("{} distinct interface names in {} pexes", all.len(), files.len());
+    println!(
+        "{} distinct interface names in {} pexes",
+        all.len(),
+        files.len()
+    );
     assert!(missing.is_empty(), "not described: {missing:#?}");
 }

@@ -116,7 +116,12 @@ fn struct_layouts_match_the_abi_notes_and_header_assertions() {
     assert_eq!(offset("PP_ImageDataDesc", "size"), 4);
     assert_eq!(offset("PP_ImageDataDesc", "stride"), 12);
     // Scalars.
-    for (name, size) in [("PP_Resource", 4), ("PP_Time", 8), ("PP_Bool", 4), ("GLintptr", 4)] {
+    for (name, size) in [
+        ("PP_Resource", 4),
+        ("PP_Time", 8),
+        ("PP_Bool", 4),
+        ("GLintptr", 4),
+    ] {
         assert_eq!(d.type_def(name).unwrap().size, size, "{name}");
     }
 }
@@ -125,16 +130,40 @@ fn struct_layouts_match_the_abi_notes_and_header_assertions() {
 fn abi_note_examples_give_the_expected_wasm_signatures() {
     let d = description();
     // §6.2: struct results become a hidden first pointer; by-value structs are pointers.
-    assert_eq!(wasm(d, "PPB_Var;1.1", "VarFromUtf8"), sig(&[I32, I32, I32], &[]));
-    assert_eq!(wasm(d, "PPB_Var;1.2", "VarFromUtf8"), sig(&[I32, I32, I32], &[]));
-    assert_eq!(wasm(d, "PPB_Var;1.0", "VarFromUtf8"), sig(&[I32, I32, I32, I32], &[]));
+    assert_eq!(
+        wasm(d, "PPB_Var;1.1", "VarFromUtf8"),
+        sig(&[I32, I32, I32], &[])
+    );
+    assert_eq!(
+        wasm(d, "PPB_Var;1.2", "VarFromUtf8"),
+        sig(&[I32, I32, I32], &[])
+    );
+    assert_eq!(
+        wasm(d, "PPB_Var;1.0", "VarFromUtf8"),
+        sig(&[I32, I32, I32, I32], &[])
+    );
     assert_eq!(wasm(d, "PPB_Var;1.1", "AddRef"), sig(&[I32], &[]));
-    assert_eq!(wasm(d, "PPB_Var;1.1", "VarToUtf8"), sig(&[I32, I32], &[I32]));
-    assert_eq!(wasm(d, "PPB_Messaging;1.0", "PostMessage"), sig(&[I32, I32], &[]));
-    assert_eq!(wasm(d, "PPB_Console;1.0", "Log"), sig(&[I32, I32, I32], &[]));
+    assert_eq!(
+        wasm(d, "PPB_Var;1.1", "VarToUtf8"),
+        sig(&[I32, I32], &[I32])
+    );
+    assert_eq!(
+        wasm(d, "PPB_Messaging;1.0", "PostMessage"),
+        sig(&[I32, I32], &[])
+    );
+    assert_eq!(
+        wasm(d, "PPB_Console;1.0", "Log"),
+        sig(&[I32, I32, I32], &[])
+    );
     assert_eq!(wasm(d, "PPB_Core;1.0", "GetTime"), sig(&[], &[F64]));
-    assert_eq!(wasm(d, "PPB_Core;1.0", "CallOnMainThread"), sig(&[I32, I32, I32], &[]));
-    assert_eq!(wasm(d, "PPB_FileSystem;1.0", "Open"), sig(&[I32, I64, I32], &[I32]));
+    assert_eq!(
+        wasm(d, "PPB_Core;1.0", "CallOnMainThread"),
+        sig(&[I32, I32, I32], &[])
+    );
+    assert_eq!(
+        wasm(d, "PPB_FileSystem;1.0", "Open"),
+        sig(&[I32, I64, I32], &[I32])
+    );
     assert_eq!(
         wasm(d, "PPB_MouseInputEvent;1.1", "GetPosition"),
         sig(&[I32, I32], &[])
@@ -143,12 +172,18 @@ fn abi_note_examples_give_the_expected_wasm_signatures() {
         wasm(d, "PPB_KeyboardInputEvent;1.0", "GetCharacterText"),
         sig(&[I32, I32], &[])
     );
-    assert_eq!(wasm(d, "PPB_Graphics3D;1.0", "SwapBuffers"), sig(&[I32, I32], &[I32]));
+    assert_eq!(
+        wasm(d, "PPB_Graphics3D;1.0", "SwapBuffers"),
+        sig(&[I32, I32], &[I32])
+    );
     assert_eq!(
         wasm(d, "PPB_URLLoader;1.0", "ReadResponseBody"),
         sig(&[I32, I32, I32, I32], &[I32])
     );
-    assert_eq!(wasm(d, "PPP_Messaging;1.0", "HandleMessage"), sig(&[I32, I32], &[]));
+    assert_eq!(
+        wasm(d, "PPP_Messaging;1.0", "HandleMessage"),
+        sig(&[I32, I32], &[])
+    );
     let f = d
         .interface("PPB_MouseInputEvent;1.1")
         .unwrap()
@@ -170,18 +205,33 @@ fn small_integers_are_widened_and_floats_keep_their_type() {
     // GLboolean (unsigned char) arguments and results travel as i32.
     assert_eq!(wasm(d, gl, "ColorMask"), sig(&[I32; 5], &[]));
     assert_eq!(wasm(d, gl, "IsBuffer"), sig(&[I32, I32], &[I32]));
-    assert_eq!(wasm(d, gl, "ClearColor"), sig(&[I32, F32, F32, F32, F32], &[]));
+    assert_eq!(
+        wasm(d, gl, "ClearColor"),
+        sig(&[I32, F32, F32, F32, F32], &[])
+    );
     // GLsizeiptr/GLintptr are long = 32 bits under ILP32.
     assert_eq!(wasm(d, gl, "BufferSubData"), sig(&[I32; 5], &[]));
     // uint16_t result and parameter, uint64_t result.
-    assert_eq!(wasm(d, "PPB_WebSocket;1.0", "GetCloseCode"), sig(&[I32], &[I32]));
-    assert_eq!(wasm(d, "PPB_WebSocket;1.0", "GetBufferedAmount"), sig(&[I32], &[I64]));
+    assert_eq!(
+        wasm(d, "PPB_WebSocket;1.0", "GetCloseCode"),
+        sig(&[I32], &[I32])
+    );
+    assert_eq!(
+        wasm(d, "PPB_WebSocket;1.0", "GetBufferedAmount"),
+        sig(&[I32], &[I64])
+    );
     assert_eq!(
         wasm(d, "PPB_HostResolver;1.0", "Resolve"),
         sig(&[I32, I32, I32, I32, I32], &[I32])
     );
-    assert_eq!(wasm(d, "PPB_View;1.1", "GetDeviceScale"), sig(&[I32], &[F32]));
-    assert_eq!(wasm(d, "PPB_MessageLoop;1.0", "PostWork"), sig(&[I32, I32, I64], &[I32]));
+    assert_eq!(
+        wasm(d, "PPB_View;1.1", "GetDeviceScale"),
+        sig(&[I32], &[F32])
+    );
+    assert_eq!(
+        wasm(d, "PPB_MessageLoop;1.0", "PostWork"),
+        sig(&[I32, I32, I64], &[I32])
+    );
 }
 
 #[test]
@@ -206,7 +256,9 @@ fn slot_counts_match_the_headers() {
         ("PPP_Instance;1.1", 5),
     ];
     for (name, n) in counts {
-        let i = d.interface(name).unwrap_or_else(|| panic!("{name} missing"));
+        let i = d
+            .interface(name)
+            .unwrap_or_else(|| panic!("{name} missing"));
         assert_eq!(i.functions.len(), n, "{name}");
     }
     // Slot order: a few known positions.
@@ -224,7 +276,11 @@ fn names_are_unique_and_well_formed() {
     for i in &d.interfaces {
         assert!(seen.insert(i.name.as_str()), "{} twice", i.name);
         assert_eq!(format!("{};{}", i.base, i.version), i.name);
-        let kind = if i.name.starts_with("PPB_") { Kind::Ppb } else { Kind::Ppp };
+        let kind = if i.name.starts_with("PPB_") {
+            Kind::Ppb
+        } else {
+            Kind::Ppp
+        };
         assert_eq!(i.kind, kind, "{}", i.name);
         assert_eq!(i.dev, i.name.contains("(Dev)"), "{}", i.name);
         let mut fns = HashSet::new();
@@ -308,7 +364,12 @@ fn markdown_table_lists_every_interface() {
 
 #[test]
 fn wasm_signature_text_round_trips() {
-    for s in ["(i32, i64) -> i32", "() -> f64", "(i32) -> ()", "(f32, f64) -> (i32, i32)"] {
+    for s in [
+        "(i32, i64) -> i32",
+        "() -> f64",
+        "(i32) -> ()",
+        "(f32, f64) -> (i32, i32)",
+    ] {
         let parsed: WasmSignature = s.parse().unwrap();
         assert_eq!(parsed.to_string(), s);
     }

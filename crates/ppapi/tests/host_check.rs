@@ -46,12 +46,20 @@ fn every_kind_of_mismatch_is_reported() {
     // Missing function: drop IsMainThread.
     host.retain(|h| h.function != "IsMainThread");
     // Unknown function in a known interface.
-    host.push(HostFunction::new("PPB_Core;1.0", "GetTimeOfDay", sig(&[], &[F64])));
+    host.push(HostFunction::new(
+        "PPB_Core;1.0",
+        "GetTimeOfDay",
+        sig(&[], &[F64]),
+    ));
     // Unknown interface (twice: reported once).
     host.push(HostFunction::new("PPB_Nope;1.0", "A", sig(&[], &[])));
     host.push(HostFunction::new("PPB_Nope;1.0", "B", sig(&[], &[])));
     // Duplicate entry.
-    host.push(HostFunction::new("PPB_Core;1.0", "GetTime", sig(&[], &[F64])));
+    host.push(HostFunction::new(
+        "PPB_Core;1.0",
+        "GetTime",
+        sig(&[], &[F64]),
+    ));
 
     let got = d.check_host(&host);
     let want = vec![
@@ -91,7 +99,10 @@ fn versions_are_checked_separately() {
     // A host implementing VarFromUtf8 with the 1.0 argument list under the 1.1 name.
     let d = description();
     let mut host = d.host_list(&["PPB_Var;1.1"]);
-    let f = host.iter_mut().find(|h| h.function == "VarFromUtf8").unwrap();
+    let f = host
+        .iter_mut()
+        .find(|h| h.function == "VarFromUtf8")
+        .unwrap();
     f.signature = d
         .interface("PPB_Var;1.0")
         .unwrap()
@@ -101,5 +112,7 @@ fn versions_are_checked_separately() {
         .clone();
     let got = d.check_host(&host);
     assert_eq!(got.len(), 1);
-    assert!(matches!(&got[0], HostMismatch::WrongSignature { function, .. } if function == "VarFromUtf8"));
+    assert!(
+        matches!(&got[0], HostMismatch::WrongSignature { function, .. } if function == "VarFromUtf8")
+    );
 }

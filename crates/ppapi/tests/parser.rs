@@ -15,7 +15,10 @@ fn fail(text: &str) -> (usize, ParseErrorKind) {
     match parse(text) {
         Ok(_) => panic!("parsed:\n{text}"),
         Err(e) => {
-            assert!(e.to_string().starts_with(&format!("line {}: ", e.line)), "{e}");
+            assert!(
+                e.to_string().starts_with(&format!("line {}: ", e.line)),
+                "{e}"
+            );
             (e.line, e.kind)
         }
     }
@@ -24,7 +27,11 @@ fn fail(text: &str) -> (usize, ParseErrorKind) {
 #[test]
 fn a_small_description_parses() {
     let d = parse(GOOD).unwrap();
-    let f = d.interface("PPB_Thing;1.0").unwrap().function("Get").unwrap();
+    let f = d
+        .interface("PPB_Thing;1.0")
+        .unwrap()
+        .function("Get")
+        .unwrap();
     assert!(f.sret);
     assert_eq!(f.wasm.params, [ValType::I32, ValType::I32]);
     assert!(f.wasm.results.is_empty());
@@ -34,7 +41,10 @@ fn a_small_description_parses() {
 #[test]
 fn unknown_type_names_its_line() {
     let text = GOOD.replace("-> PP_Point", "-> PP_Nope");
-    assert_eq!(fail(&text), (4, ParseErrorKind::UnknownType("PP_Nope".into())));
+    assert_eq!(
+        fail(&text),
+        (4, ParseErrorKind::UnknownType("PP_Nope".into()))
+    );
 }
 
 #[test]
@@ -52,10 +62,16 @@ fn wrong_struct_size_and_alignment_are_caught() {
         )
     );
     let text = "struct S size 16 align 4 { a: int32_t; b: double }\n";
-    assert!(matches!(fail(text), (1, ParseErrorKind::AlignMismatch { computed: 8, .. })));
+    assert!(matches!(
+        fail(text),
+        (1, ParseErrorKind::AlignMismatch { computed: 8, .. })
+    ));
     // A double after an int32 is 8-aligned: 16 bytes, not 12.
     let text = "struct S size 12 align 8 { a: int32_t; b: double }\n";
-    assert!(matches!(fail(text), (1, ParseErrorKind::SizeMismatch { computed: 16, .. })));
+    assert!(matches!(
+        fail(text),
+        (1, ParseErrorKind::SizeMismatch { computed: 16, .. })
+    ));
     let text = "struct S size 6 align 2 { port: uint16_t; addr: uint8_t[4] }\n";
     assert!(parse(text).is_ok());
 }
@@ -63,9 +79,18 @@ fn wrong_struct_size_and_alignment_are_caught() {
 #[test]
 fn duplicates_are_rejected() {
     let text = format!("{GOOD}ppb PPB_Thing;1.0 {{\n  A()\n}}\n");
-    assert_eq!(fail(&text), (6, ParseErrorKind::DuplicateInterface("PPB_Thing;1.0".into())));
+    assert_eq!(
+        fail(&text),
+        (
+            6,
+            ParseErrorKind::DuplicateInterface("PPB_Thing;1.0".into())
+        )
+    );
     let text = "ppb PPB_X;1.0 {\n  A()\n  A(x: int32_t)\n}\n";
-    assert_eq!(fail(text), (3, ParseErrorKind::DuplicateFunction("A".into())));
+    assert_eq!(
+        fail(text),
+        (3, ParseErrorKind::DuplicateFunction("A".into()))
+    );
     let text = "typedef A = int32_t\nenum A\n";
     assert_eq!(fail(text), (2, ParseErrorKind::DuplicateType("A".into())));
     let text = "ppb PPB_X;1.0 {\n  A(x: int32_t, x: int32_t)\n}\n";
@@ -90,8 +115,16 @@ fn interface_names_and_kinds_are_checked() {
         fail("ppb PPB_X;1.1 extends PPB_X;1.0 {\n  A()\n}\n"),
         (1, ParseErrorKind::UnknownBase { .. })
     ));
-    assert!(matches!(fail("ppb PPB_X;1.0 {\n}\n"), (1, ParseErrorKind::Empty(_))));
-    assert!(parse("ppb PPB_X(Dev);0.1.2 {\n  A()\n}\n").unwrap().interfaces[0].dev);
+    assert!(matches!(
+        fail("ppb PPB_X;1.0 {\n}\n"),
+        (1, ParseErrorKind::Empty(_))
+    ));
+    assert!(
+        parse("ppb PPB_X(Dev);0.1.2 {\n  A()\n}\n")
+            .unwrap()
+            .interfaces[0]
+            .dev
+    );
 }
 
 #[test]
@@ -114,7 +147,10 @@ fn syntax_errors_name_the_line() {
         assert_eq!(l, line, "{text:?}: {kind}");
     }
     assert_eq!(fail("}\n"), (1, ParseErrorKind::StrayClose));
-    assert_eq!(fail("enum A\nppb PPB_X;1.0 {\n  A()\n"), (2, ParseErrorKind::Unclosed));
+    assert_eq!(
+        fail("enum A\nppb PPB_X;1.0 {\n  A()\n"),
+        (2, ParseErrorKind::Unclosed)
+    );
 }
 
 #[test]
@@ -140,7 +176,9 @@ fn garbage_never_panics() {
         let _ = parse(&text[..end]);
         let _ = parse(&text[end..]);
     }
-    for junk in ["{", "}{", "{ }", "ppb", "struct", ": ;", "(((", "-> ->", "*", "[]", "\0"] {
+    for junk in [
+        "{", "}{", "{ }", "ppb", "struct", ": ;", "(((", "-> ->", "*", "[]", "\0",
+    ] {
         let _ = parse(junk);
         let _ = parse(&format!("ppb PPB_X;1.0 {{\n  A({junk})\n}}\n"));
         let _ = parse(&format!("struct S size 4 align 4 {{ {junk} }}\n"));
