@@ -380,3 +380,14 @@ fn wasm_signature_text_round_trips() {
     assert!("(i32, i16) -> ()".parse::<WasmSignature>().is_err());
     assert!("i32 -> ()".parse::<WasmSignature>().is_err());
 }
+
+#[test]
+fn readme_table_is_current() {
+    let readme = include_str!("../README.md");
+    let table = description().markdown_table();
+    assert!(
+        readme.contains(&table),
+        "README.md's interface table is stale: regenerate it with \
+         `cargo run -p pexe2wasm-ppapi --bin ppapi-json -- --table`"
+    );
+}
