@@ -1,0 +1,194 @@
+//! Bad description texts give typed errors naming the line; nothing panics.
+
+use pexe2wasm_ppapi::{parse, ParseErrorKind, ValType};
+
+const GOOD: &str = "\
+typedef PP_Resource = int32_t
+struct PP_Point size 8 align 4 { x: int32_t; y: int32_t }
+ppb PPB_Thing;1.0 {
+  Get(res: PP_Resource) -> PP_Point   # struct result
+}
+";
+
+/// The error line and kind for `text`, which must fail.
+fn fail(text: &str) -> (usize, ParseErrorKind) {
+    match parse(text) {
+        Ok(_) => panic!("parsed:\n{text}"),
+        Err(e) => {
+            assert!(
+                e.to_string().starts_with(&format!("line {}: ", e.line)),
+                "{e}"
+            );
+            (e.line, e.kind)
+        }
+    }
+}
+
+#[test]
+fn a_small_description_parses() {
+    let d = parse(GOOD).unwrap();
+    let f = d
+        .interface("PPB_Thing;1.0")
+        .unwrap()
+        .function("Get")
+        .unwrap();
+    assert!(f.sret);
+    assert_eq!(f.wasm.params, [ValType::I32, ValType::I32]);
+    assert!(f.wasm.results.is_empty());
+    assert_eq!(f.c_signature(), "PP_Point Get(PP_Resource res)");
+}
+
+#[test]
+fn unknown_type_names_its_line() {
+    let text = GOOD.replace("-> PP_Point", "-> PP_Nope");
+    assert_eq!(
+        fail(&text),
+        (4, ParseErrorKind::UnknownType("PP_Nope".into()))
+    );
+}
+
+#[test]
+fn wrong_struct_size_and_alignment_are_caught() {
+    let text = GOOD.replace("size 8 align 4", "size 12 align 4");
+    assert_eq!(
+        fail(&text),
+        (
+            2,
+            ParseErrorKind::SizeMismatch {
+                name: "PP_Point".into(),
+                stated: 12,
+                computed: 8
+            }
+        )
+    );
+    let text = "struct S size 16 align 4 { a: int32_t; b: double }\n";
+    assert!(matches!(
+        fail(text),
+        (1, ParseErrorKind::AlignMismatch { computed: 8, .. })
+    ));
+    // A double after an int32 is 8-aligned: 16 bytes, not 12.
+    let text = "struct S size 12 align 8 { a: int32_t; b: double }\n";
+    assert!(matches!(
+        fail(text),
+        (1, ParseErrorKind::SizeMismatch { computed: 16, .. })
+    ));
+    let text = "struct S size 6 align 2 { port: uint16_t; addr: uint8_t[4] }\n";
+    assert!(parse(text).is_ok());
+}
+
+#[test]
+fn duplicates_are_rejected() {
+    let text = format!("{GOOD}ppb PPB_Thing;1.0 {{\n  A()\n}}\n");
+    assert_eq!(
+        fail(&text),
+        (
+            6,
+            ParseErrorKind::DuplicateInterface("PPB_Thing;1.0".into())
+        )
+    );
+    let text = "ppb PPB_X;1.0 {\n  A()\n  A(x: int32_t)\n}\n";
+    assert_eq!(
+        fail(text),
+        (3, ParseErrorKind::DuplicateFunction("A".into()))
+    );
+    let text = "typedef A = int32_t\nenum A\n";
+    assert_eq!(fail(text), (2, ParseErrorKind::DuplicateType("A".into())));
+    let text = "ppb PPB_X;1.0 {\n  A(x: int32_t, x: int32_t)\n}\n";
+    assert_eq!(fail(text), (2, ParseErrorKind::DuplicateName("x".into())));
+}
+
+#[test]
+fn interface_names_and_kinds_are_checked() {
+    assert!(matches!(
+        fail("ppb PPB_X {\n  A()\n}\n"),
+        (1, ParseErrorKind::BadInterfaceName(_))
+    ));
+    assert!(matches!(
+        fail("ppb PPB_X;1.x {\n  A()\n}\n"),
+        (1, ParseErrorKind::BadInterfaceName(_))
+    ));
+    assert!(matches!(
+        fail("ppp PPB_X;1.0 {\n  A()\n}\n"),
+        (1, ParseErrorKind::KindMismatch { .. })
+    ));
+    assert!(matches!(
+        fail("ppb PPB_X;1.1 extends PPB_X;1.0 {\n  A()\n}\n"),
+        (1, ParseErrorKind::UnknownBase { .. })
+    ));
+    assert!(matches!(
+        fail("ppb PPB_X;1.0 {\n}\n"),
+        (1, ParseErrorKind::Empty(_))
+    ));
+    assert!(
+        parse("ppb PPB_X(Dev);0.1.2 {\n  A()\n}\n")
+            .unwrap()
+            .interfaces[0]
+            .dev
+    );
+}
+
+#[test]
+fn syntax_errors_name_the_line() {
+    let cases: &[(&str, usize)] = &[
+        ("enum A\nenum\n", 2),
+        ("enum A\n\n# comment\nwhat is this\n", 4),
+        ("ppb PPB_X;1.0 {\n  A(\n}\n", 2),
+        ("ppb PPB_X;1.0 {\n  A() => int32_t\n}\n", 2),
+        ("ppb PPB_X;1.0 {\n  A(x int32_t)\n}\n", 2),
+        ("ppb PPB_X;1.0 {\n  A(x: int32_t int32_t)\n}\n", 2),
+        ("struct S size 4 align 4 {\n  a: int32_t[0]\n}\n", 2),
+        ("struct S size four align 4 { a: int32_t }\n", 1),
+        ("typedef A int32_t\n", 1),
+        ("typedef A = \n", 1),
+        ("ppb PPB_X;1.0 {\n  A()\n  ppb PPB_Y;1.0 {\n}\n", 3),
+    ];
+    for &(text, line) in cases {
+        let (l, kind) = fail(text);
+        assert_eq!(l, line, "{text:?}: {kind}");
+    }
+    assert_eq!(fail("}\n"), (1, ParseErrorKind::StrayClose));
+    assert_eq!(
+        fail("enum A\nppb PPB_X;1.0 {\n  A()\n"),
+        (2, ParseErrorKind::Unclosed)
+    );
+}
+
+#[test]
+fn void_and_opaque_cannot_be_used_by_value() {
+    assert!(matches!(
+        fail("ppb PPB_X;1.0 {\n  A(x: void)\n}\n"),
+        (2, ParseErrorKind::NotByValue(_))
+    ));
+    assert!(matches!(
+        fail("opaque O\nppb PPB_X;1.0 {\n  A() -> O\n}\n"),
+        (3, ParseErrorKind::NotByValue(_))
+    ));
+    assert!(parse("opaque O\nppb PPB_X;1.0 {\n  A(o: const O*) -> void*\n}\n").is_ok());
+}
+
+#[test]
+fn garbage_never_panics() {
+    // Every prefix and some mangled variants of a valid text: errors or success, never a
+    // panic.
+    let text = pexe2wasm_ppapi::DESCRIPTION_TEXT;
+    let bytes: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(97).collect();
+    for &end in &bytes {
+        let _ = parse(&text[..end]);
+        let _ = parse(&text[end..]);
+    }
+    for junk in [
+        "{", "}{", "{ }", "ppb", "struct", ": ;", "(((", "-> ->", "*", "[]", "\0",
+    ] {
+        let _ = parse(junk);
+        let _ = parse(&format!("ppb PPB_X;1.0 {{\n  A({junk})\n}}\n"));
+        let _ = parse(&format!("struct S size 4 align 4 {{ {junk} }}\n"));
+    }
+}
+
+#[test]
+fn dev_channel_marker() {
+    let d = parse("ppb PPB_X;0.1 channel=dev {\n  A()\n}\nppb PPB_Y;1.0 {\n  A()\n}\n").unwrap();
+    assert!(d.interface("PPB_X;0.1").unwrap().dev_channel);
+    assert!(!d.interface("PPB_Y;1.0").unwrap().dev_channel);
+    assert!(parse("ppb PPB_X;0.1 channel=beta {\n  A()\n}\n").is_err());
+}
