@@ -3,9 +3,7 @@
 //! and downloads the wasm, which must validate and equal what `/v1/convert` serves.
 //! Under CI=true a missing chromium, node or node_modules is a failure; elsewhere SKIPPED.
 
-mod common;
-
-use common::{fixture_path, under_ci, validate_wasm, Server};
+use crate::common::{fixture_path, under_ci, validate_wasm, Server};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -60,7 +58,7 @@ fn upload_page_converts_a_pexe_in_chromium() {
     assert_eq!(facts["Valid in this browser"], "yes", "{report}");
     assert_eq!(
         facts["SHA-256 of the pexe"],
-        common::sha256_hex(&std::fs::read(&pexe).unwrap())
+        crate::common::sha256_hex(&std::fs::read(&pexe).unwrap())
     );
     assert!(
         facts["Features"]

@@ -3,9 +3,7 @@
 //! intended 503; every module served for one input is the same valid module; the server
 //! is alive and its metrics add up afterwards.
 
-mod common;
-
-use common::{fixture, real_pexe, sha256_hex, validate_wasm, Server};
+use crate::common::{fixture, real_pexe, sha256_hex, validate_wasm, Server};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,5 @@
 //! Shared by the service tests: start the real `pexe2wasm-server` binary on a loopback
-//! port, find fixtures and the optional real corpus.
-#![allow(dead_code)]
+//! port, find fixtures and the optional real corpus (through pexe2wasm-testkit).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -78,16 +77,12 @@ impl Drop for Server {
 
 /// A project fixture (relative to the repository's fixtures/).
 pub fn fixture(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(name);
+    let p = fixture_path(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("fixture {}: {e}", p.display()))
 }
 
 pub fn fixture_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(name)
+    pexe2wasm_testkit::repo_path("fixtures").join(name)
 }
 
 /// True under CI (`CI=true`), where missing optional inputs are failures.
@@ -95,30 +90,7 @@ pub fn under_ci() -> bool {
     std::env::var("CI").map(|v| v == "true").unwrap_or(false)
 }
 
-/// The real corpus directory: `$PEXE2WASM_REAL_CORPUS`, else `shared/fixtures/real` beside
-/// the repository (as the library's tests/common finds it).
-pub fn real_corpus_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("PEXE2WASM_REAL_CORPUS") {
-        return PathBuf::from(p);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/real")
-}
-
-/// One real pexe, or `None` after a SKIPPED line when the corpus is absent outside CI.
-pub fn real_pexe(name: &str) -> Option<Vec<u8>> {
-    let path = real_corpus_dir().join(name);
-    match std::fs::read(&path) {
-        Ok(b) => Some(b),
-        Err(e) if under_ci() => panic!("real corpus file {} missing under CI: {e}", path.display()),
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: real corpus file {} not found ({e}); set PEXE2WASM_REAL_CORPUS",
-                path.display()
-            );
-            None
-        }
-    }
-}
+pub use pexe2wasm_testkit::corpus::real_pexe;
 
 /// Validates a module the way the converter's own tests do (every feature we may emit).
 pub fn validate_wasm(wasm: &[u8]) {

@@ -2,9 +2,7 @@
 //! the body time limit with 408 while other requests go on), a slow upload that still
 //! arrives in time, broken multipart bodies, and graceful shutdown with a request in flight.
 
-mod common;
-
-use common::{fixture, validate_wasm, Server};
+use crate::common::{fixture, validate_wasm, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

@@ -1,9 +1,7 @@
 //! Every endpoint of the real server binary on a loopback port: successes, the
 //! problem+json errors (with the decoder's position), the cache, metrics and OpenAPI.
 
-mod common;
-
-use common::{fixture, real_pexe, sha256_hex, validate_wasm, wasm_imports, Server};
+use crate::common::{fixture, real_pexe, sha256_hex, validate_wasm, wasm_imports, Server};
 use reqwest::blocking::Client;
 use serde_json::Value;
 
