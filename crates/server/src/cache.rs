@@ -1,8 +1,8 @@
 //! The content-addressed result cache: key = SHA-256 of the input + the options that
 //! change the output; bounded in bytes; the least recently used entries go first.
+//! Hits and misses are counted by the caller (`pexe2wasm_cache_hits_total`, `_misses_total`).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// What identifies one conversion result.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -36,76 +36,60 @@ impl Cached {
     }
 }
 
+/// The cache: `moka`'s concurrent cache with a byte weigher and least-recently-used
+/// eviction (its default TinyLFU admission could refuse a fresh result that a client is
+/// about to ask for again).
 pub struct Cache {
-    capacity: usize,
-    inner: Mutex<Inner>,
-}
-
-#[derive(Default)]
-struct Inner {
-    used: usize,
-    tick: u64,
-    entries: HashMap<CacheKey, (Arc<Cached>, u64)>,
-    /// Last-use tick → key; the first entry is the least recently used.
-    order: BTreeMap<u64, CacheKey>,
+    capacity: u64,
+    inner: Option<moka::sync::Cache<CacheKey, Arc<Cached>>>,
 }
 
 impl Cache {
     /// A cache holding at most `capacity` bytes; 0 disables it.
     pub fn new(capacity: usize) -> Cache {
-        Cache {
-            capacity,
-            inner: Mutex::new(Inner::default()),
-        }
+        let capacity = capacity as u64;
+        let inner = (capacity > 0).then(|| {
+            moka::sync::Cache::builder()
+                .max_capacity(capacity)
+                .weigher(|_k: &CacheKey, v: &Arc<Cached>| {
+                    u32::try_from(v.cost()).unwrap_or(u32::MAX)
+                })
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
+                .build()
+        });
+        Cache { capacity, inner }
     }
 
     pub fn get(&self, key: &CacheKey) -> Option<Arc<Cached>> {
-        let mut g = self.inner.lock().unwrap();
-        let inner = &mut *g;
-        inner.tick += 1;
-        let tick = inner.tick;
-        let (value, last) = inner.entries.get_mut(key)?;
-        inner.order.remove(last);
-        *last = tick;
-        inner.order.insert(tick, key.clone());
-        Some(value.clone())
+        self.inner.as_ref()?.get(key)
     }
 
     /// Stores `value`, evicting least recently used entries to make room. A value larger
     /// than the whole cache is not stored.
     pub fn insert(&self, key: CacheKey, value: Arc<Cached>) {
-        let cost = value.cost();
-        if cost > self.capacity {
+        let Some(inner) = &self.inner else { return };
+        if value.cost() as u64 > self.capacity {
             return;
         }
-        let mut g = self.inner.lock().unwrap();
-        let inner = &mut *g;
-        if let Some((old, last)) = inner.entries.remove(&key) {
-            inner.order.remove(&last);
-            inner.used -= old.cost();
-        }
-        while inner.used + cost > self.capacity {
-            let Some((_, victim)) = inner.order.pop_first() else {
-                break;
-            };
-            if let Some((old, _)) = inner.entries.remove(&victim) {
-                inner.used -= old.cost();
-            }
-        }
-        inner.tick += 1;
-        let tick = inner.tick;
-        inner.used += cost;
-        inner.order.insert(tick, key.clone());
-        inner.entries.insert(key, (value, tick));
+        inner.insert(key, value);
+        // moka applies evictions in batches; settle them now so the bound holds at every
+        // moment (inserts follow a conversion, so this is cheap beside it).
+        inner.run_pending_tasks();
     }
 
     /// Bytes charged by the stored entries.
-    pub fn used_bytes(&self) -> usize {
-        self.inner.lock().unwrap().used
+    pub fn used_bytes(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |c| {
+            c.run_pending_tasks();
+            c.weighted_size()
+        })
     }
 
     pub fn len(&self) -> usize {
-        self.inner.lock().unwrap().entries.len()
+        self.inner.as_ref().map_or(0, |c| {
+            c.run_pending_tasks();
+            c.entry_count() as usize
+        })
     }
 
     pub fn is_empty(&self) -> bool {

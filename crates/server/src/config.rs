@@ -11,8 +11,8 @@ pub struct Config {
     /// Address to listen on (port 0 picks a free port; the bound address is printed).
     #[arg(long, env = "PEXE2WASM_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Largest accepted request body in bytes (413 above it).
-    #[arg(long, env = "PEXE2WASM_MAX_BODY_BYTES", default_value_t = 64 << 20)]
+    /// Largest accepted request body in bytes, or with a unit like 64MiB (413 above it).
+    #[arg(long, env = "PEXE2WASM_MAX_BODY_BYTES", default_value = "67108864", value_parser = parse_bytes)]
     pub max_body_bytes: usize,
     /// Conversions that run at once (threads of the blocking pool); 0 = number of CPUs.
     #[arg(long, env = "PEXE2WASM_POOL_SIZE", default_value_t = 0)]
@@ -27,12 +27,18 @@ pub struct Config {
     /// drip-fed uploads cannot hold a connection forever.
     #[arg(long, env = "PEXE2WASM_BODY_TIMEOUT_MS", default_value_t = 30_000)]
     pub body_timeout_ms: u64,
-    /// Size of the result cache in bytes (0 disables it).
-    #[arg(long, env = "PEXE2WASM_CACHE_BYTES", default_value_t = 256 << 20)]
+    /// Size of the result cache in bytes, or with a unit like 256MiB (0 disables it).
+    #[arg(long, env = "PEXE2WASM_CACHE_BYTES", default_value = "268435456", value_parser = parse_bytes)]
     pub cache_bytes: usize,
     /// Log format: `text` or `json`.
     #[arg(long, env = "PEXE2WASM_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
+}
+
+/// A byte count: a plain number or one with a unit (`64MiB`, `1.5GB`), read by `bytesize`.
+fn parse_bytes(s: &str) -> Result<usize, String> {
+    let n = s.trim().parse::<bytesize::ByteSize>()?.as_u64();
+    usize::try_from(n).map_err(|_| format!("{n} bytes do not fit this machine's usize"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -58,5 +64,20 @@ impl Config {
 
     pub fn body_timeout(&self) -> Duration {
         Duration::from_millis(self.body_timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_flags_take_plain_numbers_and_units() {
+        let c = Config::try_parse_from(["s", "--max-body-bytes", "4096", "--cache-bytes", "2MiB"])
+            .unwrap();
+        assert_eq!((c.max_body_bytes, c.cache_bytes), (4096, 2 << 20));
+        let d = Config::try_parse_from(["s"]).unwrap();
+        assert_eq!((d.max_body_bytes, d.cache_bytes), (64 << 20, 256 << 20));
+        assert!(Config::try_parse_from(["s", "--cache-bytes", "lots"]).is_err());
     }
 }

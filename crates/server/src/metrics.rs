@@ -1,10 +1,14 @@
-//! Prometheus metrics, kept by hand (a few counters and one histogram need no framework)
-//! and rendered in the text exposition format at `GET /metrics`.
+//! Prometheus metrics on `prometheus-client`, rendered in the text exposition format
+//! (version 0.0.4) at `GET /metrics`. The names below are part of the interface: the
+//! README, the tests and dashboards use them.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use prometheus_client::encoding::{prometheus_text, EncodeLabelSet};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// Upper bounds (seconds) of the latency histogram's buckets.
@@ -12,147 +16,171 @@ pub const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
-#[derive(Default)]
-struct Histogram {
-    counts: Vec<u64>,
-    sum: f64,
-    count: u64,
+/// The `Content-Type` of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteStatus {
+    route: String,
+    status: u16,
 }
 
-#[derive(Default)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Route {
+    route: String,
+}
+
+type U64Gauge = Gauge<u64, AtomicU64>;
+
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(String, u16), u64>>,
-    latency: Mutex<BTreeMap<String, Histogram>>,
-    pub bytes_in: AtomicU64,
-    pub bytes_out: AtomicU64,
-    pub cache_hits: AtomicU64,
-    pub cache_misses: AtomicU64,
-    pub queue_rejections: AtomicU64,
-    pub timeouts: AtomicU64,
+    registry: Registry,
+    requests: Family<RouteStatus, Counter>,
+    latency: Family<Route, Histogram, fn() -> Histogram>,
+    pub bytes_in: Counter,
+    pub bytes_out: Counter,
+    pub cache_hits: Counter,
+    pub cache_misses: Counter,
+    pub queue_rejections: Counter,
+    pub timeouts: Counter,
+    cache_bytes: U64Gauge,
+    in_flight: U64Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
 }
 
 impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("pexe2wasm");
+        let requests = Family::<RouteStatus, Counter>::default();
+        // Counters get their `_total` suffix from the encoder.
+        registry.register(
+            "http_requests",
+            "HTTP requests by route and status",
+            requests.clone(),
+        );
+        let latency = Family::<Route, Histogram>::new_with_constructor(
+            (|| Histogram::new(LATENCY_BUCKETS.iter().copied())) as fn() -> Histogram,
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "Request latency by route",
+            latency.clone(),
+        );
+        let counter = |registry: &mut Registry, name: &str, help: &str| {
+            let c = Counter::default();
+            registry.register(name, help, c.clone());
+            c
+        };
+        let bytes_in = counter(
+            &mut registry,
+            "request_bytes",
+            "Request body bytes received",
+        );
+        let bytes_out = counter(&mut registry, "response_bytes", "Response body bytes sent");
+        let cache_hits = counter(
+            &mut registry,
+            "cache_hits",
+            "Conversions answered from the result cache",
+        );
+        let cache_misses = counter(
+            &mut registry,
+            "cache_misses",
+            "Conversions not found in the result cache",
+        );
+        let cache_bytes = U64Gauge::default();
+        registry.register(
+            "cache_bytes",
+            "Bytes held by the result cache",
+            cache_bytes.clone(),
+        );
+        let in_flight = U64Gauge::default();
+        registry.register(
+            "conversions_in_flight",
+            "Jobs running on the worker pool",
+            in_flight.clone(),
+        );
+        let queue_rejections = counter(
+            &mut registry,
+            "queue_rejections",
+            "Requests refused with 503 because the work queue was full",
+        );
+        let timeouts = counter(
+            &mut registry,
+            "conversion_timeouts",
+            "Jobs abandoned with 504 after their time limit",
+        );
+        Metrics {
+            registry,
+            requests,
+            latency,
+            bytes_in,
+            bytes_out,
+            cache_hits,
+            cache_misses,
+            queue_rejections,
+            timeouts,
+            cache_bytes,
+            in_flight,
+        }
+    }
+
     /// Counts one finished request of `route` (the matched path template).
     pub fn record_request(&self, route: &str, status: u16, elapsed: Duration, bytes_out: u64) {
-        *self
-            .requests
-            .lock()
-            .unwrap()
-            .entry((route.to_string(), status))
-            .or_default() += 1;
-        let secs = elapsed.as_secs_f64();
-        let mut lat = self.latency.lock().unwrap();
-        let h = lat.entry(route.to_string()).or_default();
-        if h.counts.is_empty() {
-            h.counts = vec![0; LATENCY_BUCKETS.len()];
-        }
-        if let Some(i) = LATENCY_BUCKETS.iter().position(|&b| secs <= b) {
-            h.counts[i] += 1;
-        }
-        h.sum += secs;
-        h.count += 1;
-        self.bytes_out.fetch_add(bytes_out, Ordering::Relaxed);
+        self.requests
+            .get_or_create(&RouteStatus {
+                route: route.to_string(),
+                status,
+            })
+            .inc();
+        self.latency
+            .get_or_create(&Route {
+                route: route.to_string(),
+            })
+            .observe(elapsed.as_secs_f64());
+        self.bytes_out.inc_by(bytes_out);
     }
 
     /// The text exposition; `in_flight` and `cache_bytes` are read from their owners.
-    pub fn render(&self, in_flight: u64, cache_bytes: usize) -> String {
+    pub fn render(&self, in_flight: u64, cache_bytes: u64) -> String {
+        self.in_flight.set(in_flight);
+        self.cache_bytes.set(cache_bytes);
         let mut s = String::new();
-        let c = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        s.push_str("# HELP pexe2wasm_http_requests_total HTTP requests by route and status.\n");
-        s.push_str("# TYPE pexe2wasm_http_requests_total counter\n");
-        for ((route, status), n) in self.requests.lock().unwrap().iter() {
-            let _ = writeln!(
-                s,
-                "pexe2wasm_http_requests_total{{route=\"{}\",status=\"{status}\"}} {n}",
-                escape(route)
-            );
-        }
-        s.push_str("# HELP pexe2wasm_http_request_duration_seconds Request latency by route.\n");
-        s.push_str("# TYPE pexe2wasm_http_request_duration_seconds histogram\n");
-        for (route, h) in self.latency.lock().unwrap().iter() {
-            let route = escape(route);
-            let mut cumulative = 0;
-            for (b, n) in LATENCY_BUCKETS.iter().zip(&h.counts) {
-                cumulative += n;
-                let _ = writeln!(
-                    s,
-                    "pexe2wasm_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"{b}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                s,
-                "pexe2wasm_http_request_duration_seconds_bucket{{route=\"{route}\",le=\"+Inf\"}} {}",
-                h.count
-            );
-            let _ = writeln!(
-                s,
-                "pexe2wasm_http_request_duration_seconds_sum{{route=\"{route}\"}} {}",
-                h.sum
-            );
-            let _ = writeln!(
-                s,
-                "pexe2wasm_http_request_duration_seconds_count{{route=\"{route}\"}} {}",
-                h.count
-            );
-        }
-        let mut scalar = |name: &str, kind: &str, help: &str, v: u64| {
-            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
-        };
-        scalar(
-            "pexe2wasm_request_bytes_total",
-            "counter",
-            "Request body bytes received.",
-            c(&self.bytes_in),
-        );
-        scalar(
-            "pexe2wasm_response_bytes_total",
-            "counter",
-            "Response body bytes sent.",
-            c(&self.bytes_out),
-        );
-        scalar(
-            "pexe2wasm_cache_hits_total",
-            "counter",
-            "Conversions answered from the result cache.",
-            c(&self.cache_hits),
-        );
-        scalar(
-            "pexe2wasm_cache_misses_total",
-            "counter",
-            "Conversions not found in the result cache.",
-            c(&self.cache_misses),
-        );
-        scalar(
-            "pexe2wasm_cache_bytes",
-            "gauge",
-            "Bytes held by the result cache.",
-            cache_bytes as u64,
-        );
-        scalar(
-            "pexe2wasm_conversions_in_flight",
-            "gauge",
-            "Jobs running on the worker pool.",
-            in_flight,
-        );
-        scalar(
-            "pexe2wasm_queue_rejections_total",
-            "counter",
-            "Requests refused with 503 because the work queue was full.",
-            c(&self.queue_rejections),
-        );
-        scalar(
-            "pexe2wasm_conversion_timeouts_total",
-            "counter",
-            "Jobs abandoned with 504 after their time limit.",
-            c(&self.timeouts),
-        );
+        prometheus_text::encode(&mut s, &self.registry).expect("writing to a String cannot fail");
         s
     }
 }
 
-fn escape(label: &str) -> String {
-    label
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_the_documented_names_with_labels() {
+        let m = Metrics::new();
+        m.record_request("/v1/convert", 200, Duration::from_millis(3), 10);
+        m.record_request("/v1/convert", 200, Duration::from_secs(60), 5);
+        m.record_request("a\"b", 404, Duration::from_millis(1), 0);
+        m.cache_hits.inc();
+        let text = m.render(2, 1234);
+        for line in [
+            "pexe2wasm_http_requests_total{route=\"/v1/convert\",status=\"200\"} 2",
+            "pexe2wasm_http_requests_total{route=\"a\\\"b\",status=\"404\"} 1",
+            "pexe2wasm_http_request_duration_seconds_bucket{route=\"/v1/convert\",le=\"0.005\"} 1",
+            "pexe2wasm_http_request_duration_seconds_bucket{route=\"/v1/convert\",le=\"30\"} 1",
+            "pexe2wasm_http_request_duration_seconds_bucket{route=\"/v1/convert\",le=\"+Inf\"} 2",
+            "pexe2wasm_http_request_duration_seconds_count{route=\"/v1/convert\"} 2",
+            "pexe2wasm_response_bytes_total 15",
+            "pexe2wasm_cache_hits_total 1",
+            "pexe2wasm_cache_bytes 1234",
+            "pexe2wasm_conversions_in_flight 2",
+            "# TYPE pexe2wasm_conversion_timeouts_total counter",
+            "# TYPE pexe2wasm_http_request_duration_seconds histogram",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+        }
+    }
 }

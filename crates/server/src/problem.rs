@@ -8,7 +8,8 @@ use serde::Serialize;
 
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
-#[derive(Debug, Clone, Serialize)]
+/// RFC 9457 problem details.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Problem {
     /// A URI naming the kind of problem (`urn:pexe2wasm:problem:<kind>`).
     #[serde(rename = "type")]
@@ -18,6 +19,7 @@ pub struct Problem {
     pub detail: String,
     /// Where in the pexe the decoder stopped, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::openapi::Position>, nullable = false)]
     pub position: Option<Box<ProblemPosition>>,
     /// Seconds after which retrying may succeed (503 only).
     #[serde(skip)]
@@ -79,7 +81,10 @@ impl Problem {
             StatusCode::PAYLOAD_TOO_LARGE,
             "too-large",
             "Request body too large",
-            format!("the body exceeds the limit of {limit} bytes"),
+            format!(
+                "the body exceeds the limit of {limit} bytes ({})",
+                bytesize::ByteSize::b(limit as u64).display().iec()
+            ),
         )
     }
 

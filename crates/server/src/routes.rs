@@ -3,12 +3,15 @@
 use crate::cache::{Cache, CacheKey, Cached};
 use crate::config::Config;
 use crate::metrics::Metrics;
+use crate::openapi::{
+    Binary, ConvertQuery, Format, Health, HealthStatus, Info, ThreadsParam, UploadForm,
+};
 use crate::pool::{Pool, PoolError};
-use crate::problem::Problem;
+use crate::problem::{Problem, PROBLEM_JSON};
 use crate::upload::{extract_pexe, read_body, upload_kind};
 use axum::body::{Body, HttpBody};
-use axum::extract::{MatchedPath, RawQuery, Request, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::extract::{MatchedPath, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
@@ -18,9 +21,10 @@ use pexe2wasm::convert::{convert, ConvertError, ConvertOptions, Threads};
 use pexe2wasm::emit::EmitError;
 use pexe2wasm::lower::LowerError;
 use sha2::{Digest, Sha256};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
+use tower::ServiceBuilder;
+use tower_http::limit::{RequestBodyLimitLayer, ResponseBody};
 use tracing::Level;
 
 /// Shared by every request.
@@ -48,18 +52,39 @@ impl AppState {
 
 const PAGE: &str = include_str!("page.html");
 
-/// The whole service.
+/// The whole service. The middleware, outermost first:
+///
+/// 1. `CatchPanicLayer`: a panic anywhere below becomes a 500, not a dropped connection.
+/// 2. `TraceLayer`: one span per request.
+/// 3. `record_metrics`: requests by route and status, latency, response bytes.
+/// 4. Per route group: `/v1/*` uploads get `RequestBodyLimitLayer` (413 on a declared
+///    `Content-Length` over the limit before the handler runs, and while streaming),
+///    its bare 413 turned into a problem by `too_large_problem`.
+///
+/// Connection hygiene (header-read and idle timeouts, connection caps) belongs to the
+/// listener in main.rs; request-wide budgets (e.g. a global request-bytes budget) slot in
+/// as layers between 3 and 4, so their refusals are counted and traced like any answer.
 pub fn app(state: Arc<AppState>) -> Router {
+    let limit = state.config.max_body_bytes;
+    let uploads =
+        Router::new()
+            .route("/v1/convert", post(convert_handler))
+            .route("/v1/inspect", post(inspect_handler))
+            .layer(
+                ServiceBuilder::new()
+                    .layer(middleware::map_response(
+                        move |r: Response<ResponseBody<Body>>| async move {
+                            too_large_problem(r, limit)
+                        },
+                    ))
+                    .layer(RequestBodyLimitLayer::new(limit)),
+            );
     Router::new()
-        .route("/", get(|| async { Html(PAGE) }))
+        .route("/", get(page))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
-        .route(
-            "/openapi.json",
-            get(|| async { Json(crate::openapi::document()) }),
-        )
-        .route("/v1/convert", post(convert_handler))
-        .route("/v1/inspect", post(inspect_handler))
+        .route("/openapi.json", get(openapi_json))
+        .merge(uploads)
         .fallback(|| async {
             Problem::new(
                 StatusCode::NOT_FOUND,
@@ -76,20 +101,39 @@ pub fn app(state: Arc<AppState>) -> Router {
                 "this endpoint does not take that method; see /openapi.json",
             )
         })
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            record_metrics,
-        ))
         .layer(
-            // One span per request (method, URI) at INFO; 5xx answers (503 and 504 included) log at WARN: they
-            // are load the service sheds, not faults of the service.
-            tower_http::trace::TraceLayer::new_for_http()
-                .make_span_with(tower_http::trace::DefaultMakeSpan::new().level(Level::INFO))
-                .on_response(tower_http::trace::DefaultOnResponse::new().level(Level::INFO))
-                .on_failure(tower_http::trace::DefaultOnFailure::new().level(Level::WARN)),
+            ServiceBuilder::new()
+                .layer(tower_http::catch_panic::CatchPanicLayer::new())
+                .layer(
+                    // One span per request (method, URI) at INFO; 5xx answers (503 and 504
+                    // included) log at WARN: they are load the service sheds, not faults.
+                    tower_http::trace::TraceLayer::new_for_http()
+                        .make_span_with(
+                            tower_http::trace::DefaultMakeSpan::new().level(Level::INFO),
+                        )
+                        .on_response(tower_http::trace::DefaultOnResponse::new().level(Level::INFO))
+                        .on_failure(tower_http::trace::DefaultOnFailure::new().level(Level::WARN)),
+                )
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    record_metrics,
+                )),
         )
-        .layer(tower_http::catch_panic::CatchPanicLayer::new())
         .with_state(state)
+}
+
+/// `RequestBodyLimitLayer` refuses a declared `Content-Length` over the limit with a bare
+/// 413; the service answers every error as a problem.
+fn too_large_problem(r: Response<ResponseBody<Body>>, limit: usize) -> Response {
+    let is_problem = r
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == PROBLEM_JSON.as_bytes());
+    if r.status() == StatusCode::PAYLOAD_TOO_LARGE && !is_problem {
+        Problem::too_large(limit).into_response()
+    } else {
+        r.map(Body::new)
+    }
 }
 
 /// Counts every request by route and status, its latency and its response bytes.
@@ -111,39 +155,72 @@ async fn record_metrics(State(state): State<Arc<AppState>>, req: Request, next: 
     response
 }
 
-async fn healthz(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
-    Json(serde_json::json!({
-        "status": "ok",
-        "conversions_in_flight": state.pool.in_flight(),
-    }))
+#[utoipa::path(
+    get,
+    path = "/",
+    operation_id = "page",
+    tag = "service",
+    summary = "The upload page: drop a pexe, see its facts, download the wasm.",
+    responses((status = 200, description = "An HTML page.", body = String, content_type = "text/html"))
+)]
+pub(crate) async fn page() -> Html<&'static str> {
+    Html(PAGE)
 }
 
-async fn metrics_text(State(state): State<Arc<AppState>>) -> impl IntoResponse {
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "service",
+    summary = "Liveness: answers while the server runs, even when every worker is busy.",
+    responses((status = 200, description = "The server is up.", body = Health))
+)]
+pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Json<Health> {
+    Json(Health {
+        status: HealthStatus::Ok,
+        conversions_in_flight: state.pool.in_flight(),
+    })
+}
+
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    operation_id = "metrics",
+    tag = "service",
+    summary = "Prometheus metrics (text exposition format 0.0.4).",
+    responses((status = 200, description = "The metrics.", body = String, content_type = "text/plain"))
+)]
+pub(crate) async fn metrics_text(State(state): State<Arc<AppState>>) -> impl IntoResponse {
     (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
+        [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
         state
             .metrics
             .render(state.pool.in_flight(), state.cache.used_bytes()),
     )
 }
 
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    operation_id = "openapi",
+    tag = "service",
+    summary = "This document.",
+    responses((status = 200, description = "OpenAPI description of the API.", body = Object))
+)]
+pub(crate) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
+    Json(crate::openapi::document())
+}
+
 /// Reads the pexe of a `/v1/*` request (415, 413, 408, 400 on the way).
 async fn read_pexe(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, Problem> {
     let kind = upload_kind(headers)?;
     let raw = read_body(
-        headers,
         body,
         state.config.max_body_bytes,
         state.config.body_timeout(),
     )
     .await?;
-    state
-        .metrics
-        .bytes_in
-        .fetch_add(raw.len() as u64, Ordering::Relaxed);
+    state.metrics.bytes_in.inc_by(raw.len() as u64);
     let pexe = extract_pexe(&kind, raw).await?;
     if pexe.is_empty() {
         return Err(Problem::bad_request("the pexe is empty"));
@@ -151,53 +228,26 @@ async fn read_pexe(state: &AppState, headers: &HeaderMap, body: Body) -> Result<
     Ok(pexe)
 }
 
-/// Output format of `/v1/convert`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Wasm,
-    Wat,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct ConvertQuery {
-    format: Format,
-    threads: Threads,
-}
-
-/// `threads=` as the query spells it (and as the cache key records it).
-fn threads_name(t: Threads) -> &'static str {
+/// `threads=` as the library takes it and the cache key records it.
+fn threads_of(t: ThreadsParam) -> (Threads, &'static str) {
     match t {
-        Threads::Auto => "auto",
-        Threads::On => "on",
-        Threads::Off => "off",
+        ThreadsParam::Auto => (Threads::Auto, "auto"),
+        ThreadsParam::On => (Threads::On, "on"),
+        ThreadsParam::Off => (Threads::Off, "off"),
     }
 }
 
-fn parse_query(q: Option<&str>) -> Result<ConvertQuery, Problem> {
-    let mut out = ConvertQuery {
-        format: Format::Wasm,
-        threads: Threads::Auto,
-    };
-    for pair in q.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        match (k, v) {
-            ("format", "wasm") => out.format = Format::Wasm,
-            ("format", "wat") => out.format = Format::Wat,
-            ("threads", "auto") => out.threads = Threads::Auto,
-            ("threads", "on" | "true" | "1") => out.threads = Threads::On,
-            ("threads", "off" | "false" | "0") => out.threads = Threads::Off,
-            _ => {
-                return Err(Problem::bad_request(format!(
-                    "unknown query parameter {pair:?} (format=wasm|wat, threads=auto|on|off)"
-                )))
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// The query of `/v1/convert`, percent-decoded by `serde_urlencoded` (400 when unknown).
+fn parse_query(uri: &Uri) -> Result<ConvertQuery, Problem> {
+    Query::<ConvertQuery>::try_from_uri(uri)
+        .map(|Query(q)| q)
+        .map_err(|e| {
+            Problem::bad_request(format!(
+                "bad query {:?}: {} (format=wasm|wat, threads=auto|on|off)",
+                uri.query().unwrap_or(""),
+                e.body_text()
+            ))
+        })
 }
 
 /// A conversion error as a problem, with the decoder's position when it has one.
@@ -227,14 +277,11 @@ fn convert_problem(e: &ConvertError) -> Problem {
 fn pool_problem(state: &AppState, e: PoolError) -> Problem {
     match e {
         PoolError::QueueFull => {
-            state
-                .metrics
-                .queue_rejections
-                .fetch_add(1, Ordering::Relaxed);
+            state.metrics.queue_rejections.inc();
             Problem::queue_full()
         }
         PoolError::TimedOut(limit) => {
-            state.metrics.timeouts.fetch_add(1, Ordering::Relaxed);
+            state.metrics.timeouts.inc();
             Problem::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 "timeout",
@@ -254,17 +301,46 @@ fn pool_problem(state: &AppState, e: PoolError) -> Problem {
     }
 }
 
-async fn convert_handler(
+#[utoipa::path(
+    post,
+    path = "/v1/convert",
+    operation_id = "convert",
+    tag = "pexe",
+    summary = "Convert a pexe to a wasm module (or its text).",
+    params(ConvertQuery),
+    request_body(
+        description = "The pexe: the raw bytes, or a multipart form whose file field (named `file`) holds it.",
+        content(
+            (inline(Binary) = "application/octet-stream"),
+            (UploadForm = "multipart/form-data"),
+        ),
+    ),
+    responses((status = 200, description = "The converted module.",
+        content((inline(Binary) = "application/wasm"), (String = "text/plain")),
+        headers(
+            ("X-Pexe-SHA256" = String, description = "SHA-256 of the pexe, hex."),
+            ("X-Conversion-Time-Ms" = String, description = "How long the conversion took, in milliseconds (of the original conversion on a cache hit)."),
+            ("Server-Timing" = String, description = "The same time as `convert;dur=MS`."),
+            ("X-Wasm-Features" = String, description = "wasm features the module uses beyond MVP, comma-separated (e.g. simd, threads, exceptions)."),
+            ("X-Wasm-Imports" = String, description = "The module's imports as module/name, comma-separated."),
+            ("X-Wasm-Import-Modules" = String, description = "The host interfaces (import modules) the module needs, comma-separated."),
+            ("X-Cache" = String, description = "hit or miss in the result cache."),
+        ),
+    )),
+)]
+pub(crate) async fn convert_handler(
     State(state): State<Arc<AppState>>,
-    RawQuery(query): RawQuery,
+    uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Problem> {
-    let q = parse_query(query.as_deref())?;
+    let q = parse_query(&uri)?;
+    let (threads, threads_name) = threads_of(q.threads);
     let pexe = read_pexe(&state, &headers, body).await?;
-    let sha: [u8; 32] = Sha256::digest(&pexe).into();
+    let digest = Sha256::digest(&pexe);
+    let sha = format!("{digest:x}");
     let key = CacheKey {
-        sha256: sha,
+        sha256: digest.into(),
         options: format!(
             "format={};threads={}",
             if q.format == Format::Wat {
@@ -272,20 +348,20 @@ async fn convert_handler(
             } else {
                 "wasm"
             },
-            threads_name(q.threads)
+            threads_name
         ),
     };
     if let Some(hit) = state.cache.get(&key) {
-        state.metrics.cache_hits.fetch_add(1, Ordering::Relaxed);
+        state.metrics.cache_hits.inc();
         return Ok(converted_response(&hit, &sha, true));
     }
-    state.metrics.cache_misses.fetch_add(1, Ordering::Relaxed);
+    state.metrics.cache_misses.inc();
     let result = state
         .pool
         .run(move || -> Result<Cached, Problem> {
             let start = Instant::now();
             let opts = ConvertOptions {
-                threads: q.threads,
+                threads,
                 ..ConvertOptions::default()
             };
             let c = convert(&pexe, &opts).map_err(|e| convert_problem(&e))?;
@@ -328,7 +404,7 @@ pub const H_IMPORTS: &str = "x-wasm-imports";
 pub const H_IMPORT_MODULES: &str = "x-wasm-import-modules";
 pub const H_CACHE: &str = "x-cache";
 
-fn converted_response(c: &Cached, sha: &[u8; 32], hit: bool) -> Response {
+fn converted_response(c: &Cached, sha: &str, hit: bool) -> Response {
     let ms = c.convert_micros as f64 / 1000.0;
     let mut modules: Vec<&str> = c.imports.iter().map(|(m, _)| m.as_str()).collect();
     modules.sort_unstable();
@@ -346,7 +422,7 @@ fn converted_response(c: &Cached, sha: &[u8; 32], hit: bool) -> Response {
             h.insert(HeaderName::from_static(name), v);
         }
     };
-    set(H_SHA256, hex(sha));
+    set(H_SHA256, sha.to_string());
     set(H_CONVERT_MS, format!("{ms:.3}"));
     set("server-timing", format!("convert;dur={ms:.3}"));
     set(H_FEATURES, c.features.join(", "));
@@ -356,13 +432,31 @@ fn converted_response(c: &Cached, sha: &[u8; 32], hit: bool) -> Response {
     r
 }
 
-async fn inspect_handler(
+#[utoipa::path(
+    post,
+    path = "/v1/inspect",
+    operation_id = "inspect",
+    tag = "pexe",
+    summary = "Facts about a pexe (sizes, counts, intrinsics, interfaces).",
+    request_body(
+        description = "The pexe: the raw bytes, or a multipart form whose file field (named `file`) holds it.",
+        content(
+            (inline(Binary) = "application/octet-stream"),
+            (UploadForm = "multipart/form-data"),
+        ),
+    ),
+    responses((status = 200, description = "Facts about the pexe: the same JSON as `pexe2wasm info --json`.",
+        body = Info,
+        headers(("X-Pexe-SHA256" = String, description = "SHA-256 of the pexe, hex.")),
+    )),
+)]
+pub(crate) async fn inspect_handler(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Problem> {
     let pexe = read_pexe(&state, &headers, body).await?;
-    let sha: [u8; 32] = Sha256::digest(&pexe).into();
+    let sha = format!("{:x}", Sha256::digest(&pexe));
     let info = state
         .pool
         .run(move || pexe2wasm::info::info(&pexe))
@@ -372,7 +466,7 @@ async fn inspect_handler(
     let mut r = Json(info).into_response();
     r.headers_mut().insert(
         HeaderName::from_static(H_SHA256),
-        HeaderValue::from_str(&hex(&sha)).expect("hex is a valid header value"),
+        HeaderValue::from_str(&sha).expect("hex is a valid header value"),
     );
     Ok(r)
 }

@@ -6,7 +6,8 @@ use crate::problem::Problem;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
 use bytes::{Bytes, BytesMut};
-use http_body_util::BodyExt;
+use bytesize::ByteSize;
+use http_body_util::{BodyExt, LengthLimitError};
 use std::time::Duration;
 
 /// How the request carries the pexe.
@@ -22,12 +23,11 @@ pub fn upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    // An unparsable Content-Type is as unsupported as a wrong one.
     let essence = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+        .parse::<mime::Mime>()
+        .map(|m| m.essence_str().to_ascii_lowercase())
+        .unwrap_or_default();
     match essence.as_str() {
         "application/octet-stream" | "application/x-pnacl" => Ok(UploadKind::Raw),
         "multipart/form-data" => multer::parse_boundary(ct)
@@ -37,23 +37,17 @@ pub fn upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
     }
 }
 
-/// Reads the body: at most `limit` bytes, all of it within `time_limit`.
-pub async fn read_body(
-    headers: &HeaderMap,
-    body: Body,
-    limit: usize,
-    time_limit: Duration,
-) -> Result<Bytes, Problem> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(Problem::too_large(limit));
-    }
+/// Reads the body, all of it within `time_limit`. The size limit is enforced by the
+/// `RequestBodyLimitLayer` in front of the `/v1` routes (on `Content-Length` before the
+/// handler runs, and while streaming); its error here becomes the same 413 problem, which
+/// names `limit`.
+///
+/// The buffer grows as bytes arrive and is never sized from the declared
+/// `Content-Length`: a client may declare the limit and send nothing, many times over.
+pub async fn read_body(body: Body, limit: usize, time_limit: Duration) -> Result<Bytes, Problem> {
     let deadline = tokio::time::Instant::now() + time_limit;
     let mut body = body;
-    let mut buf = BytesMut::with_capacity(declared.unwrap_or(0) as usize);
+    let mut buf = BytesMut::new();
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_) => {
@@ -62,26 +56,36 @@ pub async fn read_body(
                     "body-timeout",
                     "Request body too slow",
                     format!(
-                        "the body was not received within {} ms ({} bytes arrived)",
+                        "the body was not received within {} ms ({} arrived)",
                         time_limit.as_millis(),
-                        buf.len()
+                        ByteSize::b(buf.len() as u64).display().iec()
                     ),
                 ))
             }
             Ok(None) => break,
+            Ok(Some(Err(e))) if is_length_limit(&e) => return Err(Problem::too_large(limit)),
             Ok(Some(Err(e))) => {
                 return Err(Problem::bad_request(format!("cannot read the body: {e}")))
             }
             Ok(Some(Ok(frame))) => frame,
         };
         if let Ok(data) = frame.into_data() {
-            if buf.len() + data.len() > limit {
-                return Err(Problem::too_large(limit));
-            }
             buf.extend_from_slice(&data);
         }
     }
     Ok(buf.freeze())
+}
+
+/// Whether a body error is the body limit layer's "too long".
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<LengthLimitError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// The pexe in a request body of `kind`.

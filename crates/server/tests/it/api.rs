@@ -121,6 +121,21 @@ fn convert_raw_multipart_and_wat_and_the_cache() {
     }
     let r = post_raw(&c, &s.url("/v1/convert?threads=sometimes"), pexe.clone());
     assert_eq!(r.status(), 400);
+    // The query is percent-decoded: `w%61t` is `wat` (and a hit on the wat entry).
+    let r = post_raw(
+        &c,
+        &s.url("/v1/convert?format=w%61t&threads=auto"),
+        pexe.clone(),
+    );
+    assert_eq!(r.status(), 200);
+    assert!(header(&r, "content-type").starts_with("text/plain"));
+    assert_eq!(header(&r, "x-cache"), "hit");
+    // Unknown parameters are refused, not ignored.
+    let p = problem(
+        post_raw(&c, &s.url("/v1/convert?optimize=3"), pexe.clone()),
+        400,
+    );
+    assert!(p["detail"].as_str().unwrap().contains("optimize"), "{p}");
 }
 
 #[test]
@@ -242,7 +257,7 @@ fn oversize_bodies_are_413() {
     t.read_to_string(&mut raw).unwrap();
     assert!(raw.starts_with("HTTP/1.1 413"), "{raw}");
     assert!(raw.contains("application/problem+json"), "{raw}");
-    assert!(raw.contains("4096"), "{raw}");
+    assert!(raw.contains("4096 bytes (4.0 KiB)"), "{raw}");
     // Under the limit still works (hello.pexe is smaller than 4 KiB).
     let pexe = fixture("hello.pexe");
     assert!(pexe.len() < 4096);
@@ -465,6 +480,31 @@ fn openapi_describes_every_route_and_status() {
             _ => {}
         }
     }
+    // The schemas that mirror the library's JSON name exactly the fields it serializes.
+    fn keys(v: &Value) -> std::collections::BTreeSet<String> {
+        v.as_object()
+            .unwrap_or_else(|| panic!("not an object: {v}"))
+            .keys()
+            .cloned()
+            .collect()
+    }
+    let props = |name: &str| keys(&doc["components"]["schemas"][name]["properties"]);
+    let r = post_raw(&c, &s.url("/v1/inspect"), fixture("semantics/memory.pexe"));
+    assert_eq!(r.status(), 200);
+    let info: Value = r.json().unwrap();
+    assert_eq!(keys(&info), props("Info"));
+    assert_eq!(keys(&info["symbols"]), props("SymbolInfo"));
+    assert_eq!(keys(&info["functions"][0]), props("FunctionInfo"));
+    assert_eq!(keys(&info["intrinsics"][0]), props("IntrinsicInfo"));
+    // A problem with a position names only documented members.
+    let p = problem(
+        post_raw(&c, &s.url("/v1/convert"), b"not a pexe".to_vec()),
+        400,
+    );
+    assert!(keys(&p).is_subset(&props("Problem")), "{p}");
+    assert!(keys(&p["position"]).is_subset(&props("Position")), "{p}");
+    let health: Value = c.get(s.url("/healthz")).send().unwrap().json().unwrap();
+    assert_eq!(keys(&health), props("Health"));
     let mut all = Vec::new();
     refs(&doc, &mut all);
     assert!(!all.is_empty());

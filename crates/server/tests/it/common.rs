@@ -114,8 +114,5 @@ pub fn wasm_imports(wasm: &[u8]) -> Vec<(String, String)> {
 
 pub fn sha256_hex(data: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    format!("{:x}", sha2::Sha256::digest(data))
 }

@@ -210,3 +210,52 @@ fn an_oversize_chunked_upload_is_cut_off_with_413_while_streaming() {
     let p: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(p["type"], "urn:pexe2wasm:problem:too-large");
 }
+
+/// The server's virtual memory size in bytes (Linux: `VmSize` in /proc/PID/status).
+#[cfg(target_os = "linux")]
+fn vm_size(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no VmSize in {status}"));
+    kb * 1024
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_declared_content_length_reserves_no_memory() {
+    // Each request declares 2 GiB (under a 4 GiB limit) and sends 4 bytes. A server that
+    // sized its buffer from Content-Length would map 2 GiB per request: 8 GiB here.
+    let s = Server::start(&[
+        "--max-body-bytes",
+        "4294967296",
+        "--body-timeout-ms",
+        "30000",
+    ]);
+    // Warm up the connection path so thread stacks and arenas exist before measuring.
+    let c = reqwest::blocking::Client::new();
+    assert_eq!(c.get(s.url("/healthz")).send().unwrap().status(), 200);
+    let before = vm_size(s.child.id());
+    let conns: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut t = open_post(&s, "/v1/convert", "application/octet-stream", 2 << 30);
+            t.write_all(b"PEXE").unwrap();
+            t
+        })
+        .collect();
+    // The handlers are now waiting for the rest of their bodies.
+    std::thread::sleep(Duration::from_millis(1000));
+    let after = vm_size(s.child.id());
+    let grown = after.saturating_sub(before);
+    assert!(
+        grown < 512 << 20,
+        "the server grew by {} MiB for 16 bytes received",
+        grown >> 20
+    );
+    // The server still answers, and the stalled uploads are cut off by their connections.
+    assert_eq!(c.get(s.url("/healthz")).send().unwrap().status(), 200);
+    drop(conns);
+}
