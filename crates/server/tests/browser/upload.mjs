@@ -2,7 +2,7 @@
 // wait for its facts, check the page's own validation, download the wasm.
 // Environment: SERVER_URL, PEXE (path), OUT (where to save the download),
 // SCREENSHOT (optional PNG path), USER_DATA_DIR (a fresh directory).
-// Prints one JSON line with the facts the page shows; server/tests/browser.rs checks it
+// Prints one JSON line with the facts the page shows; crates/server/tests/it/browser.rs checks it
 // and validates the downloaded module with wasmparser.
 import { chromium } from "playwright-core";
 

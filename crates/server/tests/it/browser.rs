@@ -24,7 +24,7 @@ fn upload_page_converts_a_pexe_in_chromium() {
         return missing("node");
     }
     if !dir.join("node_modules/playwright-core").exists() {
-        return missing("tests/browser/node_modules (npm ci in server/tests/browser)");
+        return missing("tests/browser/node_modules (npm ci in crates/server/tests/browser)");
     }
     let s = Server::start(&[]);
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test");
