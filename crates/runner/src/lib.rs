@@ -25,6 +25,8 @@ pub use host::{Ctx, Host, ThreadInfo, ThreadKind};
 pub use irt::{imports_thread_spawn, IrtHost};
 pub use mailbox::{run_loop, Mailbox, PostError, Stopped, Task};
 pub use process::{Process, SpawnError};
+/// The wasmtime this crate runs on, for hosts (their imports take its `Linker` and `Caller`).
+pub use wasmtime;
 
 use host::AnyHost;
 

@@ -29,7 +29,14 @@ use crate::mailbox::Mailbox;
 use crate::{ended, wasi_ctx_with, CapturedStreams, Program, RunError, RunOptions, RunOutcome};
 use pexe2wasm::runtime;
 
-/// How the run ended (the first ending wins).
+/// How the run ended (the first ending wins), and whether the hosts know.
+#[derive(Default)]
+struct End {
+    ending: Option<Ending>,
+    told: bool,
+}
+
+/// How the run ended.
 enum Ending {
     Exit(i32),
     /// A thread ended with an error (a trap, a host failure): thread id (0 = main).
@@ -66,7 +73,7 @@ pub struct Process {
     next_tid: AtomicI32,
     live: AtomicUsize,
     stopping: AtomicBool,
-    ending: Mutex<Option<Ending>>,
+    ending: Mutex<End>,
     ended: Condvar,
     /// The mailboxes of the threads running now.
     threads: Mutex<HashMap<i32, Arc<Mailbox>>>,
@@ -86,9 +93,8 @@ impl Process {
         let setup = |e: wasmtime::Error| RunError::Instantiate(format!("{e:#}"));
         let mut linker: Linker<Ctx> = Linker::new(engine);
         for host in &program.hosts {
-            host.link(&mut linker).map_err(|e| {
-                RunError::Instantiate(format!("host {}: {e:#}", host.name()))
-            })?;
+            host.link(&mut linker)
+                .map_err(|e| RunError::Instantiate(format!("host {}: {e:#}", host.name())))?;
         }
         if program.threaded {
             // The shared memory, made from the module's import.
@@ -128,7 +134,7 @@ impl Process {
             next_tid: AtomicI32::new(1),
             live: AtomicUsize::new(1),
             stopping: AtomicBool::new(false),
-            ending: Mutex::new(None),
+            ending: Mutex::default(),
             ended: Condvar::new(),
             threads: Mutex::default(),
         }))
@@ -162,24 +168,26 @@ impl Process {
         self.finish(Ending::Exit(status));
     }
 
-    /// Records how the run ended (unless it already had) and stops every running thread.
+    /// Records how the run ended (unless it already had) and stops every running thread;
+    /// the run's caller returns once the hosts have been told.
     fn finish(&self, e: Ending) {
         let first = {
-            let mut ending = lock(&self.ending);
-            let first = ending.is_none();
+            let mut end = lock(&self.ending);
+            let first = end.ending.is_none();
             if first {
-                *ending = Some(e);
+                end.ending = Some(e);
             }
-            self.stopping.store(true, Ordering::SeqCst);
             first
         };
+        self.stopping.store(true, Ordering::SeqCst);
         self.engine.increment_epoch();
-        self.ended.notify_all();
         if first {
             for m in lock(&self.threads).values() {
                 m.close();
             }
             self.hosts.stopping();
+            lock(&self.ending).told = true;
+            self.ended.notify_all();
         }
     }
 
@@ -344,21 +352,23 @@ impl Process {
     }
 
     /// Waits until the run has ended, ending it at `deadline`.
-    fn wait(&self, deadline: Option<Instant>) {
-        let mut ending = lock(&self.ending);
-        while ending.is_none() {
+    fn wait(&self, mut deadline: Option<Instant>) {
+        let mut end = lock(&self.ending);
+        while !end.told {
             match deadline {
-                None => ending = self.ended.wait(ending).unwrap_or_else(|p| p.into_inner()),
+                None => end = self.ended.wait(end).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        drop(ending);
+                        drop(end);
                         self.finish(Ending::Timeout);
-                        return;
+                        deadline = None;
+                        end = lock(&self.ending);
+                        continue;
                     }
-                    ending = self
+                    end = self
                         .ended
-                        .wait_timeout(ending, d - now)
+                        .wait_timeout(end, d - now)
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
                 }
@@ -368,7 +378,7 @@ impl Process {
 
     /// How the ended run went, with its captured output.
     fn outcome(&self) -> Result<RunOutcome, RunError> {
-        let what = lock(&self.ending).take();
+        let what = lock(&self.ending).ending.take();
         let (stdout, stderr) = self.streams.contents();
         let timeout = self.opts.timeout;
         match what {
