@@ -1,8 +1,56 @@
-//! Running a converted module: wasmtime with WASI preview 1 (`pexe2wasm run`).
+//! Running a converted module under wasmtime (`pexe2wasm run`), and the framework its
+//! hosts plug into.
 //!
-//! [`run_wasm`] compiles the module (once per call; nothing is cached on disk), links WASI
-//! preview 1, calls `_start` and reports how the program ended: its exit status, or a trap
-//! with a backtrace named from the module's name section.
+//! [`run_wasm`] compiles the module (once per call; nothing is cached on disk), links its
+//! hosts, calls `_start` and reports how the program ended: its exit status, or a trap with
+//! a backtrace named from the module's name section. [`Program`] compiles once and runs
+//! any number of times.
+//!
+//! # Hosts
+//!
+//! Everything a module imports comes from a [`Host`]. A host implements [`Host::link`]
+//! (adds its import functions to the [`Linker`] every thread's store is instantiated
+//! with), [`Host::new_state`] (its state for one run, shared by all the run's threads as
+//! an `Arc`), and optionally [`Host::thread_started`] / [`Host::thread_exited`] (told on
+//! each thread, main included) and [`Host::stopping`] (the run is ending). Imports are
+//! plain wasmtime host functions over the one store data type, [`Ctx`]: from their `Caller`
+//! they reach this thread's WASI context, [`Ctx::thread`] (tid, main/module/host),
+//! [`Ctx::state`] (a host's state for this run), [`Ctx::process`] (the run: spawn threads,
+//! other threads' mailboxes, exit) and the instance, for [`call_export`] and
+//! [`call_function_pointer`] (a pexe's function pointers are indices in the exported table)
+//! and the memory. [`Program::new`] adds [`IrtHost`], the host side of the NaCl IRT that
+//! `irt.wat` implements in the module: WASI preview 1, wasi-threads' `thread-spawn` and
+//! `pexe2wasm`.`thread_exit`; further hosts join with [`Program::add_host`]. Single-threaded
+//! and threaded runs go through the same [`Process`]: same linker, same store data, same
+//! ending rules (the first of `exit` in any thread, the last thread's end, a trap, the time
+//! limit); they differ only in that a threaded module's threads share an imported memory
+//! and its main thread gets an OS thread of its own.
+//!
+//! # Threads
+//!
+//! Every thread of a run (main, spawned by the module, or by a host with
+//! [`Process::spawn_thread`]) is its own instance in its own store on its own OS thread;
+//! a store never leaves its thread. So: import functions may run on several threads at
+//! once and share only the host state (make it `Sync`, lock briefly); anything that must
+//! run in a particular thread's instance (a callback into the module, its globals) is a
+//! [`Task`] posted to that thread's [`Mailbox`], which runs it the next time the thread is
+//! in [`run_loop`]. A host takes over a thread by not returning from an import: the import
+//! calls [`run_loop`] with its `Caller` and serves posted tasks until [`Mailbox::quit`].
+//! When the run ends, loops return [`Stopped`] (let it propagate), threads in wasm are
+//! interrupted, and [`Host::stopping`] must wake whatever else of the host blocks. A host
+//! thread's instance starts with the module's initial stack pointer: it needs a stack of
+//! its own before it runs code that uses one.
+//!
+//! # Where Pepper goes
+//!
+//! A Pepper host is one more [`Host`]: its state holds resources, vars and message
+//! queues; it links the PPB imports (signatures from the `pexe2wasm-ppapi` crate; pointers
+//! are offsets into the memory) and `ppapi_start`, which calls `PPP_InitializeModule`
+//! through [`call_function_pointer`], posts `DidCreate` to the main thread and stays in
+//! [`run_loop`]; `PostMessage` from the embedder, `CallOnMainThread` and completion
+//! callbacks become tasks posted to thread 0's mailbox (`process.mailbox(0)`), and the
+//! audio thread is started with [`Process::spawn_thread`] or through the thread creator the
+//! module registers.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -62,7 +110,7 @@ pub const CAPTURE_LIMIT: usize = 256 << 20;
 /// listed here.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// The program's argv, argv[0] included.
+    /// The program's argv, argv\[0\] included.
     pub args: Vec<String>,
     /// The program's environment.
     pub env: Vec<(String, String)>,

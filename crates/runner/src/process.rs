@@ -244,15 +244,13 @@ impl Process {
             Ok(()) if tid == 0 => self.finish(Ending::Exit(0)),
             Ok(()) => self.thread_done(),
             Err(e) if e.is::<ThreadExit>() => self.thread_done(),
-            Err(e) => {
-                if let Some(exit) = e.downcast_ref::<I32Exit>() {
-                    self.finish(Ending::Exit(exit.0));
-                } else if !self.is_stopping() {
-                    // Once the run is ending, threads end with whatever stopped them
-                    // (an interrupt, `Stopped`): not news.
-                    self.finish(Ending::Failed(tid, e));
-                }
-            }
+            Err(e) => match e.downcast_ref::<I32Exit>() {
+                Some(exit) => self.finish(Ending::Exit(exit.0)),
+                // Once the run is ending, threads end with whatever stopped them (an
+                // interrupt, `Stopped`): not news.
+                None if self.is_stopping() => {}
+                None => self.finish(Ending::Failed(tid, e)),
+            },
         }
     }
 
