@@ -1,10 +1,13 @@
-//! Calling into the module from a host: its exports and its function pointers (indices in
-//! the exported table, which is what a pexe's function pointers are).
+//! Reaching into the module from a host: its exports, its function pointers (indices in
+//! the exported table, which is what a pexe's function pointers are) and its memory
+//! (where a pexe's pointers point).
 //!
-//! Both work with a `Caller` (inside an import) or a store context (a host thread's entry,
-//! a [`crate::Task`]); the call runs on the current thread, in its own instance.
+//! All work with a `Caller` (inside an import) or a store context (a host thread's entry,
+//! a [`crate::Task`]); calls run on the current thread, in its own instance.
 
-use wasmtime::{AsContextMut, Instance, Ref, WasmParams, WasmResults};
+use wasmtime::{
+    AsContextMut, Extern, Instance, Memory, Ref, SharedMemory, WasmParams, WasmResults,
+};
 
 use crate::host::Ctx;
 
@@ -63,4 +66,85 @@ where
         .typed::<P, R>(&cx)
         .map_err(|e| e.context(format!("function pointer {pointer:#x}")))?;
     f.call(&mut cx, params)
+}
+
+/// The bytes at `addr..addr + len` of the module's memory (its `memory` export, shared or
+/// not). Out of bounds is an error.
+pub fn read_memory(
+    mut cx: impl AsContextMut<Data = Ctx>,
+    addr: u32,
+    len: u32,
+) -> wasmtime::Result<Vec<u8>> {
+    let mut buf = vec![0; len as usize];
+    match memory(&mut cx)? {
+        Mem::Plain(m) => m.read(&cx, addr as usize, &mut buf)?,
+        Mem::Shared(m) => {
+            let cells = shared_range(m.data(), addr, len)?;
+            // SAFETY: the range is in bounds (checked) and a shared memory never shrinks.
+            // Other threads may write it meanwhile; like a wasm thread's plain loads, the
+            // bytes read are then unordered with those writes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(cells.as_ptr().cast(), buf.as_mut_ptr(), buf.len())
+            }
+        }
+    }
+    Ok(buf)
+}
+
+/// Writes `bytes` at `addr` in the module's memory (its `memory` export, shared or not).
+/// Out of bounds is an error, and then nothing is written.
+pub fn write_memory(
+    mut cx: impl AsContextMut<Data = Ctx>,
+    addr: u32,
+    bytes: &[u8],
+) -> wasmtime::Result<()> {
+    match memory(&mut cx)? {
+        Mem::Plain(m) => m.write(&mut cx, addr as usize, bytes)?,
+        Mem::Shared(m) => {
+            let len = u32::try_from(bytes.len())
+                .map_err(|_| wasmtime::Error::msg("write larger than a wasm32 memory"))?;
+            let cells = shared_range(m.data(), addr, len)?;
+            // SAFETY: as in `read_memory`; the cells are `UnsafeCell`s, so writing through
+            // a shared reference to them is allowed.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    cells.as_ptr() as *mut u8,
+                    bytes.len(),
+                )
+            }
+        }
+    }
+    Ok(())
+}
+
+enum Mem {
+    Plain(Memory),
+    Shared(SharedMemory),
+}
+
+/// The module's `memory` export.
+fn memory(cx: &mut impl AsContextMut<Data = Ctx>) -> wasmtime::Result<Mem> {
+    let instance = instance(cx)?;
+    match instance.get_export(&mut *cx, pexe2wasm::runtime::ENV_MEMORY) {
+        Some(Extern::Memory(m)) => Ok(Mem::Plain(m)),
+        Some(Extern::SharedMemory(m)) => Ok(Mem::Shared(m)),
+        _ => Err(wasmtime::Error::msg("the module exports no memory")),
+    }
+}
+
+fn shared_range(
+    data: &[std::cell::UnsafeCell<u8>],
+    addr: u32,
+    len: u32,
+) -> wasmtime::Result<&[std::cell::UnsafeCell<u8>]> {
+    let start = addr as usize;
+    start
+        .checked_add(len as usize)
+        .and_then(|end| data.get(start..end))
+        .ok_or_else(|| {
+            wasmtime::Error::msg(format!(
+                "memory access at {addr:#x}, {len} bytes, is out of bounds"
+            ))
+        })
 }

@@ -16,10 +16,12 @@
 //! plain wasmtime host functions over the one store data type, [`Ctx`]: from their `Caller`
 //! they reach this thread's WASI context, [`Ctx::thread`] (tid, main/module/host),
 //! [`Ctx::state`] (a host's state for this run), [`Ctx::process`] (the run: spawn threads,
-//! other threads' mailboxes, exit) and the instance, for [`call_export`] and
-//! [`call_function_pointer`] (a pexe's function pointers are indices in the exported table)
-//! and the memory. [`Program::new`] adds [`IrtHost`], the host side of the NaCl IRT that
-//! `irt.wat` implements in the module: WASI preview 1, wasi-threads' `thread-spawn` and
+//! other threads' mailboxes, exit) and the module: [`call_export`],
+//! [`call_function_pointer`] (a pexe's function pointers are indices in the exported
+//! table), [`read_memory`] and [`write_memory`].
+//!
+//! [`Program::new`] adds [`IrtHost`], the host side of the NaCl IRT that `irt.wat`
+//! implements in the module: WASI preview 1, wasi-threads' `thread-spawn` and
 //! `pexe2wasm`.`thread_exit`; further hosts join with [`Program::add_host`]. Single-threaded
 //! and threaded runs go through the same [`Process`]: same linker, same store data, same
 //! ending rules (the first of `exit` in any thread, the last thread's end, a trap, the time
@@ -68,7 +70,7 @@ mod irt;
 mod mailbox;
 mod process;
 
-pub use guest::{call_export, call_function_pointer};
+pub use guest::{call_export, call_function_pointer, read_memory, write_memory};
 pub use host::{Ctx, Host, ThreadInfo, ThreadKind};
 pub use irt::{imports_thread_spawn, IrtHost};
 pub use mailbox::{run_loop, Mailbox, PostError, Stopped, Task};

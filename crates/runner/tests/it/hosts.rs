@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pexe2wasm_runner::{
-    call_export, call_function_pointer, run_loop, Ctx, Host, PostError, Program, RunError,
-    RunOptions, SpawnError, ThreadInfo,
+    call_export, call_function_pointer, read_memory, run_loop, write_memory, Ctx, Host, PostError,
+    Program, RunError, RunOptions, SpawnError, ThreadInfo,
 };
 use wasmtime::{Caller, Linker};
 
@@ -165,9 +165,10 @@ fn a_host_import_from_a_module_thread() {
 /// What the main thread's loop import does.
 #[derive(Clone, Copy)]
 enum Mode {
-    /// Starts a host thread that computes `work(21)` in its own instance and posts the
-    /// result to the main thread, which stores it (function pointer 1) in its instance's
-    /// global; then quits the loop. The import returns `get()`.
+    /// Starts a host thread that computes `work(21)` in its own instance, writes it to the
+    /// shared memory at 256 and posts it to the main thread, which stores it (function
+    /// pointer 1) in its instance's global; then quits the loop. The import returns `get()`
+    /// if the memory holds the same, else -1.
     Deliver,
     /// Just runs the loop (until the run ends under it).
     Idle,
@@ -214,12 +215,15 @@ fn main_loop(mut caller: Caller<'_, Ctx>) -> wasmtime::Result<i32> {
             process.spawn_thread(move |mut cx| {
                 log.push(format!("host thread {}", thread_name(&cx.data().thread())));
                 let v: i32 = call_export(&mut cx, "work", 21)?;
+                write_memory(&mut cx, 256, &v.to_le_bytes())?;
                 main.post(move |cx| call_function_pointer::<i32, ()>(cx, 1, v))?;
                 main.quit()?;
                 Ok(())
             })?;
             run_loop(&mut caller)?;
-            call_export::<(), i32>(&mut caller, "get", ())
+            let got = call_export::<(), i32>(&mut caller, "get", ())?;
+            let bytes = read_memory(&mut caller, 256, 4)?;
+            Ok(if bytes == got.to_le_bytes() { got } else { -1 })
         }
         Mode::Idle => {
             run_loop(&mut caller)?;
@@ -247,6 +251,18 @@ fn main_loop(mut caller: Caller<'_, Ctx>) -> wasmtime::Result<i32> {
             }
             let r = call_export::<(), ()>(&mut caller, "missing", ());
             log.push(format!("missing export: {}", r.is_err()));
+            write_memory(&mut caller, 64, b"abcd")?;
+            let back = read_memory(&mut caller, 62, 6)?;
+            log.push(format!("memory: {back:?}"));
+            let end = 65536 - 2;
+            log.push(format!(
+                "out of bounds: {} {} {}",
+                read_memory(&mut caller, end, 4).is_err(),
+                write_memory(&mut caller, end, b"abcd").is_err(),
+                read_memory(&mut caller, u32::MAX, 2).is_err(),
+            ));
+            // Nothing of the failed write landed.
+            log.push(format!("tail: {:?}", read_memory(&mut caller, end, 2)?));
             // Quitting before the loop: it runs what was posted, then returns.
             main.post(|cx| call_export::<i32, ()>(cx, "set", 5))?;
             main.quit()?;
@@ -262,7 +278,8 @@ fn loop_module(threaded: bool, spawn: bool) -> String {
     let (imports, thread_start) = if threaded {
         (
             r#"(import "wasi" "thread-spawn" (func $spawn (param i32) (result i32)))
-               (import "env" "memory" (memory 1 1 shared))"#,
+               (import "env" "memory" (memory 1 1 shared))
+               (export "memory" (memory 0))"#,
             r#"(func (export "wasi_thread_start") (param i32 i32) (call $exit (i32.const 7)))"#,
         )
     } else {
@@ -326,6 +343,9 @@ fn primitives_refuse_what_they_cannot_do() {
             "pointer 1: false",
             "pointer 99: true",
             "missing export: true",
+            "memory: [0, 0, 97, 98, 99, 100]",
+            "out of bounds: true true true",
+            "tail: [0, 0]",
             "stopping",
         ]
     );
