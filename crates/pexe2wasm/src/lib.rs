@@ -1,12 +1,21 @@
 //! pexe2wasm: Portable Native Client executables (`.pexe`, PNaCl bitcode) to WebAssembly.
 //!
-//! The pipeline, one module per stage:
-//! 1. [`bitstream`]: bits ↔ blocks, abbreviations and records.
-//! 2. [`decode`]: records → the typed IR in [`ir`]; [`verify`] checks it against the PNaCl ABI.
-//! 3. [`text`]: PNaClAsm, the disassembly (`dis`) and the assembler (`asm`).
+//! This crate is the converter; it has no WebAssembly engine and no command line (those
+//! are the `pexe2wasm-runner` and `pexe2wasm-cli` crates; the service is
+//! `pexe2wasm-server`). [`convert::convert`] runs the whole pipeline:
 //!
-//! [`malloc`] holds the allocator settings our binaries apply at startup.
-//! [`info`] summarizes a pexe for the `info` command; [`batch`] converts a directory tree.
+//! 1. [`bitstream`]: the PNaCl header, then bits → blocks, abbreviations and records.
+//! 2. [`decode`]: records → the typed IR of [`ir`] (function bodies in parallel).
+//! 3. [`verify`]: the PNaCl ABI rules and "can it run" (`_start`), alongside step 4.
+//! 4. [`lower`] + [`emit`]: each function body → one wasm body (in parallel); emission lays
+//!    out memory and the table, links the [`runtime`] (the NaCl IRT written in WAT, over
+//!    WASI) and validates the finished module.
+//!
+//! Beside the pipeline: [`text`] (PNaClAsm: disassembler and assembler), [`info`] (what a
+//! pexe holds and asks for, for `info` and `batch`), [`malloc`] (allocator settings the
+//! binaries apply at startup) and [`scratch_pool`] (buffers lent to the parallel passes).
+//! docs/ARCHITECTURE.md describes each stage; docs/RUNTIME-ABI.md what a converted module
+//! imports and exports.
 pub mod bitstream;
 pub mod convert;
 pub mod decode;

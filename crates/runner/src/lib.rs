@@ -1,20 +1,84 @@
-//! Running a converted module: wasmtime with WASI preview 1 (`pexe2wasm run`).
+//! Running a converted module under wasmtime (`pexe2wasm run`), and the framework its
+//! hosts plug into.
 //!
-//! [`run_wasm`] compiles the module (once per call; nothing is cached on disk), links WASI
-//! preview 1, calls `_start` and reports how the program ended: its exit status, or a trap
-//! with a backtrace named from the module's name section.
+//! [`run_wasm`] compiles the module (once per call; nothing is cached on disk), links its
+//! hosts, calls `_start` and reports how the program ended: its exit status, or a trap with
+//! a backtrace named from the module's name section. [`Program`] compiles once and runs
+//! any number of times.
+//!
+//! # Hosts
+//!
+//! Everything a module imports comes from a [`Host`]. A host implements [`Host::link`]
+//! (adds its import functions to the [`Linker`] every thread's store is instantiated
+//! with), [`Host::new_state`] (its state for one run, shared by all the run's threads as
+//! an `Arc`), and optionally [`Host::thread_started`] / [`Host::thread_exited`] (told on
+//! each thread, main included) and [`Host::stopping`] (the run is ending). Imports are
+//! plain wasmtime host functions over the one store data type, [`Ctx`]: from their `Caller`
+//! they reach this thread's WASI context, [`Ctx::thread`] (tid, main/module/host),
+//! [`Ctx::state`] (a host's state for this run), [`Ctx::process`] (the run: spawn threads,
+//! other threads' mailboxes, exit) and the module: [`call_export`],
+//! [`call_function_pointer`] (a pexe's function pointers are indices in the exported
+//! table), [`read_memory`] and [`write_memory`].
+//!
+//! [`Program::new`] adds [`IrtHost`], the host side of the NaCl IRT that `irt.wat`
+//! implements in the module: WASI preview 1, wasi-threads' `thread-spawn` and
+//! `pexe2wasm`.`thread_exit`; further hosts join with [`Program::add_host`]. Single-threaded
+//! and threaded runs go through the same [`Process`]: same linker, same store data, same
+//! ending rules (the first of `exit` in any thread, the last thread's end, a trap, the time
+//! limit); they differ only in that a threaded module's threads share an imported memory
+//! and its main thread gets an OS thread of its own.
+//!
+//! # Threads
+//!
+//! Every thread of a run (main, spawned by the module, or by a host with
+//! [`Process::spawn_thread`]) is its own instance in its own store on its own OS thread;
+//! a store never leaves its thread. So: import functions may run on several threads at
+//! once and share only the host state (make it `Sync`, lock briefly); anything that must
+//! run in a particular thread's instance (a callback into the module, its globals) is a
+//! [`Task`] posted to that thread's [`Mailbox`], which runs it the next time the thread is
+//! in [`run_loop`]. A host takes over a thread by not returning from an import: the import
+//! calls [`run_loop`] with its `Caller` and serves posted tasks until [`Mailbox::quit`].
+//! When the run ends, loops return [`Stopped`] (let it propagate), threads in wasm are
+//! interrupted, and [`Host::stopping`] must wake whatever else of the host blocks. A host
+//! thread's instance starts with the module's initial stack pointer: it needs a stack of
+//! its own before it runs code that uses one.
+//!
+//! # Where Pepper goes
+//!
+//! A Pepper host is one more [`Host`]: its state holds resources, vars and message
+//! queues; it links the PPB imports (signatures from the `pexe2wasm-ppapi` crate; pointers
+//! are offsets into the memory) and `ppapi_start`, which calls `PPP_InitializeModule`
+//! through [`call_function_pointer`], posts `DidCreate` to the main thread and stays in
+//! [`run_loop`]; `PostMessage` from the embedder, `CallOnMainThread` and completion
+//! callbacks become tasks posted to thread 0's mailbox (`process.mailbox(0)`), and the
+//! audio thread is started with [`Process::spawn_thread`] or through the thread creator the
+//! module registers.
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::{Caller, Config, Engine, Linker, Module, Store, Trap, WasmBacktrace};
-use wasmtime_wasi::p1::{self, WasiP1Ctx};
+use wasmtime::{Config, Engine, Linker, Module, Trap, WasmBacktrace};
+use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
-mod threads;
+mod guest;
+mod host;
+mod irt;
+mod mailbox;
+mod process;
+
+pub use guest::{call_export, call_function_pointer, read_memory, write_memory};
+pub use host::{Ctx, Host, ThreadInfo, ThreadKind};
+pub use irt::{imports_thread_spawn, IrtHost};
+pub use mailbox::{run_loop, Mailbox, PostError, Stopped, Task};
+pub use process::{Process, SpawnError};
+/// The wasmtime this crate runs on, for hosts (their imports take its `Linker` and `Caller`).
+pub use wasmtime;
+
+use host::AnyHost;
 
 /// Where the program's standard input comes from.
 #[derive(Debug, Clone, Default)]
@@ -48,7 +112,7 @@ pub const CAPTURE_LIMIT: usize = 256 << 20;
 /// listed here.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// The program's argv, argv[0] included.
+    /// The program's argv, argv\[0\] included.
     pub args: Vec<String>,
     /// The program's environment.
     pub env: Vec<(String, String)>,
@@ -144,23 +208,11 @@ pub fn new_engine(interruptible: bool) -> Result<Engine, RunError> {
     Engine::new(&config).map_err(|e| RunError::Engine(format!("{e:#}")))
 }
 
-/// WASI preview 1, with `proc_exit` replaced so that every status reaches the caller
-/// (wasmtime-wasi turns statuses of 126 and above into an error).
-pub fn wasi_linker(engine: &Engine) -> Result<Linker<WasiP1Ctx>, RunError> {
-    let setup = |e: wasmtime::Error| RunError::Engine(format!("{e:#}"));
+/// A linker with the NaCl IRT's host side ([`IrtHost`]): WASI preview 1 and the thread
+/// imports, for instantiating modules by hand over a [`Ctx::standalone`] store.
+pub fn wasi_linker(engine: &Engine) -> Result<Linker<Ctx>, RunError> {
     let mut linker = Linker::new(engine);
-    p1::add_to_linker_sync(&mut linker, |cx| cx).map_err(setup)?;
-    linker.allow_shadowing(true);
-    linker
-        .func_wrap(
-            pexe2wasm::runtime::WASI,
-            "proc_exit",
-            |_caller: Caller<'_, WasiP1Ctx>, status: i32| -> wasmtime::Result<()> {
-                Err(I32Exit(status).into())
-            },
-        )
-        .map_err(setup)?;
-    linker.allow_shadowing(false);
+    Host::link(&IrtHost, &mut linker).map_err(|e| RunError::Engine(format!("{e:#}")))?;
     Ok(linker)
 }
 
@@ -247,30 +299,48 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
     Ok(b.build_p1())
 }
 
-/// A compiled module, ready to run any number of times (each run has its own instance, or
-/// instances for a threaded module, and WASI context).
+/// A compiled module with its hosts, ready to run any number of times (each run is a
+/// [`Process`]: its own instances, WASI contexts and host states).
 pub struct Program {
     engine: Engine,
     module: Module,
+    hosts: Vec<Arc<dyn AnyHost>>,
     threaded: bool,
     interruptible: bool,
 }
 
 impl Program {
-    /// Compiles `wasm`. `interruptible` allows [`RunOptions::timeout`] (threaded modules
-    /// always are: their runs stop the remaining threads that way).
+    /// Compiles `wasm`, with the NaCl IRT's host side ([`IrtHost`]) as its first host.
+    /// `interruptible` allows [`RunOptions::timeout`] (threaded modules always are: their
+    /// runs stop the remaining threads that way).
     pub fn new(wasm: &[u8], interruptible: bool) -> Result<Program, RunError> {
         // Epoch checks cost time: compile them in only when something needs them.
-        let threaded = threads::imports_thread_spawn(wasm);
+        let threaded = imports_thread_spawn(wasm);
         let interruptible = interruptible || threaded;
         let engine = new_engine(interruptible)?;
         let module = Module::new(&engine, wasm).map_err(|e| RunError::Compile(format!("{e:#}")))?;
         Ok(Program {
             engine,
             module,
+            hosts: vec![Arc::new(IrtHost)],
             threaded,
             interruptible,
         })
+    }
+
+    /// Adds a host: its imports join every thread's linker, and every run gets its state.
+    /// A host type can be added once; its imports must not clash with other hosts' (the
+    /// run then fails with [`RunError::Instantiate`]).
+    pub fn add_host<H: Host>(&mut self, host: H) -> Result<&mut Program, RunError> {
+        let id = std::any::TypeId::of::<H>();
+        if self.hosts.iter().any(|h| h.host_type() == id) {
+            return Err(RunError::Host(format!(
+                "host {} is already added",
+                Host::name(&host)
+            )));
+        }
+        self.hosts.push(Arc::new(host));
+        Ok(self)
     }
 
     /// Whether the module is threaded (imports wasi-threads' `thread-spawn`).
@@ -285,53 +355,13 @@ impl Program {
                 "a time limit needs a program compiled as interruptible".into(),
             ));
         }
-        if self.threaded {
-            return threads::run_threaded(&self.engine, &self.module, opts);
-        }
-        run_single(&self.engine, &self.module, opts)
+        Process::new(self, opts)?.run_main()
     }
 }
 
 /// Runs a WASI command module (a converted pexe) to its end.
 pub fn run_wasm(wasm: &[u8], opts: &RunOptions) -> Result<RunOutcome, RunError> {
     Program::new(wasm, opts.timeout.is_some())?.run(opts)
-}
-
-/// Runs a module without threads: one instance, `_start` on the calling thread.
-fn run_single(engine: &Engine, module: &Module, opts: &RunOptions) -> Result<RunOutcome, RunError> {
-    let linker = wasi_linker(engine)?;
-    let (ctx, captured) = wasi_ctx(opts)?;
-    let mut store = Store::new(engine, ctx);
-
-    // The watchdog ends the run by bumping the epoch once the time is up; dropping `_stop`
-    // when the run ends first wakes it, so it exits at once.
-    let (_stop, stopped) = mpsc::channel::<()>();
-    if let Some(limit) = opts.timeout {
-        store.set_epoch_deadline(1);
-        let engine = engine.clone();
-        std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(limit) {
-                engine.increment_epoch();
-            }
-        });
-    }
-
-    let instance = linker
-        .instantiate(&mut store, module)
-        .map_err(|e| RunError::Instantiate(format!("{e:#}")))?;
-    let start = instance
-        .get_typed_func::<(), ()>(&mut store, pexe2wasm::runtime::EXPORT_START)
-        .map_err(|_| RunError::NoStart)?;
-    let result = start.call(&mut store, ());
-    let (stdout, stderr) = captured.contents();
-    match result {
-        Ok(()) => Ok(RunOutcome {
-            exit_code: 0,
-            stdout,
-            stderr,
-        }),
-        Err(e) => ended(e, opts.timeout, stdout, stderr),
-    }
 }
 
 /// The trap message for a wasm exception that reached the host.

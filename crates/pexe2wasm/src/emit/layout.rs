@@ -1,4 +1,4 @@
-//! Memory layout (docs/ARCHITECTURE.md, "Memory layout"): the null region, the pexe's
+//! Memory layout (docs/RUNTIME-ABI.md, "Memory layout"): the null region, the pexe's
 //! globals from 64 KiB with their alignment, the main-thread stack, the heap; and the
 //! table slots of address-taken functions.
 

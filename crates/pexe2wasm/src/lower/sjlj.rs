@@ -14,7 +14,7 @@
 //!   local to `buf[4]`, and restarts the loop, whose first node dispatches on the label.
 //!
 //! A longjmp to a frame that has returned finds no frame with its id: the exception
-//! reaches the host, which reports it as an uncaught longjmp (`src/run`).
+//! reaches the host, which reports it as an uncaught longjmp (`crates/runner`).
 
 use wasm_encoder::{BlockType, Catch, MemArg};
 

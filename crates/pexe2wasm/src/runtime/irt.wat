@@ -4,7 +4,7 @@
 ;; for interface tables by name and calls their entries with call_indirect. This module
 ;; provides that query function and every entry, plus `_start` (the WASI command entry that
 ;; builds the NaCl startup block) and the float remainder helpers the lowering calls.
-;; docs/ARCHITECTURE.md, "The runtime ABI", is the prose version of this file.
+;; docs/RUNTIME-ABI.md is the prose version of this file.
 ;;
 ;; Everything it needs from the converted module comes from "env": the memory, the table,
 ;; the stack and thread pointers, __heap_base (where the heap starts) and __table_base (where

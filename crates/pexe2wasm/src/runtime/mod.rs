@@ -4,8 +4,8 @@
 //! into every output. It imports its environment from [`ENV`] (the output's memory, table,
 //! stack and thread pointers, heap and table bases, and the pexe's `_start`), imports only
 //! `wasi_snapshot_preview1` otherwise, and exports the WASI entry [`EXPORT_START`], the IRT
-//! query function and the helpers the lowering calls. docs/ARCHITECTURE.md, "The runtime
-//! ABI", describes what each part does.
+//! query function and the helpers the lowering calls. docs/RUNTIME-ABI.md describes what
+//! each part does.
 
 mod variant;
 

@@ -1,6 +1,6 @@
 //! The committed fixtures are what their sources make: every `fixtures/*.pnaclasm` and
 //! `fixtures/semantics/*.pnaclasm` assembles (with our assembler) to the `.pexe` beside it,
-//! and every semantics text is what `tests/fixtures_gen` generates today. So neither can
+//! and every semantics text is what `crates/testkit/src/fixtures` generates today. So neither can
 //! drift from the description the tests compute their expectations from.
 //!
 //! `PEXE2WASM_UPDATE_FIXTURES=1 scripts/update-fixtures.sh` rewrites the

@@ -1,7 +1,7 @@
 //! The fixtures run: `fixtures/hello.pexe` and every `fixtures/semantics/*.pexe` is
 //! converted (with the runtime), validated with wasmparser, and run under wasmtime with
 //! `pexe2wasm_runner::run_wasm`; stdout is compared byte for byte with what the fixture's
-//! Rust description (`tests/fixtures_gen`) says each case must produce.
+//! Rust description (`crates/testkit/src/fixtures`) says each case must produce.
 
 use pexe2wasm_testkit::fixtures as fixtures_gen;
 

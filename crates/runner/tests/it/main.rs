@@ -6,5 +6,6 @@ mod convert_real;
 mod convert_run;
 mod convert_threads;
 mod fixtures_run;
+mod hosts;
 mod run_wasm;
 mod runtime_irt;

@@ -9,12 +9,11 @@
 use pexe2wasm_testkit::corpus as common;
 
 use pexe2wasm::runtime;
-use pexe2wasm_runner::{self as run, CapturedStreams, RunOptions};
+use pexe2wasm_runner::{self as run, CapturedStreams, Ctx, RunOptions};
 use wasmtime::{
     Global, GlobalType, Instance, Memory, MemoryType, Module, Mutability, Ref, RefType, Store,
     Table, TableType, Val, ValType,
 };
-use wasmtime_wasi::p1::WasiP1Ctx;
 
 const HEAP_BASE: u32 = 0x10_0000;
 const TABLE_BASE: u32 = 16;
@@ -136,7 +135,7 @@ const HELLO_WAT: &str = r#"
 
 /// The runtime instantiated with a test pexe, after `_start` returned or exited.
 struct Harness {
-    store: Store<WasiP1Ctx>,
+    store: Store<Ctx>,
     memory: Memory,
     thread_pointer: Global,
     pexe: Instance,
@@ -151,7 +150,7 @@ impl Harness {
         let engine = run::new_engine(false).unwrap();
         let mut linker = run::wasi_linker(&engine).unwrap();
         let (ctx, captured) = run::wasi_ctx(opts).unwrap();
-        let mut store = Store::new(&engine, ctx);
+        let mut store = Store::new(&engine, Ctx::standalone(ctx));
         // Exactly up to __heap_base: the runtime must grow memory for its state.
         let memory =
             Memory::new(&mut store, MemoryType::new(HEAP_BASE >> 16, Some(65536))).unwrap();
@@ -162,7 +161,7 @@ impl Harness {
             Ref::Func(None),
         )
         .unwrap();
-        let i32_global = |store: &mut Store<WasiP1Ctx>, mutable, v: u32| {
+        let i32_global = |store: &mut Store<Ctx>, mutable, v: u32| {
             let m = if mutable {
                 Mutability::Var
             } else {
