@@ -48,5 +48,8 @@ fn library_builds_without_runtime_or_cli_crates() {
         "cargo tree did not list the library's dependencies:\n{tree}"
     );
     let found: Vec<&&str> = FORBIDDEN.iter().filter(|f| crates.contains(f)).collect();
-    assert!(found.is_empty(), "the library depends on {found:?}:\n{tree}");
+    assert!(
+        found.is_empty(),
+        "the library depends on {found:?}:\n{tree}"
+    );
 }
