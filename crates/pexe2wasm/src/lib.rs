@@ -5,12 +5,14 @@
 //! 2. [`decode`]: records → the typed IR in [`ir`]; [`verify`] checks it against the PNaCl ABI.
 //! 3. [`text`]: PNaClAsm, the disassembly (`dis`) and the assembler (`asm`).
 //!
+//! [`ErrorClass`] classifies every conversion error (input, unsupported, internal).
 //! [`malloc`] holds the allocator settings our binaries apply at startup.
 //! [`info`] summarizes a pexe for the `info` command; [`batch`] converts a directory tree.
 pub mod bitstream;
 pub mod convert;
 pub mod decode;
 pub mod emit;
+mod error;
 pub mod info;
 pub mod ir;
 pub mod lower;
@@ -19,6 +21,8 @@ pub mod runtime;
 pub mod scratch_pool;
 pub mod text;
 pub mod verify;
+
+pub use error::ErrorClass;
 
 /// A deterministic xorshift64 generator for the unit tests' pseudo-random inputs.
 #[cfg(test)]
