@@ -35,13 +35,13 @@ fn upload_errors() -> Vec<(&'static str, Value)> {
     vec![
         (
             "400",
-            problem("Not a valid pexe (or a bad query or multipart body); `position` tells where the decoder stopped."),
+            problem("Not a valid pexe (class `input`; or a bad query or multipart body); `position` tells where in the pexe."),
         ),
         ("408", problem("The request body did not arrive within the body time limit.")),
         ("413", problem("The request body exceeds the size limit.")),
         ("415", problem("The Content-Type is neither application/octet-stream nor multipart/form-data.")),
-        ("422", problem("The pexe is valid but uses something the converter does not support.")),
-        ("500", problem("Internal converter error.")),
+        ("422", problem("The pexe is valid but uses something the converter does not support (class `unsupported`).")),
+        ("500", problem("Internal converter error (class `internal` for a conversion).")),
         ("503", problem("The work queue is full; retry after the Retry-After seconds.")),
         ("504", problem("The job exceeded its time limit.")),
     ]
@@ -178,20 +178,25 @@ pub fn document() -> Value {
                         "title": { "type": "string" },
                         "status": { "type": "integer" },
                         "detail": { "type": "string" },
+                        "class": {
+                            "type": "string",
+                            "enum": ["input", "unsupported", "internal"],
+                            "description": "Conversion errors only: whose problem it is (a bad pexe, a valid one using something the converter does not handle, a converter bug). The status and type follow from it; `pexe2wasm batch` reports the same class as the error kind."
+                        },
                         "position": { "$ref": "#/components/schemas/Position" }
                     }
                 },
                 "Position": {
                     "type": "object",
-                    "description": "Where in the pexe the decoder stopped.",
-                    "required": ["bit", "byte"],
+                    "description": "Where in the pexe the error is (the same JSON as in `pexe2wasm batch`'s report.json). Every member is present; null when unknown.",
+                    "required": ["bit", "byte", "block", "block_name", "record", "record_index"],
                     "properties": {
                         "bit": { "type": "integer", "description": "Bit offset from the start of the file." },
-                        "byte": { "type": "integer" },
-                        "block": { "type": "integer", "description": "Id of the innermost open block." },
-                        "block_name": { "type": "string" },
-                        "record": { "type": "integer", "description": "Code of the record being read." },
-                        "record_index": { "type": "integer", "description": "Index of that record in its block." }
+                        "byte": { "type": "integer", "description": "bit / 8." },
+                        "block": { "type": "integer", "nullable": true, "description": "Id of the innermost open block." },
+                        "block_name": { "type": "string", "nullable": true, "description": "Its name (function, globals, ...)." },
+                        "record": { "type": "integer", "nullable": true, "description": "Code of the record being read." },
+                        "record_index": { "type": "integer", "nullable": true, "description": "Index of that record in its block (0-based)." }
                     }
                 },
                 "Info": {
