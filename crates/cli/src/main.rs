@@ -333,14 +333,12 @@ enum UsageError {
 /// outermost); [`report`] prints it once, in `main`.
 fn run(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Dis { file, output } => {
-            in_file(&file, || {
-                let data = read_input(&file)?;
-                let mut out = Output::open(output.as_deref())?;
-                stages::disassemble(&data, out.writer())?;
-                out.commit()
-            })
-        }
+        Command::Dis { file, output } => in_file(&file, || {
+            let data = read_input(&file)?;
+            let mut out = Output::open(output.as_deref())?;
+            stages::disassemble(&data, out.writer())?;
+            out.commit()
+        }),
         Command::Asm { file, output } => in_file(&file, || {
             let data = read_input(&file)?;
             let text = String::from_utf8(data).map_err(|e| {
@@ -417,8 +415,9 @@ fn run(command: Command) -> Result<ExitCode> {
             env,
             dirs,
             threads,
-        } => run_program(&file, args, env, dirs, threads.into())
-            .with_context(|| display_name(&file)),
+        } => {
+            run_program(&file, args, env, dirs, threads.into()).with_context(|| display_name(&file))
+        }
         Command::Batch {
             dir,
             output,

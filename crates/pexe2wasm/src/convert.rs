@@ -225,7 +225,9 @@ pub fn convert_module(
         Err(payload) => {
             let message = (payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .or_else(|| payload.downcast_ref::<String>().cloned());
-            return Err(ConvertError::Emit(InternalError::Panicked { message }.into()));
+            return Err(ConvertError::Emit(
+                InternalError::Panicked { message }.into(),
+            ));
         }
     };
     // The bodies are copied into place and validated (`emit::Pending::finish`) while the

@@ -193,7 +193,11 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
         let status = r.status().as_u16();
         assert!(status == 400 || status == 422, "regress-{n}: {status}");
         let p = problem(r, status);
-        let class = if status == 400 { "input" } else { "unsupported" };
+        let class = if status == 400 {
+            "input"
+        } else {
+            "unsupported"
+        };
         assert_eq!(p["class"], class, "regress-{n}: {p}");
         if status == 400 {
             assert!(p["position"]["bit"].is_u64(), "regress-{n}: {p}");
@@ -208,7 +212,8 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
 /// hello with one more global of 5 GB of zeros: a valid pexe the converter does not
 /// support (its data cannot fit a 32-bit wasm memory).
 fn huge_global_pexe() -> Vec<u8> {
-    let hello = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/hello.pnaclasm");
+    let hello =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/hello.pnaclasm");
     let text = std::fs::read_to_string(hello)
         .unwrap()
         .replacen("count 3;", "count 4;", 1)
@@ -470,7 +475,9 @@ fn openapi_describes_every_route_and_status() {
         (
             "/v1/convert",
             "post",
-            &["200", "400", "408", "413", "415", "422", "500", "503", "504"],
+            &[
+                "200", "400", "408", "413", "415", "422", "500", "503", "504",
+            ],
         ),
         (
             "/v1/inspect",
@@ -508,9 +515,17 @@ fn openapi_describes_every_route_and_status() {
     .iter()
     .map(|c| serde_json::to_value(c).unwrap())
     .collect();
-    assert_eq!(schemas["Problem"]["properties"]["class"]["enum"], Value::from(classes));
+    assert_eq!(
+        schemas["Problem"]["properties"]["class"]["enum"],
+        Value::from(classes)
+    );
     let position = serde_json::to_value(pexe2wasm::bitstream::Position::at_bit(3)).unwrap();
-    let mut members: Vec<&str> = position.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut members: Vec<&str> = position
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     let mut required: Vec<&str> = schemas["Position"]["required"]
         .as_array()
         .unwrap()

@@ -629,7 +629,10 @@ fn conversion_failures_are_reported_by_class() {
     s.put("in/huge.pexe", &huge);
     s.put("in/truncated.pexe", &hello[..hello.len() / 2]);
     s.put("in/hello.pexe", &hello);
-    s.put("in/missing.nmf", br#"{"program": {"portable": {"pnacl-translate": {"url": "gone.pexe"}}}}"#);
+    s.put(
+        "in/missing.nmf",
+        br#"{"program": {"portable": {"pnacl-translate": {"url": "gone.pexe"}}}}"#,
+    );
     let o = batch(&[&s.arg("in"), "-o", &s.arg("out")]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let files = files_by_path(&read_report(&s.join("out")));
@@ -647,7 +650,10 @@ fn conversion_failures_are_reported_by_class() {
         ])
     );
     // Each is the class the library gives the same error.
-    for (path, data) in [("huge.pexe", &huge[..]), ("truncated.pexe", &hello[..hello.len() / 2])] {
+    for (path, data) in [
+        ("huge.pexe", &huge[..]),
+        ("truncated.pexe", &hello[..hello.len() / 2]),
+    ] {
         let e = convert(data, &ConvertOptions::default()).unwrap_err();
         assert_eq!(files[path]["error"]["kind"], e.class().as_str(), "{path}");
         assert_eq!(files[path]["error"]["message"], e.to_string(), "{path}");

@@ -223,9 +223,7 @@ pub fn lower_module(
             match imp {
                 Import::PexeStart => funcs.push({
                     varying_func = funcs.len() as u32;
-                    pexe_start.ok_or_else(|| {
-                        EmitError::link(l.name, LinkProblem::NoPexeStart)
-                    })?
+                    pexe_start.ok_or_else(|| EmitError::link(l.name, LinkProblem::NoPexeStart))?
                 }),
                 Import::Func(module, name, _) => {
                     funcs.push(import_idx[&(module.clone(), name.clone())]);
@@ -271,9 +269,8 @@ pub fn lower_module(
     let mut pexe_types = Vec::with_capacity(pexe_order.len());
     for &(fid, _) in &pexe_order {
         let d = &m.functions[fid as usize];
-        let sig = lower::fn_sig(m, &vt, d.ty).ok_or_else(|| {
-            EmitError::NoWasmType { function: fid }
-        })?;
+        let sig =
+            lower::fn_sig(m, &vt, d.ty).ok_or_else(|| EmitError::NoWasmType { function: fid })?;
         pexe_types.push(sigs.intern(sig));
     }
     let void_type = threaded_start.map(|_| {
@@ -679,9 +676,10 @@ fn prefix(
     let mut fsec = FunctionSection::new();
     for (l, r) in linked.iter().zip(remaps.iter()) {
         for &t in &l.funcs {
-            let t = r.types.get(t as usize).copied().ok_or_else(|| {
-                EmitError::link(l.name, LinkProblem::FunctionTypeRange { ty: t })
-            })?;
+            let t =
+                r.types.get(t as usize).copied().ok_or_else(|| {
+                    EmitError::link(l.name, LinkProblem::FunctionTypeRange { ty: t })
+                })?;
             fsec.function(t);
         }
     }
@@ -704,9 +702,9 @@ fn prefix(
                 wasmparser::ElementItems::Expressions(_, x) => x.count(),
             };
             if let wasmparser::ElementKind::Active { offset_expr, .. } = &e.kind {
-                let off = r.eval(offset_expr).ok_or_else(|| {
-                    EmitError::link(l.name, LinkProblem::ElementOffset)
-                })?;
+                let off = r
+                    .eval(offset_expr)
+                    .ok_or_else(|| EmitError::link(l.name, LinkProblem::ElementOffset))?;
                 table_size = table_size.max((off as u32).saturating_add(count));
             }
         }
@@ -863,9 +861,8 @@ fn prefix(
                 .memory_init(0, seg)
                 .data_drop(seg);
         }
-        let start = runtime_start.ok_or_else(|| {
-            EmitError::link("runtime", LinkProblem::NoRuntimeStart)
-        })?;
+        let start =
+            runtime_start.ok_or_else(|| EmitError::link("runtime", LinkProblem::NoRuntimeStart))?;
         f.instructions().call(start).end();
         after.function(&f);
     }

@@ -14,13 +14,11 @@ fn hello_text() -> String {
 /// hello with one more global, 5 GB of zeros: a valid pexe whose data cannot fit a
 /// 32-bit wasm memory (the converter does not support it).
 fn huge_global_pexe() -> Vec<u8> {
-    let text = hello_text()
-        .replacen("count 3;", "count 4;", 1)
-        .replacen(
-            "\n  }\n  valuesymtab {",
-            "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
-            1,
-        );
+    let text = hello_text().replacen("count 3;", "count 4;", 1).replacen(
+        "\n  }\n  valuesymtab {",
+        "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
+        1,
+    );
     pexe2wasm::text::asm::assemble(&text).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -37,10 +35,15 @@ fn malformed_corpus_pexes_are_input_errors_with_positions() {
         };
         let e = convert_default(&data).expect_err(name);
         assert_eq!(e.class(), ErrorClass::Input, "{name}: {e}");
-        let p = e.position().unwrap_or_else(|| panic!("{name}: no position: {e}"));
+        let p = e
+            .position()
+            .unwrap_or_else(|| panic!("{name}: no position: {e}"));
         assert!(p.bit < data.len() as u64 * 8 + 64, "{name}: {p}");
         // The message names the bit it reports.
-        assert!(e.to_string().contains(&format!("bit {}", p.bit)), "{name}: {e}");
+        assert!(
+            e.to_string().contains(&format!("bit {}", p.bit)),
+            "{name}: {e}"
+        );
         if let ConvertError::Decode(d) = &e {
             assert_eq!(d.class(), ErrorClass::Input);
         }
@@ -93,7 +96,10 @@ fn a_stack_beyond_4_gib_is_unsupported_and_names_its_size() {
         _ => panic!("{e:?}"),
     }
     assert_eq!(e.class(), ErrorClass::Unsupported);
-    assert!(e.to_string().contains("-byte stack do not fit in 4 GiB"), "{e}");
+    assert!(
+        e.to_string().contains("-byte stack do not fit in 4 GiB"),
+        "{e}"
+    );
     assert_eq!(e.position(), None);
 }
 
@@ -116,7 +122,11 @@ fn output_that_does_not_validate_is_internal() {
     let e = convert(&data, &opts).unwrap_err();
     assert!(matches!(e, ConvertError::Invalid { .. }), "{e:?}");
     assert_eq!(e.class(), ErrorClass::Internal);
-    assert!(e.to_string().starts_with("internal error: the output does not validate"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("internal error: the output does not validate"),
+        "{e}"
+    );
 }
 
 /// A runtime that cannot be linked (its own start function) is ours to fix: internal,
@@ -171,7 +181,10 @@ fn stage_errors_classify_themselves() {
     let e = ConvertError::from(EmitError::Lower(lower));
     assert_eq!(e.class(), ErrorClass::Unsupported);
     assert_eq!(e.position(), Some(Position::at_bit(9)));
-    assert_eq!(serde_json::to_value(ErrorClass::Unsupported).unwrap(), "unsupported");
+    assert_eq!(
+        serde_json::to_value(ErrorClass::Unsupported).unwrap(),
+        "unsupported"
+    );
     assert_eq!(ErrorClass::Input.to_string(), "input");
 }
 
@@ -197,7 +210,10 @@ fn position_json_names_every_member() {
         json!({"bit": 17, "byte": 2, "block": null, "block_name": null,
                "record": null, "record_index": null})
     );
-    assert_eq!(serde_json::from_value::<Position>(v).unwrap(), Position::at_bit(17));
+    assert_eq!(
+        serde_json::from_value::<Position>(v).unwrap(),
+        Position::at_bit(17)
+    );
     // `byte` and `block_name` follow from the rest, so a reader may leave them out.
     let p2: Position = serde_json::from_value(json!({"bit": 8, "block": 19})).unwrap();
     assert_eq!(
