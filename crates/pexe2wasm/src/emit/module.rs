@@ -269,8 +269,7 @@ pub fn lower_module(
     let mut pexe_types = Vec::with_capacity(pexe_order.len());
     for &(fid, _) in &pexe_order {
         let d = &m.functions[fid as usize];
-        let sig =
-            lower::fn_sig(m, &vt, d.ty).ok_or_else(|| EmitError::NoWasmType { function: fid })?;
+        let sig = lower::fn_sig(m, &vt, d.ty).ok_or(EmitError::NoWasmType { function: fid })?;
         pexe_types.push(sigs.intern(sig));
     }
     let void_type = threaded_start.map(|_| {
