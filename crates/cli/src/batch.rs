@@ -31,12 +31,14 @@ pub const REPORT_SCHEMA: u32 = 2;
 /// Manifests larger than this are refused rather than read (real ones are under 1 KiB).
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
-/// Why a whole batch could not run (per-file problems go into the report instead).
+/// Why a whole batch could not run (per-file problems go into the report instead). The
+/// messages name their path; the `io::Error` is the source, not repeated in the message
+/// (an error chain prints it once).
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
-    #[error("{}: cannot read the input directory: {source}", path.display())]
+    #[error("{}: cannot read the input directory", path.display())]
     Input { path: PathBuf, source: io::Error },
-    #[error("{}: cannot create the output directory: {source}", path.display())]
+    #[error("{}: cannot create the output directory", path.display())]
     Output { path: PathBuf, source: io::Error },
     /// Outputs would land among the inputs.
     #[error(
@@ -44,7 +46,7 @@ pub enum BatchError {
         path.display()
     )]
     Overlap { path: PathBuf },
-    #[error("{}: cannot write the report: {source}", path.display())]
+    #[error("{}: cannot write the report", path.display())]
     Report { path: PathBuf, source: io::Error },
     #[error("cannot start {threads} worker threads: {message}")]
     Threads { threads: usize, message: String },

@@ -501,12 +501,11 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> Resul
     if dir.as_os_str() == "-" || output.as_os_str() == "-" {
         return Err(UsageError::BatchStdio.into());
     }
-    let name = display_name(dir);
     let plan = match batch::plan(dir, output) {
         Ok(p) => p,
         // A bad pair of arguments: a usage error, like clap's.
         Err(e @ BatchError::Overlap { .. }) => return Err(UsageError::Batch(e).into()),
-        Err(e) => return Err(anyhow::Error::from(e).context(name)),
+        Err(e) => return Err(batch_error(e, dir)),
     };
     let bar = if quiet || !io::stderr().is_terminal() {
         ProgressBar::hidden()
@@ -530,8 +529,8 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> Resul
     };
     let result = plan.run(&opts, &progress);
     bar.finish_and_clear();
-    let report_out = result.with_context(|| name.clone())?;
-    batch::write_reports(&report_out, output).with_context(|| name.clone())?;
+    let report_out = result.map_err(|e| batch_error(e, dir))?;
+    batch::write_reports(&report_out, output).map_err(|e| batch_error(e, dir))?;
     // Failures after the bar, in path order, one line each.
     let stderr = io::stderr();
     let mut err = stderr.lock();
@@ -561,6 +560,14 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> Resul
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A batch error as a chain: DIR as its context unless the error names its own path.
+fn batch_error(e: batch::BatchError, dir: &Path) -> anyhow::Error {
+    match e {
+        batch::BatchError::Threads { .. } => anyhow::Error::from(e).context(display_name(dir)),
+        e => e.into(),
+    }
 }
 
 /// Prints an error that reached `main`, one line per error whatever the messages hold:

@@ -496,6 +496,9 @@ fn unreadable_input_dir_is_one_line_exit_1() {
         e.starts_with(&format!("error: {}: ", s.arg("nonexistent"))),
         "{e}"
     );
+    // The chain names the directory and the OS error once each.
+    assert_eq!(e.matches(&s.arg("nonexistent")).count(), 1, "{e}");
+    assert_eq!(e.matches("os error").count(), 1, "{e}");
     assert!(
         !s.join("out").exists(),
         "created the output for a missing input"
