@@ -11,8 +11,9 @@
 //! tree agrees with the report). The output directory may lie inside the input directory
 //! (it is then not scanned) but may not be it or contain it.
 
-use pexe2wasm::bitstream::{block_name, Position};
+use pexe2wasm::bitstream::Position;
 use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions};
+use pexe2wasm::ErrorClass;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -23,17 +24,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Version of the `report.json` layout; bumped when a field changes meaning or goes away.
-pub const REPORT_SCHEMA: u32 = 1;
+/// 2: a conversion failure's kind is its [`ErrorClass`] (`input`, `unsupported`,
+/// `internal`) instead of the stage that failed; every member of a position is present.
+pub const REPORT_SCHEMA: u32 = 2;
 
 /// Manifests larger than this are refused rather than read (real ones are under 1 KiB).
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
-/// Why a whole batch could not run (per-file problems go into the report instead).
+/// Why a whole batch could not run (per-file problems go into the report instead). The
+/// messages name their path; the `io::Error` is the source, not repeated in the message
+/// (an error chain prints it once).
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
-    #[error("{}: cannot read the input directory: {source}", path.display())]
+    #[error("{}: cannot read the input directory", path.display())]
     Input { path: PathBuf, source: io::Error },
-    #[error("{}: cannot create the output directory: {source}", path.display())]
+    #[error("{}: cannot create the output directory", path.display())]
     Output { path: PathBuf, source: io::Error },
     /// Outputs would land among the inputs.
     #[error(
@@ -41,7 +46,7 @@ pub enum BatchError {
         path.display()
     )]
     Overlap { path: PathBuf },
-    #[error("{}: cannot write the report: {source}", path.display())]
+    #[error("{}: cannot write the report", path.display())]
     Report { path: PathBuf, source: io::Error },
     #[error("cannot start {threads} worker threads: {message}")]
     Threads { threads: usize, message: String },
@@ -55,7 +60,8 @@ pub enum Status {
     Failed,
 }
 
-/// What kind of failure a file had.
+/// What kind of failure a file had: a problem with the file itself, or the
+/// [`ErrorClass`] of its conversion error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
@@ -69,52 +75,27 @@ pub enum ErrorKind {
     NotAFile,
     /// A manifest is not valid JSON, has the wrong shape, or names a non-local URL.
     Manifest,
-    /// Not well-formed PNaCl bitcode.
-    Decode,
-    /// Decodes, but breaks the PNaCl ABI.
-    Verify,
-    /// ABI-valid, but cannot run as a program (no `void _start(i32)`).
-    NotRunnable,
-    /// A construct the lowering rejects or does not support.
-    Lower,
-    /// Memory layout or runtime linking failed.
-    Emit,
-    /// The output did not validate (a converter bug).
-    InvalidOutput,
+    /// [`ErrorClass::Input`]: not a valid pexe (malformed, breaks the PNaCl ABI, or no
+    /// `void _start(i32)`).
+    Input,
+    /// [`ErrorClass::Unsupported`]: a valid pexe using something the converter does not
+    /// handle.
+    Unsupported,
     /// The `.wasm` could not be written.
     Write,
     /// Another input already maps to the same output file.
     OutputCollision,
-    /// The converter panicked (a bug); the batch went on.
+    /// [`ErrorClass::Internal`]: a converter bug (output that does not validate, a
+    /// panic); the batch went on.
     Internal,
 }
 
-/// Where in a pexe an error is, as [`Position`] with the block named.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PositionReport {
-    /// Bit offset from the start of the file.
-    pub bit: u64,
-    /// `bit / 8`.
-    pub byte: u64,
-    /// Id of the innermost open block.
-    pub block: Option<u32>,
-    /// Its name (`function`, `globals`, ...).
-    pub block_name: Option<String>,
-    /// Code of the record being read.
-    pub record: Option<u64>,
-    /// Index of that record within its block (0-based).
-    pub record_index: Option<u32>,
-}
-
-impl From<Position> for PositionReport {
-    fn from(p: Position) -> Self {
-        PositionReport {
-            bit: p.bit,
-            byte: p.bit / 8,
-            block: p.block,
-            block_name: p.block.map(|b| block_name(b).to_string()),
-            record: p.record,
-            record_index: p.record_index,
+impl From<ErrorClass> for ErrorKind {
+    fn from(c: ErrorClass) -> Self {
+        match c {
+            ErrorClass::Input => ErrorKind::Input,
+            ErrorClass::Unsupported => ErrorKind::Unsupported,
+            ErrorClass::Internal => ErrorKind::Internal,
         }
     }
 }
@@ -126,7 +107,7 @@ pub struct ErrorReport {
     /// One line (several findings are joined with `; `).
     pub message: String,
     /// Where in the pexe, when the error has a position.
-    pub position: Option<PositionReport>,
+    pub position: Option<Position>,
 }
 
 impl ErrorReport {
@@ -139,18 +120,10 @@ impl ErrorReport {
     }
 
     fn from_convert(e: &ConvertError) -> ErrorReport {
-        let kind = match e {
-            ConvertError::Decode(_) => ErrorKind::Decode,
-            ConvertError::Verify(_) => ErrorKind::Verify,
-            ConvertError::NotRunnable(_) => ErrorKind::NotRunnable,
-            ConvertError::Lower(_) => ErrorKind::Lower,
-            ConvertError::Emit(_) => ErrorKind::Emit,
-            ConvertError::Invalid { .. } => ErrorKind::InvalidOutput,
-        };
         ErrorReport {
-            kind,
+            kind: e.class().into(),
             message: one_line(&e.to_string()),
-            position: e.position().map(PositionReport::from),
+            position: e.position(),
         }
     }
 }
@@ -1005,7 +978,7 @@ pub fn render_markdown(r: &Report) -> String {
             if let Some(e) = &f.error {
                 let _ = writeln!(s, "- kind: {}", kind_name(e.kind));
                 if let Some(p) = &e.position {
-                    let _ = writeln!(s, "- position: {}", position_text(p));
+                    let _ = writeln!(s, "- position: {p}");
                 }
                 let _ = writeln!(s, "- error: {}", code(&e.message));
             }
@@ -1020,20 +993,6 @@ fn kind_name(k: ErrorKind) -> String {
         .ok()
         .and_then(|v| v.as_str().map(String::from))
         .unwrap_or_default()
-}
-
-fn position_text(p: &PositionReport) -> String {
-    let mut s = format!("bit {} (byte {}:{})", p.bit, p.byte, p.bit % 8);
-    if let (Some(b), Some(name)) = (p.block, &p.block_name) {
-        s += &format!(", {name} block (id {b})");
-    }
-    match (p.record_index, p.record) {
-        (Some(i), Some(c)) => s += &format!(", record #{i} (code {c})"),
-        (None, Some(c)) => s += &format!(", record code {c}"),
-        (Some(i), None) => s += &format!(", record #{i}"),
-        (None, None) => {}
-    }
-    s
 }
 
 /// A Markdown code span holding `s` whatever backticks it contains.

@@ -145,6 +145,7 @@ impl From<ThreadsArg> for pexe2wasm::convert::Threads {
 mod stages {
     use anyhow::Result;
     use pexe2wasm::ir::Module;
+    use pexe2wasm::verify::Finding;
     use std::io::Write;
 
     /// `pexe2wasm::text::dis::disassemble`.
@@ -157,21 +158,14 @@ mod stages {
         Ok(pexe2wasm::text::asm::assemble(text)?)
     }
 
-    /// `pexe2wasm::verify::verify`: the PNaCl ABI findings, one line each.
-    pub fn verify(module: &Module) -> Vec<String> {
+    /// `pexe2wasm::verify::verify`: the PNaCl ABI findings.
+    pub fn verify(module: &Module) -> Vec<Finding> {
         pexe2wasm::verify::verify(module)
-            .iter()
-            .map(|f| f.to_string())
-            .collect()
     }
 
-    /// `pexe2wasm::verify::check_runnable`: why the module cannot run, one line each.
-    pub fn check_runnable(module: &Module) -> Vec<String> {
-        pexe2wasm::verify::check_runnable(module)
-            .err()
-            .map(|f| f.to_string())
-            .into_iter()
-            .collect()
+    /// `pexe2wasm::verify::check_runnable`: why the module cannot run, if it cannot.
+    pub fn check_runnable(module: &Module) -> Option<Finding> {
+        pexe2wasm::verify::check_runnable(module).err()
     }
 
     /// `pexe2wasm::convert::convert` with the default options but `threads`.
@@ -321,52 +315,48 @@ fn read_input(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
-/// Why a command failed: the file it concerns and one line per problem.
-struct Failure {
-    file: String,
-    messages: Vec<String>,
+/// `verify`'s findings: each becomes its own `error: FILE: FINDING` line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
+struct Findings(Vec<pexe2wasm::verify::Finding>);
+
+/// A bad combination of arguments that clap cannot see: exit status 2, like clap's.
+#[derive(Debug, thiserror::Error)]
+enum UsageError {
+    #[error("batch reads and writes directories; '-' (stdin/stdout) is not one")]
+    BatchStdio,
+    #[error(transparent)]
+    Batch(batch::BatchError),
 }
 
-fn fail(file: &str, e: anyhow::Error) -> Failure {
-    Failure {
-        file: file.to_string(),
-        messages: vec![format!("{e:#}")],
-    }
-}
-
-fn run(command: Command) -> Result<(), Failure> {
+/// Runs a command. Errors keep their chain (`anyhow::Context` on the way up, the file
+/// outermost); [`report`] prints it once, in `main`.
+fn run(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Dis { file, output } => {
-            let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
-            let mut out = Output::open(output.as_deref()).map_err(|e| fail(&name, e))?;
-            stages::disassemble(&data, out.writer()).map_err(|e| fail(&name, e))?;
-            out.commit().map_err(|e| fail(&name, e))
-        }
-        Command::Asm { file, output } => {
-            let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+        Command::Dis { file, output } => in_file(&file, || {
+            let data = read_input(&file)?;
+            let mut out = Output::open(output.as_deref())?;
+            stages::disassemble(&data, out.writer())?;
+            out.commit()
+        }),
+        Command::Asm { file, output } => in_file(&file, || {
+            let data = read_input(&file)?;
             let text = String::from_utf8(data).map_err(|e| {
-                fail(
-                    &name,
-                    anyhow!(
-                        "byte {}: the input is not UTF-8 text",
-                        e.utf8_error().valid_up_to()
-                    ),
+                anyhow!(
+                    "byte {}: the input is not UTF-8 text",
+                    e.utf8_error().valid_up_to()
                 )
             })?;
-            let bytes = stages::assemble(&text).map_err(|e| fail(&name, e))?;
-            let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
+            let bytes = stages::assemble(&text)?;
+            let mut out = Output::open(Some(&output))?;
             out.writer()
                 .write_all(&bytes)
-                .context("cannot write the output")
-                .map_err(|e| fail(&name, e))?;
-            out.commit().map_err(|e| fail(&name, e))
-        }
-        Command::Info { file, json } => {
-            let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
-            let info = pexe2wasm::info::info(&data).map_err(|e| fail(&name, e.into()))?;
+                .context("cannot write the output")?;
+            out.commit()
+        }),
+        Command::Info { file, json } => in_file(&file, || {
+            let data = read_input(&file)?;
+            let info = pexe2wasm::info::info(&data)?;
             let mut out = Output::stdout();
             let w = out.writer();
             let written = if json {
@@ -376,24 +366,19 @@ fn run(command: Command) -> Result<(), Failure> {
             } else {
                 write!(w, "{info}")
             };
-            written
-                .context("cannot write the output")
-                .map_err(|e| fail(&name, e))?;
-            out.commit().map_err(|e| fail(&name, e))
-        }
-        Command::Verify { file, no_runnable } => {
+            written.context("cannot write the output")?;
+            out.commit()
+        }),
+        Command::Verify { file, no_runnable } => in_file(&file, || {
             let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
-            let module = pexe2wasm::decode::decode(&data).map_err(|e| fail(&name, e.into()))?;
+            let data = read_input(&file)?;
+            let module = pexe2wasm::decode::decode(&data)?;
             let mut findings = stages::verify(&module);
             if !no_runnable {
                 findings.extend(stages::check_runnable(&module));
             }
             if !findings.is_empty() {
-                return Err(Failure {
-                    file: name,
-                    messages: findings,
-                });
+                return Err(Findings(findings).into());
             }
             let mut out = Output::stdout();
             let defined = module.function_bodies.len();
@@ -403,79 +388,68 @@ fn run(command: Command) -> Result<(), Failure> {
                 module.functions.len(),
                 module.globals.len()
             )
-            .context("cannot write the output")
-            .map_err(|e| fail(&name, e))?;
-            out.commit().map_err(|e| fail(&name, e))
-        }
+            .context("cannot write the output")?;
+            out.commit()
+        }),
         Command::Convert {
             file,
             output,
             wat,
             threads,
-        } => {
-            let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
-            let wasm = stages::convert(&data, threads.into()).map_err(|e| fail(&name, e))?;
-            let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
+        } => in_file(&file, || {
+            let data = read_input(&file)?;
+            let wasm = stages::convert(&data, threads.into())?;
+            let mut out = Output::open(Some(&output))?;
             let written = if wat {
-                let text = stages::print_wat(&wasm).map_err(|e| fail(&name, e))?;
+                let text = stages::print_wat(&wasm)?;
                 out.writer().write_all(text.as_bytes())
             } else {
                 out.writer().write_all(&wasm)
             };
-            written
-                .context("cannot write the output")
-                .map_err(|e| fail(&name, e))?;
-            out.commit().map_err(|e| fail(&name, e))
+            written.context("cannot write the output")?;
+            out.commit()
+        }),
+        Command::Run {
+            file,
+            args,
+            env,
+            dirs,
+            threads,
+        } => {
+            run_program(&file, args, env, dirs, threads.into()).with_context(|| display_name(&file))
         }
-        // main() sends `run` and `batch` to their own handlers, which own the exit status.
-        Command::Run { file, .. } | Command::Batch { dir: file, .. } => Err(fail(
-            &display_name(&file),
-            anyhow!("internal error: the command reached the wrong handler"),
-        )),
+        Command::Batch {
+            dir,
+            output,
+            jobs,
+            quiet,
+        } => run_batch(&dir, &output, jobs, quiet),
     }
+}
+
+/// Runs `f` for FILE: its error gets FILE as the outermost context (`FILE: MESSAGE`).
+fn in_file(file: &Path, f: impl FnOnce() -> Result<()>) -> Result<ExitCode> {
+    f().map(|()| ExitCode::SUCCESS)
+        .with_context(|| display_name(file))
 }
 
 /// Exit status of `run` when the program trapped, as for an abort (128 + SIGABRT).
 const TRAP_EXIT: u8 = 134;
 
 /// `pexe2wasm run`: converts FILE (unless it is already wasm) and runs it; the program's
-/// exit status becomes ours.
+/// exit status becomes ours. A trap is an error ([`report`] prints it with the backtrace).
 fn run_program(
     file: &Path,
     args: Vec<String>,
     env: Vec<String>,
     dirs: Vec<String>,
     threads: pexe2wasm::convert::Threads,
-) -> ExitCode {
-    let name = display_name(file);
-    let prepared = prepare_run(file, args, env, dirs, threads);
-    let (wasm, opts) = match prepared {
-        Ok(p) => p,
-        Err(e) => return report(fail(&name, e)),
-    };
+) -> Result<ExitCode> {
+    let (wasm, opts) = prepare_run(file, args, env, dirs, threads)?;
     // Anything we printed must come before the program's output.
     let _ = io::stdout().flush();
-    match stages::run_wasm(&wasm, &opts) {
-        Ok(outcome) => ExitCode::from((outcome.exit_code & 0xff) as u8),
-        Err(pexe2wasm_runner::RunError::Trap(t)) => {
-            let stderr = io::stderr();
-            let mut err = stderr.lock();
-            let _ = writeln!(
-                err,
-                "error: {name}: wasm trap: {}",
-                t.message.replace(['\n', '\r'], " ")
-            );
-            if !t.backtrace.is_empty() {
-                let _ = writeln!(err, "wasm backtrace:");
-                for frame in &t.backtrace {
-                    let _ = writeln!(err, "  {frame}");
-                }
-            }
-            ExitCode::from(TRAP_EXIT)
-        }
-        Err(e) => report(fail(&name, e.into())),
-    }
+    let outcome = stages::run_wasm(&wasm, &opts)?;
+    Ok(ExitCode::from((outcome.exit_code & 0xff) as u8))
 }
 
 /// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it.
@@ -519,24 +493,19 @@ fn prepare_run(
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
 /// reports, prints one `error:` line per failed file and a summary.
-fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> ExitCode {
-    use crate::batch::{self, BatchError, Status};
+fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> Result<ExitCode> {
+    use crate::batch::{BatchError, Status};
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     use io::IsTerminal;
 
     if dir.as_os_str() == "-" || output.as_os_str() == "-" {
-        eprintln!("error: batch reads and writes directories; '-' (stdin/stdout) is not one");
-        return ExitCode::from(2);
+        return Err(UsageError::BatchStdio.into());
     }
-    let name = display_name(dir);
     let plan = match batch::plan(dir, output) {
         Ok(p) => p,
-        Err(e @ BatchError::Overlap { .. }) => {
-            // A bad pair of arguments: a usage error, like clap's.
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-        Err(e) => return report(fail(&name, e.into())),
+        // A bad pair of arguments: a usage error, like clap's.
+        Err(e @ BatchError::Overlap { .. }) => return Err(UsageError::Batch(e).into()),
+        Err(e) => return Err(batch_error(e, dir)),
     };
     let bar = if quiet || !io::stderr().is_terminal() {
         ProgressBar::hidden()
@@ -560,13 +529,8 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> ExitC
     };
     let result = plan.run(&opts, &progress);
     bar.finish_and_clear();
-    let report_out = match result {
-        Ok(r) => r,
-        Err(e) => return report(fail(&name, e.into())),
-    };
-    if let Err(e) = batch::write_reports(&report_out, output) {
-        return report(fail(&name, e.into()));
-    }
+    let report_out = result.map_err(|e| batch_error(e, dir))?;
+    batch::write_reports(&report_out, output).map_err(|e| batch_error(e, dir))?;
     // Failures after the bar, in path order, one line each.
     let stderr = io::stderr();
     let mut err = stderr.lock();
@@ -591,21 +555,50 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> ExitC
             output.join("report.md").display()
         );
     }
-    if s.failed == 0 {
+    Ok(if s.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// A batch error as a chain: DIR as its context unless the error names its own path.
+fn batch_error(e: batch::BatchError, dir: &Path) -> anyhow::Error {
+    match e {
+        batch::BatchError::Threads { .. } => anyhow::Error::from(e).context(display_name(dir)),
+        e => e.into(),
     }
 }
 
-/// Prints a failure, one line per message; exit code 1.
-fn report(f: Failure) -> ExitCode {
+/// Prints an error that reached `main`, one line per error whatever the messages hold:
+/// `error: FILE: MESSAGE` with the whole chain; each of `verify`'s findings on its own
+/// line; a trap with the wasm backtrace (exit status 134); usage errors without a file
+/// (exit status 2). Otherwise the exit status is 1.
+fn report(e: &anyhow::Error) -> ExitCode {
+    let one_line = |m: &str| m.replace(['\n', '\r'], " ");
     let stderr = io::stderr();
     let mut err = stderr.lock();
-    for m in &f.messages {
-        // One line per error, whatever the message holds.
-        let m = m.replace(['\n', '\r'], " ");
-        let _ = writeln!(err, "error: {}: {}", f.file, m);
+    if let Some(u) = e.downcast_ref::<UsageError>() {
+        let _ = writeln!(err, "error: {}", one_line(&u.to_string()));
+        return ExitCode::from(2);
+    }
+    // `{e}` alone is the outermost context: the file.
+    if let Some(pexe2wasm_runner::RunError::Trap(t)) = e.downcast_ref() {
+        let _ = writeln!(err, "error: {e}: wasm trap: {}", one_line(&t.message));
+        if !t.backtrace.is_empty() {
+            let _ = writeln!(err, "wasm backtrace:");
+            for frame in &t.backtrace {
+                let _ = writeln!(err, "  {frame}");
+            }
+        }
+        return ExitCode::from(TRAP_EXIT);
+    }
+    if let Some(Findings(findings)) = e.downcast_ref() {
+        for f in findings {
+            let _ = writeln!(err, "error: {e}: {}", one_line(&f.to_string()));
+        }
+    } else {
+        let _ = writeln!(err, "error: {}", one_line(&format!("{e:#}")));
     }
     ExitCode::from(1)
 }
@@ -619,25 +612,9 @@ fn main() -> ExitCode {
         // Help and --version exit 0, usage errors 2 (clap's conventions).
         Err(e) => e.exit(),
     };
-    let result = match cli.command {
-        Command::Run {
-            file,
-            args,
-            env,
-            dirs,
-            threads,
-        } => return run_program(&file, args, env, dirs, threads.into()),
-        Command::Batch {
-            dir,
-            output,
-            jobs,
-            quiet,
-        } => return run_batch(&dir, &output, jobs, quiet),
-        command => run(command),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match run(cli.command) {
+        Ok(status) => status,
         Err(_) if BROKEN_PIPE.load(Ordering::Relaxed) => ExitCode::SUCCESS,
-        Err(f) => report(f),
+        Err(e) => report(&e),
     }
 }

@@ -2,9 +2,10 @@
 
 use crate::bitstream::Position;
 use crate::decode::{decode, DecodeError};
-use crate::emit::{self, EmitError, EmitOptions, EmitStats};
+use crate::emit::{self, EmitError, EmitOptions, EmitStats, InternalError};
 use crate::lower::LowerError;
 use crate::verify::{self, Finding, VerifyErrors};
+use crate::ErrorClass;
 
 /// Conversion options.
 #[derive(Debug, Clone)]
@@ -108,6 +109,8 @@ pub struct Converted {
     pub stats: ConvertStats,
 }
 
+/// Why a conversion failed. [`ConvertError::class`] says whose problem it is, and
+/// [`ConvertError::position`] where in the pexe, when known.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConvertError {
     #[error(transparent)]
@@ -139,15 +142,27 @@ impl From<EmitError> for ConvertError {
 }
 
 impl ConvertError {
+    /// Whose problem this is: the one classification the CLI and the service report
+    /// from. Decoding, ABI and runnability errors are bad input; the lowering's and
+    /// assembly's errors say themselves; output that does not validate is ours.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            ConvertError::Decode(e) => e.class(),
+            ConvertError::Verify(_) | ConvertError::NotRunnable(_) => ErrorClass::Input,
+            ConvertError::Lower(e) => e.class(),
+            ConvertError::Emit(e) => e.class(),
+            ConvertError::Invalid { .. } => ErrorClass::Internal,
+        }
+    }
+
     /// Position in the pexe, when the error has one.
     pub fn position(&self) -> Option<Position> {
         match self {
             ConvertError::Decode(e) => Some(e.position()),
             ConvertError::Verify(v) => v.0.first().map(|f| f.position),
             ConvertError::NotRunnable(f) => Some(f.position),
-            ConvertError::Lower(LowerError::Invalid { position, .. })
-            | ConvertError::Lower(LowerError::Unsupported { position, .. }) => Some(*position),
-            _ => None,
+            ConvertError::Lower(e) => Some(e.position()),
+            ConvertError::Emit(_) | ConvertError::Invalid { .. } => None,
         }
     }
 }
@@ -207,10 +222,12 @@ pub fn convert_module(
     verified?;
     let pending = match emitted {
         Ok(r) => r?,
-        Err(_) => {
-            return Err(ConvertError::Emit(EmitError::Other(
-                "internal error: the lowering panicked".into(),
-            )))
+        Err(payload) => {
+            let message = (payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .or_else(|| payload.downcast_ref::<String>().cloned());
+            return Err(ConvertError::Emit(
+                InternalError::Panicked { message }.into(),
+            ));
         }
     };
     // The bodies are copied into place and validated (`emit::Pending::finish`) while the

@@ -15,11 +15,13 @@
 //! pexe holds and asks for, for `info` and `batch`), [`malloc`] (allocator settings the
 //! binaries apply at startup) and [`scratch_pool`] (buffers lent to the parallel passes).
 //! docs/ARCHITECTURE.md describes each stage; docs/RUNTIME-ABI.md what a converted module
-//! imports and exports.
+//! imports and exports. [`ErrorClass`] classifies every conversion error (input,
+//! unsupported, internal) for the CLI, `batch` and the service alike.
 pub mod bitstream;
 pub mod convert;
 pub mod decode;
 pub mod emit;
+mod error;
 pub mod info;
 pub mod ir;
 pub mod lower;
@@ -28,6 +30,8 @@ pub mod runtime;
 pub mod scratch_pool;
 pub mod text;
 pub mod verify;
+
+pub use error::ErrorClass;
 
 /// A deterministic xorshift64 generator for the unit tests' pseudo-random inputs.
 #[cfg(test)]

@@ -24,7 +24,7 @@ use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToSchema};
         crate::routes::openapi_json,
         crate::routes::page,
     ),
-    components(schemas(Problem, Position, Info, FunctionInfo, IntrinsicInfo, SymbolInfo, Health)),
+    components(schemas(Problem, Position, Class, Info, FunctionInfo, IntrinsicInfo, SymbolInfo, Health)),
     modifiers(&UploadErrors)
 )]
 struct ApiDoc;
@@ -170,25 +170,41 @@ pub enum HealthStatus {
     Ok,
 }
 
-/// Where in the pexe the decoder stopped (the problem's `position`). A schema of its own,
-/// so it can later come from the library's position type.
+/// Where in the pexe the error is (the problem's `position`): the JSON of the library's
+/// `pexe2wasm::bitstream::Position`, the same as in `pexe2wasm batch`'s report.json. Every
+/// member is present, `null` when unknown. The library has no utoipa, so this mirrors it;
+/// the API test compares it with real answers.
 #[derive(ToSchema)]
 #[allow(dead_code)]
 pub struct Position {
     /// Bit offset from the start of the file.
     bit: u64,
+    /// `bit / 8`.
     byte: u64,
     /// Id of the innermost open block.
-    #[schema(nullable = false)]
+    #[schema(schema_with = nullable::<u32>, required = true)]
     block: Option<u32>,
-    #[schema(nullable = false)]
+    /// Its name (`function`, `globals`, ...).
+    #[schema(schema_with = nullable::<String>, required = true)]
     block_name: Option<String>,
     /// Code of the record being read.
-    #[schema(nullable = false)]
+    #[schema(schema_with = nullable::<u64>, required = true)]
     record: Option<u64>,
-    /// Index of that record in its block.
-    #[schema(nullable = false)]
+    /// Index of that record in its block (0-based).
+    #[schema(schema_with = nullable::<u32>, required = true)]
     record_index: Option<u32>,
+}
+
+/// Whose problem a conversion error is (the library's `pexe2wasm::ErrorClass`): a bad
+/// pexe, a valid one using something the converter does not handle, or a converter bug.
+/// The status and problem type follow from it; `pexe2wasm batch` reports the same class.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum Class {
+    Input,
+    Unsupported,
+    Internal,
 }
 
 // `pexe2wasm::info::Info` lives in the library, which does not depend on utoipa: these

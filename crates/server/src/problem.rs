@@ -1,9 +1,12 @@
-//! Errors as RFC 9457 problem details (`application/problem+json`). Decoder errors carry
-//! their position in the pexe as extension members (`position`).
+//! Errors as RFC 9457 problem details (`application/problem+json`). Conversion errors
+//! carry their [`ErrorClass`] (`class`) and their position in the pexe (`position`) as
+//! extension members; the status and problem type follow from the class alone.
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use pexe2wasm::bitstream::{block_name, Position};
+use pexe2wasm::bitstream::Position;
+use pexe2wasm::convert::ConvertError;
+use pexe2wasm::ErrorClass;
 use serde::Serialize;
 
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -17,41 +20,17 @@ pub struct Problem {
     pub title: &'static str,
     pub status: u16,
     pub detail: String,
-    /// Where in the pexe the decoder stopped, when known.
+    /// Whose problem a conversion error is (conversion errors only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::openapi::Class>, nullable = false)]
+    pub class: Option<ErrorClass>,
+    /// Where in the pexe the error is, when known (boxed: most problems have none).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<crate::openapi::Position>, nullable = false)]
-    pub position: Option<Box<ProblemPosition>>,
+    pub position: Option<Box<Position>>,
     /// Seconds after which retrying may succeed (503 only).
     #[serde(skip)]
     pub retry_after: Option<u32>,
-}
-
-/// A decoder position as JSON.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct ProblemPosition {
-    pub bit: u64,
-    pub byte: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub block_name: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub record: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub record_index: Option<u32>,
-}
-
-impl From<Position> for ProblemPosition {
-    fn from(p: Position) -> Self {
-        ProblemPosition {
-            bit: p.bit,
-            byte: p.bit / 8,
-            block: p.block,
-            block_name: p.block.map(block_name),
-            record: p.record,
-            record_index: p.record_index,
-        }
-    }
 }
 
 impl Problem {
@@ -66,14 +45,33 @@ impl Problem {
             title,
             status: status.as_u16(),
             detail: detail.into(),
+            class: None,
             position: None,
             retry_after: None,
         }
     }
 
-    pub fn with_position(mut self, p: Option<Position>) -> Problem {
-        self.position = p.map(|p| Box::new(ProblemPosition::from(p)));
-        self
+    /// A conversion error: status, type and title from its [`ErrorClass`], with the class
+    /// and the position in the pexe as extension members.
+    pub fn conversion(e: &ConvertError) -> Problem {
+        let class = e.class();
+        let (status, kind, title) = match class {
+            ErrorClass::Input => (StatusCode::BAD_REQUEST, "bad-pexe", "Invalid pexe"),
+            ErrorClass::Unsupported => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unsupported",
+                "The pexe uses something the converter does not support",
+            ),
+            ErrorClass::Internal => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal converter error",
+            ),
+        };
+        let mut p = Problem::new(status, kind, title, e.to_string());
+        p.class = Some(class);
+        p.position = e.position().map(Box::new);
+        p
     }
 
     pub fn too_large(limit: usize) -> Problem {

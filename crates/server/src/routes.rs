@@ -18,8 +18,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use bytes::Bytes;
 use pexe2wasm::convert::{convert, ConvertError, ConvertOptions, Threads};
-use pexe2wasm::emit::EmitError;
-use pexe2wasm::lower::LowerError;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Instant;
@@ -250,30 +248,6 @@ fn parse_query(uri: &Uri) -> Result<ConvertQuery, Problem> {
         })
 }
 
-/// A conversion error as a problem, with the decoder's position when it has one.
-fn convert_problem(e: &ConvertError) -> Problem {
-    let (status, kind, title) = match e {
-        ConvertError::Decode(_)
-        | ConvertError::Verify(_)
-        | ConvertError::NotRunnable(_)
-        | ConvertError::Lower(LowerError::Invalid { .. }) => {
-            (StatusCode::BAD_REQUEST, "bad-pexe", "Invalid pexe")
-        }
-        ConvertError::Lower(LowerError::Unsupported { .. })
-        | ConvertError::Emit(EmitError::Layout(_) | EmitError::Link(_)) => (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "unsupported",
-            "The pexe uses something the converter does not support",
-        ),
-        _ => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "Internal converter error",
-        ),
-    };
-    Problem::new(status, kind, title, e.to_string()).with_position(e.position())
-}
-
 fn pool_problem(state: &AppState, e: PoolError) -> Problem {
     match e {
         PoolError::QueueFull => {
@@ -364,7 +338,7 @@ pub(crate) async fn convert_handler(
                 threads,
                 ..ConvertOptions::default()
             };
-            let c = convert(&pexe, &opts).map_err(|e| convert_problem(&e))?;
+            let c = convert(&pexe, &opts).map_err(|e| Problem::conversion(&e))?;
             let (body, content_type) = match q.format {
                 Format::Wasm => (Bytes::from(c.wasm), "application/wasm"),
                 Format::Wat => {
@@ -462,7 +436,7 @@ pub(crate) async fn inspect_handler(
         .run(move || pexe2wasm::info::info(&pexe))
         .await
         .map_err(|e| pool_problem(&state, e))?
-        .map_err(|e| convert_problem(&ConvertError::Decode(e)))?;
+        .map_err(|e| Problem::conversion(&ConvertError::Decode(e)))?;
     let mut r = Json(info).into_response();
     r.headers_mut().insert(
         HeaderName::from_static(H_SHA256),

@@ -244,14 +244,16 @@ fn fixture_tree_report_is_exact_per_file() {
         "output_collision",
         "its output coll/prog.wasm is already the output of coll/prog",
     ));
+    // Conversion failures are reported by their class: no `_start` and truncated bits
+    // are both bad input.
     add(expect_failed_conversion(
         "factorial.pexe",
-        "not_runnable",
+        "input",
         &fixture("factorial.pexe"),
     ));
     add(expect_failed_conversion(
         "broken/truncated.pexe",
-        "decode",
+        "input",
         &hello[..hello.len() / 2],
     ));
     add(expect_found_failure(
@@ -313,7 +315,7 @@ fn fixture_tree_report_is_exact_per_file() {
             report["summary"],
             json!({"files": expected.len(), "converted": 5, "failed": failed})
         );
-        assert_eq!(report["schema"], 1);
+        assert_eq!(report["schema"], 2);
         assert_eq!(report["threads"], jobs.parse::<u64>().unwrap());
         assert_eq!(report["input_dir"], s.arg("in"));
         assert_eq!(report["output_dir"], s.arg(&out));
@@ -419,7 +421,7 @@ fn all_converted_exits_0_and_failure_removes_stale_output() {
     assert!(s.join("out/b/bits.wasm").exists());
     let files = files_by_path(&read_report(&s.join("out")));
     assert_eq!(files["a/hello.pexe"]["status"], "failed");
-    assert_eq!(files["a/hello.pexe"]["error"]["kind"], "decode");
+    assert_eq!(files["a/hello.pexe"]["error"]["kind"], "input");
     assert_eq!(files["b/bits.pexe"]["status"], "converted");
 }
 
@@ -494,6 +496,9 @@ fn unreadable_input_dir_is_one_line_exit_1() {
         e.starts_with(&format!("error: {}: ", s.arg("nonexistent"))),
         "{e}"
     );
+    // The chain names the directory and the OS error once each.
+    assert_eq!(e.matches(&s.arg("nonexistent")).count(), 1, "{e}");
+    assert_eq!(e.matches("os error").count(), 1, "{e}");
     assert!(
         !s.join("out").exists(),
         "created the output for a missing input"
@@ -534,11 +539,10 @@ fn real_corpus_batch() {
             assert_eq!(f["status"], "failed", "{name}");
             let e = &f["error"];
             let kind = e["kind"].as_str().unwrap();
+            // Malformed or without `_start`: bad input either way.
+            assert_eq!(kind, "input", "{name}");
             if not_runnable {
-                assert_eq!(kind, "not_runnable", "{name}");
                 assert!(e["message"].as_str().unwrap().contains("_start"), "{name}");
-            } else {
-                assert!(matches!(kind, "decode" | "verify"), "{name}: {kind}");
             }
             assert!(e["position"]["bit"].is_u64(), "{name}: no position: {e}");
             assert!(f["output"].is_null() && f["wasm_bytes"].is_null());
@@ -602,4 +606,71 @@ fn links_in_the_output_tree_are_not_written_through() {
         std::fs::read(s.join("elsewhere/keep.txt")).unwrap(),
         b"precious"
     );
+}
+
+/// hello with one more global of 5 GB of zeros: a valid pexe the converter does not
+/// support (its data cannot fit a 32-bit wasm memory).
+fn huge_global_pexe() -> Vec<u8> {
+    let text = std::fs::read_to_string(pexe2wasm_testkit::repo_path("fixtures/hello.pnaclasm"))
+        .unwrap()
+        .replacen("count 3;", "count 4;", 1)
+        .replacen(
+            "\n  }\n  valuesymtab {",
+            "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
+            1,
+        );
+    pexe2wasm::text::asm::assemble(&text).unwrap()
+}
+
+/// The kind of a conversion failure is the library's `ErrorClass` of the error, in
+/// report.json and report.md alike; the file-level kinds stay beside them.
+#[test]
+fn conversion_failures_are_reported_by_class() {
+    let s = common::Scratch::new("classes");
+    let hello = fixture("hello.pexe");
+    let huge = huge_global_pexe();
+    s.put("in/huge.pexe", &huge);
+    s.put("in/truncated.pexe", &hello[..hello.len() / 2]);
+    s.put("in/hello.pexe", &hello);
+    s.put(
+        "in/missing.nmf",
+        br#"{"program": {"portable": {"pnacl-translate": {"url": "gone.pexe"}}}}"#,
+    );
+    let o = batch(&[&s.arg("in"), "-o", &s.arg("out")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let files = files_by_path(&read_report(&s.join("out")));
+    let kinds: BTreeMap<&str, &str> = files
+        .iter()
+        .map(|(p, f)| (p.as_str(), f["error"]["kind"].as_str().unwrap_or("-")))
+        .collect();
+    assert_eq!(
+        kinds,
+        BTreeMap::from([
+            ("gone.pexe", "missing"),
+            ("hello.pexe", "-"),
+            ("huge.pexe", "unsupported"),
+            ("truncated.pexe", "input"),
+        ])
+    );
+    // Each is the class the library gives the same error.
+    for (path, data) in [
+        ("huge.pexe", &huge[..]),
+        ("truncated.pexe", &hello[..hello.len() / 2]),
+    ] {
+        let e = convert(data, &ConvertOptions::default()).unwrap_err();
+        assert_eq!(files[path]["error"]["kind"], e.class().as_str(), "{path}");
+        assert_eq!(files[path]["error"]["message"], e.to_string(), "{path}");
+        match e.position() {
+            Some(p) => assert_eq!(files[path]["error"]["position"], position_json(p)),
+            None => assert!(files[path]["error"]["position"].is_null(), "{path}"),
+        }
+    }
+    assert_eq!(
+        files["huge.pexe"]["error"]["message"],
+        "memory layout: globals do not fit in 4 GiB"
+    );
+    let md = std::fs::read_to_string(s.join("out/report.md")).unwrap();
+    assert!(md.contains("- kind: unsupported"), "{md}");
+    assert!(md.contains("- kind: input"), "{md}");
+    assert!(md.contains("- kind: missing"), "{md}");
 }

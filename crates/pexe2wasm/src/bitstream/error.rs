@@ -1,10 +1,17 @@
 //! Errors of the bitstream layer and the position type shared by every decoding stage.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Where in the input something went wrong: the bit offset, the innermost block and the
 /// record being read. Every decode error carries one so a user can find the bad bits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// Its JSON form (the batch report's and the service's) also spells out what a reader
+/// would compute: `{"bit", "byte", "block", "block_name", "record", "record_index"}`,
+/// every member present, `null` when unknown. `byte` and `block_name` are ignored when
+/// read back (they follow from `bit` and `block`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(into = "PositionJson", from = "PositionJson")]
 pub struct Position {
     /// Bit offset from the start of the file.
     pub bit: u64,
@@ -21,6 +28,43 @@ impl Position {
         Position {
             bit,
             ..Default::default()
+        }
+    }
+}
+
+/// [`Position`] as JSON.
+#[derive(Serialize, Deserialize)]
+struct PositionJson {
+    bit: u64,
+    #[serde(default)]
+    byte: u64,
+    block: Option<u32>,
+    #[serde(default)]
+    block_name: Option<String>,
+    record: Option<u64>,
+    record_index: Option<u32>,
+}
+
+impl From<Position> for PositionJson {
+    fn from(p: Position) -> Self {
+        PositionJson {
+            bit: p.bit,
+            byte: p.bit / 8,
+            block: p.block,
+            block_name: p.block.map(|b| block_name(b).to_string()),
+            record: p.record,
+            record_index: p.record_index,
+        }
+    }
+}
+
+impl From<PositionJson> for Position {
+    fn from(p: PositionJson) -> Self {
+        Position {
+            bit: p.bit,
+            block: p.block,
+            record: p.record,
+            record_index: p.record_index,
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::ir::{
     Align, Element, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage, Module,
     Type, TypeId, TypeTable,
 };
+use crate::ErrorClass;
 
 /// Block ids of PNaCl bitcode.
 pub mod block_id {
@@ -43,6 +44,11 @@ pub enum DecodeError {
 }
 
 impl DecodeError {
+    /// Always [`ErrorClass::Input`]: the file is not a well-formed pexe.
+    pub fn class(&self) -> ErrorClass {
+        ErrorClass::Input
+    }
+
     pub fn position(&self) -> Position {
         match self {
             DecodeError::Bitstream(e) => e.position,

@@ -2,7 +2,7 @@
 //! globals from 64 KiB with their alignment, the main-thread stack, the heap; and the
 //! table slots of address-taken functions.
 
-use super::EmitError;
+use super::{EmitError, LayoutError};
 use crate::ir::{Element, Module, ValueRef};
 
 pub const PAGE: u64 = 65536;
@@ -61,24 +61,20 @@ pub fn layout(m: &Module, stack_size: u64, taken_in_code: &[u32]) -> Result<Layo
     for g in &m.globals {
         let a = g.align.bytes().unwrap_or(1).max(1);
         if a > PAGE {
-            return Err(EmitError::Layout(format!(
-                "global alignment of {a} bytes is larger than a page"
-            )));
+            return Err(LayoutError::AlignmentOverPage { align: a }.into());
         }
         addr = addr.div_ceil(a) * a;
         global_addr.push(addr as u32);
         addr += g.init.size();
         if addr > 1 << 32 {
-            return Err(EmitError::Layout("globals do not fit in 4 GiB".into()));
+            return Err(LayoutError::GlobalsOver4GiB.into());
         }
     }
     let data_end = addr;
     let stack_base = data_end.div_ceil(PAGE) * PAGE;
     let stack_top = (stack_base + stack_size).div_ceil(PAGE) * PAGE;
     if stack_top >= 1 << 32 {
-        return Err(EmitError::Layout(format!(
-            "globals and a {stack_size}-byte stack do not fit in 4 GiB"
-        )));
+        return Err(LayoutError::StackOver4GiB { stack_size }.into());
     }
 
     Ok(Layout {
@@ -113,9 +109,7 @@ pub fn data_segments(m: &Module, lay: &Layout) -> Result<Segments, EmitError> {
                         ValueRef::Function(i) => table_slot.get(i as usize).copied().unwrap_or(0),
                         ValueRef::Global(i) => {
                             global_addr.get(i as usize).copied().ok_or_else(|| {
-                                EmitError::Layout(format!(
-                                    "relocation to value {target}, which is not a global"
-                                ))
+                                EmitError::from(LayoutError::RelocationTarget { target: *target })
                             })?
                         }
                         _ => 0,

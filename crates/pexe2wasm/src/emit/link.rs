@@ -14,7 +14,7 @@ use wasmparser::{
     Payload, TypeRef,
 };
 
-use super::EmitError;
+use super::{EmitError, LinkProblem};
 use crate::lower::Sig;
 
 /// Output globals every linked module may import from `env`, in output index order.
@@ -67,18 +67,18 @@ impl Linked<'_> {
     }
 }
 
-fn err(name: &str, msg: impl std::fmt::Display) -> EmitError {
-    EmitError::Link(format!("{name}: {msg}"))
+fn err(name: &'static str, problem: impl Into<LinkProblem>) -> EmitError {
+    EmitError::link(name, problem)
 }
 
-fn valtype(name: &str, t: wasmparser::ValType) -> Result<ValType, EmitError> {
+fn valtype(name: &'static str, t: wasmparser::ValType) -> Result<ValType, EmitError> {
     Ok(match t {
         wasmparser::ValType::I32 => ValType::I32,
         wasmparser::ValType::I64 => ValType::I64,
         wasmparser::ValType::F32 => ValType::F32,
         wasmparser::ValType::F64 => ValType::F64,
         wasmparser::ValType::V128 => ValType::V128,
-        wasmparser::ValType::Ref(_) => return Err(err(name, "reference-typed values")),
+        wasmparser::ValType::Ref(_) => return Err(err(name, LinkProblem::ReferenceTypes)),
     })
 }
 
@@ -131,15 +131,19 @@ pub fn parse<'a>(name: &'static str, bytes: &'a [u8]) -> Result<Linked<'a>, Emit
                             )
                         }
                         ("env", n, _) => {
-                            return Err(err(name, format!("unresolved import env.{n}")));
+                            return Err(err(
+                                name,
+                                LinkProblem::UnresolvedEnvImport { name: n.into() },
+                            ));
                         }
                         (m, n, TypeRef::Func(t)) => Import::Func(m.into(), n.into(), t),
                         (m, n, _) => {
                             return Err(err(
                                 name,
-                                format!(
-                                    "import {m}.{n} is not a function; only env may provide others"
-                                ),
+                                LinkProblem::NonFunctionImport {
+                                    module: m.into(),
+                                    name: n.into(),
+                                },
                             ));
                         }
                     };
@@ -151,9 +155,9 @@ pub fn parse<'a>(name: &'static str, bytes: &'a [u8]) -> Result<Linked<'a>, Emit
                     l.funcs.push(t.map_err(e)?);
                 }
             }
-            Payload::TableSection(_) => return Err(err(name, "defines its own table")),
-            Payload::MemorySection(_) => return Err(err(name, "defines its own memory")),
-            Payload::TagSection(_) => return Err(err(name, "uses exception tags")),
+            Payload::TableSection(_) => return Err(err(name, LinkProblem::OwnTable)),
+            Payload::MemorySection(_) => return Err(err(name, LinkProblem::OwnMemory)),
+            Payload::TagSection(_) => return Err(err(name, LinkProblem::Tags)),
             Payload::GlobalSection(r) => {
                 l.num_globals = r.count();
                 l.globals = Some(r);
@@ -166,7 +170,7 @@ pub fn parse<'a>(name: &'static str, bytes: &'a [u8]) -> Result<Linked<'a>, Emit
                     }
                 }
             }
-            Payload::StartSection { .. } => return Err(err(name, "has a start function")),
+            Payload::StartSection { .. } => return Err(err(name, LinkProblem::StartFunction)),
             Payload::ElementSection(r) => {
                 l.num_elements = r.count();
                 l.elements = Some(r);
@@ -193,7 +197,7 @@ pub fn parse<'a>(name: &'static str, bytes: &'a [u8]) -> Result<Linked<'a>, Emit
         }
     }
     if l.bodies.len() != l.funcs.len() {
-        return Err(err(name, "function and code sections disagree"));
+        return Err(err(name, LinkProblem::FunctionCodeMismatch));
     }
     Ok(l)
 }

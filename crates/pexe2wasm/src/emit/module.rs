@@ -21,7 +21,7 @@ use wasm_encoder::{
 use super::layout::{layout, Layout};
 use super::link::{self, Import, Linked, Remap};
 use super::validate::{wasm_features, BodyCheck, Checker, Walked};
-use super::EmitError;
+use super::{EmitError, InternalError, LinkProblem};
 use crate::ir::{CodeSummary, Module};
 use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
 
@@ -171,7 +171,7 @@ pub fn lower_module(
                     continue;
                 }
                 let t = *linked_types[li].get(*ty as usize).ok_or_else(|| {
-                    EmitError::Link(format!("{}: import type {ty} out of range", l.name))
+                    EmitError::link(l.name, LinkProblem::ImportTypeRange { ty: *ty })
                 })?;
                 import_idx.insert(key, imports.len() as u32);
                 imports.push((module.clone(), name.clone(), t));
@@ -223,12 +223,7 @@ pub fn lower_module(
             match imp {
                 Import::PexeStart => funcs.push({
                     varying_func = funcs.len() as u32;
-                    pexe_start.ok_or_else(|| {
-                        EmitError::Link(format!(
-                            "{} imports env.pexe_start but the pexe defines no _start",
-                            l.name
-                        ))
-                    })?
+                    pexe_start.ok_or_else(|| EmitError::link(l.name, LinkProblem::NoPexeStart))?
                 }),
                 Import::Func(module, name, _) => {
                     funcs.push(import_idx[&(module.clone(), name.clone())]);
@@ -274,11 +269,7 @@ pub fn lower_module(
     let mut pexe_types = Vec::with_capacity(pexe_order.len());
     for &(fid, _) in &pexe_order {
         let d = &m.functions[fid as usize];
-        let sig = lower::fn_sig(m, &vt, d.ty).ok_or_else(|| {
-            EmitError::Other(format!(
-                "function @f{fid} has a type without a wasm equivalent"
-            ))
-        })?;
+        let sig = lower::fn_sig(m, &vt, d.ty).ok_or(EmitError::NoWasmType { function: fid })?;
         pexe_types.push(sigs.intern(sig));
     }
     let void_type = threaded_start.map(|_| {
@@ -470,16 +461,15 @@ fn side(
         threaded_start,
         ..
     } = *parts;
-    let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
-    let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
     let mut head = ModuleBytes::with_capacity(64 << 10);
     let pre = prefix(&mut head, parts, &segments, remaps)?;
     let mut linked_data = DataSection::new();
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
         if let Some(d) = &l.data {
             for datum in d.clone() {
-                r.parse_data(&mut linked_data, datum.map_err(pe)?)
-                    .map_err(le)?;
+                let datum = datum.map_err(|e| EmitError::link(l.name, e))?;
+                r.parse_data(&mut linked_data, datum)
+                    .map_err(|e| EmitError::link(l.name, e))?;
             }
         }
     }
@@ -654,8 +644,6 @@ fn prefix(
         table_base,
         threaded_start,
     } = *parts;
-    let le = |e: wasm_encoder::reencode::Error<String>| EmitError::Link(e.to_string());
-    let pe = |e: wasmparser::BinaryReaderError| EmitError::Link(e.to_string());
     let mut types = TypeSection::new();
     for s in &cx.sigs.list {
         types
@@ -687,9 +675,10 @@ fn prefix(
     let mut fsec = FunctionSection::new();
     for (l, r) in linked.iter().zip(remaps.iter()) {
         for &t in &l.funcs {
-            let t = r.types.get(t as usize).copied().ok_or_else(|| {
-                EmitError::Link(format!("{}: function type {t} out of range", l.name))
-            })?;
+            let t =
+                r.types.get(t as usize).copied().ok_or_else(|| {
+                    EmitError::link(l.name, LinkProblem::FunctionTypeRange { ty: t })
+                })?;
             fsec.function(t);
         }
     }
@@ -706,15 +695,15 @@ fn prefix(
     for (l, r) in linked.iter().zip(remaps.iter()) {
         let Some(elems) = &l.elements else { continue };
         for e in elems.clone() {
-            let e = e.map_err(pe)?;
+            let e = e.map_err(|e| EmitError::link(l.name, e))?;
             let count = match &e.items {
                 wasmparser::ElementItems::Functions(f) => f.count(),
                 wasmparser::ElementItems::Expressions(_, x) => x.count(),
             };
             if let wasmparser::ElementKind::Active { offset_expr, .. } = &e.kind {
-                let off = r.eval(offset_expr).ok_or_else(|| {
-                    EmitError::Link(format!("{}: element offset is not a constant", l.name))
-                })?;
+                let off = r
+                    .eval(offset_expr)
+                    .ok_or_else(|| EmitError::link(l.name, LinkProblem::ElementOffset))?;
                 table_size = table_size.max((off as u32).saturating_add(count));
             }
         }
@@ -742,7 +731,7 @@ fn prefix(
                 params: vec![ValType::I32, ValType::I32],
                 results: vec![],
             })
-            .ok_or_else(|| EmitError::Other("internal: longjmp tag type not interned".into()))?;
+            .ok_or(InternalError::LongjmpTagType)?;
         let mut tags = TagSection::new();
         tags.tag(TagType {
             kind: TagKind::Exception,
@@ -770,15 +759,19 @@ fn prefix(
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
         if let Some(g) = &l.globals {
             for glob in g.clone() {
-                r.parse_global(&mut gsec, glob.map_err(pe)?).map_err(le)?;
+                let glob = glob.map_err(|e| EmitError::link(l.name, e))?;
+                r.parse_global(&mut gsec, glob)
+                    .map_err(|e| EmitError::link(l.name, e))?;
             }
         }
     }
     if cx.sjlj_counter != NO_FUNC {
         if gsec.len() != cx.sjlj_counter {
-            return Err(EmitError::Other(
-                "internal: the setjmp counter global has the wrong index".into(),
-            ));
+            return Err(InternalError::SetjmpCounterIndex {
+                expected: cx.sjlj_counter,
+                actual: gsec.len(),
+            }
+            .into());
         }
         gsec.global(mutable(true), &ConstExpr::i32_const(0));
     }
@@ -823,10 +816,10 @@ fn prefix(
         .iter()
         .map(|&f| cx.func_index.get(f as usize).copied().unwrap_or(NO_FUNC))
         .collect();
-    if slot_funcs.contains(&NO_FUNC) {
-        return Err(EmitError::Other(
-            "the address of a function without a body is taken".into(),
-        ));
+    if let Some(i) = slot_funcs.iter().position(|&f| f == NO_FUNC) {
+        return Err(EmitError::AddressOfBodiless {
+            function: lay.slot_funcs[i],
+        });
     }
     elsec.active(
         Some(0),
@@ -836,7 +829,9 @@ fn prefix(
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
         if let Some(e) = &l.elements {
             for el in e.clone() {
-                r.parse_element(&mut elsec, el.map_err(pe)?).map_err(le)?;
+                let el = el.map_err(|e| EmitError::link(l.name, e))?;
+                r.parse_element(&mut elsec, el)
+                    .map_err(|e| EmitError::link(l.name, e))?;
             }
         }
     }
@@ -849,7 +844,7 @@ fn prefix(
     // Code: the linked modules' bodies, the pexe's, then the threaded start function.
     let mut before = CodeSection::new();
     for (l, r) in linked.iter().zip(remaps.iter_mut()) {
-        link::reencode_bodies(l, r, &mut before).map_err(le)?;
+        link::reencode_bodies(l, r, &mut before).map_err(|e| EmitError::link(l.name, e))?;
     }
     let mut after = CodeSection::new();
     if threaded_start.is_some() {
@@ -865,9 +860,8 @@ fn prefix(
                 .memory_init(0, seg)
                 .data_drop(seg);
         }
-        let start = runtime_start.ok_or_else(|| {
-            EmitError::Link("a threaded module needs a runtime that exports _start".into())
-        })?;
+        let start =
+            runtime_start.ok_or_else(|| EmitError::link("runtime", LinkProblem::NoRuntimeStart))?;
         f.instructions().call(start).end();
         after.function(&f);
     }
@@ -1054,10 +1048,12 @@ impl ModuleBytes {
             ..
         } = open;
         if self.0.len() - start != len {
-            return Err(EmitError::Other(format!(
-                "internal: section {id:?} wrote {} bytes, {len} computed",
-                self.0.len() - start
-            )));
+            return Err(InternalError::SectionLength {
+                section: id,
+                wrote: self.0.len() - start,
+                computed: len,
+            }
+            .into());
         }
         Ok(items)
     }

@@ -31,6 +31,7 @@ use wasm_encoder::ValType;
 
 use crate::bitstream::Position;
 use crate::ir::{Function, Module, Scalar, Type, TypeId, ValueId};
+use crate::ErrorClass;
 
 /// Why a function could not be lowered. The verifier runs first, so these are either
 /// features this converter does not support yet or inconsistencies in hand-built IR.
@@ -48,6 +49,26 @@ pub enum LowerError {
         message: String,
         position: Position,
     },
+}
+
+impl LowerError {
+    /// Whose problem this is: [`LowerError::Invalid`] counts as bad input (the IR breaks
+    /// a rule the lowering relies on) and [`LowerError::Unsupported`] as unsupported.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            LowerError::Unsupported { .. } => ErrorClass::Unsupported,
+            LowerError::Invalid { .. } => ErrorClass::Input,
+        }
+    }
+
+    /// Where in the pexe (the function or the instruction).
+    pub fn position(&self) -> Position {
+        match self {
+            LowerError::Unsupported { position, .. } | LowerError::Invalid { position, .. } => {
+                *position
+            }
+        }
+    }
 }
 
 /// A wasm function signature (params, results).

@@ -6,6 +6,7 @@ mod bitstream_real;
 mod code_summary;
 mod decode_regressions;
 mod dependencies;
+mod error_class;
 mod fixtures_fresh;
 mod lower_semantics;
 mod simd_lowering;

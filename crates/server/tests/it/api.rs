@@ -166,6 +166,7 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
             400,
         );
         assert_eq!(p["type"], "urn:pexe2wasm:problem:bad-pexe");
+        assert_eq!(p["class"], "input", "{p}");
         assert!(p["position"]["bit"].is_u64(), "{p}");
     }
     // A corrupted pexe: the first flipped byte (past the header) that makes the decoder
@@ -182,6 +183,8 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
         })
         .expect("some corruption stops the decoder on a record");
     let p = problem(post_raw(&c, &s.url("/v1/convert"), bad), 400);
+    // The one JSON form of a position: the library's own serialization.
+    assert_eq!(p["position"], serde_json::to_value(want).unwrap());
     assert_eq!(p["position"]["bit"], want.bit);
     assert_eq!(p["position"]["byte"], want.bit / 8);
     assert_eq!(p["position"]["block"], want.block.unwrap());
@@ -193,6 +196,7 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
         400,
     );
     assert!(p["detail"].as_str().unwrap().contains("_start"), "{p}");
+    assert_eq!(p["class"], "input", "{p}");
     // The real corpus's malformed pexes: 400 with a position, never a crash.
     for n in 1..=6 {
         let Some(bad) = real_pexe(&format!("binji-regress-{n}-malformed.pexe")) else {
@@ -202,6 +206,12 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
         let status = r.status().as_u16();
         assert!(status == 400 || status == 422, "regress-{n}: {status}");
         let p = problem(r, status);
+        let class = if status == 400 {
+            "input"
+        } else {
+            "unsupported"
+        };
+        assert_eq!(p["class"], class, "regress-{n}: {p}");
         if status == 400 {
             assert!(p["position"]["bit"].is_u64(), "regress-{n}: {p}");
         }
@@ -210,6 +220,44 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
     problem(post_raw(&c, &s.url("/v1/convert"), vec![]), 400);
     // The server is still up.
     assert_eq!(c.get(s.url("/healthz")).send().unwrap().status(), 200);
+}
+
+/// hello with one more global of 5 GB of zeros: a valid pexe the converter does not
+/// support (its data cannot fit a 32-bit wasm memory).
+fn huge_global_pexe() -> Vec<u8> {
+    let hello =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/hello.pnaclasm");
+    let text = std::fs::read_to_string(hello)
+        .unwrap()
+        .replacen("count 3;", "count 4;", 1)
+        .replacen(
+            "\n  }\n  valuesymtab {",
+            "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
+            1,
+        );
+    pexe2wasm::text::asm::assemble(&text).unwrap()
+}
+
+/// Status, problem type and `class` follow from the library's `ErrorClass` of the
+/// conversion error: an unsupported construct is 422 `unsupported`.
+#[test]
+fn unsupported_pexes_are_422_problems_with_their_class() {
+    let s = Server::start(&[]);
+    let c = client();
+    let pexe = huge_global_pexe();
+    let e = pexe2wasm::convert::convert(&pexe, &Default::default()).unwrap_err();
+    assert_eq!(e.class(), pexe2wasm::ErrorClass::Unsupported, "{e}");
+    let p = problem(post_raw(&c, &s.url("/v1/convert"), pexe.clone()), 422);
+    assert_eq!(p["type"], "urn:pexe2wasm:problem:unsupported");
+    assert_eq!(p["class"], "unsupported");
+    assert_eq!(p["detail"], e.to_string());
+    assert!(p.get("position").is_none(), "{p}");
+    // Inspecting it works: it decodes fine.
+    let r = post_raw(&c, &s.url("/v1/inspect"), pexe);
+    assert_eq!(r.status(), 200);
+    // Problems that are not conversion errors carry no class.
+    let p = problem(post_raw(&c, &s.url("/v1/convert"), vec![]), 400);
+    assert!(p.get("class").is_none(), "{p}");
 }
 
 #[test]
@@ -440,7 +488,9 @@ fn openapi_describes_every_route_and_status() {
         (
             "/v1/convert",
             "post",
-            &["200", "400", "408", "413", "415", "503", "504"],
+            &[
+                "200", "400", "408", "413", "415", "422", "500", "503", "504",
+            ],
         ),
         (
             "/v1/inspect",
@@ -467,6 +517,41 @@ fn openapi_describes_every_route_and_status() {
         expect.len(),
         "no undocumented extra paths"
     );
+    // A problem's class and position are described as the server and the library write
+    // them: every class, and every member of a position (present, null when unknown).
+    let schemas = &doc["components"]["schemas"];
+    let classes: Vec<Value> = [
+        pexe2wasm::ErrorClass::Input,
+        pexe2wasm::ErrorClass::Unsupported,
+        pexe2wasm::ErrorClass::Internal,
+    ]
+    .iter()
+    .map(|c| serde_json::to_value(c).unwrap())
+    .collect();
+    assert_eq!(
+        schemas["Problem"]["properties"]["class"]["enum"],
+        Value::from(classes)
+    );
+    let position = serde_json::to_value(pexe2wasm::bitstream::Position::at_bit(3)).unwrap();
+    let mut members: Vec<&str> = position
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut required: Vec<&str> = schemas["Position"]["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    members.sort_unstable();
+    required.sort_unstable();
+    assert_eq!(members, required);
+    for (k, v) in position.as_object().unwrap() {
+        let nullable = schemas["Position"]["properties"][k]["nullable"] == true;
+        assert_eq!(v.is_null(), nullable, "{k}");
+    }
     // Every $ref resolves.
     fn refs(v: &Value, out: &mut Vec<String>) {
         match v {
