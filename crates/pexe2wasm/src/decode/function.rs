@@ -18,9 +18,9 @@ use super::{block_id, next_leaf_record, next_leaf_short, symbol_name, DecodeErro
 use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
 use crate::ir::summary::is_sjlj;
 use crate::ir::{
-    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, ConstValue, Constant, FuncId, Function, FunctionDecl,
-    Inst, InstKind, Scalar, Span, SummaryBuilder, Switch, SwitchCase, Type, TypeId, TypeTable,
-    ValueId,
+    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, ConstValue, Constant, FuncId, Function,
+    FunctionDecl, Inst, InstKind, Scalar, Span, SummaryBuilder, Switch, SwitchCase, Type, TypeId,
+    TypeTable, ValueId,
 };
 
 /// Instruction record codes.

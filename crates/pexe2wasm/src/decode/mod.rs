@@ -16,8 +16,8 @@ use crate::bitstream::{
     BitstreamError, Cursor, Entry, Header, Kind, Position, Scopes, SHORT_RECORD,
 };
 use crate::ir::{
-    Align, Element, FuncId, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage, Module,
-    Type, TypeId, TypeTable,
+    Align, Element, FuncId, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage,
+    Module, Type, TypeId, TypeTable,
 };
 
 /// Block ids of PNaCl bitcode.

@@ -12,11 +12,10 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use wasm_encoder::reencode::Reencode;
 use wasm_encoder::{
-    Encode,
-    CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, EntityType,
-    ExportKind, ExportSection, FunctionSection, GlobalSection, GlobalType, ImportSection,
-    MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection, TableType, TagKind,
-    TagSection, TagType, TypeSection, ValType,
+    CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, Encode,
+    EntityType, ExportKind, ExportSection, FunctionSection, GlobalSection, GlobalType,
+    ImportSection, MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection,
+    TableType, TagKind, TagSection, TagType, TypeSection, ValType,
 };
 
 use super::layout::{layout, Layout};

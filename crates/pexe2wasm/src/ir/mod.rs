@@ -887,9 +887,7 @@ impl Module {
         match f.value_ref(v, self.num_functions()) {
             ValueRef::Function(_) | ValueRef::Global(_) => i32_ty,
             ValueRef::Param(p) => {
-                let ft = self
-                    .types
-                    .function(self.function(f.decl)?.ty)?;
+                let ft = self.types.function(self.function(f.decl)?.ty)?;
                 ft.params.get(p as usize).copied()
             }
             ValueRef::Const(c) => f.consts.get(c as usize).map(|c| c.ty),

@@ -935,12 +935,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                         if let Some(i) = decl.intrinsic {
                             return self.intrinsic(idx, i, self.f.args(c), inst.ty);
                         }
-                        let fi = self
-                            .cx
-                            .func_index
-                            .get(fid.index())
-                            .copied()
-                            .unwrap_or(NONE);
+                        let fi = self.cx.func_index.get(fid.index()).copied().unwrap_or(NONE);
                         if fi == NONE {
                             return Err(self.err_at(
                                 idx,

@@ -43,7 +43,8 @@ impl FnLower<'_, '_> {
         if self.cfg.is_dispatch(from) || to >= self.cfg.n_real || !self.phi_block(to) {
             return false;
         }
-        self.phis(BlockId(to)).any(|(_, i)| self.phi_local(i) != NONE)
+        self.phis(BlockId(to))
+            .any(|(_, i)| self.phi_local(i) != NONE)
     }
 
     /// Emits the parallel copy of edge `from → to`.

@@ -346,7 +346,8 @@ impl FnLower<'_, '_> {
                 } else {
                     Cond::Stack32(s.cond, bits)
                 };
-                let cases: Vec<(i64, u32)> = s.cases.iter().map(|c| (c.value, c.target.0)).collect();
+                let cases: Vec<(i64, u32)> =
+                    s.cases.iter().map(|c| (c.value, c.target.0)).collect();
                 self.switch(x, cond, s.default.0, &cases, tasks)?;
             }
             _ => {

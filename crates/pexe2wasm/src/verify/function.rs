@@ -12,7 +12,8 @@ use super::types::{is_valid_int_width, is_value_type, TypeFacts};
 use super::{block_id, position, Context, Finding, Rule};
 use crate::bitstream::Position;
 use crate::ir::{
-    BlockId, Callee, ConstValue, FuncId, Function, InstKind, Intrinsic, Module, Type, TypeId, ValueId, ValueRef,
+    BlockId, Callee, ConstValue, FuncId, Function, InstKind, Intrinsic, Module, Type, TypeId,
+    ValueId, ValueRef,
 };
 
 /// What the check of every body needs from the module, computed once per module.

@@ -7,8 +7,8 @@ use super::intrinsics;
 use super::types::{self, is_param_type, is_return_type, TypeFacts};
 use super::Rule;
 use crate::ir::{
-    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, Inst, InstKind, Span, Switch, Type, TypeId,
-    ValueId,
+    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, Inst, InstKind, Span, Switch, Type,
+    TypeId, ValueId,
 };
 
 /// The problems found on one instruction (a buffer the walk reuses; empty between calls).

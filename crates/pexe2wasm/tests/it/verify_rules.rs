@@ -5,9 +5,9 @@
 use pexe2wasm::bitstream::Header;
 use pexe2wasm::ir::intrinsics::memory_order as mo;
 use pexe2wasm::ir::{
-    Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Element, Function,
-    FunctionDecl, FunctionType, GlobalVar, Initializer, Inst, InstKind, Intrinsic, Linkage, Module,
-    Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, BlockId, FuncId,
+    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Element, FuncId,
+    Function, FunctionDecl, FunctionType, GlobalVar, Initializer, Inst, InstKind, Intrinsic,
+    Linkage, Module, Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId,
 };
 use pexe2wasm::verify::{check_runnable, verify, Context, Finding, Rule};
 
@@ -193,7 +193,11 @@ impl F {
     fn push(&mut self, kind: impl Into<K>, ty: TypeId, result: u32) {
         let kind = kind.into().into_kind(&mut self.f);
         self.f.inst_bits.push(32 * (self.f.insts.len() as u32 + 1));
-        self.f.insts.push(Inst { kind, ty, result: ValueId(result) });
+        self.f.insts.push(Inst {
+            kind,
+            ty,
+            result: ValueId(result),
+        });
     }
     /// An instruction with a result of type `ty`.
     fn val(&mut self, kind: impl Into<K>, ty: TypeId) -> ValueId {
@@ -491,7 +495,10 @@ fn start_calls_void_g(make: impl FnOnce(u32) -> K, edit: impl FnOnce(&mut F)) ->
 #[test]
 fn calling_convention_must_be_c_on_calls() {
     // cc 1 (fastcc), tail
-    let m = start_calls_void_g(|g| K::Call(Callee::Direct(FuncId(g)), vec![], 2 | 1), |_| {});
+    let m = start_calls_void_g(
+        |g| K::Call(Callee::Direct(FuncId(g)), vec![], 2 | 1),
+        |_| {},
+    );
     expect_only(&m, Rule::CallingConv, "calling convention 1");
 }
 
@@ -955,7 +962,9 @@ fn blocks(
 }
 
 fn br(target: u32) -> InstKind {
-    InstKind::Br { target: BlockId(target) }
+    InstKind::Br {
+        target: BlockId(target),
+    }
 }
 
 #[test]
@@ -2134,7 +2143,10 @@ fn switch_on(t: fn(&mut B) -> TypeId, cases: &[i64]) -> Module {
         default: BlockId(1),
         cases: cases
             .iter()
-            .map(|&value| SwitchCase { value, target: BlockId(1) })
+            .map(|&value| SwitchCase {
+                value,
+                target: BlockId(1),
+            })
             .collect(),
     })));
     f.block();
@@ -2775,7 +2787,11 @@ fn operand_findings_follow_operand_order_for_every_kind() {
         f.op(InstKind::CondBr {
             cond,
             then_bb: BlockId(1),
-            else_bb: if broken_layout { BlockId(9) } else { BlockId(1) },
+            else_bb: if broken_layout {
+                BlockId(9)
+            } else {
+                BlockId(1)
+            },
         });
         f.block();
         f.op(InstKind::Switch(Box::new(Switch {
