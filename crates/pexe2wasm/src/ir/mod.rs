@@ -916,3 +916,32 @@ pub(crate) fn common_dominator(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
     }
     a
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entity_ids_are_bare_u32s() {
+        // `repr(transparent)`: the IR's tables cost what raw `u32`s did.
+        assert_eq!(std::mem::size_of::<BlockId>(), 4);
+        assert_eq!(std::mem::size_of::<Option<FuncId>>(), 8);
+        // Why `Inst::result` is `ValueId` with `ValueId::NONE`, not `Option<ValueId>`.
+        assert_eq!(std::mem::size_of::<Inst>(), 32);
+        assert_eq!(BlockId::new(7).index(), 7);
+        assert_eq!(GlobalId::new(3), GlobalId(3));
+        // Display is the bare number, so messages keep their `@f`/`%b` prefixes.
+        assert_eq!(format!("@f{} %b{}", FuncId(12), BlockId(4)), "@f12 %b4");
+        let inst = Inst {
+            kind: InstKind::Unreachable,
+            ty: TypeId(0),
+            result: ValueId::NONE,
+        };
+        assert_eq!(inst.result(), None);
+        let inst = Inst {
+            result: ValueId(5),
+            ..inst
+        };
+        assert_eq!(inst.result(), Some(ValueId(5)));
+    }
+}
