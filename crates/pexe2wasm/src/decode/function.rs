@@ -4,29 +4,13 @@
 //! need a forward type declaration, except phi operands, whose type the phi gives).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BinaryHeap;
 
-/// Hasher for value ids: one multiply. SipHash's DoS resistance buys nothing for keys that
-/// are bounded by the input's own size, and it was a tenth of decode time.
-#[derive(Default)]
-struct IdHasher(u64);
+use rustc_hash::FxHashMap;
 
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = (v as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+/// Value ids to what is known of them: SipHash's DoS resistance buys nothing for keys
+/// bounded by the input's own size, and it was a tenth of decode time.
+type IdMap<V> = FxHashMap<u32, V>;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -34,9 +18,9 @@ use super::{block_id, next_leaf_record, next_leaf_short, symbol_name, DecodeErro
 use crate::bitstream::{Cursor, Kind, SHORT_RECORD};
 use crate::ir::summary::is_sjlj;
 use crate::ir::{
-    Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Function, FunctionDecl,
-    Inst, InstKind, Scalar, Span, SummaryBuilder, Switch, SwitchCase, Type, TypeId, TypeTable,
-    ValueId, NO_RESULT,
+    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, ConstValue, Constant, FuncId, Function,
+    FunctionDecl, Inst, InstKind, Scalar, Span, SummaryBuilder, Switch, SwitchCase, Type, TypeId,
+    TypeTable, ValueId,
 };
 
 /// Instruction record codes.
@@ -123,7 +107,7 @@ pub(crate) struct Scratch<'a> {
     block_starts: Vec<u32>,
     consts: Vec<Constant>,
     call_args: Vec<ValueId>,
-    phi_incoming: Vec<(ValueId, u32)>,
+    phi_incoming: Vec<(ValueId, BlockId)>,
     summary: SummaryBuilder,
 }
 
@@ -258,7 +242,7 @@ pub(super) fn decode_function<'a>(
     scratch: &mut Scratch<'a>,
 ) -> Result<Decoded> {
     let types = &implied.ext;
-    let decl = &functions[job.decl as usize];
+    let decl = &functions[job.decl.index()];
     let ft = types
         .function(decl.ty)
         .expect("checked when the function address was read");
@@ -360,7 +344,7 @@ impl FnDecoder<'_, '_> {
     #[cold]
     #[inline(never)]
     fn err<T>(&self, message: impl Into<String>) -> Result<T> {
-        let name = self.functions[self.f.decl as usize]
+        let name = self.functions[self.f.decl.index()]
             .name
             .as_deref()
             .map(|n| format!(" (\"{n}\")"))
@@ -473,10 +457,10 @@ impl FnDecoder<'_, '_> {
     }
 
     #[inline(always)]
-    fn block(&self, b: u64) -> Result<u32> {
+    fn block(&self, b: u64) -> Result<BlockId> {
         let n = self.num_blocks.unwrap_or(0);
         if b < n as u64 {
-            Ok(b as u32)
+            Ok(BlockId(b as u32))
         } else {
             self.err(format!(
                 "basic block %b{b} is out of range ({n} blocks declared)"
@@ -1251,7 +1235,7 @@ impl FnDecoder<'_, '_> {
                 }
                 let cc_info = self.cc_word(*cc)?;
                 // For the code summary: the output then needs the longjmp machinery.
-                self.summary.sjlj |= is_sjlj(self.functions, target);
+                self.summary.sjlj |= is_sjlj(self.functions, FuncId(target));
                 let start = self.f.call_args.len() as u32;
                 for (i, (&a, &pt)) in args.iter().zip(params).enumerate() {
                     let (v, t) = self.operand(a)?;
@@ -1270,7 +1254,7 @@ impl FnDecoder<'_, '_> {
                 };
                 (
                     InstKind::Call(Call {
-                        callee: Callee::Direct(target),
+                        callee: Callee::Direct(FuncId(target)),
                         args,
                         cc_info,
                     }),
@@ -1322,9 +1306,9 @@ impl FnDecoder<'_, '_> {
         };
         // Pushed here, not returned: the instruction is never copied on its way out.
         let result = if ty != self.void_ty {
-            self.next_value()
+            ValueId(self.next_value())
         } else {
-            NO_RESULT
+            ValueId::NONE
         };
         self.f.insts.push(Inst { kind, ty, result });
         Ok(ty)

@@ -16,8 +16,8 @@ use crate::bitstream::{
     BitstreamError, Cursor, Entry, Header, Kind, Position, Scopes, SHORT_RECORD,
 };
 use crate::ir::{
-    Align, Element, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage, Module,
-    Type, TypeId, TypeTable,
+    Align, Element, FuncId, FunctionDecl, FunctionType, GlobalVar, Initializer, Intrinsic, Linkage,
+    Module, Type, TypeId, TypeTable,
 };
 use crate::ErrorClass;
 
@@ -181,7 +181,7 @@ fn decode_globals(data: &[u8], job: GlobalsJob, num_functions: u64) -> Result<Ve
 /// forked cursor.
 pub(crate) struct FnJob {
     /// Which function address it defines.
-    pub decl: u32,
+    pub decl: FuncId,
     /// Bit position of the enter record.
     pub bit: u64,
     pub body_start: u64,
@@ -212,7 +212,7 @@ fn decode_bodies(data: &[u8], m: &mut Module, jobs: &[FnJob], num_globals: u32) 
     let mut bodies = Vec::with_capacity(results.len());
     for (job, r) in jobs.iter().zip(results) {
         let decoded = r?;
-        m.functions[job.decl as usize].body = Some(bodies.len() as u32);
+        m.functions[job.decl.index()].body = Some(bodies.len() as u32);
         bodies.push(decoded);
     }
     m.function_bodies = implied.finish(&mut m.types, bodies);
@@ -621,7 +621,7 @@ impl ModuleDecoder<'_, '_> {
             }
         };
         self.jobs.push(FnJob {
-            decl: idx as u32,
+            decl: FuncId::new(idx),
             bit,
             body_start: self.cur.body_start(),
             len_words,

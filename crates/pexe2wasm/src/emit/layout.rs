@@ -106,9 +106,9 @@ pub fn data_segments(m: &Module, lay: &Layout) -> Result<Segments, EmitError> {
                 }
                 Element::Reloc { target, addend } => {
                     let base = match m.global_ref(*target) {
-                        ValueRef::Function(i) => table_slot.get(i as usize).copied().unwrap_or(0),
+                        ValueRef::Function(i) => table_slot.get(i.index()).copied().unwrap_or(0),
                         ValueRef::Global(i) => {
-                            global_addr.get(i as usize).copied().ok_or_else(|| {
+                            global_addr.get(i.index()).copied().ok_or_else(|| {
                                 EmitError::from(LayoutError::RelocationTarget { target: *target })
                             })?
                         }

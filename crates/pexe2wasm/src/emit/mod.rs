@@ -172,6 +172,9 @@ pub enum InternalError {
         wrote: usize,
         computed: usize,
     },
+    /// A section `wasm_encoder` encoded does not read back (its size or item count).
+    #[error("an encoded section does not read back: {message}")]
+    EncodedSection { message: String },
     #[error("longjmp tag type not interned")]
     LongjmpTagType,
     #[error("the setjmp counter global has index {actual}, {expected} expected")]

@@ -12,15 +12,15 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use wasm_encoder::reencode::Reencode;
 use wasm_encoder::{
-    CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, EntityType,
-    ExportKind, ExportSection, FunctionSection, GlobalSection, GlobalType, ImportSection,
-    MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection, TableType, TagKind,
-    TagSection, TagType, TypeSection, ValType,
+    CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, Encode,
+    EntityType, ExportKind, ExportSection, FunctionSection, GlobalSection, GlobalType,
+    ImportSection, MemorySection, MemoryType, NameMap, NameSection, RefType, TableSection,
+    TableType, TagKind, TagSection, TagType, TypeSection, ValType,
 };
 
 use super::layout::{layout, Layout};
 use super::link::{self, Import, Linked, Remap};
-use super::validate::{wasm_features, BodyCheck, Checker, Walked};
+use super::validate::{leb_len, wasm_features, BodyCheck, Checker, Walked};
 use super::{EmitError, InternalError, LinkProblem};
 use crate::ir::{CodeSummary, Module};
 use crate::lower::{self, LowerCtx, Sig, SigTable, Used, NO_FUNC};
@@ -202,7 +202,7 @@ pub fn lower_module(
     // the pexe's functions.
     let threaded_start = (opts.threads && runtime.is_some()).then_some(next);
     let pexe_start = m.function_by_name("_start").and_then(|i| {
-        let fi = func_index[i as usize];
+        let fi = func_index[i.index()];
         (fi != NO_FUNC).then_some(fi)
     });
 
@@ -540,7 +540,7 @@ impl Pending {
                 // The linked modules' data (a few KB).
                 + (64 << 10),
         );
-        let code = head.code_section_start(&before, &bodies, &after);
+        let code = head.code_section_start(&before, &bodies, &after)?;
         let offsets = body_offsets(head.0.len(), &bodies);
         let features = wasm_features(&used, threads);
         let (checker, checks, linked, walk) = match checker {
@@ -1000,7 +1000,7 @@ impl ModuleBytes {
         len: usize,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> Result<usize, EmitError> {
-        let open = self.section_begin(id, pre, count, len);
+        let open = self.section_begin(id, pre, count, len)?;
         write(&mut self.0);
         self.section_end(open)
     }
@@ -1013,29 +1013,28 @@ impl ModuleBytes {
         pre: &impl wasm_encoder::Encode,
         count: usize,
         len: usize,
-    ) -> OpenSection {
+    ) -> Result<OpenSection, EmitError> {
         // `pre` encodes as: section size, item count, items; keep the items.
         let mut head = Vec::new();
         pre.encode(&mut head);
-        let (_, a) = read_leb(&head);
-        let (pre_count, b) = read_leb(&head[a..]);
-        let pre_items = &head[a + b..];
+        let (pre_count, at) = section_items(&head)?;
+        let pre_items = &head[at..];
         let count = pre_count as usize + count;
         let items = pre_items.len() + len;
         let size = leb_len(count as u64) + items;
         let out = &mut self.0;
         out.push(id as u8);
-        lower::sink::leb_u32(out, size as u32);
-        lower::sink::leb_u32(out, count as u32);
+        (size as u32).encode(out);
+        (count as u32).encode(out);
         out.extend_from_slice(pre_items);
-        OpenSection {
+        Ok(OpenSection {
             id,
             items_start: out.len() - pre_items.len(),
             start: out.len(),
             len,
             items,
             tail: Vec::new(),
-        }
+        })
     }
 
     /// Checks that the section `open` began got the length it announced.
@@ -1067,13 +1066,12 @@ impl ModuleBytes {
         before: &CodeSection,
         bodies: &[Vec<u8>],
         after: &CodeSection,
-    ) -> OpenSection {
+    ) -> Result<OpenSection, EmitError> {
         // `after` (at most the threaded start function) is small: appended as encoded.
         let mut tail = Vec::new();
         wasm_encoder::Encode::encode(after, &mut tail);
-        let (_, a) = read_leb(&tail);
-        let (n_after, b) = read_leb(&tail[a..]);
-        tail.drain(..a + b);
+        let (n_after, at) = section_items(&tail)?;
+        tail.drain(..at);
         let len = bodies
             .iter()
             .map(|b| leb_len(b.len() as u64) + b.len())
@@ -1084,9 +1082,9 @@ impl ModuleBytes {
             before,
             bodies.len() + n_after as usize,
             len,
-        );
+        )?;
         open.tail = tail;
-        open
+        Ok(open)
     }
 
     /// Ends the code section [`ModuleBytes::code_section_start`] began. Returns the byte
@@ -1098,7 +1096,7 @@ impl ModuleBytes {
     ) -> Result<usize, EmitError> {
         let out = &mut self.0;
         for b in bodies {
-            lower::sink::leb_u32(out, b.len() as u32);
+            (b.len() as u32).encode(out);
             out.extend_from_slice(b);
         }
         out.extend_from_slice(&open.tail);
@@ -1118,12 +1116,12 @@ impl ModuleBytes {
                 // Flags 0 (active, memory 0), offset `i32.const addr; end`.
                 out.push(0x00);
                 out.push(0x41);
-                lower::sink::leb_i64(out, i64::from(addr as i32));
+                (addr as i32).encode(out);
                 out.push(0x0B);
             } else {
                 out.push(0x01);
             }
-            lower::sink::leb_u32(out, len as u32);
+            (len as u32).encode(out);
         };
         let mut scratch = Vec::with_capacity(16);
         let len = segments
@@ -1150,21 +1148,19 @@ impl ModuleBytes {
     }
 }
 
-/// An unsigned LEB128 at the start of `b` (as `wasm_encoder` wrote it): value and length.
-fn read_leb(b: &[u8]) -> (u64, usize) {
-    let mut v = 0u64;
-    for (i, &byte) in b.iter().enumerate().take(10) {
-        v |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return (v, i + 1);
-        }
-    }
-    (v, b.len().min(10))
-}
-
-/// Length of the unsigned LEB128 of `v`.
-fn leb_len(v: u64) -> usize {
-    ((64 - v.leading_zeros()).max(1) as usize).div_ceil(7)
+/// The items of a section `wasm_encoder` encoded (`bytes`: its size, item count, items):
+/// the count and where the items begin.
+fn section_items(bytes: &[u8]) -> Result<(u32, usize), EmitError> {
+    let mut r = wasmparser::BinaryReader::new(bytes, 0);
+    let count = r
+        .read_var_u32()
+        .and_then(|_size| r.read_var_u32())
+        .map_err(|e| {
+            EmitError::from(InternalError::EncodedSection {
+                message: e.to_string(),
+            })
+        })?;
+    Ok((count, r.current_position()))
 }
 
 /// A pexe function's name: from the symbol table, else `f<N>`.
@@ -1227,7 +1223,7 @@ mod tests {
                 want.section(&data);
 
                 let mut got = ModuleBytes::with_capacity(0);
-                let open = got.code_section_start(&before, &bodies, &after);
+                let open = got.code_section_start(&before, &bodies, &after).unwrap();
                 let offsets = body_offsets(got.0.len(), &bodies);
                 let n = got.code_section_end(open, &bodies).unwrap();
                 assert_eq!(n, code.byte_len());
@@ -1235,7 +1231,9 @@ mod tests {
                 let bytes = want.clone().finish();
                 // The code section is the first: its id after the header, then its size.
                 let at = wasm_encoder::Module::HEADER.len() + 1;
-                let (size, l) = read_leb(&bytes[at..]);
+                let mut r = wasmparser::BinaryReader::new(&bytes[at..], 0);
+                let size = r.read_var_u32().unwrap();
+                let l = r.current_position();
                 let content = &bytes[at + l..at + l + size as usize];
                 let reader = wasmparser::CodeSectionReader::new(wasmparser::BinaryReader::new(
                     content,

@@ -496,9 +496,10 @@ fn framing(what: String) -> EmitError {
     }
 }
 
-/// Length of the shortest unsigned LEB128 of `v`.
-fn leb_len(v: u64) -> usize {
-    ((64 - v.leading_zeros()).max(1) as usize).div_ceil(7)
+/// Length of the shortest unsigned LEB128 of `v` (as `wasm_encoder` writes it, through
+/// the same encoder). Once per section and body, not per instruction.
+pub(super) fn leb_len(v: u64) -> usize {
+    leb128fmt::encode_u64(v).map_or(10, |(_, n)| n)
 }
 
 fn invalid(function: Option<String>, e: wasmparser::BinaryReaderError) -> EmitError {

@@ -4,6 +4,40 @@
 //! and operands are absolute value ids ([`ValueId`]) in PNaCl's single index space:
 //! functions, then globals, then (inside a function) parameters, constants, instructions.
 
+/// Defines an entity index (as Cranelift's `entity_impl!`): a `u32` newtype naming one kind
+/// of entity, so that a block number cannot be passed where a function id is expected.
+/// The field stays public for pattern matching and the text format's `%bN`/`@fN`.
+macro_rules! entity {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        #[repr(transparent)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The entity at `index` (which must fit in 32 bits, as every count the
+            /// decoder accepts does).
+            #[inline]
+            pub const fn new(index: usize) -> Self {
+                debug_assert!(index <= u32::MAX as usize);
+                Self(index as u32)
+            }
+            /// Its index, for the tables it names an entry of.
+            #[inline]
+            pub const fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        /// The bare number: the text format's prefix (`@f`, `%b`, ...) is the caller's.
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
 pub mod intrinsics;
 pub mod summary;
 pub mod types;
@@ -15,18 +49,43 @@ pub use types::{FunctionType, Scalar, Type, TypeId, TypeTable};
 use crate::bitstream::Header;
 use std::fmt;
 
-/// An absolute value index (PNaCl's `AbsoluteIndex`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ValueId(pub u32);
+entity! {
+    /// An absolute value index (PNaCl's `AbsoluteIndex`).
+    ValueId
+}
 
-/// A basic block index within a function (`%bN`).
-pub type BlockId = u32;
+impl ValueId {
+    /// No value: an instruction without a result ([`Inst::result`]). A sentinel rather
+    /// than `Option<ValueId>`, which would grow [`Inst`] past 32 bytes.
+    pub const NONE: ValueId = ValueId(u32::MAX);
+}
+
+entity! {
+    /// A basic block index within a function (`%bN`).
+    BlockId
+}
+
+entity! {
+    /// A function id: the index of its address record in [`Module::functions`] (`@fN`).
+    FuncId
+}
+
+entity! {
+    /// A global variable id: its index in [`Module::globals`] (`@gN`).
+    GlobalId
+}
+
+/// "No index" in the passes' dense per-value, per-instruction and per-node tables (an
+/// `Option<u32>` would double them): the one such sentinel for the lowering and the
+/// verifier. No table can have `u32::MAX` entries, as the decoder checks counts against
+/// the input's size.
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// What a value id refers to, with the index inside its kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValueRef {
-    Function(u32),
-    Global(u32),
+    Function(FuncId),
+    Global(GlobalId),
     Param(u32),
     Const(u32),
     Inst(u32),
@@ -35,8 +94,8 @@ pub enum ValueRef {
 impl fmt::Display for ValueRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ValueRef::Function(i) => write!(f, "@f{i}"),
-            ValueRef::Global(i) => write!(f, "@g{i}"),
+            ValueRef::Function(i) => write!(f, "@f{}", i.0),
+            ValueRef::Global(i) => write!(f, "@g{}", i.0),
             ValueRef::Param(i) => write!(f, "%p{i}"),
             ValueRef::Const(i) => write!(f, "%c{i}"),
             ValueRef::Inst(i) => write!(f, "%v{i}"),
@@ -420,7 +479,7 @@ impl CmpPred {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Callee {
     /// A function address (`@fN`).
-    Direct(u32),
+    Direct(FuncId),
     /// A computed function pointer.
     Indirect(ValueId),
 }
@@ -656,22 +715,19 @@ impl InstKind {
     }
 }
 
-/// No result.
-pub const NO_RESULT: u32 = u32::MAX;
-
 /// An instruction with its result type (void when it produces no value) and the value id
 /// of its result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inst {
     pub kind: InstKind,
     pub ty: TypeId,
-    /// Absolute value id of the result, or [`NO_RESULT`].
-    pub result: u32,
+    /// Absolute value id of the result, or [`ValueId::NONE`].
+    pub result: ValueId,
 }
 
 impl Inst {
     pub fn result(&self) -> Option<ValueId> {
-        (self.result != NO_RESULT).then_some(ValueId(self.result))
+        (self.result != ValueId::NONE).then_some(self.result)
     }
 }
 
@@ -679,7 +735,7 @@ impl Inst {
 #[derive(Debug, Clone, Default)]
 pub struct Function {
     /// Which function address this body defines (`@fN`).
-    pub decl: u32,
+    pub decl: FuncId,
     /// Absolute value id of the first parameter (= number of functions + globals).
     pub base: u32,
     pub num_params: u32,
@@ -755,9 +811,9 @@ impl Function {
     pub fn value_ref(&self, v: ValueId, num_functions: u32) -> ValueRef {
         let v = v.0;
         if v < num_functions {
-            ValueRef::Function(v)
+            ValueRef::Function(FuncId(v))
         } else if v < self.base {
-            ValueRef::Global(v - num_functions)
+            ValueRef::Global(GlobalId(v - num_functions))
         } else if v < self.first_const() {
             ValueRef::Param(v - self.base)
         } else if v < self.first_inst_value() {
@@ -768,12 +824,12 @@ impl Function {
     }
     /// Instructions of basic block `b` (empty for an out-of-range block).
     pub fn block_insts(&self, b: BlockId) -> &[Inst] {
-        let Some(&start) = self.block_starts.get(b as usize) else {
+        let Some(&start) = self.block_starts.get(b.index()) else {
             return &[];
         };
         let end = self
             .block_starts
-            .get(b as usize + 1)
+            .get(b.index() + 1)
             .map_or(self.insts.len(), |&e| e as usize);
         self.insts.get(start as usize..end).unwrap_or(&[])
     }
@@ -803,17 +859,27 @@ impl Module {
     /// Classifies a module-level value id (function or global).
     pub fn global_ref(&self, v: u32) -> ValueRef {
         if v < self.num_functions() {
-            ValueRef::Function(v)
+            ValueRef::Function(FuncId(v))
         } else {
-            ValueRef::Global(v - self.num_functions())
+            ValueRef::Global(GlobalId(v - self.num_functions()))
         }
     }
     /// The function named `name`, if any.
-    pub fn function_by_name(&self, name: &str) -> Option<u32> {
+    pub fn function_by_name(&self, name: &str) -> Option<FuncId> {
         self.functions
             .iter()
             .position(|f| f.name.as_deref() == Some(name))
-            .map(|i| i as u32)
+            .map(FuncId::new)
+    }
+    /// A function's address record (`None` for an id out of range).
+    #[inline]
+    pub fn function(&self, f: FuncId) -> Option<&FunctionDecl> {
+        self.functions.get(f.index())
+    }
+    /// A global variable (`None` for an id out of range).
+    #[inline]
+    pub fn global(&self, g: GlobalId) -> Option<&GlobalVar> {
+        self.globals.get(g.index())
     }
     /// The type of a value id inside function `f` (functions and globals are i32 addresses).
     pub fn value_type(&self, f: &Function, v: ValueId) -> Option<TypeId> {
@@ -821,9 +887,7 @@ impl Module {
         match f.value_ref(v, self.num_functions()) {
             ValueRef::Function(_) | ValueRef::Global(_) => i32_ty,
             ValueRef::Param(p) => {
-                let ft = self
-                    .types
-                    .function(self.functions.get(f.decl as usize)?.ty)?;
+                let ft = self.types.function(self.function(f.decl)?.ty)?;
                 ft.params.get(p as usize).copied()
             }
             ValueRef::Const(c) => f.consts.get(c as usize).map(|c| c.ty),
@@ -851,4 +915,33 @@ pub(crate) fn common_dominator(idom: &[u32], mut a: u32, mut b: u32) -> u32 {
         }
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entity_ids_are_bare_u32s() {
+        // `repr(transparent)`: the IR's tables cost what raw `u32`s did.
+        assert_eq!(std::mem::size_of::<BlockId>(), 4);
+        assert_eq!(std::mem::size_of::<Option<FuncId>>(), 8);
+        // Why `Inst::result` is `ValueId` with `ValueId::NONE`, not `Option<ValueId>`.
+        assert_eq!(std::mem::size_of::<Inst>(), 32);
+        assert_eq!(BlockId::new(7).index(), 7);
+        assert_eq!(GlobalId::new(3), GlobalId(3));
+        // Display is the bare number, so messages keep their `@f`/`%b` prefixes.
+        assert_eq!(format!("@f{} %b{}", FuncId(12), BlockId(4)), "@f12 %b4");
+        let inst = Inst {
+            kind: InstKind::Unreachable,
+            ty: TypeId(0),
+            result: ValueId::NONE,
+        };
+        assert_eq!(inst.result(), None);
+        let inst = Inst {
+            result: ValueId(5),
+            ..inst
+        };
+        assert_eq!(inst.result(), Some(ValueId(5)));
+    }
 }

@@ -9,7 +9,7 @@
 //! [`CodeSummary::scan`] on them; a test checks that the decoder's summaries equal the
 //! scan's.
 
-use super::{BinOp, Callee, Function, FunctionDecl, InstKind, Intrinsic, Module, TypeId};
+use super::{BinOp, Callee, FuncId, Function, FunctionDecl, InstKind, Intrinsic, Module, TypeId};
 
 /// What one body's instructions hold that the module level of the output needs, in the
 /// IR's own terms (emission derives the wasm signatures). Kept small, one allocation at
@@ -123,9 +123,9 @@ fn sig_runs(mut w: &[u32]) -> impl Iterator<Item = IndirectSig<'_>> + '_ {
 
 /// Whether a direct call to function `fid` is a setjmp or longjmp.
 #[inline]
-pub fn is_sjlj(functions: &[FunctionDecl], fid: u32) -> bool {
+pub fn is_sjlj(functions: &[FunctionDecl], fid: FuncId) -> bool {
     matches!(
-        functions.get(fid as usize).and_then(|d| d.intrinsic),
+        functions.get(fid.index()).and_then(|d| d.intrinsic),
         Some(Intrinsic::NaclSetjmp | Intrinsic::NaclLongjmp)
     )
 }

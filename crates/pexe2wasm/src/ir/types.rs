@@ -2,9 +2,16 @@
 
 use std::fmt;
 
-/// Index into [`TypeTable`] (`@tN`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TypeId(pub u32);
+entity! {
+    /// Index into [`TypeTable`] (`@tN`).
+    TypeId
+}
+
+impl TypeId {
+    /// No type: the verifier's placeholder in its dense per-value type table for a value
+    /// whose definition is broken (reported, never looked up in the table).
+    pub const NONE: TypeId = TypeId(u32::MAX);
+}
 
 /// A PNaCl type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -18,9 +18,8 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{common_dominator, Function, InstKind};
-
-pub(crate) const NONE: u32 = u32::MAX;
+pub(crate) use crate::ir::NONE;
+use crate::ir::{common_dominator, BlockId, Function, InstKind};
 
 /// A straight-line piece of a block: instructions `start..end`; `next` is the resume node
 /// that follows when the piece ends with a setjmp call ([`NONE`] when it ends with the
@@ -184,8 +183,8 @@ impl Cfg {
         self.dispatch.len() - usize::from(!self.sites.is_empty())
     }
     /// The block a (non-dispatch) node's code comes from.
-    pub fn block_of(&self, n: u32) -> u32 {
-        self.segs.get(n as usize).map_or(n, |s| s.block)
+    pub fn block_of(&self, n: u32) -> BlockId {
+        BlockId(self.segs.get(n as usize).map_or(n, |s| s.block))
     }
     /// The instructions of non-dispatch node `n` (see [`Seg`]).
     pub fn seg(&self, f: &Function, n: u32) -> Seg {
@@ -222,20 +221,20 @@ impl Cfg {
 
 /// Appends the successor blocks of block `b`'s terminator to the node being filled,
 /// deduplicated, in terminator order.
-fn block_succs(f: &Function, b: u32, out: &mut Adj) {
+fn block_succs(f: &Function, b: BlockId, out: &mut Adj) {
     if let Some(last) = f.block_insts(b).last() {
         match &last.kind {
             // The common terminators directly; `for_each_successor` for switches.
-            InstKind::Br { target } => out.items.push(*target),
+            InstKind::Br { target } => out.items.push(target.0),
             InstKind::CondBr {
                 then_bb, else_bb, ..
             } => {
-                out.items.push(*then_bb);
+                out.items.push(then_bb.0);
                 if else_bb != then_bb {
-                    out.items.push(*else_bb);
+                    out.items.push(else_bb.0);
                 }
             }
-            k => k.for_each_successor(|t| out.push_unique(t)),
+            k => k.for_each_successor(|t| out.push_unique(t.0)),
         }
     }
     out.close();
@@ -250,7 +249,7 @@ pub(crate) fn build(f: &Function, setjmps: &[u32], s: &mut CfgScratch) -> Result
     }
     let mut succs = Adj::in_buffers(s.u32s(), s.u32s());
     for b in 0..n {
-        block_succs(f, b, &mut succs);
+        block_succs(f, BlockId(b), &mut succs);
         if let Some(&t) = succs[b as usize].iter().find(|&&t| t >= n || t == 0) {
             return Err(format!("block %b{b} branches to invalid block %b{t}"));
         }

@@ -143,7 +143,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         };
         let decl = m
             .functions
-            .get(f.decl as usize)
+            .get(f.decl.index())
             .ok_or_else(|| bad(format!("no declaration @f{}", f.decl)))?;
         let ft = m
             .types
@@ -196,7 +196,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 InstKind::Call(c) => {
                     if let Callee::Direct(fid) = c.callee {
                         use crate::ir::Intrinsic::*;
-                        match m.functions.get(fid as usize).and_then(|d| d.intrinsic) {
+                        match m.functions.get(fid.index()).and_then(|d| d.intrinsic) {
                             Some(Stacksave | Stackrestore) => needs_sp = true,
                             Some(NaclSetjmp) => setjmps.push(i as u32),
                             _ => {}
@@ -209,7 +209,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 f, &inst.kind, i as u32, first_inst, &mut users, &mut last, other,
             );
             if let Some(incoming) = phi {
-                locals::mark_phi(f, inst.result, incoming, first_inst, &mut last);
+                locals::mark_phi(f, inst.result.0, incoming, first_inst, &mut last);
             }
         }
         // Locals: params, then per type: shared locals, values with a local of their
@@ -643,7 +643,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     fn push_value(&mut self, v: ValueId) -> R<bool> {
         match self.value_ref(v) {
             ValueRef::Function(i) => {
-                let slot = self.cx.table_slot.get(i as usize).copied().unwrap_or(0);
+                let slot = self.cx.table_slot.get(i.index()).copied().unwrap_or(0);
                 if slot == 0 {
                     return Err(self.err_in_function(format!(
                         "address of @f{i} is used but it has no table slot"
@@ -653,7 +653,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 Ok(true)
             }
             ValueRef::Global(i) => {
-                let a = self.cx.global_addr.get(i as usize).copied().unwrap_or(0);
+                let a = self.cx.global_addr.get(i.index()).copied().unwrap_or(0);
                 self.sink().i32_const(a as i32);
                 Ok(true)
             }
@@ -929,18 +929,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 match c.callee {
                     Callee::Direct(fid) => {
                         let decl =
-                            self.m.functions.get(fid as usize).ok_or_else(|| {
+                            self.m.functions.get(fid.index()).ok_or_else(|| {
                                 self.err_at(idx, format!("call to unknown @f{fid}"))
                             })?;
                         if let Some(i) = decl.intrinsic {
                             return self.intrinsic(idx, i, self.f.args(c), inst.ty);
                         }
-                        let fi = self
-                            .cx
-                            .func_index
-                            .get(fid as usize)
-                            .copied()
-                            .unwrap_or(NONE);
+                        let fi = self.cx.func_index.get(fid.index()).copied().unwrap_or(NONE);
                         if fi == NONE {
                             return Err(self.err_at(
                                 idx,

@@ -157,8 +157,8 @@ impl<'a, 'm> Numbering<'a, 'm> {
     pub fn statement(&mut self, j: usize, b: usize) {
         let f = self.f;
         let inst = &f.insts[j];
-        // Not an instruction value (or `NO_RESULT`): wraps out of range.
-        let n = inst.result.wrapping_sub(self.first) as usize;
+        // Not an instruction value (or `ValueId::NONE`): wraps out of range.
+        let n = inst.result.0.wrapping_sub(self.first) as usize;
         let Some(&u) = self.users.get(n) else {
             return;
         };

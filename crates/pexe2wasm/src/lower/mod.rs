@@ -24,13 +24,12 @@ mod sjlj;
 mod stackify;
 mod structurize;
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::FxHashMap;
 
 use wasm_encoder::ValType;
 
 use crate::bitstream::Position;
-use crate::ir::{Function, Module, Scalar, Type, TypeId, ValueId};
+use crate::ir::{FuncId, Function, Module, Scalar, Type, TypeId, ValueId};
 use crate::ErrorClass;
 
 /// Why a function could not be lowered. The verifier runs first, so these are either
@@ -39,13 +38,13 @@ use crate::ErrorClass;
 pub enum LowerError {
     #[error("{position}: in function @f{function}: {message} is not supported")]
     Unsupported {
-        function: u32,
+        function: FuncId,
         message: String,
         position: Position,
     },
     #[error("{position}: in function @f{function}: {message}")]
     Invalid {
-        function: u32,
+        function: FuncId,
         message: String,
         position: Position,
     },
@@ -82,36 +81,9 @@ pub struct Sig {
 #[derive(Debug, Default, Clone)]
 pub struct SigTable {
     pub list: Vec<Sig>,
-    map: HashMap<Sig, u32, BuildHasherDefault<SigHasher>>,
-}
-
-/// A multiply-rotate hasher (as rustc's FxHasher) for [`SigTable`]: its keys are a few
-/// bytes of our own making, looked up on every indirect call, so SipHash's DoS
-/// resistance buys nothing.
-#[derive(Default)]
-pub struct SigHasher(u64);
-
-impl Hasher for SigHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u8(&mut self, x: u8) {
-        self.write_u64(x as u64);
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.write_u64(x as u64);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.write_u64(x as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    /// Fx, not SipHash: the keys are a few bytes of our own making, looked up on every
+    /// indirect call, so DoS resistance buys nothing.
+    map: FxHashMap<Sig, u32>,
 }
 
 impl SigTable {
@@ -258,7 +230,7 @@ impl<'a> ValueTypes<'a> {
     pub fn new(m: &'a Module, f: &'a Function, i32_type: Option<TypeId>) -> Self {
         let params = m
             .functions
-            .get(f.decl as usize)
+            .get(f.decl.index())
             .and_then(|d| m.types.function(d.ty))
             .map(|ft| ft.params.as_slice());
         ValueTypes {
@@ -389,7 +361,7 @@ pub fn lower_function_with(
         .function_bodies
         .get(body)
         .ok_or_else(|| LowerError::Invalid {
-            function: 0,
+            function: FuncId(0),
             message: format!("no function body #{body}"),
             position: Position::at_bit(0),
         })?;

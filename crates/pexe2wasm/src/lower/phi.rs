@@ -6,12 +6,12 @@
 
 use super::cfg::NONE;
 use super::inst::{FnLower, R};
-use crate::ir::InstKind;
+use crate::ir::{BlockId, InstKind};
 
 impl FnLower<'_, '_> {
     /// Phis at the start of block `to` that need a copy.
-    fn phis(&self, to: u32) -> impl Iterator<Item = (usize, &crate::ir::Inst)> + '_ {
-        let start = self.f.block_starts.get(to as usize).copied().unwrap_or(0) as usize;
+    fn phis(&self, to: BlockId) -> impl Iterator<Item = (usize, &crate::ir::Inst)> + '_ {
+        let start = self.f.block_starts.get(to.index()).copied().unwrap_or(0) as usize;
         self.f
             .block_insts(to)
             .iter()
@@ -43,7 +43,8 @@ impl FnLower<'_, '_> {
         if self.cfg.is_dispatch(from) || to >= self.cfg.n_real || !self.phi_block(to) {
             return false;
         }
-        self.phis(to).any(|(_, i)| self.phi_local(i) != NONE)
+        self.phis(BlockId(to))
+            .any(|(_, i)| self.phi_local(i) != NONE)
     }
 
     /// Emits the parallel copy of edge `from → to`.
@@ -56,7 +57,7 @@ impl FnLower<'_, '_> {
         // (phi local, source) of every phi with a local, in phi order.
         let mut list = std::mem::take(&mut self.copies);
         list.clear();
-        for (idx, inst) in self.phis(to) {
+        for (idx, inst) in self.phis(BlockId(to)) {
             let l = self.phi_local(inst);
             if l == NONE {
                 continue;

@@ -13,6 +13,12 @@
 //!
 //! The methods have `InstructionSink`'s names and immediates and produce its exact bytes
 //! (the tests below compare both, operator by operator and at LEB128 edge values).
+//!
+//! The LEB128 encoders stay hand-written for the same reason: on 20M immediates of the
+//! lowering's mix (80% below 128, 15% below 16384), `leb128fmt::encode_u32` plus
+//! `extend_from_slice` (what `wasm_encoder::Encode for u32` does) took 1226M instructions
+//! (callgrind) and 0.66-0.72 s against 391M and 0.32-0.34 s for `leb_u32`: 3x. Emission's
+//! per-section and per-body LEB128s go through `wasm_encoder::Encode`.
 
 use wasm_encoder::{BlockType, Catch, Ieee32, Ieee64, InstructionSink, MemArg, MemArgTarget};
 

@@ -55,7 +55,7 @@ pub(crate) fn push_order<'a>(
                 let intr = cx
                     .module
                     .functions
-                    .get(fid as usize)
+                    .get(fid.index())
                     .and_then(|d| d.intrinsic);
                 match intr {
                     None => PushOrder {
@@ -113,7 +113,7 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
             Callee::Direct(fid) => matches!(
                 cx.module
                     .functions
-                    .get(fid as usize)
+                    .get(fid.index())
                     .and_then(|d| d.intrinsic),
                 Some(Intrinsic::NaclSetjmp)
             ),
@@ -234,9 +234,9 @@ impl Walk<'_, '_> {
         if k < self.start as isize {
             return false;
         }
-        // No result (`NO_RESULT`) or a value below `first` wraps out of range.
+        // No result (`ValueId::NONE`) or a value below `first` wraps out of range.
         let r = self.f.insts[k as usize].result;
-        self.users.get(r.wrapping_sub(self.first) as usize) == Some(&(user as u32))
+        self.users.get(r.0.wrapping_sub(self.first) as usize) == Some(&(user as u32))
     }
 
     /// Inlines what it can into instruction `user`; `k` is the candidate position (the
@@ -261,7 +261,7 @@ impl Walk<'_, '_> {
         for &v in tail.iter().rev().chain(ops.args.iter().rev()) {
             // An operand that is not the candidate (a constant, a value in a local)
             // leaves it for an earlier operand.
-            if v.0 != kv {
+            if v != kv {
                 continue;
             }
             // The verifier checked that `value_insts` and the results agree; a table

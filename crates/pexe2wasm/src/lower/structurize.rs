@@ -297,14 +297,14 @@ impl FnLower<'_, '_> {
             }
             InstKind::Br { target } => tasks.push(Task::Edge {
                 from: x,
-                to: *target,
+                to: target.0,
             }),
             InstKind::CondBr {
                 cond,
                 then_bb,
                 else_bb,
             } => {
-                let (tb, eb) = (*then_bb, *else_bb);
+                let (tb, eb) = (then_bb.0, else_bb.0);
                 if tb == eb {
                     // Both arms go to the same block; the condition is still evaluated.
                     self.push(*cond)?;
@@ -346,8 +346,9 @@ impl FnLower<'_, '_> {
                 } else {
                     Cond::Stack32(s.cond, bits)
                 };
-                let cases: Vec<(i64, u32)> = s.cases.iter().map(|c| (c.value, c.target)).collect();
-                self.switch(x, cond, s.default, &cases, tasks)?;
+                let cases: Vec<(i64, u32)> =
+                    s.cases.iter().map(|c| (c.value, c.target.0)).collect();
+                self.switch(x, cond, s.default.0, &cases, tasks)?;
             }
             _ => {
                 return Err(self.err_at(

@@ -23,7 +23,7 @@ use super::format::{
 };
 use crate::bitstream::{Abbrev, AbbrevOp, BitstreamError, Cursor, Header, Kind};
 use crate::decode::{decode, DecodeError};
-use crate::ir::{Callee, FunctionType, InstKind, Module, Type, TypeId, ValueId};
+use crate::ir::{BlockId, Callee, FunctionType, InstKind, Module, Type, TypeId, ValueId};
 
 /// Why a file could not be (completely) disassembled.
 #[derive(Debug, thiserror::Error)]
@@ -168,7 +168,7 @@ fn t(s: impl Into<String>) -> Op {
 }
 
 /// `label %bN` and the punctuation after it, ending the current cluster.
-fn label(target: u32, punct: &'static str) -> [Op; 5] {
+fn label(target: BlockId, punct: &'static str) -> [Op; 5] {
     [
         t("label"),
         Op::Space,
@@ -179,7 +179,7 @@ fn label(target: u32, punct: &'static str) -> [Op; 5] {
 }
 
 /// One `br label %bN;` line of a switch body.
-fn switch_br(ops: &mut Vec<Op>, target: u32) {
+fn switch_br(ops: &mut Vec<Op>, target: BlockId) {
     ops.extend([Op::Start, t("br"), Op::Space]);
     ops.extend(label(target, ";"));
     ops.push(Op::Endline);
@@ -733,7 +733,7 @@ impl Dis<'_, '_> {
             };
             let body = self.ir.and_then(|m| {
                 let b = m.function_bodies.get(self.bodies)?;
-                (Some(b.decl as usize) == decl).then_some(self.bodies)
+                (Some(b.decl.index()) == decl).then_some(self.bodies)
             });
             self.bodies += 1;
             self.func = Some(FnCtx {

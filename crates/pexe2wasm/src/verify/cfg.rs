@@ -9,11 +9,11 @@
 
 use super::function::{FnCx, Phase, NOT_YET};
 use super::Rule;
-use crate::ir::{common_dominator, InstKind, ValueId};
+use crate::ir::{common_dominator, BlockId, InstKind, ValueId};
 use std::ops::Range;
 
 /// "None" in the `u32` vectors below.
-const NONE: u32 = u32::MAX;
+use crate::ir::NONE;
 
 /// The blocks, edges and dominator tree of one function body.
 #[derive(Default)]
@@ -300,17 +300,17 @@ impl Cfg {
                 }};
             }
             match &insts[last].kind {
-                InstKind::Br { target } => edge!(*target),
+                InstKind::Br { target } => edge!(target.0),
                 InstKind::CondBr {
                     then_bb, else_bb, ..
                 } => {
-                    edge!(*then_bb);
-                    edge!(*else_bb);
+                    edge!(then_bb.0);
+                    edge!(else_bb.0);
                 }
                 InstKind::Switch(s) => {
-                    edge!(s.default);
+                    edge!(s.default.0);
                     for c in &s.cases {
-                        edge!(c.target);
+                        edge!(c.target.0);
                     }
                 }
                 InstKind::Ret { .. } | InstKind::Unreachable => {}
@@ -653,14 +653,14 @@ impl Cfg {
     /// one (a `br` or `condbr`; a switch goes to `phi`): then the listed blocks account for every edge, so they are the predecessors,
     /// each with one edge, and `phi` would find nothing.
     #[inline]
-    pub(super) fn phi_fits(&self, at: &PhiBlock, incoming: &[(ValueId, u32)]) -> bool {
+    pub(super) fn phi_fits(&self, at: &PhiBlock, incoming: &[(ValueId, BlockId)]) -> bool {
         let b = at.block as usize;
         if b == 0 || at.seen_non_phi {
             return false;
         }
         incoming.len() == self.indeg[b] as usize
             && incoming.len() <= 8
-            && incoming.iter().enumerate().all(|(j, &(_, pb))| {
+            && incoming.iter().enumerate().all(|(j, &(_, BlockId(pb)))| {
                 // Exactly one edge from `pb` to `b` (from a switch: ask `phi`).
                 let Some(w) = self.succ_start.get(pb as usize..pb as usize + 2) else {
                     return false;
@@ -670,7 +670,7 @@ impl Cfg {
                     Some(&[t, u]) => (t as usize == b) != (u as usize == b),
                     _ => false,
                 };
-                one_edge && !incoming[..j].iter().any(|&(_, q)| q == pb)
+                one_edge && !incoming[..j].iter().any(|&(_, q)| q.0 == pb)
             })
     }
 
@@ -683,7 +683,7 @@ impl Cfg {
         cx: &mut FnCx<'_>,
         at: &mut PhiBlock,
         i: usize,
-        incoming: &[(ValueId, u32)],
+        incoming: &[(ValueId, BlockId)],
     ) {
         cx.phase = Phase::Phis;
         let b = at.block as usize;
@@ -734,7 +734,7 @@ impl Cfg {
         // Entries per incoming block, with the value of the first.
         let stamp = i as u32;
         ps.listed.clear();
-        for &(v, pb) in incoming {
+        for &(v, BlockId(pb)) in incoming {
             if pb as usize >= n {
                 cx.at_inst(
                     i,

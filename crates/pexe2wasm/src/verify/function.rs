@@ -12,8 +12,8 @@ use super::types::{is_valid_int_width, is_value_type, TypeFacts};
 use super::{block_id, position, Context, Finding, Rule};
 use crate::bitstream::Position;
 use crate::ir::{
-    Callee, ConstValue, Function, InstKind, Intrinsic, Module, Type, TypeId, ValueId, ValueRef,
-    NO_RESULT,
+    BlockId, Callee, ConstValue, FuncId, Function, InstKind, Intrinsic, Module, Type, TypeId,
+    ValueId, ValueRef,
 };
 
 /// What the check of every body needs from the module, computed once per module.
@@ -63,7 +63,7 @@ pub(super) struct Local {
 }
 
 /// [`Local::block`] of an instruction value the walk has not reached yet.
-pub(super) const NOT_YET: u32 = u32::MAX;
+pub(super) const NOT_YET: u32 = crate::ir::NONE;
 
 /// Which check a finding comes from. The walk runs several checks at once; each keeps
 /// its findings in its own list, and the lists are joined in this order, which is the
@@ -90,7 +90,7 @@ pub(super) struct FnCx<'a> {
     intrinsics: &'a [Option<Intrinsic>],
     pub facts: &'a TypeFacts,
     /// Index of the function address record this body defines.
-    pub index: u32,
+    pub index: FuncId,
     pub ret: TypeId,
     /// Every local value (params, constants, instruction values) by `v - base`.
     pub locals: Vec<Local>,
@@ -148,14 +148,14 @@ impl<'a> FnCx<'a> {
     }
 
     /// The intrinsic function `@fN` is, if any.
-    pub fn intrinsic_of(&self, func: u32) -> Option<Intrinsic> {
-        self.intrinsics.get(func as usize).copied().flatten()
+    pub fn intrinsic_of(&self, func: FuncId) -> Option<Intrinsic> {
+        self.intrinsics.get(func.index()).copied().flatten()
     }
 
     fn name(&self) -> Option<String> {
         self.m
             .functions
-            .get(self.index as usize)
+            .get(self.index.index())
             .and_then(|d| d.name.clone())
     }
 
@@ -186,7 +186,7 @@ impl<'a> FnCx<'a> {
     /// Reports a finding on instruction `i`.
     pub fn at_inst(&mut self, i: usize, rule: Rule, msg: impl Into<String>) {
         let ctx = Context::Instruction {
-            function: self.index,
+            function: self.index.0,
             name: self.name(),
             inst: i as u32,
         };
@@ -197,7 +197,7 @@ impl<'a> FnCx<'a> {
     /// Reports a finding on basic block `b`, positioned at instruction `first` of it.
     pub fn at_block(&mut self, b: u32, first: Option<usize>, rule: Rule, msg: impl Into<String>) {
         let ctx = Context::Block {
-            function: self.index,
+            function: self.index.0,
             name: self.name(),
             block: b,
         };
@@ -208,7 +208,7 @@ impl<'a> FnCx<'a> {
     /// Reports a finding on the function as a whole.
     pub fn at_fn(&mut self, rule: Rule, msg: impl Into<String>) {
         let ctx = Context::Function {
-            index: self.index,
+            index: self.index.0,
             name: self.name(),
         };
         let pos = self.fn_pos();
@@ -230,7 +230,7 @@ pub(super) fn check(
         intrinsics: &mf.intrinsics,
         facts: &mf.types,
         index: f.decl,
-        ret: TypeId(u32::MAX),
+        ret: TypeId::NONE,
         locals: std::mem::take(&mut scratch.locals),
         i32_ty: mf.i32_ty,
         num_module_values: mf.num_module_values,
@@ -301,7 +301,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
                     // with one lookup each.
                     // A span outside the pool fails here; the full rules report it.
                     let mut types_match = incoming.len() == span.len as usize;
-                    for &(v, pb) in incoming.iter() {
+                    for &(v, BlockId(pb)) in incoming.iter() {
                         let k = v.0.wrapping_sub(cx.num_module_values);
                         let t = match cx.locals.get(k as usize) {
                             Some(&Local { ty, block }) => {
@@ -391,9 +391,9 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
             if !passes {
                 instructions::check_all(cx, i, inst, &mut p);
             }
-            if inst.result != NO_RESULT {
+            if inst.result != ValueId::NONE {
                 // From here on, uses in this block need no dominator tree.
-                let k = inst.result.wrapping_sub(cx.num_module_values);
+                let k = inst.result.0.wrapping_sub(cx.num_module_values);
                 if let Some(l) = cx.locals.get_mut(k as usize) {
                     l.block = ub;
                 }
@@ -408,7 +408,7 @@ fn walk(cx: &mut FnCx<'_>, g: Option<&mut Cfg>) -> bool {
 /// already imply it (or test it on facts they looked up); the walk adds it to the others.
 #[inline(always)]
 fn valued(facts: &TypeFacts, inst: &crate::ir::Inst) -> bool {
-    inst.result == NO_RESULT || facts.is_value_type(inst.ty)
+    inst.result == ValueId::NONE || facts.is_value_type(inst.ty)
 }
 
 /// Operand `v` of instruction `i` (not a phi) in block `ub`: the operand rules and
@@ -456,7 +456,7 @@ pub(super) fn module_operand(cx: &mut FnCx<'_>, i: usize, v: ValueId) -> Option<
 /// check further.
 fn build(cx: &mut FnCx<'_>, body: u32) -> bool {
     let (m, f) = (cx.m, cx.f);
-    let Some(d) = m.functions.get(f.decl as usize) else {
+    let Some(d) = m.functions.get(f.decl.index()) else {
         cx.at_fn(
             Rule::Structure,
             format!(
@@ -514,10 +514,10 @@ fn build(cx: &mut FnCx<'_>, body: u32) -> bool {
     let insts = &f.insts[..];
     tys.extend(f.value_insts.iter().enumerate().map(|(n, &ii)| {
         let ty = match insts.get(ii as usize) {
-            Some(inst) if inst.result == first.wrapping_add(n as u32) => inst.ty,
+            Some(inst) if inst.result.0 == first.wrapping_add(n as u32) => inst.ty,
             _ => {
                 ok = false;
-                TypeId(u32::MAX)
+                TypeId::NONE
             }
         };
         Local { ty, block: NOT_YET }
@@ -602,7 +602,7 @@ fn check_constants(cx: &mut FnCx<'_>) {
 fn check_operand(cx: &mut FnCx<'_>, i: usize, v: ValueId) {
     if cx.ty(v).is_none() {
         bad_operand(cx, i, format!("operand {} names no value", cx.value_ref(v)));
-    } else if v.0 < cx.m.num_functions() && cx.intrinsic_of(v.0).is_some() {
+    } else if v.0 < cx.m.num_functions() && cx.intrinsic_of(FuncId(v.0)).is_some() {
         // `v` is ValueRef::Function(v).
         let msg = format!("the address of intrinsic @f{} is used as a value", v.0);
         bad_operand(cx, i, msg);

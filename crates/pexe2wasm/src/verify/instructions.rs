@@ -7,8 +7,8 @@ use super::intrinsics;
 use super::types::{self, is_param_type, is_return_type, TypeFacts};
 use super::Rule;
 use crate::ir::{
-    Align, BinOp, Call, Callee, CastOp, CmpPred, Inst, InstKind, Span, Switch, Type, TypeId,
-    ValueId, NO_RESULT,
+    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, Inst, InstKind, Span, Switch, Type,
+    TypeId, ValueId,
 };
 
 /// The problems found on one instruction (a buffer the walk reuses; empty between calls).
@@ -95,7 +95,7 @@ pub(super) fn binop_passes(
         && (logic || float || bits & TypeFacts::BOOL_LIKE == 0)
         && flags.is_none_or(|fl| fl == 0)
         // check_result_type, on the facts already looked up (inst.ty == tl).
-        && (inst.result == NO_RESULT || bits & TypeFacts::VALUE != 0)
+        && (inst.result == ValueId::NONE || bits & TypeFacts::VALUE != 0)
 }
 
 /// [`passes`] for a load through a pointer of type `tp` (the rules of [`load`]).
@@ -159,7 +159,7 @@ pub(super) fn select_passes(
         && facts.is_i1(tc)
         && bits & TypeFacts::VECTOR == 0
         // check_result_type, on the facts already looked up (inst.ty == tt).
-        && (inst.result == NO_RESULT || bits & TypeFacts::VALUE != 0)
+        && (inst.result == ValueId::NONE || bits & TypeFacts::VALUE != 0)
 }
 
 /// [`passes`] for `ret`, with the type of its value if it has one (the rules of [`ret`]).
@@ -215,7 +215,7 @@ pub(super) fn direct_call_passes(cx: &FnCx<'_>, inst: &Inst, c: &Call) -> bool {
     }
     let Some(ft) =
         cx.m.functions
-            .get(func as usize)
+            .get(func.index())
             .and_then(|d| cx.types().function(d.ty))
     else {
         return false;
@@ -618,7 +618,7 @@ fn span_outside(what: &str, s: Span) -> String {
     )
 }
 
-fn phi_types(cx: &FnCx<'_>, inst: &Inst, incoming: &[(ValueId, u32)], p: &mut Problems) {
+fn phi_types(cx: &FnCx<'_>, inst: &Inst, incoming: &[(ValueId, BlockId)], p: &mut Problems) {
     for (v, _) in incoming {
         if let Some(t) = cx.ty(*v) {
             if t != inst.ty {
@@ -801,7 +801,7 @@ fn call(cx: &FnCx<'_>, inst: &Inst, c: &Call, p: &mut Problems) {
     let arg_tys = args.iter().map(|a| cx.ty(*a));
     let ret = match c.callee {
         Callee::Direct(func) => {
-            let Some(d) = cx.m.functions.get(func as usize) else {
+            let Some(d) = cx.m.functions.get(func.index()) else {
                 p.push((Rule::Call, format!("callee @f{func} is not a function")));
                 return;
             };

@@ -21,7 +21,7 @@ pub mod types;
 pub use finding::{Context, Finding, Rule, VerifyErrors};
 
 use crate::bitstream::Position;
-use crate::ir::{Module, Type};
+use crate::ir::{FuncId, Module, Type};
 
 /// Collects findings.
 #[derive(Debug, Default)]
@@ -113,7 +113,7 @@ pub fn verify_module(module: &Module) -> Result<(), VerifyErrors> {
 
 /// Checks that the module can be started: it defines a function named `_start` with
 /// signature `void (i32)` and external linkage. Returns that function's index (`@fN`).
-pub fn check_runnable(module: &Module) -> Result<u32, Finding> {
+pub fn check_runnable(module: &Module) -> Result<FuncId, Finding> {
     let fail = |bit: u64, context: Context, message: String| Finding {
         rule: Rule::EntryPoint,
         message,
@@ -127,9 +127,9 @@ pub fn check_runnable(module: &Module) -> Result<u32, Finding> {
             "the module has no function named _start, so it cannot be run".into(),
         ));
     };
-    let d = &module.functions[idx as usize];
+    let d = &module.functions[idx.index()];
     let ctx = Context::Function {
-        index: idx,
+        index: idx.0,
         name: d.name.clone(),
     };
     if d.is_proto {

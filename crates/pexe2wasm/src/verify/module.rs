@@ -5,7 +5,7 @@ use super::types::{check_type_table, is_param_type, is_return_type};
 use super::{block_id, position, Context, Rule, Sink};
 use crate::bitstream::Position;
 use crate::ir::intrinsics::SigTy;
-use crate::ir::{FunctionDecl, Intrinsic, Linkage, Module, Scalar};
+use crate::ir::{FuncId, FunctionDecl, Intrinsic, Linkage, Module, Scalar};
 
 /// The intrinsic a declaration names. The name wins over the decoder's resolution, so a
 /// hand-built IR cannot smuggle in an intrinsic under another name.
@@ -227,7 +227,7 @@ fn check_bodies(m: &Module, out: &mut Sink) {
             ),
             (false, Some(b)) => {
                 let back = m.function_bodies.get(b as usize).map(|f| f.decl);
-                if back != Some(i) {
+                if back != Some(FuncId(i)) {
                     out.push(
                         Rule::Structure,
                         pos,

@@ -173,7 +173,7 @@ fn stage_errors_classify_themselves() {
         ErrorClass::Unsupported
     );
     let lower = pexe2wasm::lower::LowerError::Unsupported {
-        function: 2,
+        function: pexe2wasm::ir::FuncId(2),
         message: "x".into(),
         position: Position::at_bit(9),
     };

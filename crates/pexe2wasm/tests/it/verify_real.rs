@@ -52,7 +52,7 @@ fn check(name: &str, run: Run) {
     }
     match (run, check_runnable(&m)) {
         (Run::Yes, Ok(idx)) => {
-            assert_eq!(m.functions[idx as usize].name.as_deref(), Some("_start"));
+            assert_eq!(m.functions[idx.index()].name.as_deref(), Some("_start"));
         }
         (Run::Yes, Err(e)) => panic!("{name}: expected runnable: {e}"),
         (_, Ok(idx)) => panic!("{name}: expected not runnable, got @f{idx}"),
@@ -152,7 +152,7 @@ impl Rng {
 
 /// Applies one random corruption to a decoded module.
 fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
-    use pexe2wasm::ir::{Align, Callee, InstKind, Type, TypeId, ValueId};
+    use pexe2wasm::ir::{Align, BlockId, Callee, FuncId, InstKind, Type, TypeId, ValueId};
     let nb = m.function_bodies.len();
     let fi = r.below(nb);
     match r.next() % 10 {
@@ -173,16 +173,16 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
                 match &mut inst.kind {
                     InstKind::Binop { lhs, .. } | InstKind::Cmp { lhs, .. } => *lhs = ValueId(a),
                     InstKind::Store { ptr, .. } | InstKind::Load { ptr, .. } => *ptr = ValueId(a),
-                    InstKind::Br { target } => *target = b,
-                    InstKind::CondBr { then_bb, .. } => *then_bb = b,
-                    InstKind::Switch(s) => s.default = b,
+                    InstKind::Br { target } => *target = BlockId(b),
+                    InstKind::CondBr { then_bb, .. } => *then_bb = BlockId(b),
+                    InstKind::Switch(s) => s.default = BlockId(b),
                     InstKind::Phi { incoming } => {
                         if a % 5 == 0 {
                             // An incoming list outside the body's pool.
                             incoming.start = b;
                         } else if let Some(e) = f.phi_incoming.get_mut(incoming.range()) {
                             if let Some(e) = e.first_mut() {
-                                *e = (ValueId(a), b);
+                                *e = (ValueId(a), BlockId(b));
                             }
                         }
                     }
@@ -191,7 +191,7 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
                             // An argument list outside the body's pool.
                             c.args.len = b;
                         } else if a % 2 == 0 {
-                            c.callee = Callee::Direct(b);
+                            c.callee = Callee::Direct(FuncId(b));
                         } else {
                             c.callee = Callee::Indirect(ValueId(a));
                         }
@@ -249,7 +249,7 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
             match r.next() % 3 {
                 0 => f.base = r.num(),
                 1 => f.num_params = r.num(),
-                _ => f.decl = r.num(),
+                _ => f.decl = FuncId(r.num()),
             }
         }
         8 => {

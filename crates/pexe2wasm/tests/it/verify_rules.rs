@@ -5,9 +5,9 @@
 use pexe2wasm::bitstream::Header;
 use pexe2wasm::ir::intrinsics::memory_order as mo;
 use pexe2wasm::ir::{
-    Align, BinOp, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Element, Function,
-    FunctionDecl, FunctionType, GlobalVar, Initializer, Inst, InstKind, Intrinsic, Linkage, Module,
-    Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId, NO_RESULT,
+    Align, BinOp, BlockId, Call, Callee, CastOp, CmpPred, ConstValue, Constant, Element, FuncId,
+    Function, FunctionDecl, FunctionType, GlobalVar, Initializer, Inst, InstKind, Intrinsic,
+    Linkage, Module, Span, Switch, SwitchCase, Type, TypeId, TypeTable, ValueId,
 };
 use pexe2wasm::verify::{check_runnable, verify, Context, Finding, Rule};
 
@@ -118,7 +118,7 @@ impl B {
         let void = self.void();
         F {
             f: Function {
-                decl,
+                decl: FuncId(decl),
                 base,
                 num_params: ft.params.len() as u32,
                 consts: consts
@@ -135,7 +135,7 @@ impl B {
         let mut f = f.f;
         f.num_blocks = f.block_starts.len() as u32;
         let idx = self.m.function_bodies.len() as u32;
-        self.m.functions[f.decl as usize].body = Some(idx);
+        self.m.functions[f.decl.index()].body = Some(idx);
         self.m.function_bodies.push(f);
     }
     fn build(self) -> Module {
@@ -169,9 +169,12 @@ impl K {
         match self {
             K::I(k) => k,
             K::Call(callee, args, cc) => InstKind::Call(f.new_call(callee, &args, cc)),
-            K::Phi(inc) => InstKind::Phi {
-                incoming: f.new_phi(&inc),
-            },
+            K::Phi(inc) => {
+                let inc: Vec<_> = inc.into_iter().map(|(v, b)| (v, BlockId(b))).collect();
+                InstKind::Phi {
+                    incoming: f.new_phi(&inc),
+                }
+            }
         }
     }
 }
@@ -190,7 +193,11 @@ impl F {
     fn push(&mut self, kind: impl Into<K>, ty: TypeId, result: u32) {
         let kind = kind.into().into_kind(&mut self.f);
         self.f.inst_bits.push(32 * (self.f.insts.len() as u32 + 1));
-        self.f.insts.push(Inst { kind, ty, result });
+        self.f.insts.push(Inst {
+            kind,
+            ty,
+            result: ValueId(result),
+        });
     }
     /// An instruction with a result of type `ty`.
     fn val(&mut self, kind: impl Into<K>, ty: TypeId) -> ValueId {
@@ -202,7 +209,7 @@ impl F {
     /// An instruction without a result.
     fn op(&mut self, kind: impl Into<K>) {
         let void = self.void;
-        self.push(kind, void, NO_RESULT);
+        self.push(kind, void, ValueId::NONE.0);
     }
     fn ret(&mut self) {
         self.op(InstKind::Ret { val: None });
@@ -229,7 +236,7 @@ fn bin(op: BinOp, lhs: ValueId, rhs: ValueId) -> InstKind {
 }
 
 fn call(func: u32, args: Vec<ValueId>) -> K {
-    K::Call(Callee::Direct(func), args, 0)
+    K::Call(Callee::Direct(FuncId(func)), args, 0)
 }
 
 /// `_start(i32 %p0)` with the given constants, whose single block is filled by `body`
@@ -302,7 +309,7 @@ fn expect_clean(m: &Module) {
 fn minimal_module_is_clean_and_runnable() {
     let m = start_with(|_| vec![], |_| {});
     expect_clean(&m);
-    assert_eq!(check_runnable(&m), Ok(0));
+    assert_eq!(check_runnable(&m), Ok(FuncId(0)));
 }
 
 #[test]
@@ -488,7 +495,10 @@ fn start_calls_void_g(make: impl FnOnce(u32) -> K, edit: impl FnOnce(&mut F)) ->
 #[test]
 fn calling_convention_must_be_c_on_calls() {
     // cc 1 (fastcc), tail
-    let m = start_calls_void_g(|g| K::Call(Callee::Direct(g), vec![], 2 | 1), |_| {});
+    let m = start_calls_void_g(
+        |g| K::Call(Callee::Direct(FuncId(g)), vec![], 2 | 1),
+        |_| {},
+    );
     expect_only(&m, Rule::CallingConv, "calling convention 1");
 }
 
@@ -802,7 +812,7 @@ fn compound_initializers_have_two_or_more_elements() {
 #[test]
 fn bodies_must_match_their_declarations() {
     let mut m = start_with(|_| vec![], |_| {});
-    m.function_bodies[0].decl = 7;
+    m.function_bodies[0].decl = FuncId(7);
     expect(
         &m,
         Rule::Structure,
@@ -952,7 +962,9 @@ fn blocks(
 }
 
 fn br(target: u32) -> InstKind {
-    InstKind::Br { target }
+    InstKind::Br {
+        target: BlockId(target),
+    }
 }
 
 #[test]
@@ -1053,8 +1065,8 @@ fn diamond(phi: impl FnOnce(&F) -> Vec<(ValueId, u32)>) -> Module {
             let c = f.c(0);
             f.op(InstKind::CondBr {
                 cond: c,
-                then_bb: 1,
-                else_bb: 2,
+                then_bb: BlockId(1),
+                else_bb: BlockId(2),
             });
             f.block();
             f.op(br(2));
@@ -1097,15 +1109,15 @@ fn phi_lists_one_entry_per_edge_with_one_value() {
                 let p = f.p(0);
                 f.op(InstKind::Switch(Box::new(Switch {
                     cond: p,
-                    default: 1,
+                    default: BlockId(1),
                     cases: vec![
                         SwitchCase {
                             value: 1,
-                            target: 1,
+                            target: BlockId(1),
                         },
                         SwitchCase {
                             value: 2,
-                            target: 2,
+                            target: BlockId(2),
                         },
                     ],
                 })));
@@ -1203,8 +1215,8 @@ fn uses_must_be_dominated_across_blocks() {
             let c = f.c(0);
             f.op(InstKind::CondBr {
                 cond: c,
-                then_bb: 1,
-                else_bb: 2,
+                then_bb: BlockId(1),
+                else_bb: BlockId(2),
             });
             f.block();
             let (p, k) = (f.p(0), f.c(1));
@@ -1237,8 +1249,8 @@ fn phi_values_must_dominate_their_incoming_edge() {
                 let c = f.c(0);
                 f.op(InstKind::CondBr {
                     cond: c,
-                    then_bb: 2,
-                    else_bb: 3,
+                    then_bb: BlockId(2),
+                    else_bb: BlockId(3),
                 });
                 f.block();
                 let k = f.c(1);
@@ -1319,8 +1331,8 @@ fn dominance_matches_its_definition_on_random_graphs() {
                         [t] => f.op(br(t as u32)),
                         [t, e] => f.op(InstKind::CondBr {
                             cond: c,
-                            then_bb: t as u32,
-                            else_bb: e as u32,
+                            then_bb: BlockId(t as u32),
+                            else_bb: BlockId(e as u32),
                         }),
                         _ => unreachable!(),
                     }
@@ -2109,8 +2121,8 @@ fn branch_conditions_are_i1() {
             let c = f.c(0);
             f.op(InstKind::CondBr {
                 cond: c,
-                then_bb: 1,
-                else_bb: 1,
+                then_bb: BlockId(1),
+                else_bb: BlockId(1),
             });
             f.block();
             f.ret();
@@ -2128,10 +2140,13 @@ fn switch_on(t: fn(&mut B) -> TypeId, cases: &[i64]) -> Module {
     let c = f.c(0);
     f.op(InstKind::Switch(Box::new(Switch {
         cond: c,
-        default: 1,
+        default: BlockId(1),
         cases: cases
             .iter()
-            .map(|&value| SwitchCase { value, target: 1 })
+            .map(|&value| SwitchCase {
+                value,
+                target: BlockId(1),
+            })
             .collect(),
     })));
     f.block();
@@ -2339,7 +2354,7 @@ fn indirect_calls_use_i32_callees_and_abi_types() {
 #[test]
 fn tail_calls_are_allowed() {
     expect_clean(&start_calls_void_g(
-        |g| K::Call(Callee::Direct(g), vec![], 1),
+        |g| K::Call(Callee::Direct(FuncId(g)), vec![], 1),
         |_| {},
     ));
 }
@@ -2616,11 +2631,11 @@ fn garbage_ir_does_not_panic() {
     let big = ValueId(u32::MAX);
     {
         let f = &mut m.function_bodies[0];
-        let incoming = f.new_phi(&[(big, u32::MAX), (ValueId(0), 0)]);
+        let incoming = f.new_phi(&[(big, BlockId(u32::MAX)), (ValueId(0), BlockId(0))]);
         f.insts.push(Inst {
             kind: InstKind::Phi { incoming },
             ty: TypeId(u32::MAX),
-            result: NO_RESULT,
+            result: ValueId::NONE,
         });
         // Operand lists outside their pools.
         f.insts.push(Inst {
@@ -2631,11 +2646,11 @@ fn garbage_ir_does_not_panic() {
                 },
             },
             ty: TypeId(0),
-            result: NO_RESULT,
+            result: ValueId::NONE,
         });
         f.insts.push(Inst {
             kind: InstKind::Call(Call {
-                callee: Callee::Direct(0),
+                callee: Callee::Direct(FuncId(0)),
                 args: Span {
                     start: 1,
                     len: u32::MAX,
@@ -2643,25 +2658,25 @@ fn garbage_ir_does_not_panic() {
                 cc_info: 0,
             }),
             ty: TypeId(0),
-            result: NO_RESULT,
+            result: ValueId::NONE,
         });
         f.insts.push(Inst {
             kind: InstKind::Switch(Box::new(Switch {
                 cond: big,
-                default: u32::MAX,
+                default: BlockId(u32::MAX),
                 cases: vec![SwitchCase {
                     value: i64::MIN,
-                    target: 77,
+                    target: BlockId(77),
                 }],
             })),
             ty: TypeId(9999),
-            result: NO_RESULT,
+            result: ValueId::NONE,
         });
-        let call = f.new_call(Callee::Direct(u32::MAX), &[big, big], u32::MAX);
+        let call = f.new_call(Callee::Direct(FuncId(u32::MAX)), &[big, big], u32::MAX);
         f.insts.push(Inst {
             kind: InstKind::Call(call),
             ty: TypeId(12345),
-            result: NO_RESULT,
+            result: ValueId::NONE,
         });
         f.insts.push(Inst {
             kind: InstKind::Load {
@@ -2669,7 +2684,7 @@ fn garbage_ir_does_not_panic() {
                 align: Align(u32::MAX),
             },
             ty: TypeId(u32::MAX),
-            result: NO_RESULT,
+            result: ValueId::NONE,
         });
         f.inst_bits.push(u32::MAX);
         f.bit = u64::MAX;
@@ -2771,13 +2786,17 @@ fn operand_findings_follow_operand_order_for_every_kind() {
         let cond = missing(23);
         f.op(InstKind::CondBr {
             cond,
-            then_bb: 1,
-            else_bb: if broken_layout { 9 } else { 1 },
+            then_bb: BlockId(1),
+            else_bb: if broken_layout {
+                BlockId(9)
+            } else {
+                BlockId(1)
+            },
         });
         f.block();
         f.op(InstKind::Switch(Box::new(Switch {
             cond: missing(24),
-            default: 2,
+            default: BlockId(2),
             cases: vec![],
         })));
         f.block();
