@@ -6,7 +6,8 @@
 //! 3. [`text`]: PNaClAsm, the disassembly (`dis`) and the assembler (`asm`).
 //!
 //! [`malloc`] holds the allocator settings our binaries apply at startup.
-//! [`info`] summarizes a pexe for the `info` command; [`batch`] converts a directory tree.
+//! [`info`] summarizes a pexe for the `info` command; [`needs`] says what kind of host it
+//! needs to run.
 pub mod bitstream;
 pub mod convert;
 pub mod decode;
@@ -15,6 +16,7 @@ pub mod info;
 pub mod ir;
 pub mod lower;
 pub mod malloc;
+pub mod needs;
 pub mod runtime;
 pub mod scratch_pool;
 pub mod text;

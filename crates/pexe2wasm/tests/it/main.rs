@@ -7,6 +7,7 @@ mod code_summary;
 mod decode_regressions;
 mod fixtures_fresh;
 mod lower_semantics;
+mod needs_real;
 mod simd_lowering;
 mod stock_wasmtime;
 mod text_asm_errors;
