@@ -5,7 +5,8 @@
 //! success, 1 for bad input or a failed operation, 2 for usage errors; `-` reads stdin or
 //! writes stdout; output goes through a `BufWriter`; a closed pipe (`| head`) ends quietly.
 //! `run` exits with the program's status instead; a trap prints its one-line error, then
-//! the wasm backtrace, and exits 134 (as an abort would). `batch` exits 1 when any file
+//! the wasm backtrace, and exits 134 (as an abort would); a Pepper plugin, which no host
+//! here can run yet, exits 69 after one line saying so. `batch` exits 1 when any file
 //! failed (each failure one `error:` line), after converting all the others.
 
 mod batch;
@@ -66,6 +67,9 @@ enum Command {
         no_runnable: bool,
     },
     /// Convert a pexe to a WebAssembly module (a WASI preview 1 command).
+    ///
+    /// A note on stderr says when the module needs more than a WASI runtime: a threaded
+    /// module needs `pexe2wasm run`; a Pepper (PPAPI) plugin needs a Pepper host.
     Convert {
         /// The pexe to read ('-' for stdin).
         file: PathBuf,
@@ -82,8 +86,9 @@ enum Command {
     /// Convert a pexe in memory and run it under wasmtime with WASI (a .wasm file runs as is).
     ///
     /// The program sees argv[0] = FILE, then ARGS; no environment and no host files unless
-    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134. Use '--'
-    /// before program arguments that start with '-'.
+    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134; a Pepper
+    /// (PPAPI) plugin, which pexe2wasm cannot run yet, exits 69. Use '--' before program
+    /// arguments that start with '-'.
     Run {
         /// The pexe (or converted .wasm) to run.
         file: PathBuf,
@@ -174,13 +179,22 @@ mod stages {
             .collect()
     }
 
-    /// `pexe2wasm::convert::convert` with the default options but `threads`.
-    pub fn convert(data: &[u8], threads: pexe2wasm::convert::Threads) -> Result<Vec<u8>> {
-        let opts = pexe2wasm::convert::ConvertOptions {
+    /// `pexe2wasm::convert::convert_module` with the default options but `threads` (the
+    /// output is that of `convert::convert`), and what the output needs to run
+    /// (`pexe2wasm::needs`, adjusted for the threads choice), from one decode.
+    pub fn convert_with_needs(
+        data: &[u8],
+        threads: pexe2wasm::convert::Threads,
+    ) -> Result<(Vec<u8>, pexe2wasm::needs::Needs)> {
+        use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions};
+        let module = pexe2wasm::decode::decode(data).map_err(ConvertError::Decode)?;
+        let needs = pexe2wasm::needs::needs_of_module(&module);
+        let opts = ConvertOptions {
             threads,
             ..Default::default()
         };
-        Ok(pexe2wasm::convert::convert(data, &opts)?.wasm)
+        let c = convert_module(module, data.len(), &opts)?;
+        Ok((c.wasm, needs.for_output(c.features.threads)))
     }
 
     /// `wasmprinter::print_bytes`: the text format of a module.
@@ -321,6 +335,41 @@ fn read_input(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// Reads a file that should be a pexe; a NaCl manifest (JSON) is refused with a message
+/// that says so and names the program it points at.
+fn read_pexe(path: &Path) -> Result<Vec<u8>> {
+    let data = read_input(path)?;
+    match manifest_message(&data) {
+        Some(m) => Err(anyhow!(m)),
+        None => Ok(data),
+    }
+}
+
+/// When `data` is a NaCl manifest (`.nmf`: JSON, so its first non-blank byte is `{`, which
+/// no pexe or wasm module starts with), what to tell the user instead of a decode error.
+fn manifest_message(data: &[u8]) -> Option<String> {
+    let first = data.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'{' {
+        return None;
+    }
+    const WHAT: &str = "a NaCl manifest (.nmf), not a pexe";
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return Some(format!("JSON text (a broken NaCl manifest?), not a pexe"));
+    };
+    let (urls, _, _) = batch::manifest_urls(&json);
+    Some(
+        match urls.iter().find(|(k, _)| k == batch::PNACL_TRANSLATE) {
+            Some((_, url)) => {
+                format!("{WHAT}; its pnacl program is {url} (relative to the manifest's directory)")
+            }
+            None => format!(
+                "{WHAT}; it names no pnacl program ({})",
+                batch::PNACL_TRANSLATE
+            ),
+        },
+    )
+}
+
 /// Why a command failed: the file it concerns and one line per problem.
 struct Failure {
     file: String,
@@ -338,7 +387,7 @@ fn run(command: Command) -> Result<(), Failure> {
     match command {
         Command::Dis { file, output } => {
             let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let data = read_pexe(&file).map_err(|e| fail(&name, e))?;
             let mut out = Output::open(output.as_deref()).map_err(|e| fail(&name, e))?;
             stages::disassemble(&data, out.writer()).map_err(|e| fail(&name, e))?;
             out.commit().map_err(|e| fail(&name, e))
@@ -365,7 +414,7 @@ fn run(command: Command) -> Result<(), Failure> {
         }
         Command::Info { file, json } => {
             let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let data = read_pexe(&file).map_err(|e| fail(&name, e))?;
             let info = pexe2wasm::info::info(&data).map_err(|e| fail(&name, e.into()))?;
             let mut out = Output::stdout();
             let w = out.writer();
@@ -383,12 +432,14 @@ fn run(command: Command) -> Result<(), Failure> {
         }
         Command::Verify { file, no_runnable } => {
             let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
+            let data = read_pexe(&file).map_err(|e| fail(&name, e))?;
             let module = pexe2wasm::decode::decode(&data).map_err(|e| fail(&name, e.into()))?;
             let mut findings = stages::verify(&module);
             if !no_runnable {
                 findings.extend(stages::check_runnable(&module));
             }
+            // What it needs to run, unless only the ABI was asked about.
+            let needs = (!no_runnable).then(|| pexe2wasm::needs::needs_of_module(&module));
             if !findings.is_empty() {
                 return Err(Failure {
                     file: name,
@@ -397,14 +448,23 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             let mut out = Output::stdout();
             let defined = module.function_bodies.len();
-            writeln!(
-                out.writer(),
-                "{name}: ok ({} functions, {defined} defined, {} globals)",
+            let counts = format!(
+                "({} functions, {defined} defined, {} globals)",
                 module.functions.len(),
                 module.globals.len()
-            )
-            .context("cannot write the output")
-            .map_err(|e| fail(&name, e))?;
+            );
+            // A valid pexe exits 0; the line says when it needs more than a WASI runtime,
+            // and a plugin that nothing here can run is not called plain "ok".
+            let line = match &needs {
+                Some(n) if !n.available => {
+                    format!("{name}: valid, but cannot run here {counts}: {n}")
+                }
+                Some(n) if !n.runs_anywhere() => format!("{name}: ok {counts}; {n}"),
+                _ => format!("{name}: ok {counts}"),
+            };
+            writeln!(out.writer(), "{line}")
+                .context("cannot write the output")
+                .map_err(|e| fail(&name, e))?;
             out.commit().map_err(|e| fail(&name, e))
         }
         Command::Convert {
@@ -414,8 +474,9 @@ fn run(command: Command) -> Result<(), Failure> {
             threads,
         } => {
             let name = display_name(&file);
-            let data = read_input(&file).map_err(|e| fail(&name, e))?;
-            let wasm = stages::convert(&data, threads.into()).map_err(|e| fail(&name, e))?;
+            let data = read_pexe(&file).map_err(|e| fail(&name, e))?;
+            let (wasm, needs) =
+                stages::convert_with_needs(&data, threads.into()).map_err(|e| fail(&name, e))?;
             let mut out = Output::open(Some(&output)).map_err(|e| fail(&name, e))?;
             let written = if wat {
                 let text = stages::print_wat(&wasm).map_err(|e| fail(&name, e))?;
@@ -426,7 +487,12 @@ fn run(command: Command) -> Result<(), Failure> {
             written
                 .context("cannot write the output")
                 .map_err(|e| fail(&name, e))?;
-            out.commit().map_err(|e| fail(&name, e))
+            out.commit().map_err(|e| fail(&name, e))?;
+            // The module is written; say when stock WASI runtimes will not run it.
+            if !needs.runs_anywhere() {
+                eprintln!("note: {name}: {needs}");
+            }
+            Ok(())
         }
         // main() sends `run` and `batch` to their own handlers, which own the exit status.
         Command::Run { file, .. } | Command::Batch { dir: file, .. } => Err(fail(
@@ -438,6 +504,10 @@ fn run(command: Command) -> Result<(), Failure> {
 
 /// Exit status of `run` when the program trapped, as for an abort (128 + SIGABRT).
 const TRAP_EXIT: u8 = 134;
+
+/// Exit status of `run` for a Pepper (PPAPI) plugin, which needs a host pexe2wasm does not
+/// have yet: EX_UNAVAILABLE of sysexits.h, distinct from the statuses `run` itself uses.
+const NO_HOST_EXIT: u8 = 69;
 
 /// `pexe2wasm run`: converts FILE (unless it is already wasm) and runs it; the program's
 /// exit status becomes ours.
@@ -451,7 +521,11 @@ fn run_program(
     let name = display_name(file);
     let prepared = prepare_run(file, args, env, dirs, threads);
     let (wasm, opts) = match prepared {
-        Ok(p) => p,
+        Ok(Prepared::Ready(wasm, opts)) => (wasm, opts),
+        Ok(Prepared::NoHost(needs)) => {
+            eprintln!("error: {name}: {needs}");
+            return ExitCode::from(NO_HOST_EXIT);
+        }
         Err(e) => return report(fail(&name, e)),
     };
     // Anything we printed must come before the program's output.
@@ -478,19 +552,52 @@ fn run_program(
     }
 }
 
-/// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it.
+/// What `run` found in FILE.
+enum Prepared {
+    /// The module to run and how to run it.
+    Ready(Vec<u8>, pexe2wasm_runner::RunOptions),
+    /// A program no host of ours can run (a Pepper plugin), and why.
+    NoHost(pexe2wasm::needs::Needs),
+}
+
+/// Whether a module we converted holds a Pepper plugin's data: its pexe's global data is
+/// copied into the module verbatim, so the plugin's IRT query string is there (the runtime
+/// itself never names that interface).
+fn wasm_is_pepper_plugin(wasm: &[u8]) -> bool {
+    let needle = format!("{}\0", pexe2wasm::needs::PPAPI_HOOK_INTERFACE);
+    wasm.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it;
+/// or, for a plugin, why it cannot run (found before converting it).
 fn prepare_run(
     file: &Path,
     args: Vec<String>,
     env: Vec<String>,
     dirs: Vec<String>,
     threads: pexe2wasm::convert::Threads,
-) -> Result<(Vec<u8>, pexe2wasm_runner::RunOptions)> {
+) -> Result<Prepared> {
+    use pexe2wasm::needs::{needs, needs_of_module, Host, PPAPI_HOOK_INTERFACE};
     let data = read_input(file)?;
     let wasm = if data.starts_with(b"\0asm") {
+        if wasm_is_pepper_plugin(&data) {
+            return Ok(Prepared::NoHost(needs(&[PPAPI_HOOK_INTERFACE], true)));
+        }
         data
     } else {
-        stages::convert(&data, threads)?
+        if let Some(m) = manifest_message(&data) {
+            return Err(anyhow!(m));
+        }
+        let module = pexe2wasm::decode::decode(&data)?;
+        let needs = needs_of_module(&module);
+        if needs.host == Some(Host::Pepper) && !needs.available {
+            return Ok(Prepared::NoHost(needs));
+        }
+        let opts = pexe2wasm::convert::ConvertOptions {
+            threads,
+            ..Default::default()
+        };
+        pexe2wasm::convert::convert_module(module, data.len(), &opts)?.wasm
     };
     let mut opts = pexe2wasm_runner::RunOptions {
         args: std::iter::once(file.display().to_string())
@@ -514,7 +621,7 @@ fn prepare_run(
         };
         opts.dirs.push((PathBuf::from(host), guest));
     }
-    Ok((wasm, opts))
+    Ok(Prepared::Ready(wasm, opts))
 }
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
@@ -582,11 +689,16 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> ExitC
     let s = &report_out.summary;
     if !quiet {
         let mut out = io::stdout().lock();
+        let skipped = match s.skipped {
+            0 => String::new(),
+            n => format!(", {n} skipped"),
+        };
         let _ = writeln!(
             out,
-            "{} of {} files converted, {} failed; report in {}",
+            "{} of {} files converted: {}; {} failed{skipped}; report in {}",
             s.converted,
             s.files,
+            s.converted_by_host.text(),
             s.failed,
             output.join("report.md").display()
         );
