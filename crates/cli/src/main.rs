@@ -354,7 +354,7 @@ fn manifest_message(data: &[u8]) -> Option<String> {
     }
     const WHAT: &str = "a NaCl manifest (.nmf), not a pexe";
     let Ok(json) = serde_json::from_slice::<serde_json::Value>(data) else {
-        return Some(format!("JSON text (a broken NaCl manifest?), not a pexe"));
+        return Some("JSON text (a broken NaCl manifest?), not a pexe".to_string());
     };
     let (urls, _, _) = batch::manifest_urls(&json);
     Some(
