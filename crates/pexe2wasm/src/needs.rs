@@ -175,7 +175,10 @@ mod tests {
         assert!(threads.summary.contains("pexe2wasm run"));
 
         let plain = needs(&["nacl-irt-basic-0.1"], true);
-        assert_eq!((plain.host, plain.interface), (Some(Host::Wasi), None));
+        assert_eq!(
+            (plain.host, plain.interface.as_deref()),
+            (Some(Host::Wasi), None)
+        );
         assert!(plain.runs_anywhere());
 
         let lib = needs(&[PPAPI_HOOK_INTERFACE], false);
