@@ -132,6 +132,7 @@ mod tests {
             content_type: "application/wasm",
             features: vec![],
             imports: vec![],
+            needs: pexe2wasm::needs::needs::<&str>(&[], true),
             convert_micros: 1,
         })
     }
