@@ -14,19 +14,23 @@
 use pexe2wasm::bitstream::Position;
 use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions};
 use pexe2wasm::ErrorClass;
+use pexe2wasm::needs::{Host, Needs};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Version of the `report.json` layout; bumped when a field changes meaning or goes away.
 /// 2: a conversion failure's kind is its [`ErrorClass`] (`input`, `unsupported`,
 /// `internal`) instead of the stage that failed; every member of a position is present.
 pub const REPORT_SCHEMA: u32 = 2;
+
+/// The manifest key of the program a browser runs: the only one a batch converts (besides
+/// `files` entries that are pexes). The SDK's `pnacl-debug` entry names unfinalized LLVM
+/// bitcode (`*_unstripped.bc`), not a pexe: it is reported as skipped.
+pub const PNACL_TRANSLATE: &str = "program.portable.pnacl-translate";
 
 /// Manifests larger than this are refused rather than read (real ones are under 1 KiB).
 const MAX_MANIFEST_BYTES: u64 = 1 << 20;
@@ -58,6 +62,8 @@ pub enum BatchError {
 pub enum Status {
     Converted,
     Failed,
+    /// Named by a manifest entry that is not a program to convert (`pnacl-debug`).
+    Skipped,
 }
 
 /// What kind of failure a file had: a problem with the file itself, or the
@@ -163,6 +169,10 @@ pub struct FileReport {
     pub irt_interfaces: Vec<String>,
     /// PPAPI interfaces (`PPB_*`, `PPP_*`) the pexe asks for (when it decodes).
     pub ppapi_interfaces: Vec<String>,
+    /// What the output needs to run (converted files only).
+    pub needs: Option<Needs>,
+    /// Why the file was skipped (skipped files only).
+    pub skipped: Option<String>,
     pub error: Option<ErrorReport>,
 }
 
@@ -180,7 +190,18 @@ impl FileReport {
             has_start: None,
             irt_interfaces: Vec::new(),
             ppapi_interfaces: Vec::new(),
+            needs: None,
+            skipped: None,
             error: Some(error),
+        }
+    }
+
+    fn skipped(path: String, found_by: Vec<String>, why: String) -> FileReport {
+        FileReport {
+            status: Status::Skipped,
+            skipped: Some(why),
+            error: None,
+            ..FileReport::failed(path, found_by, ErrorReport::new(ErrorKind::Internal, ""))
         }
     }
 }
@@ -191,6 +212,55 @@ pub struct Summary {
     pub files: usize,
     pub converted: usize,
     pub failed: usize,
+    pub skipped: usize,
+    /// The converted files by what they need to run.
+    pub converted_by_host: ByHost,
+}
+
+/// Converted files counted by the host they need ([`Host`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ByHost {
+    /// Plain WASI programs: any WASI runtime runs them.
+    pub wasi: usize,
+    /// Threaded modules: they need `pexe2wasm run` (wasi-threads).
+    pub runner: usize,
+    /// Pepper (PPAPI) plugins: they need a Pepper host (none exists yet).
+    pub pepper: usize,
+}
+
+impl ByHost {
+    fn count(files: &[FileReport]) -> ByHost {
+        let mut c = ByHost::default();
+        for n in files.iter().filter_map(|f| f.needs.as_ref()) {
+            match n.host {
+                Some(Host::Wasi) => c.wasi += 1,
+                Some(Host::Runner) => c.runner += 1,
+                Some(Host::Pepper) => c.pepper += 1,
+                None => {}
+            }
+        }
+        c
+    }
+
+    /// `13 WASI programs, 2 need pexe2wasm run (threads), 13 Pepper plugins (no host yet)`.
+    pub fn text(&self) -> String {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        [
+            plural(self.wasi, "WASI program", "WASI programs"),
+            plural(
+                self.runner,
+                "needs pexe2wasm run (threads)",
+                "need pexe2wasm run (threads)",
+            ),
+            plural(
+                self.pepper,
+                "Pepper plugin (no host yet)",
+                "Pepper plugins (no host yet)",
+            ),
+        ]
+        .join(", ")
+    }
 }
 
 /// The whole `report.json`.
@@ -221,12 +291,14 @@ pub struct Target {
     pub found_by: Vec<String>,
 }
 
-/// What [`discover`] found: pexes to convert and paths that already failed.
+/// What [`discover`] found: pexes to convert, paths that already failed, and manifest
+/// entries skipped.
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
     /// Sorted by path; each pexe once, however many times it was reached.
     pub targets: Vec<Target>,
-    /// Missing or escaping manifest targets, bad manifests, unreadable directories.
+    /// Missing or escaping manifest targets, bad manifests, unreadable directories; and
+    /// skipped manifest entries (status [`Status::Skipped`]).
     pub failures: Vec<FileReport>,
 }
 
@@ -234,6 +306,8 @@ pub struct Discovery {
 enum Found {
     Pexe(PathBuf),
     Failed(String, ErrorReport),
+    /// A manifest entry not converted, and why.
+    Skipped(String, String),
 }
 
 /// Collects what discovery reaches, merging a path reached twice.
@@ -241,6 +315,7 @@ enum Found {
 struct Collector {
     targets: BTreeMap<String, Target>,
     failures: BTreeMap<String, FileReport>,
+    skipped: BTreeMap<String, FileReport>,
 }
 
 impl Collector {
@@ -265,6 +340,29 @@ impl Collector {
                     f.found_by.push(by);
                 }
             }
+            Found::Skipped(key, why) => {
+                let f = self
+                    .skipped
+                    .entry(key.clone())
+                    .or_insert_with(|| FileReport::skipped(key, Vec::new(), why));
+                if !f.found_by.contains(&by) {
+                    f.found_by.push(by);
+                }
+            }
+        }
+    }
+
+    /// The work found. A skipped path that is converted or fails another way is listed
+    /// once, as that.
+    fn finish(mut self) -> Discovery {
+        self.skipped
+            .retain(|k, _| !self.targets.contains_key(k) && !self.failures.contains_key(k));
+        let mut failures: Vec<FileReport> = self.failures.into_values().collect();
+        failures.extend(self.skipped.into_values());
+        failures.sort_by(|a, b| a.path.cmp(&b.path));
+        Discovery {
+            targets: self.targets.into_values().collect(),
+            failures,
         }
     }
 }
@@ -283,57 +381,47 @@ fn slash_path(p: &Path) -> String {
 pub fn discover(root: &Path, skip: Option<&Path>) -> Result<Discovery, BatchError> {
     let mut found = Collector::default();
     let mut manifests = Vec::new();
-    let mut dirs = vec![PathBuf::new()];
-    while let Some(rel_dir) = dirs.pop() {
-        let entries = match read_dir_sorted(&root.join(&rel_dir)) {
+    let walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !(e.file_type().is_dir() && skip == Some(e.path())));
+    for entry in walk {
+        let entry = match entry {
             Ok(e) => e,
-            Err(source) if rel_dir.as_os_str().is_empty() => {
-                return Err(BatchError::Input {
-                    path: root.to_path_buf(),
-                    source,
-                })
-            }
             Err(e) => {
-                let err = ErrorReport::new(ErrorKind::Read, format!("cannot read directory: {e}"));
-                found.add(Found::Failed(slash_path(&rel_dir), err), "scan".into());
+                let io = e
+                    .io_error()
+                    .map_or_else(|| e.to_string(), ToString::to_string);
+                let dir = e.path().unwrap_or(root);
+                if dir == root {
+                    return Err(BatchError::Input {
+                        path: root.to_path_buf(),
+                        source: e.into_io_error().unwrap_or_else(|| io::Error::other(io)),
+                    });
+                }
+                let rel = dir.strip_prefix(root).unwrap_or(dir);
+                let err = ErrorReport::new(ErrorKind::Read, format!("cannot read directory: {io}"));
+                found.add(Found::Failed(slash_path(rel), err), "scan".into());
                 continue;
             }
         };
-        // Reverse so that the stack pops subdirectories in name order.
-        for (name, ty) in entries.into_iter().rev() {
-            let rel = rel_dir.join(&name);
-            if ty.is_dir() {
-                if skip != Some(root.join(&rel).as_path()) {
-                    dirs.push(rel);
-                }
-                continue;
-            }
-            if has_extension(&name, "pexe") {
-                found.add(resolve(root, &rel), "scan".into());
-            } else if has_extension(&name, "nmf") {
-                manifests.push(rel);
-            }
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+        if has_extension(entry.file_name(), "pexe") {
+            found.add(resolve(root, rel), "scan".into());
+        } else if has_extension(entry.file_name(), "nmf") {
+            manifests.push(rel.to_path_buf());
         }
     }
     manifests.sort();
     for m in &manifests {
         read_manifest(root, m, &mut found);
     }
-    Ok(Discovery {
-        targets: found.targets.into_values().collect(),
-        failures: found.failures.into_values().collect(),
-    })
-}
-
-/// The entries of a directory sorted by name, with their types (links not followed).
-fn read_dir_sorted(dir: &Path) -> io::Result<Vec<(OsString, fs::FileType)>> {
-    let mut v = Vec::new();
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        v.push((e.file_name(), e.file_type()?));
-    }
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(v)
+    Ok(found.finish())
 }
 
 fn has_extension(name: &std::ffi::OsStr, ext: &str) -> bool {
@@ -397,8 +485,22 @@ fn read_manifest(root: &Path, rel: &Path, found: &mut Collector) {
         Ok(j) => j,
         Err(e) => return fail(found, format!("not valid JSON: {e}")),
     };
-    let (urls, mut problems) = manifest_urls(&json);
+    let (urls, skipped, mut problems) = manifest_urls(&json);
     let base = rel.parent().unwrap_or(Path::new(""));
+    for (key, url) in skipped {
+        // Shown where it would be; never read.
+        let shown = match resolve_url(base, &url) {
+            Ok(UrlTarget::Inside(p)) => slash_path(&p),
+            Ok(UrlTarget::Outside(shown)) => shown,
+            Err(_) => url.clone(),
+        };
+        let why = if key.ends_with(".pnacl-debug") {
+            "a pnacl-debug entry: unfinalized debug bitcode, not the pexe a browser runs".into()
+        } else {
+            format!("{key} is not the pexe a browser runs ({PNACL_TRANSLATE})")
+        };
+        found.add(Found::Skipped(shown, why), format!("{name}: {key}"));
+    }
     for (key, url) in urls {
         let by = format!("{name}: {key}");
         match resolve_url(base, &url) {
@@ -418,26 +520,41 @@ fn read_manifest(root: &Path, rel: &Path, found: &mut Collector) {
     }
 }
 
-/// The pexe URLs in a NaCl manifest, each with the key it came from, and the problems
-/// with its shape. Followed: `program.portable.pnacl-translate.url`,
-/// `program.portable.pnacl-debug.url`, and every `files.NAME.ARCH.url` that ends in `.pexe`
-/// (other `files` entries are data the program loads, not code).
-pub fn manifest_urls(json: &serde_json::Value) -> (Vec<(String, String)>, Vec<String>) {
+/// URLs of a manifest, each with the key it came from.
+pub type KeyedUrls = Vec<(String, String)>;
+
+/// The pexe URLs in a NaCl manifest, each with the key it came from; the other
+/// `program.portable` entries (`pnacl-debug`), which are skipped; and the problems with its
+/// shape. Followed: [`PNACL_TRANSLATE`]`.url` and every `files.NAME.ARCH.url` that ends in
+/// `.pexe` (other `files` entries are data the program loads, not code).
+pub fn manifest_urls(json: &serde_json::Value) -> (KeyedUrls, KeyedUrls, Vec<String>) {
     use serde_json::Value;
     let mut urls = Vec::new();
+    let mut skipped = Vec::new();
     let mut problems = Vec::new();
     let Some(top) = json.as_object() else {
-        return (urls, vec!["the manifest is not a JSON object".into()]);
+        return (
+            urls,
+            skipped,
+            vec!["the manifest is not a JSON object".into()],
+        );
     };
     let mut url_of = |key: String, v: &Value, urls: &mut Vec<(String, String)>| match v.get("url") {
         Some(Value::String(u)) => urls.push((key, u.clone())),
         Some(_) => problems.push(format!("{key}.url is not a string")),
         None => problems.push(format!("{key} has no url")),
     };
-    if let Some(portable) = top.get("program").and_then(|p| p.get("portable")) {
-        for which in ["pnacl-translate", "pnacl-debug"] {
-            if let Some(v) = portable.get(which) {
-                url_of(format!("program.portable.{which}"), v, &mut urls);
+    if let Some(portable) = top
+        .get("program")
+        .and_then(|p| p.get("portable"))
+        .and_then(Value::as_object)
+    {
+        for (which, v) in portable {
+            let key = format!("program.portable.{which}");
+            if key == PNACL_TRANSLATE {
+                url_of(key, v, &mut urls);
+            } else if let Some(u) = v.get("url").and_then(Value::as_str) {
+                skipped.push((key, u.to_string()));
             }
         }
     }
@@ -457,7 +574,7 @@ pub fn manifest_urls(json: &serde_json::Value) -> (Vec<(String, String)>, Vec<St
             }
         }
     }
-    (urls, problems)
+    (urls, skipped, problems)
 }
 
 /// Where a manifest URL leads.
@@ -706,10 +823,12 @@ impl Plan {
         });
         files.extend(converted);
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        let converted = files
-            .iter()
-            .filter(|f| f.status == Status::Converted)
-            .count();
+        let count = |status| files.iter().filter(|f| f.status == status).count();
+        let (converted, failed, skipped) = (
+            count(Status::Converted),
+            count(Status::Failed),
+            count(Status::Skipped),
+        );
         Ok(Report {
             schema: REPORT_SCHEMA,
             tool: format!("pexe2wasm {}", env!("CARGO_PKG_VERSION")),
@@ -720,7 +839,9 @@ impl Plan {
             summary: Summary {
                 files: files.len(),
                 converted,
-                failed: files.len() - converted,
+                failed,
+                skipped,
+                converted_by_host: ByHost::count(&files),
             },
             files,
         })
@@ -757,6 +878,7 @@ impl Plan {
             self.remove_stale(&dest);
             r.wasm_bytes = None;
             r.features.clear();
+            r.needs = None;
         }
         r.time_ms = millis(start);
         r
@@ -779,8 +901,13 @@ impl Plan {
         drop(data);
         r.has_start = Some(module.function_by_name("_start").is_some());
         (r.irt_interfaces, r.ppapi_interfaces) = pexe2wasm::info::interface_names(&module);
+        let needs = pexe2wasm::needs::needs(
+            &r.irt_interfaces,
+            pexe2wasm::verify::check_runnable(&module).is_ok(),
+        );
         let converted =
             convert_module(module, pexe_bytes, opts).map_err(|e| ErrorReport::from_convert(&e))?;
+        r.needs = Some(needs.for_output(converted.features.threads));
         r.wasm_bytes = Some(converted.wasm.len() as u64);
         r.features = converted
             .features
@@ -809,9 +936,6 @@ impl Plan {
 fn millis(since: Instant) -> f64 {
     (since.elapsed().as_secs_f64() * 1e6).round() / 1e3
 }
-
-/// Distinguishes the temporary files of concurrent writers in one process.
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `bytes` to `dest` (inside `out_root`) through a new temporary file beside it,
 /// renamed into place once complete. The directories on the way are created one by one
@@ -847,28 +971,19 @@ fn write_atomically(out_root: &Path, dest: &Path, bytes: &[u8]) -> io::Result<()
             Err(e) => return Err(e),
         }
     }
-    let mut tmp_name = OsString::from(".");
-    tmp_name.push(dest.file_name().unwrap_or_default());
-    tmp_name.push(format!(
-        ".tmp{}-{}",
-        std::process::id(),
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let tmp = parent.join(tmp_name);
-    let written = (|| {
-        // create_new: never write through a file or link that is already there.
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_data()?;
-        fs::rename(&tmp, dest)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+    // A new temporary file beside `dest` (created exclusively, so never through a file or
+    // link already there; removed if anything fails), renamed into place once complete.
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(dest.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .tempfile_in(&parent)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(dest).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Writes `report.json` and `report.md` into the plan's output directory.
@@ -901,13 +1016,18 @@ pub fn render_markdown(r: &Report) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "# pexe2wasm batch report\n");
+    let skipped = match r.summary.skipped {
+        0 => String::new(),
+        n => format!(", {n} skipped"),
+    };
     let _ = writeln!(
         s,
-        "{} files under {}: **{} converted, {} failed**, in {:.1} s on {} threads \
-         (output in {}, {}).\n",
+        "{} files under {}: **{} converted ({}), {} failed{skipped}**, in {:.1} s on {} \
+         threads (output in {}, {}).\n",
         r.summary.files,
         code(&r.input_dir),
         r.summary.converted,
+        r.summary.converted_by_host.text(),
         r.summary.failed,
         r.time_ms / 1e3,
         r.threads,
@@ -925,9 +1045,13 @@ pub fn render_markdown(r: &Report) -> String {
     let _ = writeln!(s, "|---|---|---:|---:|---:|---|---|---:|");
     for f in &r.files {
         let status = match (&f.status, &f.error) {
-            (Status::Converted, _) => "converted".to_string(),
+            (Status::Converted, _) => match f.needs.as_ref().and_then(|n| n.host) {
+                Some(h) => format!("converted: {}", h.label()),
+                None => "converted".to_string(),
+            },
             (Status::Failed, Some(e)) => format!("**failed** ({})", kind_name(e.kind)),
             (Status::Failed, None) => "**failed**".to_string(),
+            (Status::Skipped, _) => "skipped".to_string(),
         };
         let irt: Vec<&str> = f
             .irt_interfaces
@@ -959,11 +1083,29 @@ pub fn render_markdown(r: &Report) -> String {
         let _ = writeln!(s, "\n## PPAPI interfaces\n");
         let _ = writeln!(
             s,
-            "Browser interfaces the pexe asks for (pexe2wasm does not provide PPAPI yet).\n"
+            "Browser interfaces the pexe asks for (pexe2wasm has no Pepper host yet: the \
+             plugins convert but cannot run).\n"
         );
         for f in ppapi {
             let names: Vec<String> = f.ppapi_interfaces.iter().map(|n| code(n)).collect();
             let _ = writeln!(s, "- {}: {}", code(&f.path), names.join(", "));
+        }
+    }
+    let skipped: Vec<&FileReport> = r
+        .files
+        .iter()
+        .filter(|f| f.status == Status::Skipped)
+        .collect();
+    if !skipped.is_empty() {
+        let _ = writeln!(s, "\n## Skipped\n");
+        for f in skipped {
+            let why = f.skipped.as_deref().unwrap_or("");
+            let _ = writeln!(
+                s,
+                "- {}: {why} (found by {})",
+                code(&f.path),
+                f.found_by.join("; ")
+            );
         }
     }
     let failed: Vec<&FileReport> = r
@@ -1013,14 +1155,9 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
+/// `512 B`, `29.0 KiB`, `3.2 MiB`.
 fn human_bytes(n: u64) -> String {
-    if n < 1024 {
-        format!("{n} B")
-    } else if n < 1024 * 1024 {
-        format!("{:.1} KiB", n as f64 / 1024.0)
-    } else {
-        format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
-    }
+    bytesize::ByteSize(n).display().iec().to_string()
 }
 
 #[cfg(test)]
@@ -1096,31 +1233,35 @@ mod tests {
                 "bad": {"portable": {"url": 7}}
             }
         });
-        let (urls, problems) = manifest_urls(&json);
+        let (urls, skipped, problems) = manifest_urls(&json);
         assert_eq!(
             urls,
             [
                 ("program.portable.pnacl-translate".into(), "app.pexe".into()),
-                (
-                    "program.portable.pnacl-debug".into(),
-                    "app_debug.pexe".into()
-                ),
                 ("files.worker.portable".into(), "worker.pexe".into()),
             ]
         );
+        assert_eq!(
+            skipped,
+            [(
+                "program.portable.pnacl-debug".into(),
+                "app_debug.pexe".into()
+            )]
+        );
         assert!(problems.is_empty(), "{problems:?}");
-        let (urls, problems) = manifest_urls(&serde_json::json!({
+        let (urls, skipped, problems) = manifest_urls(&serde_json::json!({
             "program": {"portable": {"pnacl-translate": {"url": 1}, "pnacl-debug": {}}}
         }));
-        assert!(urls.is_empty());
+        assert!(urls.is_empty() && skipped.is_empty());
         assert_eq!(
             problems,
-            [
-                "program.portable.pnacl-translate.url is not a string",
-                "program.portable.pnacl-debug has no url"
-            ]
+            ["program.portable.pnacl-translate.url is not a string"]
         );
-        assert_eq!(manifest_urls(&serde_json::json!([1])).1.len(), 1);
+        let (urls, _, problems) = manifest_urls(&serde_json::json!({
+            "program": {"portable": {"pnacl-debug": {"url": "x.bc"}}}
+        }));
+        assert!(urls.is_empty() && problems.is_empty());
+        assert_eq!(manifest_urls(&serde_json::json!([1])).2.len(), 1);
     }
 
     #[test]
@@ -1134,6 +1275,13 @@ mod tests {
             output_rel(Path::new("x/app.bin")),
             PathBuf::from("x/app.bin.wasm")
         );
+    }
+
+    #[test]
+    fn sizes_read_as_before() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(29740), "29.0 KiB");
+        assert_eq!(human_bytes(3_400_772), "3.2 MiB");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! success, 1 for bad input or a failed operation, 2 for usage errors; `-` reads stdin or
 //! writes stdout; output goes through a `BufWriter`; a closed pipe (`| head`) ends quietly.
 //! `run` exits with the program's status instead; a trap prints its one-line error, then
-//! the wasm backtrace, and exits 134 (as an abort would). `batch` exits 1 when any file
+//! the wasm backtrace, and exits 134 (as an abort would); a Pepper plugin, which no host
+//! here can run yet, exits 69 after one line saying so. `batch` exits 1 when any file
 //! failed (each failure one `error:` line), after converting all the others.
 
 mod batch;
@@ -66,6 +67,9 @@ enum Command {
         no_runnable: bool,
     },
     /// Convert a pexe to a WebAssembly module (a WASI preview 1 command).
+    ///
+    /// A note on stderr says when the module needs more than a WASI runtime: a threaded
+    /// module needs `pexe2wasm run`; a Pepper (PPAPI) plugin needs a Pepper host.
     Convert {
         /// The pexe to read ('-' for stdin).
         file: PathBuf,
@@ -82,8 +86,9 @@ enum Command {
     /// Convert a pexe in memory and run it under wasmtime with WASI (a .wasm file runs as is).
     ///
     /// The program sees argv[0] = FILE, then ARGS; no environment and no host files unless
-    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134. Use '--'
-    /// before program arguments that start with '-'.
+    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134; a Pepper
+    /// (PPAPI) plugin, which pexe2wasm cannot run yet, exits 69. Use '--' before program
+    /// arguments that start with '-'.
     Run {
         /// The pexe (or converted .wasm) to run.
         file: PathBuf,
@@ -168,13 +173,22 @@ mod stages {
         pexe2wasm::verify::check_runnable(module).err()
     }
 
-    /// `pexe2wasm::convert::convert` with the default options but `threads`.
-    pub fn convert(data: &[u8], threads: pexe2wasm::convert::Threads) -> Result<Vec<u8>> {
-        let opts = pexe2wasm::convert::ConvertOptions {
+    /// `pexe2wasm::convert::convert_module` with the default options but `threads` (the
+    /// output is that of `convert::convert`), and what the output needs to run
+    /// (`pexe2wasm::needs`, adjusted for the threads choice), from one decode.
+    pub fn convert_with_needs(
+        data: &[u8],
+        threads: pexe2wasm::convert::Threads,
+    ) -> Result<(Vec<u8>, pexe2wasm::needs::Needs)> {
+        use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions};
+        let module = pexe2wasm::decode::decode(data).map_err(ConvertError::Decode)?;
+        let needs = pexe2wasm::needs::needs_of_module(&module);
+        let opts = ConvertOptions {
             threads,
             ..Default::default()
         };
-        Ok(pexe2wasm::convert::convert(data, &opts)?.wasm)
+        let c = convert_module(module, data.len(), &opts)?;
+        Ok((c.wasm, needs.for_output(c.features.threads)))
     }
 
     /// `wasmprinter::print_bytes`: the text format of a module.
@@ -315,6 +329,41 @@ fn read_input(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// Reads a file that should be a pexe; a NaCl manifest (JSON) is refused with a message
+/// that says so and names the program it points at.
+fn read_pexe(path: &Path) -> Result<Vec<u8>> {
+    let data = read_input(path)?;
+    match manifest_message(&data) {
+        Some(m) => Err(anyhow!(m)),
+        None => Ok(data),
+    }
+}
+
+/// When `data` is a NaCl manifest (`.nmf`: JSON, so its first non-blank byte is `{`, which
+/// no pexe or wasm module starts with), what to tell the user instead of a decode error.
+fn manifest_message(data: &[u8]) -> Option<String> {
+    let first = data.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'{' {
+        return None;
+    }
+    const WHAT: &str = "a NaCl manifest (.nmf), not a pexe";
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return Some("JSON text (a broken NaCl manifest?), not a pexe".to_string());
+    };
+    let (urls, _, _) = batch::manifest_urls(&json);
+    Some(
+        match urls.iter().find(|(k, _)| k == batch::PNACL_TRANSLATE) {
+            Some((_, url)) => {
+                format!("{WHAT}; its pnacl program is {url} (relative to the manifest's directory)")
+            }
+            None => format!(
+                "{WHAT}; it names no pnacl program ({})",
+                batch::PNACL_TRANSLATE
+            ),
+        },
+    )
+}
+
 /// `verify`'s findings: each becomes its own `error: FILE: FINDING` line.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .0.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
@@ -334,7 +383,7 @@ enum UsageError {
 fn run(command: Command) -> Result<ExitCode> {
     match command {
         Command::Dis { file, output } => in_file(&file, || {
-            let data = read_input(&file)?;
+            let data = read_pexe(&file)?;
             let mut out = Output::open(output.as_deref())?;
             stages::disassemble(&data, out.writer())?;
             out.commit()
@@ -355,7 +404,7 @@ fn run(command: Command) -> Result<ExitCode> {
             out.commit()
         }),
         Command::Info { file, json } => in_file(&file, || {
-            let data = read_input(&file)?;
+            let data = read_pexe(&file)?;
             let info = pexe2wasm::info::info(&data)?;
             let mut out = Output::stdout();
             let w = out.writer();
@@ -371,7 +420,7 @@ fn run(command: Command) -> Result<ExitCode> {
         }),
         Command::Verify { file, no_runnable } => in_file(&file, || {
             let name = display_name(&file);
-            let data = read_input(&file)?;
+            let data = read_pexe(&file)?;
             let module = pexe2wasm::decode::decode(&data)?;
             let mut findings = stages::verify(&module);
             if !no_runnable {
@@ -380,15 +429,25 @@ fn run(command: Command) -> Result<ExitCode> {
             if !findings.is_empty() {
                 return Err(Findings(findings).into());
             }
+            // What it needs to run, unless only the ABI was asked about.
+            let needs = (!no_runnable).then(|| pexe2wasm::needs::needs_of_module(&module));
             let mut out = Output::stdout();
             let defined = module.function_bodies.len();
-            writeln!(
-                out.writer(),
-                "{name}: ok ({} functions, {defined} defined, {} globals)",
+            let counts = format!(
+                "({} functions, {defined} defined, {} globals)",
                 module.functions.len(),
                 module.globals.len()
-            )
-            .context("cannot write the output")?;
+            );
+            // A valid pexe exits 0; the line says when it needs more than a WASI runtime,
+            // and a plugin that nothing here can run is not called plain "ok".
+            let line = match &needs {
+                Some(n) if !n.available => {
+                    format!("{name}: valid, but cannot run here {counts}: {n}")
+                }
+                Some(n) if !n.runs_anywhere() => format!("{name}: ok {counts}; {n}"),
+                _ => format!("{name}: ok {counts}"),
+            };
+            writeln!(out.writer(), "{line}").context("cannot write the output")?;
             out.commit()
         }),
         Command::Convert {
@@ -397,8 +456,9 @@ fn run(command: Command) -> Result<ExitCode> {
             wat,
             threads,
         } => in_file(&file, || {
-            let data = read_input(&file)?;
-            let wasm = stages::convert(&data, threads.into())?;
+            let name = display_name(&file);
+            let data = read_pexe(&file)?;
+            let (wasm, needs) = stages::convert_with_needs(&data, threads.into())?;
             let mut out = Output::open(Some(&output))?;
             let written = if wat {
                 let text = stages::print_wat(&wasm)?;
@@ -407,7 +467,12 @@ fn run(command: Command) -> Result<ExitCode> {
                 out.writer().write_all(&wasm)
             };
             written.context("cannot write the output")?;
-            out.commit()
+            out.commit()?;
+            // The module is written; say when stock WASI runtimes will not run it.
+            if !needs.runs_anywhere() {
+                eprintln!("note: {name}: {needs}");
+            }
+            Ok(())
         }),
         Command::Run {
             file,
@@ -436,6 +501,10 @@ fn in_file(file: &Path, f: impl FnOnce() -> Result<()>) -> Result<ExitCode> {
 /// Exit status of `run` when the program trapped, as for an abort (128 + SIGABRT).
 const TRAP_EXIT: u8 = 134;
 
+/// Exit status of `run` for a Pepper (PPAPI) plugin, which needs a host pexe2wasm does not
+/// have yet: EX_UNAVAILABLE of sysexits.h, distinct from the statuses `run` itself uses.
+const NO_HOST_EXIT: u8 = 69;
+
 /// `pexe2wasm run`: converts FILE (unless it is already wasm) and runs it; the program's
 /// exit status becomes ours. A trap is an error ([`report`] prints it with the backtrace).
 fn run_program(
@@ -445,26 +514,65 @@ fn run_program(
     dirs: Vec<String>,
     threads: pexe2wasm::convert::Threads,
 ) -> Result<ExitCode> {
-    let (wasm, opts) = prepare_run(file, args, env, dirs, threads)?;
+    let (wasm, opts) = match prepare_run(file, args, env, dirs, threads)? {
+        Prepared::Ready(wasm, opts) => (wasm, opts),
+        Prepared::NoHost(needs) => {
+            eprintln!("error: {}: {needs}", display_name(file));
+            return Ok(ExitCode::from(NO_HOST_EXIT));
+        }
+    };
     // Anything we printed must come before the program's output.
     let _ = io::stdout().flush();
     let outcome = stages::run_wasm(&wasm, &opts)?;
     Ok(ExitCode::from((outcome.exit_code & 0xff) as u8))
 }
 
-/// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it.
+/// What `run` found in FILE.
+enum Prepared {
+    /// The module to run and how to run it.
+    Ready(Vec<u8>, pexe2wasm_runner::RunOptions),
+    /// A program no host of ours can run (a Pepper plugin), and why.
+    NoHost(pexe2wasm::needs::Needs),
+}
+
+/// Whether a module we converted holds a Pepper plugin's data: its pexe's global data is
+/// copied into the module verbatim, so the plugin's IRT query string is there (the runtime
+/// itself never names that interface).
+fn wasm_is_pepper_plugin(wasm: &[u8]) -> bool {
+    let needle = format!("{}\0", pexe2wasm::needs::PPAPI_HOOK_INTERFACE);
+    memchr::memmem::find(wasm, needle.as_bytes()).is_some()
+}
+
+/// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it;
+/// or, for a plugin, why it cannot run (found before converting it).
 fn prepare_run(
     file: &Path,
     args: Vec<String>,
     env: Vec<String>,
     dirs: Vec<String>,
     threads: pexe2wasm::convert::Threads,
-) -> Result<(Vec<u8>, pexe2wasm_runner::RunOptions)> {
+) -> Result<Prepared> {
+    use pexe2wasm::needs::{needs, needs_of_module, Host, PPAPI_HOOK_INTERFACE};
     let data = read_input(file)?;
     let wasm = if data.starts_with(b"\0asm") {
+        if wasm_is_pepper_plugin(&data) {
+            return Ok(Prepared::NoHost(needs(&[PPAPI_HOOK_INTERFACE], true)));
+        }
         data
     } else {
-        stages::convert(&data, threads)?
+        if let Some(m) = manifest_message(&data) {
+            return Err(anyhow!(m));
+        }
+        let module = pexe2wasm::decode::decode(&data)?;
+        let needs = needs_of_module(&module);
+        if needs.host == Some(Host::Pepper) && !needs.available {
+            return Ok(Prepared::NoHost(needs));
+        }
+        let opts = pexe2wasm::convert::ConvertOptions {
+            threads,
+            ..Default::default()
+        };
+        pexe2wasm::convert::convert_module(module, data.len(), &opts)?.wasm
     };
     let mut opts = pexe2wasm_runner::RunOptions {
         args: std::iter::once(file.display().to_string())
@@ -488,7 +596,7 @@ fn prepare_run(
         };
         opts.dirs.push((PathBuf::from(host), guest));
     }
-    Ok((wasm, opts))
+    Ok(Prepared::Ready(wasm, opts))
 }
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
@@ -546,11 +654,16 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> Resul
     let s = &report_out.summary;
     if !quiet {
         let mut out = io::stdout().lock();
+        let skipped = match s.skipped {
+            0 => String::new(),
+            n => format!(", {n} skipped"),
+        };
         let _ = writeln!(
             out,
-            "{} of {} files converted, {} failed; report in {}",
+            "{} of {} files converted: {}; {} failed{skipped}; report in {}",
             s.converted,
             s.files,
+            s.converted_by_host.text(),
             s.failed,
             output.join("report.md").display()
         );

@@ -47,6 +47,8 @@ pub struct Info {
     pub symbols: SymbolInfo,
     /// True if a function named `_start` exists (the entry point of a runnable pexe).
     pub has_start: bool,
+    /// What it needs to run (which kind of host, and the interface that decided it).
+    pub needs: crate::needs::Needs,
 }
 
 /// One function address (`@fN`).
@@ -126,7 +128,10 @@ impl Info {
         let (irt, ppapi) = interface_names(m);
 
         let num_globals = m.globals.len() as u32;
+        let has_start = m.function_by_name("_start").is_some();
         Info {
+            // By signature, not name: a `_start` of another type cannot run either.
+            needs: crate::needs::needs(&irt, crate::verify::check_runnable(m).is_ok()),
             file_size,
             pnacl_version: m.header.pnacl_version(),
             module_version: m.version,
@@ -152,7 +157,7 @@ impl Info {
                 globals: num_globals,
                 unstripped: num_defined > 1 && named_defined == num_defined,
             },
-            has_start: m.function_by_name("_start").is_some(),
+            has_start,
             functions,
         }
     }
@@ -361,6 +366,7 @@ impl fmt::Display for Info {
             "_start:           {}",
             if self.has_start { "yes" } else { "no" }
         )?;
+        writeln!(f, "needs:            {}", self.needs)?;
 
         write_list(
             f,
@@ -558,6 +564,8 @@ mod tests {
         assert_eq!(i.symbols.named_defined_functions, 1);
         assert_eq!(i.irt_interfaces, ["nacl-irt-tls-0.1"]);
         assert_eq!(i.ppapi_interfaces, ["PPP_Instance;1.1"]);
+        // A PPP_* name alone does not make a plugin: the ppapihook query does.
+        assert_eq!(i.needs.host, Some(crate::needs::Host::Wasi));
         let names: Vec<(&str, bool)> = i
             .intrinsics
             .iter()
@@ -573,6 +581,7 @@ mod tests {
             "  @f3 _start: void (i32)",
             "llvm.bogus (not allowed in PNaCl)",
             "symbol names:     stripped (1/3 defined functions named",
+            "needs:            runs on any WASI runtime",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
         }

@@ -12,7 +12,8 @@
 //!    WASI) and validates the finished module.
 //!
 //! Beside the pipeline: [`text`] (PNaClAsm: disassembler and assembler), [`info`] (what a
-//! pexe holds and asks for, for `info` and `batch`), [`malloc`] (allocator settings the
+//! pexe holds and asks for, for `info` and `batch`), [`needs`] (what kind of host it needs
+//! to run), [`malloc`] (allocator settings the
 //! binaries apply at startup) and [`scratch_pool`] (buffers lent to the parallel passes).
 //! docs/ARCHITECTURE.md describes each stage; docs/RUNTIME-ABI.md what a converted module
 //! imports and exports. [`ErrorClass`] classifies every conversion error (input,
@@ -26,6 +27,7 @@ pub mod info;
 pub mod ir;
 pub mod lower;
 pub mod malloc;
+pub mod needs;
 pub mod runtime;
 pub mod scratch_pool;
 pub mod text;

@@ -19,6 +19,8 @@ pub struct Cached {
     pub content_type: &'static str,
     pub features: Vec<&'static str>,
     pub imports: Vec<(String, String)>,
+    /// What the module needs to run (`pexe2wasm::needs`).
+    pub needs: pexe2wasm::needs::Needs,
     /// How long the conversion took, in microseconds (reported on hits too).
     pub convert_micros: u64,
 }
@@ -114,6 +116,7 @@ mod tests {
             content_type: "application/wasm",
             features: vec![],
             imports: vec![],
+            needs: pexe2wasm::needs::needs::<&str>(&[], true),
             convert_micros: 1,
         })
     }

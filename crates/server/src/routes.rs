@@ -17,7 +17,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use bytes::Bytes;
-use pexe2wasm::convert::{convert, ConvertError, ConvertOptions, Threads};
+use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions, Threads};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Instant;
@@ -338,7 +338,12 @@ pub(crate) async fn convert_handler(
                 threads,
                 ..ConvertOptions::default()
             };
-            let c = convert(&pexe, &opts).map_err(|e| Problem::conversion(&e))?;
+            // Decoded once: what the output needs comes from the module too.
+            let module = pexe2wasm::decode::decode(&pexe)
+                .map_err(|e| Problem::conversion(&ConvertError::Decode(e)))?;
+            let needs = pexe2wasm::needs::needs_of_module(&module);
+            let c = convert_module(module, pexe.len(), &opts).map_err(|e| Problem::conversion(&e))?;
+            let needs = needs.for_output(c.features.threads);
             let (body, content_type) = match q.format {
                 Format::Wasm => (Bytes::from(c.wasm), "application/wasm"),
                 Format::Wat => {
@@ -358,6 +363,7 @@ pub(crate) async fn convert_handler(
                 content_type,
                 features: c.features.names(),
                 imports: c.imports,
+                needs,
                 convert_micros: start.elapsed().as_micros() as u64,
             })
         })
@@ -377,6 +383,11 @@ pub const H_FEATURES: &str = "x-wasm-features";
 pub const H_IMPORTS: &str = "x-wasm-imports";
 pub const H_IMPORT_MODULES: &str = "x-wasm-import-modules";
 pub const H_CACHE: &str = "x-cache";
+/// What the module needs to run: `wasi` (any WASI runtime), `runner` (`pexe2wasm run`:
+/// threads) or `pepper` (a Pepper host; none exists yet); `none` without `_start`.
+pub const H_NEEDS: &str = "x-pexe-needs";
+/// The same in one sentence.
+pub const H_NEEDS_DETAIL: &str = "x-pexe-needs-detail";
 
 fn converted_response(c: &Cached, sha: &str, hit: bool) -> Response {
     let ms = c.convert_micros as f64 / 1000.0;
@@ -403,6 +414,12 @@ fn converted_response(c: &Cached, sha: &str, hit: bool) -> Response {
     set(H_IMPORTS, imports.join(", "));
     set(H_IMPORT_MODULES, modules.join(", "));
     set(H_CACHE, if hit { "hit" } else { "miss" }.to_string());
+    let host = serde_json::to_value(c.needs.host)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_else(|| "none".to_string());
+    set(H_NEEDS, host);
+    set(H_NEEDS_DETAIL, c.needs.summary.clone());
     r
 }
 

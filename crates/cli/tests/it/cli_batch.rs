@@ -91,6 +91,8 @@ fn expect_converted(path: &str, output: &str, found_by: &[&str], data: &[u8]) ->
         "has_start": true,
         "irt_interfaces": info.irt_interfaces,
         "ppapi_interfaces": info.ppapi_interfaces,
+        "needs": info.needs,
+        "skipped": null,
         "error": null,
     })
 }
@@ -121,6 +123,8 @@ fn expect_failed_conversion(path: &str, kind: &str, data: &[u8]) -> Value {
         "has_start": info.as_ref().map(|i| i.has_start),
         "irt_interfaces": info.as_ref().map(|i| i.irt_interfaces.clone()).unwrap_or_default(),
         "ppapi_interfaces": info.as_ref().map(|i| i.ppapi_interfaces.clone()).unwrap_or_default(),
+        "needs": null,
+        "skipped": null,
         "error": {
             "kind": kind,
             "message": e.to_string(),
@@ -142,7 +146,28 @@ fn expect_found_failure(path: &str, found_by: &str, kind: &str, message: &str) -
         "has_start": null,
         "irt_interfaces": [],
         "ppapi_interfaces": [],
+        "needs": null,
+        "skipped": null,
         "error": {"kind": kind, "message": message, "position": null},
+    })
+}
+
+/// A manifest entry that is reported as skipped (nothing was read).
+fn expect_skipped(path: &str, found_by: &str, why: &str) -> Value {
+    json!({
+        "path": path,
+        "found_by": [found_by],
+        "status": "skipped",
+        "output": null,
+        "pexe_bytes": null,
+        "wasm_bytes": null,
+        "features": [],
+        "has_start": null,
+        "irt_interfaces": [],
+        "ppapi_interfaces": [],
+        "needs": null,
+        "skipped": why,
+        "error": null,
     })
 }
 
@@ -226,11 +251,11 @@ fn fixture_tree_report_is_exact_per_file() {
         ],
         &fixture("semantics/control.pexe"),
     ));
-    add(expect_converted(
+    // The SDK's debug entry (unfinalized bitcode in real apps) is not converted.
+    add(expect_skipped(
         "app/pnacl/app_debug.bc",
-        "app/pnacl/app_debug.bc.wasm",
-        &["app/app.nmf: program.portable.pnacl-debug"],
-        &fixture("semantics/memory.pexe"),
+        "app/app.nmf: program.portable.pnacl-debug",
+        "a pnacl-debug entry: unfinalized debug bitcode, not the pexe a browser runs",
     ));
     add(expect_converted(
         "coll/prog",
@@ -307,13 +332,20 @@ fn fixture_tree_report_is_exact_per_file() {
         for (path, want) in &expected {
             assert_eq!(&files[path], want, "{path}");
         }
-        let failed = expected
-            .values()
-            .filter(|v| v["status"] == "failed")
-            .count();
+        let count = |status: &str| expected.values().filter(|v| v["status"] == status).count();
+        let failed = count("failed");
+        let by_host = |host: &str| {
+            expected
+                .values()
+                .filter(|v| v["needs"]["host"] == host)
+                .count()
+        };
+        assert_eq!(count("converted"), 4);
+        assert_eq!(by_host("wasi"), 4);
         assert_eq!(
             report["summary"],
-            json!({"files": expected.len(), "converted": 5, "failed": failed})
+            json!({"files": expected.len(), "converted": 4, "failed": failed, "skipped": 1,
+                   "converted_by_host": {"wasi": 4, "runner": 0, "pepper": 0}})
         );
         assert_eq!(report["schema"], 2);
         assert_eq!(report["threads"], jobs.parse::<u64>().unwrap());
@@ -360,7 +392,8 @@ fn fixture_tree_report_is_exact_per_file() {
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(
             stdout.starts_with(&format!(
-                "5 of {} files converted, {failed} failed",
+                "4 of {} files converted: 4 WASI programs, 0 need pexe2wasm run (threads), \
+                 0 Pepper plugins (no host yet); {failed} failed, 1 skipped;",
                 expected.len()
             )),
             "{stdout}"
@@ -451,7 +484,8 @@ fn empty_tree_converts_nothing_and_exits_0() {
     let r = read_report(&s.join("out"));
     assert_eq!(
         r["summary"],
-        json!({"files": 0, "converted": 0, "failed": 0})
+        json!({"files": 0, "converted": 0, "failed": 0, "skipped": 0,
+               "converted_by_host": {"wasi": 0, "runner": 0, "pepper": 0}})
     );
     assert_eq!(r["files"], json!([]));
 }
@@ -526,9 +560,28 @@ fn real_corpus_batch() {
     let mut names: Vec<&str> = all.clone();
     names.sort();
     assert_eq!(files.keys().map(String::as_str).collect::<Vec<_>>(), names);
+    // SOURCES.md: 13 PPAPI apps (Pepper plugins), 2 threaded IRT-only programs.
     assert_eq!(
         report["summary"],
-        json!({"files": 36, "converted": 28, "failed": 8})
+        json!({"files": 36, "converted": 28, "failed": 8, "skipped": 0,
+               "converted_by_host": {"wasi": 13, "runner": 2, "pepper": 13}})
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with(
+            "28 of 36 files converted: 13 WASI programs, 2 need pexe2wasm run (threads), \
+             13 Pepper plugins (no host yet); 8 failed; report in "
+        ),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(s.join("out/report.md")).unwrap();
+    assert!(
+        md.contains("| `webpenc.pexe` | converted: Pepper plugin (no host yet) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `binji-sem.pexe` | converted: needs pexe2wasm run (threads) |"),
+        "{md}"
     );
     for name in all {
         let f = &files[name];
@@ -556,6 +609,19 @@ fn real_corpus_batch() {
             let wasm = std::fs::read(s.join("out").join(out)).unwrap();
             assert_eq!(f["wasm_bytes"], wasm.len(), "{name}");
             validate(&wasm, name);
+            let ppapi = !f["ppapi_interfaces"].as_array().unwrap().is_empty();
+            let threads = f["features"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("threads"));
+            let want = if ppapi {
+                "pepper"
+            } else if threads {
+                "runner"
+            } else {
+                "wasi"
+            };
+            assert_eq!(f["needs"]["host"], want, "{name}");
         }
     }
     // Facts from the corpus's SOURCES.md: a PPAPI app and a plain command-line program.
@@ -673,4 +739,64 @@ fn conversion_failures_are_reported_by_class() {
     assert!(md.contains("- kind: unsupported"), "{md}");
     assert!(md.contains("- kind: input"), "{md}");
     assert!(md.contains("- kind: missing"), "{md}");
+}
+
+/// A directory as the NaCl SDK leaves it: the manifest's `pnacl-debug` entry names
+/// `*_unstripped.bc` (unfinalized bitcode, often not even shipped). It is reported as
+/// skipped, not as a failure, and the batch succeeds.
+#[test]
+fn sdk_manifest_debug_entry_is_skipped_not_failed() {
+    let s = common::Scratch::new("sdknmf");
+    s.put("in/pnacl/Release/app.pexe", &fixture("hello.pexe"));
+    s.put(
+        "in/pnacl/Release/app_unstripped.bc",
+        b"BC\xc0\xde not a pexe",
+    );
+    s.put(
+        "in/app.nmf",
+        br#"{"program": {"portable": {
+               "pnacl-translate": {"url": "pnacl/Release/app.pexe"},
+               "pnacl-debug": {"url": "pnacl/Release/app_unstripped.bc"}}}}"#,
+    );
+    // Another manifest whose debug entry is missing altogether.
+    s.put(
+        "in/other.nmf",
+        br#"{"program": {"portable": {
+               "pnacl-translate": {"url": "pnacl/Release/app.pexe"},
+               "pnacl-debug": {"url": "gone_unstripped.bc"}}}}"#,
+    );
+    let o = batch(&[&s.arg("in"), "-o", &s.arg("out")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    let report = read_report(&s.join("out"));
+    assert_eq!(report["summary"]["converted"], 1);
+    assert_eq!(report["summary"]["failed"], 0);
+    assert_eq!(report["summary"]["skipped"], 2);
+    let files = files_by_path(&report);
+    for (path, by) in [
+        ("pnacl/Release/app_unstripped.bc", "app.nmf"),
+        ("gone_unstripped.bc", "other.nmf"),
+    ] {
+        let f = &files[path];
+        assert_eq!(f["status"], "skipped", "{f}");
+        assert_eq!(
+            f["found_by"],
+            json!([format!("{by}: program.portable.pnacl-debug")])
+        );
+        assert!(
+            f["skipped"].as_str().unwrap().contains("pnacl-debug"),
+            "{f}"
+        );
+        assert!(f["error"].is_null());
+    }
+    assert!(!s.join("out/pnacl/Release/app_unstripped.bc.wasm").exists());
+    assert!(s.join("out/pnacl/Release/app.wasm").exists());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("; 0 failed, 2 skipped; report in"),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(s.join("out/report.md")).unwrap();
+    let skipped = md.split("\n## Skipped\n").nth(1).expect("skipped section");
+    assert!(skipped.contains("`gone_unstripped.bc`"), "{md}");
 }

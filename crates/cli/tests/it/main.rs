@@ -5,6 +5,7 @@
 mod cli_batch;
 mod cli_info;
 mod cli_manners;
+mod cli_status;
 mod dockerfile;
 mod malformed;
 mod run_cli;

@@ -621,6 +621,47 @@ fn openapi_describes_every_route_and_status() {
     }
 }
 
+/// The convert headers and the inspect JSON say what the pexe needs to run: a plain
+/// program any WASI runtime, a threaded module `pexe2wasm run`, a plugin a Pepper host.
+#[test]
+fn convert_and_inspect_say_what_the_pexe_needs() {
+    let s = Server::start(&[]);
+    let c = client();
+    let hello = fixture("hello.pexe");
+    let r = post_raw(&c, &s.url("/v1/convert"), hello.clone());
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-pexe-needs"), "wasi");
+    assert!(header(&r, "x-pexe-needs-detail").starts_with("runs on any WASI runtime"));
+    // Converted for threads, the same pexe needs pexe2wasm run; a cache hit says so too.
+    for cache in ["miss", "hit"] {
+        let r = post_raw(&c, &s.url("/v1/convert?threads=on"), hello.clone());
+        assert_eq!(header(&r, "x-cache"), cache);
+        assert_eq!(header(&r, "x-pexe-needs"), "runner");
+        assert!(header(&r, "x-pexe-needs-detail").contains("pexe2wasm run"));
+    }
+    let r = post_raw(&c, &s.url("/v1/inspect"), hello.clone());
+    let j: Value = r.json().unwrap();
+    assert_eq!(j["needs"]["host"], "wasi");
+
+    let Some(plugin) = real_pexe("lpdevs-part2.pexe") else {
+        return;
+    };
+    let r = post_raw(&c, &s.url("/v1/convert"), plugin.clone());
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-pexe-needs"), "pepper");
+    assert!(
+        header(&r, "x-pexe-needs-detail").contains("which pexe2wasm does not have yet"),
+        "{}",
+        header(&r, "x-pexe-needs-detail")
+    );
+    validate_wasm(&r.bytes().unwrap());
+    let r = post_raw(&c, &s.url("/v1/inspect"), plugin);
+    let j: Value = r.json().unwrap();
+    assert_eq!(j["needs"]["host"], "pepper");
+    assert_eq!(j["needs"]["interface"], "nacl-irt-ppapihook-0.1");
+    assert_eq!(j["needs"]["available"], false);
+}
+
 #[test]
 fn page_is_served() {
     let s = Server::start(&[]);
@@ -633,4 +674,7 @@ fn page_is_served() {
             && html.contains("/v1/convert")
             && html.contains("/v1/inspect")
     );
+    // It shows what the pexe needs, and no longer calls every module simply "valid".
+    assert!(html.contains("x-pexe-needs") && html.contains("facts.needs.summary"));
+    assert!(!html.contains("Valid in this browser"));
 }

@@ -55,7 +55,24 @@ fn upload_page_converts_a_pexe_in_chromium() {
     let facts = &report["facts"];
     let size = std::fs::metadata(&pexe).unwrap().len();
     assert_eq!(facts["File size"], format!("{size} bytes"), "{report}");
-    assert_eq!(facts["Valid in this browser"], "yes", "{report}");
+    assert_eq!(
+        facts["Passes this browser's WebAssembly.validate"], "yes",
+        "{report}"
+    );
+    assert!(
+        facts["Runs on"]
+            .as_str()
+            .unwrap()
+            .starts_with("any WASI runtime"),
+        "{report}"
+    );
+    assert!(
+        facts["Needs to run"]
+            .as_str()
+            .unwrap()
+            .starts_with("runs on any WASI runtime"),
+        "{report}"
+    );
     assert_eq!(
         facts["SHA-256 of the pexe"],
         crate::common::sha256_hex(&std::fs::read(&pexe).unwrap())

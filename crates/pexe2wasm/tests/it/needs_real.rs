@@ -1,0 +1,62 @@
+//! `needs`: what each real pexe needs to run agrees with SOURCES.md: the PPAPI apps are
+//! Pepper plugins (they query nacl-irt-ppapihook-0.1), the IRT-only programs that query
+//! nacl-irt-thread-0.1 need `pexe2wasm run`, the other IRT-only ones any WASI runtime, and
+//! the two without a `void _start(i32)` nothing can run.
+use pexe2wasm::needs::{needs_of_module, Host};
+use pexe2wasm_testkit::corpus as common;
+
+/// The host SOURCES.md's "needs to run" column implies for `file`.
+fn expected(md: &str, file: &str) -> Option<Host> {
+    let row = md
+        .lines()
+        .find(|l| l.starts_with(&format!("| {file} |")))
+        .unwrap_or_else(|| panic!("SOURCES.md has no row for {file}"));
+    let needs = row.split(" | ").nth(7).unwrap();
+    if common::NOT_RUNNABLE.contains(&file) {
+        None
+    } else if needs.starts_with("PPAPI:") {
+        Some(Host::Pepper)
+    } else if needs.contains("thread-0.1") {
+        Some(Host::Runner)
+    } else {
+        Some(Host::Wasi)
+    }
+}
+
+#[test]
+fn every_well_formed_pexe_needs_what_sources_md_says() {
+    let Ok(md) = std::fs::read_to_string(common::real_corpus_dir().join("SOURCES.md")) else {
+        assert!(common::real_pexe("SOURCES.md").is_none());
+        return;
+    };
+    let mut counts = std::collections::BTreeMap::new();
+    for file in common::WELL_FORMED {
+        let Some(data) = common::real_pexe(file) else {
+            return;
+        };
+        let m = pexe2wasm::decode::decode(&data).unwrap();
+        let n = needs_of_module(&m);
+        let want = expected(&md, file);
+        assert_eq!(n.host, want, "{file}: {n}");
+        // info reports the same.
+        assert_eq!(pexe2wasm::info::info(&data).unwrap().needs, n, "{file}");
+        match n.host {
+            Some(Host::Pepper) => {
+                assert_eq!(n.interface.as_deref(), Some("nacl-irt-ppapihook-0.1"));
+                assert!(!n.available, "{file}: no Pepper host exists yet");
+                assert!(n.summary.contains("does not have yet"), "{}", n.summary);
+            }
+            Some(Host::Runner) => {
+                assert_eq!(n.interface.as_deref(), Some("nacl-irt-thread-0.1"));
+                assert!(n.available);
+            }
+            Some(Host::Wasi) => assert!(n.available && n.interface.is_none()),
+            None => assert!(!n.available),
+        }
+        *counts.entry(format!("{:?}", n.host)).or_insert(0) += 1;
+    }
+    // The corpus as SOURCES.md describes it: 13 plugins, 2 threaded programs.
+    assert_eq!(counts.get("Some(Pepper)"), Some(&13), "{counts:?}");
+    assert_eq!(counts.get("Some(Runner)"), Some(&2), "{counts:?}");
+    assert_eq!(counts.get("None"), Some(&2), "{counts:?}");
+}
