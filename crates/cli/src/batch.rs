@@ -13,8 +13,8 @@
 
 use pexe2wasm::bitstream::Position;
 use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions};
-use pexe2wasm::ErrorClass;
 use pexe2wasm::needs::{Host, Needs};
+use pexe2wasm::ErrorClass;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fs;

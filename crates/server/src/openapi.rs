@@ -24,7 +24,7 @@ use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToSchema};
         crate::routes::openapi_json,
         crate::routes::page,
     ),
-    components(schemas(Problem, Position, Class, Info, FunctionInfo, IntrinsicInfo, SymbolInfo, Health)),
+    components(schemas(Problem, Position, Class, Info, Needs, NeedsHost, FunctionInfo, IntrinsicInfo, SymbolInfo, Health)),
     modifiers(&UploadErrors)
 )]
 struct ApiDoc;
@@ -232,6 +232,34 @@ pub struct Info {
     ppapi_interfaces: Vec<String>,
     symbols: SymbolInfo,
     has_start: bool,
+    needs: Needs,
+}
+
+/// What a pexe needs to run (the library's `pexe2wasm::needs::Needs`).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct Needs {
+    /// The kind of host; null when it cannot run at all (no `void _start(i32)`).
+    #[schema(schema_with = nullable::<NeedsHost>, required = true)]
+    host: Option<NeedsHost>,
+    /// The interface that decided it (`nacl-irt-ppapihook-0.1`, `nacl-irt-thread-0.1`).
+    #[schema(schema_with = nullable::<String>, required = true)]
+    interface: Option<String>,
+    /// Whether pexe2wasm provides such a host today.
+    available: bool,
+    /// One line for people.
+    summary: String,
+}
+
+/// The kind of host a converted module needs: any WASI runtime, `pexe2wasm run`
+/// (threads), or a Pepper host.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum NeedsHost {
+    Wasi,
+    Runner,
+    Pepper,
 }
 
 #[derive(ToSchema)]

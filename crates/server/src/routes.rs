@@ -298,6 +298,8 @@ fn pool_problem(state: &AppState, e: PoolError) -> Problem {
             ("X-Wasm-Features" = String, description = "wasm features the module uses beyond MVP, comma-separated (e.g. simd, threads, exceptions)."),
             ("X-Wasm-Imports" = String, description = "The module's imports as module/name, comma-separated."),
             ("X-Wasm-Import-Modules" = String, description = "The host interfaces (import modules) the module needs, comma-separated."),
+            ("X-Pexe-Needs" = String, description = "What the output needs to run: wasi (any WASI runtime), runner (`pexe2wasm run`: threads) or pepper (a Pepper host; none exists yet)."),
+            ("X-Pexe-Needs-Detail" = String, description = "The same in one line for people, naming the interface that decided it."),
             ("X-Cache" = String, description = "hit or miss in the result cache."),
         ),
     )),
@@ -342,7 +344,8 @@ pub(crate) async fn convert_handler(
             let module = pexe2wasm::decode::decode(&pexe)
                 .map_err(|e| Problem::conversion(&ConvertError::Decode(e)))?;
             let needs = pexe2wasm::needs::needs_of_module(&module);
-            let c = convert_module(module, pexe.len(), &opts).map_err(|e| Problem::conversion(&e))?;
+            let c =
+                convert_module(module, pexe.len(), &opts).map_err(|e| Problem::conversion(&e))?;
             let needs = needs.for_output(c.features.threads);
             let (body, content_type) = match q.format {
                 Format::Wasm => (Bytes::from(c.wasm), "application/wasm"),

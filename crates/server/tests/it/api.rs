@@ -531,7 +531,10 @@ fn openapi_describes_every_route_and_status() {
     // utoipa writes a reference (maybe inside a oneOf with null): follow it.
     fn resolve<'a>(schemas: &'a Value, v: &'a Value) -> &'a Value {
         if let Some(r) = v["$ref"].as_str() {
-            return resolve(schemas, &schemas[r.trim_start_matches("#/components/schemas/")]);
+            return resolve(
+                schemas,
+                &schemas[r.trim_start_matches("#/components/schemas/")],
+            );
         }
         if let Some(items) = v["oneOf"].as_array() {
             if let Some(t) = items.iter().find(|i| i["type"] != "null") {
