@@ -65,7 +65,7 @@ fn scanner_finds_names_at_any_bit_offset() {
         for (i, &b) in text.iter().enumerate() {
             let at = i * 8 + shift as usize;
             bits[at / 8] |= b << (at % 8);
-            if at % 8 != 0 {
+            if !at.is_multiple_of(8) {
                 bits[at / 8 + 1] |= b >> (8 - at % 8);
             }
         }
