@@ -643,22 +643,21 @@ pub fn resolve_url(base: &Path, url: &str) -> Result<UrlTarget, String> {
     Ok(UrlTarget::Inside(parts.iter().collect()))
 }
 
-/// Decodes `%XX` escapes; `None` for a malformed escape or bytes that are not UTF-8.
+/// Decodes `%XX` escapes (`percent-encoding`); `None` for a malformed escape or bytes that
+/// are not UTF-8. The crate passes a malformed escape through as text; a manifest URL with
+/// one is refused instead, so that check comes first.
 fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
+    let well_formed = s
+        .split('%')
+        .skip(1)
+        .all(|rest| rest.len() >= 2 && rest.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit));
+    if !well_formed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(|c| c.into_owned())
 }
 
 /// The output file of a pexe, relative to the output directory: the same path with
