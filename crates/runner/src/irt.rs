@@ -55,6 +55,11 @@ impl Host for IrtHost {
         )?;
         linker.func_wrap(
             runtime::HOST,
+            runtime::HOST_CPU_COUNT,
+            |_caller: Caller<'_, Ctx>| -> i32 { cpu_count() },
+        )?;
+        linker.func_wrap(
+            runtime::HOST,
             runtime::HOST_THREAD_EXIT,
             |_caller: Caller<'_, Ctx>| -> wasmtime::Result<()> {
                 Err(wasmtime::Error::new(ThreadExit))
@@ -66,6 +71,13 @@ impl Host for IrtHost {
     fn new_state(&self, _opts: &RunOptions) -> wasmtime::Result<()> {
         Ok(())
     }
+}
+
+/// The processors this machine offers the process (at least 1), for the threaded
+/// runtime's `pexe2wasm`.`cpu_count`: what `sysconf(_SC_NPROCESSORS_ONLN)` answered under
+/// NaCl.
+pub fn cpu_count() -> i32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(i32::MAX as usize) as i32)
 }
 
 /// Whether the module is threaded: it imports wasi-threads' `thread-spawn`. (An invalid

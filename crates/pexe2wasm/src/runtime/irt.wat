@@ -80,6 +80,7 @@
   ;; $irt_thread_exit).
   ;;@threads (import "wasi" "thread-spawn" (func $thread_spawn (param i32) (result i32)))
   ;;@threads (import "pexe2wasm" "thread_exit" (func $host_thread_exit))
+  ;;@threads (import "pexe2wasm" "cpu_count" (func $host_cpu_count (result i32)))
 
   (import "env" "memory" (memory 1))  ;;@unthreaded
   ;;@threads (import "env" "memory" (memory 1 65536 shared))
@@ -614,14 +615,19 @@
     (drop (call $sched_yield))
     (i32.const 0))
 
-  ;; _SC_NPROCESSORS_ONLN 1, _SC_PAGESIZE 2 (64 KiB, as NaCl and wasm pages),
-  ;; _SC_NACL_FILE_ACCESS_ENABLED 1<<24, _SC_NACL_LIST_MAPPINGS_ENABLED, _SC_NACL_PNACL_MODE.
+  ;; _SC_NPROCESSORS_ONLN 1 (the host's count in the threaded runtime, 1 otherwise: a
+  ;; program that cannot start threads gains nothing from more), _SC_PAGESIZE 2 (64 KiB, as
+  ;; NaCl and wasm pages), _SC_NACL_FILE_ACCESS_ENABLED 1<<24,
+  ;; _SC_NACL_LIST_MAPPINGS_ENABLED, _SC_NACL_PNACL_MODE.
   (func $irt_sysconf (param $name i32) (param $value i32) (result i32)
     (local $v i32)
     (block $known
       (block $unknown
-        (local.set $v (i32.const 1))
-        (br_if $known (i32.eq (local.get $name) (i32.const 1)))
+        (if (i32.eq (local.get $name) (i32.const 1))
+          (then
+            (local.set $v (i32.const 1))  ;;@unthreaded
+            ;;@threads (local.set $v (call $host_cpu_count))
+            (br $known)))
         (local.set $v (i32.const 65536))
         (br_if $known (i32.eq (local.get $name) (i32.const 2)))
         (local.set $v (i32.const 1))

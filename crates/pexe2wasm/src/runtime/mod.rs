@@ -78,6 +78,11 @@ pub const HOST: &str = "pexe2wasm";
 /// Host import of the threaded runtime: `thread_exit()`, ends the calling thread (it does
 /// not return). `pexe2wasm run` provides it.
 pub const HOST_THREAD_EXIT: &str = "thread_exit";
+/// Host import of the threaded runtime: `cpu_count() -> i32`, the processors the host
+/// offers, for `sysconf(_SC_NPROCESSORS_ONLN)` (apps size their thread pools from it, and
+/// NaCl answered with the machine's count). The unthreaded runtime answers 1 and imports
+/// nothing beyond WASI.
+pub const HOST_CPU_COUNT: &str = "cpu_count";
 /// Export of the threaded runtime: the wasi-threads entry `wasi_thread_start(tid, arg)`.
 pub const EXPORT_THREAD_START: &str = "wasi_thread_start";
 

@@ -17,7 +17,11 @@ fn check(name: &str) {
     assert!(out.stats.emit.functions > 0, "{name}: no functions");
     // Threaded modules (those naming nacl-irt-thread-0.1) also import wasi-threads' spawn
     // and the host's thread exit.
-    let threaded = [("wasi", "thread-spawn"), ("pexe2wasm", "thread_exit")];
+    let threaded = [
+        ("wasi", "thread-spawn"),
+        ("pexe2wasm", "thread_exit"),
+        ("pexe2wasm", "cpu_count"),
+    ];
     assert!(
         out.imports
             .iter()

@@ -5,6 +5,7 @@
 mod convert_real;
 mod convert_run;
 mod convert_threads;
+mod cpu_count;
 mod fixtures_run;
 mod hosts;
 mod run_wasm;
