@@ -22,3 +22,28 @@ pub fn repo_root() -> PathBuf {
 pub fn repo_path(rel: &str) -> PathBuf {
     repo_root().join(rel)
 }
+
+/// `fixtures/hello.pnaclasm` with each `(from, to)` replaced once, for tests that need a
+/// small variation of a known-good program. Panics when the text no longer holds a `from`,
+/// so an edit cannot silently miss.
+pub fn edited_hello(edits: &[(&str, &str)]) -> String {
+    let mut text = std::fs::read_to_string(repo_path("fixtures/hello.pnaclasm"))
+        .expect("read fixtures/hello.pnaclasm");
+    for (from, to) in edits {
+        assert!(text.contains(from), "hello.pnaclasm no longer has {from:?}");
+        text = text.replacen(from, to, 1);
+    }
+    text
+}
+
+/// hello with one more global of 5 GB of zeros, as PNaClAsm text: a valid pexe whose data
+/// cannot fit a 32-bit wasm memory, which the converter reports as unsupported.
+pub fn huge_global_hello() -> String {
+    edited_hello(&[
+        ("count 3;", "count 4;"),
+        (
+            "\n  }\n  valuesymtab {",
+            "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
+        ),
+    ])
+}

@@ -674,18 +674,10 @@ fn links_in_the_output_tree_are_not_written_through() {
     );
 }
 
-/// hello with one more global of 5 GB of zeros: a valid pexe the converter does not
-/// support (its data cannot fit a 32-bit wasm memory).
+/// hello with one more global of 5 GB of zeros (testkit): a valid pexe the converter does
+/// not support.
 fn huge_global_pexe() -> Vec<u8> {
-    let text = std::fs::read_to_string(pexe2wasm_testkit::repo_path("fixtures/hello.pnaclasm"))
-        .unwrap()
-        .replacen("count 3;", "count 4;", 1)
-        .replacen(
-            "\n  }\n  valuesymtab {",
-            "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
-            1,
-        );
-    pexe2wasm::text::asm::assemble(&text).unwrap()
+    pexe2wasm::text::asm::assemble(&pexe2wasm_testkit::huge_global_hello()).unwrap()
 }
 
 /// The kind of a conversion failure is the library's `ErrorClass` of the error, in

@@ -11,15 +11,11 @@ fn hello_text() -> String {
     std::fs::read_to_string(pexe2wasm_testkit::repo_path("fixtures/hello.pnaclasm")).unwrap()
 }
 
-/// hello with one more global, 5 GB of zeros: a valid pexe whose data cannot fit a
-/// 32-bit wasm memory (the converter does not support it).
+/// hello with one more global, 5 GB of zeros (testkit): a valid pexe whose data cannot fit
+/// a 32-bit wasm memory (the converter does not support it).
 fn huge_global_pexe() -> Vec<u8> {
-    let text = hello_text().replacen("count 3;", "count 4;", 1).replacen(
-        "\n  }\n  valuesymtab {",
-        "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
-        1,
-    );
-    pexe2wasm::text::asm::assemble(&text).unwrap_or_else(|e| panic!("{e}"))
+    pexe2wasm::text::asm::assemble(&pexe2wasm_testkit::huge_global_hello())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn convert_default(data: &[u8]) -> Result<pexe2wasm::convert::Converted, ConvertError> {

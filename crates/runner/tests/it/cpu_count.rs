@@ -8,9 +8,7 @@ use pexe2wasm_runner::{run_wasm, Output, RunOptions};
 /// fixtures/hello.pnaclasm, changed to exit with what basic.sysconf (slot 5, at +20 of the
 /// basic table) answers for `_SC_NPROCESSORS_ONLN` (1), read through the nwrote slot.
 fn sysconf_pexe() -> Vec<u8> {
-    let text =
-        std::fs::read_to_string(pexe2wasm_testkit::repo_path("fixtures/hello.pnaclasm")).unwrap();
-    let edits = [
+    let text = pexe2wasm_testkit::edited_hello(&[
         ("count 8;", "count 9;"),
         (
             "@t7 = i32 (i32, i32, i32, i32);         // fdio.write(fd, buf, count, *nwrote)",
@@ -22,12 +20,7 @@ fn sysconf_pexe() -> Vec<u8> {
              %v32 = call i32 %v31(i32 %c5, i32 %v20);\n    %v33 = load i32* %v20, align 1;\n    \
              call void %v29(i32 %v33);",
         ),
-    ];
-    let mut text = text;
-    for (from, to) in edits {
-        assert!(text.contains(from), "hello.pnaclasm no longer has {from:?}");
-        text = text.replacen(from, to, 1);
-    }
+    ]);
     pexe2wasm::text::assemble(&text).unwrap()
 }
 

@@ -222,20 +222,10 @@ fn bad_pexes_are_400_problems_with_the_decoder_position() {
     assert_eq!(c.get(s.url("/healthz")).send().unwrap().status(), 200);
 }
 
-/// hello with one more global of 5 GB of zeros: a valid pexe the converter does not
-/// support (its data cannot fit a 32-bit wasm memory).
+/// hello with one more global of 5 GB of zeros (testkit): a valid pexe the converter does
+/// not support.
 fn huge_global_pexe() -> Vec<u8> {
-    let hello =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/hello.pnaclasm");
-    let text = std::fs::read_to_string(hello)
-        .unwrap()
-        .replacen("count 3;", "count 4;", 1)
-        .replacen(
-            "\n  }\n  valuesymtab {",
-            "\n    var @g3, align 1, zerofill 5000000000;\n  }\n  valuesymtab {",
-            1,
-        );
-    pexe2wasm::text::asm::assemble(&text).unwrap()
+    pexe2wasm::text::asm::assemble(&pexe2wasm_testkit::huge_global_hello()).unwrap()
 }
 
 /// Status, problem type and `class` follow from the library's `ErrorClass` of the
