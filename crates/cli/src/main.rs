@@ -553,16 +553,14 @@ fn prepare_run(
     threads: pexe2wasm::convert::Threads,
 ) -> Result<Prepared> {
     use pexe2wasm::needs::{needs, needs_of_module, Host, PPAPI_HOOK_INTERFACE};
-    let data = read_input(file)?;
+    // A manifest is refused here too (it never starts with wasm's magic).
+    let data = read_pexe(file)?;
     let wasm = if data.starts_with(b"\0asm") {
         if wasm_is_pepper_plugin(&data) {
             return Ok(Prepared::NoHost(needs(&[PPAPI_HOOK_INTERFACE], true)));
         }
         data
     } else {
-        if let Some(m) = manifest_message(&data) {
-            return Err(anyhow!(m));
-        }
         let module = pexe2wasm::decode::decode(&data)?;
         let needs = needs_of_module(&module);
         if needs.host == Some(Host::Pepper) && !needs.available {
