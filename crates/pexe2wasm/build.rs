@@ -1,5 +1,5 @@
 //! Compiles the built-in WebAssembly modules from their WAT sources when the crate is
-//! built: the runtime (both variants) and the fmod helpers. Compiling them at run time
+//! built: the runtime (its three variants) and the fmod helpers. Compiling them at run time
 //! cost every `pexe2wasm` process about 13M instructions before its first conversion.
 //! The sources stay the single truth (`IRT_WAT`, `FMOD_WAT`); tests compile them at run
 //! time too and compare.
@@ -30,6 +30,11 @@ fn main() {
         &variant::threaded(&irt),
         "src/runtime/irt.wat (threaded variant)",
         &out.join("irt_threads.wasm"),
+    );
+    compile(
+        &variant::pepper(&irt),
+        "src/runtime/irt.wat (Pepper variant)",
+        &out.join("irt_pepper.wasm"),
     );
     let fmod = std::fs::read_to_string("src/emit/fmod.wat").expect("src/emit/fmod.wat");
     compile(&fmod, "src/emit/fmod.wat", &out.join("fmod.wasm"));

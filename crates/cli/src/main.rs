@@ -10,6 +10,7 @@
 //! failed (each failure one `error:` line), after converting all the others.
 
 mod batch;
+mod pepper;
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -105,6 +106,22 @@ enum Command {
         /// off.
         #[arg(long, value_enum, default_value_t = ThreadsArg::Auto)]
         threads: ThreadsArg,
+        /// Pepper plugin: an attribute of its <embed>, passed to DidCreate after src and
+        /// type (repeatable).
+        #[arg(long = "attr", value_name = "NAME=VALUE")]
+        attrs: Vec<String>,
+        /// Pepper plugin: the size of its view (default 300x150, an <embed>'s own).
+        #[arg(long, value_name = "WxH")]
+        size: Option<String>,
+        /// Pepper plugin: how messages travel on stdin/stdout: text (a line is a string;
+        /// anything but a string comes out as JSON) or json (JSON Lines both ways).
+        #[arg(long, value_enum, default_value_t = MessagesArg::Text)]
+        messages: MessagesArg,
+        /// Pepper plugin: end the instance at most SECS after standard input ended (by
+        /// default it ends once the app can make no further progress). Other programs:
+        /// stop them after SECS.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<f64>,
     },
     /// Convert every pexe under DIR, and those its .nmf manifests name, into OUTDIR.
     ///
@@ -125,6 +142,13 @@ enum Command {
         #[arg(short, long)]
         quiet: bool,
     },
+}
+
+/// `--messages`: how a Pepper plugin's messages are written and read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum MessagesArg {
+    Text,
+    Json,
 }
 
 /// `--threads`: whether the output uses wasm threads (`convert::Threads`).
@@ -480,8 +504,19 @@ fn run(command: Command) -> Result<ExitCode> {
             env,
             dirs,
             threads,
+            attrs,
+            size,
+            messages,
+            timeout,
         } => {
-            run_program(&file, args, env, dirs, threads.into()).with_context(|| display_name(&file))
+            let pepper = pepper::PepperArgs {
+                attrs,
+                size,
+                json: messages == MessagesArg::Json,
+                timeout,
+            };
+            run_program(&file, args, env, dirs, threads.into(), pepper)
+                .with_context(|| display_name(&file))
         }
         Command::Batch {
             dir,
@@ -513,14 +548,38 @@ fn run_program(
     env: Vec<String>,
     dirs: Vec<String>,
     threads: pexe2wasm::convert::Threads,
+    pepper_args: pepper::PepperArgs,
 ) -> Result<ExitCode> {
-    let (wasm, opts) = match prepare_run(file, args, env, dirs, threads)? {
+    let (wasm, mut opts) = match prepare_run(file, args, env, dirs, threads)? {
         Prepared::Ready(wasm, opts) => (wasm, opts),
+        Prepared::Pepper(wasm, opts) => {
+            let _ = io::stdout().flush();
+            let (status, missing) = pepper::run(file, &wasm, opts, &pepper_args)?;
+            // An app that did not come up may lack an interface this host does not offer.
+            if status != 0 && !missing.is_empty() {
+                eprintln!(
+                    "note: {}: the app asked for {}, which the command-line Pepper host does not offer{}",
+                    display_name(file),
+                    missing.join(", "),
+                    pepper::browser_note(&missing),
+                );
+            }
+            return Ok(ExitCode::from((status & 0xff) as u8));
+        }
         Prepared::NoHost(needs) => {
             eprintln!("error: {}: {needs}", display_name(file));
             return Ok(ExitCode::from(NO_HOST_EXIT));
         }
     };
+    if let Some(flag) = pepper_args.first_given() {
+        anyhow::bail!("{flag} is for Pepper plugins; this is a command-line program");
+    }
+    if let Some(t) = pepper_args.timeout {
+        if !(t.is_finite() && t >= 0.0) {
+            anyhow::bail!("--timeout {t}: expected seconds >= 0");
+        }
+        opts.timeout = Some(std::time::Duration::from_secs_f64(t));
+    }
     // Anything we printed must come before the program's output.
     let _ = io::stdout().flush();
     let outcome = stages::run_wasm(&wasm, &opts)?;
@@ -531,7 +590,9 @@ fn run_program(
 enum Prepared {
     /// The module to run and how to run it.
     Ready(Vec<u8>, pexe2wasm_runner::RunOptions),
-    /// A program no host of ours can run (a Pepper plugin), and why.
+    /// A Pepper plugin, converted, and the WASI side of its run.
+    Pepper(Vec<u8>, pexe2wasm_runner::RunOptions),
+    /// A program no host of ours can run, and why.
     NoHost(pexe2wasm::needs::Needs),
 }
 
@@ -555,16 +616,26 @@ fn prepare_run(
     use pexe2wasm::needs::{needs, needs_of_module, Host, PPAPI_HOOK_INTERFACE};
     // A manifest is refused here too (it never starts with wasm's magic).
     let data = read_pexe(file)?;
+    let mut plugin = false;
     let wasm = if data.starts_with(b"\0asm") {
         if wasm_is_pepper_plugin(&data) {
-            return Ok(Prepared::NoHost(needs(&[PPAPI_HOOK_INTERFACE], true)));
+            if !wasm_has_pepper_runtime(&data) {
+                // Converted before pexe2wasm had a Pepper host (or with threads off).
+                return Ok(Prepared::NoHost(needs(&[PPAPI_HOOK_INTERFACE], true)));
+            }
+            plugin = true;
         }
         data
     } else {
         let module = pexe2wasm::decode::decode(&data)?;
         let needs = needs_of_module(&module);
-        if needs.host == Some(Host::Pepper) && !needs.available {
-            return Ok(Prepared::NoHost(needs));
+        if needs.host == Some(Host::Pepper) {
+            if threads == pexe2wasm::convert::Threads::Off {
+                anyhow::bail!(
+                    "a Pepper plugin runs with threads, as in Chrome: --threads off cannot run it"
+                );
+            }
+            plugin = true;
         }
         let opts = pexe2wasm::convert::ConvertOptions {
             threads,
@@ -594,7 +665,26 @@ fn prepare_run(
         };
         opts.dirs.push((PathBuf::from(host), guest));
     }
+    if plugin {
+        return Ok(Prepared::Pepper(wasm, opts));
+    }
     Ok(Prepared::Ready(wasm, opts))
+}
+
+/// Whether a module imports the Pepper runtime's host interface (`pexe2wasm_ppapi`).
+fn wasm_has_pepper_runtime(wasm: &[u8]) -> bool {
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        match payload {
+            Ok(wasmparser::Payload::ImportSection(r)) => {
+                return r
+                    .into_imports()
+                    .any(|i| i.is_ok_and(|i| i.module == pexe2wasm::runtime::PEPPER_HOST));
+            }
+            Ok(wasmparser::Payload::CodeSectionStart { .. }) | Err(_) => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the

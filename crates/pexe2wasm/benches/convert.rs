@@ -111,6 +111,7 @@ fn main() {
             stack_size: ConvertOptions::default().stack_size,
             threads: false,
             export_all_functions: false,
+            pepper: None,
             // Validation is its own stage here (below).
             validate: false,
         };

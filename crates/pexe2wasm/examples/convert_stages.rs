@@ -30,6 +30,7 @@ fn main() {
         stack_size: ConvertOptions::default().stack_size,
         threads: false,
         export_all_functions: false,
+        pepper: None,
         // `validate` mode validates the whole module after `emit`.
         validate: false,
     };

@@ -193,14 +193,24 @@ pub fn convert_module(
             Ok(())
         },
         || {
+            // A Pepper plugin (it asks for the PPAPI hook) gets the Pepper runtime and
+            // its glue, and threads, as it had in Chrome; unless threads are refused, when
+            // it converts as a command-line program that cannot start.
+            let pepper = opts.link_runtime
+                && opts.runtime.is_none()
+                && opts.threads != Threads::Off
+                && crate::info::names_irt_interface(&module, crate::needs::PPAPI_HOOK_INTERFACE);
             let threads = match opts.threads {
                 Threads::On => true,
                 Threads::Off => false,
-                Threads::Auto => crate::info::names_irt_interface(&module, THREAD_INTERFACE),
+                Threads::Auto => {
+                    pepper || crate::info::names_irt_interface(&module, THREAD_INTERFACE)
+                }
             };
             let runtime: Option<&[u8]> = if opts.link_runtime {
                 Some(match &opts.runtime {
                     Some(r) => r.as_slice(),
+                    None if pepper => crate::runtime::irt_pepper_module(),
                     None if threads => crate::runtime::irt_threads_module(),
                     None => crate::runtime::irt_module(),
                 })
@@ -211,6 +221,7 @@ pub fn convert_module(
                 stack_size: opts.stack_size,
                 threads,
                 export_all_functions: opts.export_all_functions,
+                pepper: pepper.then(|| crate::info::interface_names(&module).1),
                 validate: true,
             };
             let emitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -3,7 +3,7 @@
 use std::any::{Any, TypeId};
 use std::sync::{Arc, Weak};
 
-use wasmtime::{Instance, Linker};
+use wasmtime::{Instance, Linker, Module};
 use wasmtime_wasi::p1::WasiP1Ctx;
 
 use crate::mailbox::Mailbox;
@@ -26,6 +26,12 @@ pub trait Host: Send + Sync + 'static {
     /// Adds this host's imports. Every store of the run (every thread) uses this linker, so
     /// the functions must not assume a thread: they read [`Ctx::thread`].
     fn link(&self, linker: &mut Linker<Ctx>) -> wasmtime::Result<()>;
+
+    /// Adds what depends on the module being run (e.g. traps for the imports of a family
+    /// this host owns but does not implement), after every host's [`Host::link`].
+    fn link_module(&self, _linker: &mut Linker<Ctx>, _module: &Module) -> wasmtime::Result<()> {
+        Ok(())
+    }
 
     /// The state for a new run, made before any thread starts.
     fn new_state(&self, opts: &RunOptions) -> wasmtime::Result<Self::State>;
@@ -65,6 +71,7 @@ pub(crate) trait AnyHost: Send + Sync {
     fn name(&self) -> &str;
     fn host_type(&self) -> TypeId;
     fn link(&self, linker: &mut Linker<Ctx>) -> wasmtime::Result<()>;
+    fn link_module(&self, linker: &mut Linker<Ctx>, module: &Module) -> wasmtime::Result<()>;
     /// An `Arc<H::State>`, boxed.
     fn new_state(&self, opts: &RunOptions) -> wasmtime::Result<Box<dyn Any + Send + Sync>>;
     fn thread_started(&self, state: &(dyn Any + Send + Sync), thread: &ThreadInfo);
@@ -81,6 +88,9 @@ impl<H: Host> AnyHost for H {
     }
     fn link(&self, linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         Host::link(self, linker)
+    }
+    fn link_module(&self, linker: &mut Linker<Ctx>, module: &Module) -> wasmtime::Result<()> {
+        Host::link_module(self, linker, module)
     }
     fn new_state(&self, opts: &RunOptions) -> wasmtime::Result<Box<dyn Any + Send + Sync>> {
         Ok(Box::new(Arc::new(Host::new_state(self, opts)?)))

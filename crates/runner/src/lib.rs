@@ -68,6 +68,7 @@ mod guest;
 mod host;
 mod irt;
 mod mailbox;
+pub mod pepper;
 mod process;
 
 pub use guest::{call_export, call_function_pointer, read_memory, write_memory};
@@ -103,6 +104,10 @@ pub enum Output {
     Capture,
     /// Dropped.
     Discard,
+    /// The host's standard error (a Pepper app's standard output: NaCl sent both of an
+    /// app's streams to the browser's log, never to the page, and the command-line Pepper
+    /// host keeps standard output for the app's messages).
+    HostStderr,
 }
 
 /// Most bytes [`Output::Capture`] keeps per stream.
@@ -257,9 +262,27 @@ pub fn wasi_ctx(opts: &RunOptions) -> Result<(WasiP1Ctx, CapturedStreams), RunEr
     Ok((wasi_ctx_with(opts, &streams)?, streams))
 }
 
+/// The monotonic clock of every WASI context we make: one origin for the whole process.
+/// wasmtime-wasi's own counts from each context's creation, and every thread of a run has
+/// a context of its own, so times taken on two threads would not compare (Stockfish's
+/// search thread then saw its start time in the future).
+struct SharedMonotonicClock;
+
+impl wasmtime_wasi::HostMonotonicClock for SharedMonotonicClock {
+    fn resolution(&self) -> u64 {
+        1
+    }
+    fn now(&self) -> u64 {
+        static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        let origin = *ORIGIN.get_or_init(std::time::Instant::now);
+        origin.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64
+    }
+}
+
 /// The WASI context for `opts` over existing pipes (made for the same `opts`).
 pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<WasiP1Ctx, RunError> {
     let mut b = WasiCtxBuilder::new();
+    b.monotonic_clock(SharedMonotonicClock);
     b.args(&opts.args);
     b.envs(&opts.env);
     match (&opts.stdin, &streams.stdin) {
@@ -275,13 +298,16 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
         (Output::Inherit, _) => {
             b.inherit_stdout();
         }
+        (Output::HostStderr, _) => {
+            b.stdout(tokio::io::stderr());
+        }
         (Output::Capture, Some(p)) => {
             b.stdout(p.clone());
         }
         _ => {}
     }
     match (opts.stderr, &streams.stderr) {
-        (Output::Inherit, _) => {
+        (Output::Inherit | Output::HostStderr, _) => {
             b.inherit_stderr();
         }
         (Output::Capture, Some(p)) => {

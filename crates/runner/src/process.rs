@@ -96,6 +96,10 @@ impl Process {
             host.link(&mut linker)
                 .map_err(|e| RunError::Instantiate(format!("host {}: {e:#}", host.name())))?;
         }
+        for host in &program.hosts {
+            host.link_module(&mut linker, &program.module)
+                .map_err(|e| RunError::Instantiate(format!("host {}: {e:#}", host.name())))?;
+        }
         if program.threaded {
             // The shared memory, made from the module's import.
             let memory_type = program

@@ -5,6 +5,7 @@
 pub mod layout;
 pub mod link;
 mod module;
+pub mod pepper;
 mod validate;
 
 pub use module::{emit, lower_module, EmitOptions, EmitStats, Emitted, Pending};

@@ -36,6 +36,10 @@ pub struct EmitOptions {
     pub threads: bool,
     /// Export every pexe function (by name, else `f<N>`): for tests.
     pub export_all_functions: bool,
+    /// A Pepper plugin: the names of the interfaces the pexe names (`info::interface_names`).
+    /// The glue for the PPB ones the description knows is linked after the runtime, which
+    /// must be the Pepper runtime (`emit/pepper.rs`, docs/PEPPER-ABI.md).
+    pub pepper: Option<Vec<String>>,
     /// Validate the module with wasmparser as it is built (`validate.rs`): the sections
     /// before the code alongside the lowering, the bodies while they are copied into
     /// place, the rest at the end. An invalid module is then an [`EmitError::Invalid`],
@@ -139,12 +143,24 @@ pub fn lower_module(
     let vt = lower::valtypes(m);
     let i32_type = m.types.find(&crate::ir::Type::Int(32));
     let facts = CodeFacts::of_module(m, &vt);
-    let lay = layout(m, opts.stack_size as u64, &facts.taken)?;
+    let mut lay = layout(m, opts.stack_size as u64, &facts.taken)?;
+    let table_base = 1 + lay.slot_funcs.len() as u32;
+    // A Pepper plugin's glue: its directory goes after the runtime's state page.
+    let glue = opts.pepper.as_ref().map(|names| {
+        let interfaces = super::pepper::known_ppb_interfaces(names);
+        super::pepper::glue(&interfaces, table_base, lay.stack_top, opts.threads)
+    });
+    if let Some(g) = &glue {
+        lay.pages = lay.pages.max(g.end.div_ceil(super::layout::PAGE));
+    }
 
     // Modules to link.
     let mut linked: Vec<Linked<'_>> = Vec::new();
     if let Some(rt) = runtime {
         linked.push(link::parse("runtime", rt)?);
+    }
+    if let Some(g) = &glue {
+        linked.push(link::parse("Pepper glue", &g.module)?);
     }
     let has_fmod = |l: &Linked<'_>| {
         l.exports.contains_key("__pnacl_fmodf") && l.exports.contains_key("__pnacl_fmod")
@@ -207,7 +223,6 @@ pub fn lower_module(
     });
 
     // Remaps for linked modules.
-    let table_base = 1 + lay.slot_funcs.len() as u32;
     let mut global_consts = HashMap::new();
     global_consts.insert(HEAP_BASE, lay.stack_top as u32 as i32);
     global_consts.insert(TABLE_BASE, table_base as i32);
@@ -342,7 +357,10 @@ pub fn lower_module(
         // The outer error is the layout's (it comes before any lowering error, as it
         // would if the segments were built first); the inner one comes after them.
         || -> Result<Result<Side, EmitError>, EmitError> {
-            let segments = super::layout::data_segments(m, &lay)?;
+            let mut segments = super::layout::data_segments(m, &lay)?;
+            if let Some(g) = &glue {
+                segments.push(g.directory.clone());
+            }
             let parts = Parts {
                 m,
                 lay: &lay,
@@ -791,6 +809,13 @@ fn prefix(
                 runtime_start = Some(r.funcs[i as usize]);
                 let f = threaded_start.map_or(r.funcs[i as usize], |(f, _)| f);
                 esec.export("_start", ExportKind::Func, f);
+            }
+        }
+        for &name in crate::runtime::PEPPER_EXPORTS {
+            if let Some(&i) = l.exports.get(name) {
+                if exported.insert(name.into()) {
+                    esec.export(name, ExportKind::Func, r.funcs[i as usize]);
+                }
             }
         }
         let thread_start = crate::runtime::EXPORT_THREAD_START;

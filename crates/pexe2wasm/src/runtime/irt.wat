@@ -81,6 +81,17 @@
   ;;@threads (import "wasi" "thread-spawn" (func $thread_spawn (param i32) (result i32)))
   ;;@threads (import "pexe2wasm" "thread_exit" (func $host_thread_exit))
   ;;@threads (import "pexe2wasm" "cpu_count" (func $host_cpu_count (result i32)))
+  ;; Pepper variant: the host's side of PPAPI (docs/PEPPER-ABI.md). start runs the
+  ;; host's main loop and returns when the instance is gone; get_interface says whether
+  ;; the host offers an interface (and lets it note one it lacks); fill and done hand the
+  ;; host the stack space a PPP call reserved, before and after the call; wait tells it a
+  ;; thread blocks in a futex wait (1 without a deadline, 0 with one) or woke (-1).
+  ;;@pepper (import "pexe2wasm_ppapi" "start" (func $host_ppapi_start (param i32 i32 i32 i32) (result i32)))
+  ;;@pepper (import "pexe2wasm_ppapi" "register_thread_creator" (func $host_thread_creator (param i32 i32)))
+  ;;@pepper (import "pexe2wasm_ppapi" "get_interface" (func $host_get_interface (param i32 i32) (result i32)))
+  ;;@pepper (import "pexe2wasm_ppapi" "fill" (func $host_fill (param i32 i32)))
+  ;;@pepper (import "pexe2wasm_ppapi" "done" (func $host_done (param i32 i32)))
+  ;;@pepper (import "pexe2wasm_ppapi" "wait" (func $host_wait (param i32)))
 
   (import "env" "memory" (memory 1))  ;;@unthreaded
   ;;@threads (import "env" "memory" (memory 1 65536 shared))
@@ -119,9 +130,12 @@
     $irt_get_random_bytes                                               ;; 44
     $irt_getpid                                                         ;; 45
     $irt_thread_create $irt_thread_exit $irt_thread_nice               ;; 46-48
-    $irt_futex_wait_abs $irt_futex_wake)                               ;; 49-50
+    $irt_futex_wait_abs $irt_futex_wake                                ;; 49-50
+    ;;@pepper $ppapi_start $ppapi_register_thread_creator              ;; 51-52
+    ;;@pepper $ppb_get_interface                                       ;; 53
+  )
 
-  ;; Copied to RT+0x200 by _start (431 bytes).
+  ;; Copied to RT+0x200 by _start (431 bytes; 456 in the Pepper variant).
   (data $consts
     ;; WASI errno (0..76, then 3 bytes of padding) → NaCl errno. ENOTCAPABLE becomes EACCES.
     "\00\07\0d\62\63\61\0b\72\09\4a\10\7d\0a\67\6f\68\23\59\21\7a\11\0e\1b\71\2b\54\73\04\16\05"
@@ -143,6 +157,7 @@
     "nacl-irt-dev-getpid-0.1\00\2d\01"
     "nacl-irt-thread-0.1\00\2e\03"
     "nacl-irt-futex-0.1\00\31\02"
+    ;;@pepper "nacl-irt-ppapihook-0.1\00\33\02"
     "\00")
 
   ;; ---------------------------------------------------------------------------------------
@@ -448,12 +463,15 @@
     (local.set $rt (call $rt))
     ;;@threads (global.set $scratch (local.get $rt))
     (local.set $need (i32.add (i32.shr_u (local.get $rt) (i32.const 16)) (i32.const 1)))
+    ;; Pepper variant: the interface directory's pages follow RT (see $ppb_get_interface).
+    ;;@pepper (local.set $need (i32.add (local.get $need) (i32.load offset=0x10000 (local.get $rt))))
     (if (i32.gt_u (local.get $need) (memory.size))
       (then
         (if (i32.eq (memory.grow (i32.sub (local.get $need) (memory.size))) (i32.const -1))
           (then (unreachable)))))
     (memory.fill (local.get $rt) (i32.const 0) (i32.const 0x10000))
-    (memory.init $consts (i32.add (local.get $rt) (i32.const 0x200)) (i32.const 0) (i32.const 431))
+    (memory.init $consts (i32.add (local.get $rt) (i32.const 0x200)) (i32.const 0) (i32.const 431))  ;;@unpepper
+    ;;@pepper (memory.init $consts (i32.add (local.get $rt) (i32.const 0x200)) (i32.const 0) (i32.const 456))
     (i32.store offset=0x0 (local.get $rt) (local.get $need))
     (i32.store offset=0x10 (local.get $rt) (local.get $need))
     (i32.store8 offset=0x170 (local.get $rt) (i32.const 0x2e))
@@ -1351,7 +1369,11 @@
             (if (i32.ne (i32.atomic.load (local.get $addr)) (local.get $value))
               (then (return (i32.const 11))))
             (return (i32.const 110))))))
+    ;; Pepper variant: the host counts threads blocked without a deadline, to tell when
+    ;; the app can make no further progress.
+    ;;@pepper (call $host_wait (i32.wrap_i64 (i64.shr_u (local.get $timeout) (i64.const 63))))
     (local.set $r (memory.atomic.wait32 (local.get $addr) (local.get $value) (local.get $timeout)))
+    ;;@pepper (call $host_wait (i32.const -1))
     (if (i32.eq (local.get $r) (i32.const 1)) (then (return (i32.const 11))))
     (if (i32.eq (local.get $r) (i32.const 2)) (then (return (i32.const 110))))
     (i32.const 0))
@@ -1489,4 +1511,182 @@
       (else
         (local.set $ux (i32.shr_u (local.get $ux) (i32.sub (i32.const 1) (local.get $ex))))))
     (f32.reinterpret_i32 (i32.or (local.get $ux) (local.get $sx))))
+
+  ;; ---------------------------------------------------------------------------------------
+  ;; Pepper variant: nacl-irt-ppapihook-0.1, PPB_GetInterface and the PPP entry points
+  ;; (docs/PEPPER-ABI.md, docs/decisions/0015-pepper-abi.md).
+(;@pepper
+
+  ;; int ppapi_start(const struct PP_StartFunctions *funcs): hands the thread to the host's
+  ;; main loop with the app's three entry points and the table slot of PPB_GetInterface.
+  (func $ppapi_start (param $funcs i32) (result i32)
+    (call $host_ppapi_start
+      (i32.load offset=0 (local.get $funcs))
+      (i32.load offset=4 (local.get $funcs))
+      (i32.load offset=8 (local.get $funcs))
+      (i32.add (global.get $__table_base) (i32.const 53))))
+
+  ;; void ppapi_register_thread_creator(const struct PP_ThreadFunctions *fns): the host keeps
+  ;; the app's thread_create and thread_join to start threads of its own (audio).
+  (func $ppapi_register_thread_creator (param $fns i32)
+    (call $host_thread_creator
+      (i32.load offset=0 (local.get $fns))
+      (i32.load offset=4 (local.get $fns))))
+
+  ;; const void *PPB_GetInterface(const char *name): the interface's table of function
+  ;; pointers when the pexe names it, the converter knows it and the host offers it; NULL
+  ;; otherwise, so the app's own fallback runs as in Chrome. The tables and the directory
+  ;; are the converter's (emit/pepper.rs), in the pages from RT + 64 KiB:
+  ;;   +0 u32 pages the directory takes, +4 u32 record count,
+  ;;   +8 records {u32 name address, u32 name length, u32 table address}.
+  ;; The host is asked every time (it may note the names it lacks).
+  (func $ppb_get_interface (param $name i32) (result i32)
+    (local $len i32) (local $dir i32) (local $rec i32) (local $end i32) (local $table i32)
+    (local.set $len (call $strnlen (local.get $name) (i32.const 255)))
+    (if (i32.le_s (local.get $len) (i32.const 0)) (then (return (i32.const 0))))
+    (local.set $dir (i32.add (call $rt) (i32.const 0x10000)))
+    (local.set $rec (i32.add (local.get $dir) (i32.const 8)))
+    (local.set $end (i32.add (local.get $rec) (i32.mul (i32.load offset=4 (local.get $dir)) (i32.const 12))))
+    (block $found
+      (loop $next
+        (br_if $found (i32.ge_u (local.get $rec) (local.get $end)))
+        (if (i32.eq (i32.load offset=4 (local.get $rec)) (local.get $len))
+          (then
+            (if (call $memeq (i32.load (local.get $rec)) (local.get $name) (local.get $len))
+              (then
+                (local.set $table (i32.load offset=8 (local.get $rec)))
+                (br $found)))))
+        (local.set $rec (i32.add (local.get $rec) (i32.const 12)))
+        (br $next)))
+    (if (result i32) (call $host_get_interface (local.get $name) (local.get $len))
+      (then (local.get $table))
+      (else (i32.const 0))))
+
+  ;; PPP calls with scalar arguments: the host calls the app's function pointer $fn with
+  ;; them on the calling thread. Named by wasm signature: parameters, then the result.
+  (func (export "__ppp_call_v") (param $fn i32)
+    (call_indirect $table (local.get $fn)))
+  (func (export "__ppp_call_i_v") (param $fn i32) (param $a i32)
+    (call_indirect $table (param i32) (local.get $a) (local.get $fn)))
+  (func (export "__ppp_call_i_i") (param $fn i32) (param $a i32) (result i32)
+    (call_indirect $table (param i32) (result i32) (local.get $a) (local.get $fn)))
+  (func (export "__ppp_call_ii_v") (param $fn i32) (param $a i32) (param $b i32)
+    (call_indirect $table (param i32 i32) (local.get $a) (local.get $b) (local.get $fn)))
+  (func (export "__ppp_call_ii_i") (param $fn i32) (param $a i32) (param $b i32) (result i32)
+    (call_indirect $table (param i32 i32) (result i32) (local.get $a) (local.get $b) (local.get $fn)))
+  (func (export "__ppp_call_iii_v") (param $fn i32) (param $a i32) (param $b i32) (param $c i32)
+    (call_indirect $table (param i32 i32 i32) (local.get $a) (local.get $b) (local.get $c) (local.get $fn)))
+  (func (export "__ppp_call_iii_i") (param $fn i32) (param $a i32) (param $b i32) (param $c i32) (result i32)
+    (call_indirect $table (param i32 i32 i32) (result i32)
+      (local.get $a) (local.get $b) (local.get $c) (local.get $fn)))
+  ;; PPB_Audio;1.1's callback: (buffer, size, latency in seconds, user_data).
+  (func (export "__ppp_call_iidi_v") (param $fn i32) (param $a i32) (param $b i32) (param $c f64) (param $d i32)
+    (call_indirect $table (param i32 i32 f64 i32)
+      (local.get $a) (local.get $b) (local.get $c) (local.get $d) (local.get $fn)))
+
+  ;; PPP_InitializeModule(module, get_browser_interface), with this runtime's PPB_GetInterface.
+  (func (export "__ppp_initialize_module") (param $fn i32) (param $module i32) (result i32)
+    (call_indirect $table (param i32 i32) (result i32)
+      (local.get $module) (i32.add (global.get $__table_base) (i32.const 53)) (local.get $fn)))
+
+  ;; PPP calls whose arguments point at structs or strings (a PP_Var, argn/argv, a
+  ;; PP_Rect, an interface name): $n bytes are reserved on this thread's own stack, the host
+  ;; fills them (fill), the app's function runs with every argument whose bit is set in
+  ;; $mask moved by the space's address, the host reads back what it needs (done), and the
+  ;; space is released. No host writes into the module's stack at any other time.
+  (func $reserve (param $n i32) (result i32)
+    (local $p i32)
+    (local.set $p (i32.and (i32.sub (global.get $__stack_pointer) (local.get $n)) (i32.const -16)))
+    (global.set $__stack_pointer (local.get $p))
+    (call $host_fill (local.get $p) (local.get $n))
+    (local.get $p))
+  (func $release (param $p i32) (param $n i32) (param $sp i32)
+    (call $host_done (local.get $p) (local.get $n))
+    (global.set $__stack_pointer (local.get $sp)))
+  (func $arg (param $v i32) (param $mask i32) (param $bit i32) (param $p i32) (result i32)
+    (if (result i32) (i32.and (local.get $mask) (local.get $bit))
+      (then (i32.add (local.get $v) (local.get $p)))
+      (else (local.get $v))))
+  (func (export "__ppp_callbuf_i_i") (param $fn i32) (param $n i32) (param $mask i32)
+      (param $a i32) (result i32)
+    (local $sp i32) (local $p i32) (local $r i32)
+    (local.set $sp (global.get $__stack_pointer))
+    (local.set $p (call $reserve (local.get $n)))
+    (local.set $r (call_indirect $table (param i32) (result i32)
+      (call $arg (local.get $a) (local.get $mask) (i32.const 1) (local.get $p))
+      (local.get $fn)))
+    (call $release (local.get $p) (local.get $n) (local.get $sp))
+    (local.get $r))
+  (func (export "__ppp_callbuf_ii_v") (param $fn i32) (param $n i32) (param $mask i32)
+      (param $a i32) (param $b i32)
+    (local $sp i32) (local $p i32)
+    (local.set $sp (global.get $__stack_pointer))
+    (local.set $p (call $reserve (local.get $n)))
+    (call_indirect $table (param i32 i32)
+      (call $arg (local.get $a) (local.get $mask) (i32.const 1) (local.get $p))
+      (call $arg (local.get $b) (local.get $mask) (i32.const 2) (local.get $p))
+      (local.get $fn))
+    (call $release (local.get $p) (local.get $n) (local.get $sp)))
+  (func (export "__ppp_callbuf_iii_v") (param $fn i32) (param $n i32) (param $mask i32)
+      (param $a i32) (param $b i32) (param $c i32)
+    (local $sp i32) (local $p i32)
+    (local.set $sp (global.get $__stack_pointer))
+    (local.set $p (call $reserve (local.get $n)))
+    (call_indirect $table (param i32 i32 i32)
+      (call $arg (local.get $a) (local.get $mask) (i32.const 1) (local.get $p))
+      (call $arg (local.get $b) (local.get $mask) (i32.const 2) (local.get $p))
+      (call $arg (local.get $c) (local.get $mask) (i32.const 4) (local.get $p))
+      (local.get $fn))
+    (call $release (local.get $p) (local.get $n) (local.get $sp)))
+  (func (export "__ppp_callbuf_iii_i") (param $fn i32) (param $n i32) (param $mask i32)
+      (param $a i32) (param $b i32) (param $c i32) (result i32)
+    (local $sp i32) (local $p i32) (local $r i32)
+    (local.set $sp (global.get $__stack_pointer))
+    (local.set $p (call $reserve (local.get $n)))
+    (local.set $r (call_indirect $table (param i32 i32 i32) (result i32)
+      (call $arg (local.get $a) (local.get $mask) (i32.const 1) (local.get $p))
+      (call $arg (local.get $b) (local.get $mask) (i32.const 2) (local.get $p))
+      (call $arg (local.get $c) (local.get $mask) (i32.const 4) (local.get $p))
+      (local.get $fn)))
+    (call $release (local.get $p) (local.get $n) (local.get $sp))
+    (local.get $r))
+  (func (export "__ppp_callbuf_iiii_v") (param $fn i32) (param $n i32) (param $mask i32)
+      (param $a i32) (param $b i32) (param $c i32) (param $d i32)
+    (local $sp i32) (local $p i32)
+    (local.set $sp (global.get $__stack_pointer))
+    (local.set $p (call $reserve (local.get $n)))
+    (call_indirect $table (param i32 i32 i32 i32)
+      (call $arg (local.get $a) (local.get $mask) (i32.const 1) (local.get $p))
+      (call $arg (local.get $b) (local.get $mask) (i32.const 2) (local.get $p))
+      (call $arg (local.get $c) (local.get $mask) (i32.const 4) (local.get $p))
+      (call $arg (local.get $d) (local.get $mask) (i32.const 8) (local.get $p))
+      (local.get $fn))
+    (call $release (local.get $p) (local.get $n) (local.get $sp)))
+  (func (export "__ppp_callbuf_iiii_i") (param $fn i32) (param $n i32) (param $mask i32)
+      (param $a i32) (param $b i32) (param $c i32) (param $d i32) (result i32)
+    (local $sp i32) (local $p i32) (local $r i32)
+    (local.set $sp (global.get $__stack_pointer))
+    (local.set $p (call $reserve (local.get $n)))
+    (local.set $r (call_indirect $table (param i32 i32 i32 i32) (result i32)
+      (call $arg (local.get $a) (local.get $mask) (i32.const 1) (local.get $p))
+      (call $arg (local.get $b) (local.get $mask) (i32.const 2) (local.get $p))
+      (call $arg (local.get $c) (local.get $mask) (i32.const 4) (local.get $p))
+      (call $arg (local.get $d) (local.get $mask) (i32.const 8) (local.get $p))
+      (local.get $fn)))
+    (call $release (local.get $p) (local.get $n) (local.get $sp))
+    (local.get $r))
+
+  ;; Pages of module memory for the host's array buffers (PPB_VarArrayBuffer Map): the
+  ;; runtime's page allocator, so the app's own mmap never hands them out twice.
+  (func (export "__ppapi_alloc") (param $len i32) (result i32)
+    (local $p i32)
+    (call $lock)
+    (local.set $p (call $alloc_pages (call $pages (local.get $len))))
+    (call $unlock)
+    (if (result i32) (i32.lt_s (local.get $p) (i32.const 0))
+      (then (i32.const 0))
+      (else (i32.shl (local.get $p) (i32.const 16)))))
+  (func (export "__ppapi_free") (param $addr i32) (param $len i32)
+    (drop (call $irt_munmap_locked (local.get $addr) (local.get $len))))
+@pepper;)
 )

@@ -46,6 +46,36 @@ pub const EXPORT_FMODF: &str = "__pnacl_fmodf";
 
 /// Number of table entries the runtime's element segment fills from `__table_base`.
 pub const TABLE_SLOTS: u32 = 51;
+/// The same for the Pepper runtime (ppapi_start, ppapi_register_thread_creator,
+/// PPB_GetInterface follow).
+pub const PEPPER_TABLE_SLOTS: u32 = 54;
+
+/// Import module of the Pepper runtime's host interface (docs/PEPPER-ABI.md).
+pub const PEPPER_HOST: &str = "pexe2wasm_ppapi";
+/// Offset from the runtime's state page of the Pepper interface directory
+/// (`emit/pepper.rs` writes it; `PPB_GetInterface` reads it).
+pub const PEPPER_DIRECTORY_OFFSET: u32 = 65536;
+/// Exports of the Pepper runtime that the output exports too: the PPP entry points and
+/// the page allocator for the host's array buffers.
+pub const PEPPER_EXPORTS: &[&str] = &[
+    "__ppp_call_v",
+    "__ppp_call_i_v",
+    "__ppp_call_i_i",
+    "__ppp_call_ii_v",
+    "__ppp_call_ii_i",
+    "__ppp_call_iii_v",
+    "__ppp_call_iii_i",
+    "__ppp_call_iidi_v",
+    "__ppp_initialize_module",
+    "__ppp_callbuf_i_i",
+    "__ppp_callbuf_ii_v",
+    "__ppp_callbuf_iii_v",
+    "__ppp_callbuf_iii_i",
+    "__ppp_callbuf_iiii_v",
+    "__ppp_callbuf_iiii_i",
+    "__ppapi_alloc",
+    "__ppapi_free",
+];
 
 /// Size of the runtime's state page at `align_up(__heap_base, 64 KiB)`.
 pub const STATE_BYTES: u32 = 65536;
@@ -96,6 +126,20 @@ pub fn irt_source(threads: bool) -> String {
     } else {
         IRT_WAT.to_string()
     }
+}
+
+/// The Pepper runtime's source: the threaded runtime with lines marked `;;@unpepper`
+/// dropped, lines starting `;;@pepper ` uncommented and the block comments `(;@pepper` …
+/// `@pepper;)` opened.
+pub fn irt_pepper_source() -> String {
+    variant::pepper(IRT_WAT)
+}
+
+/// The Pepper runtime's binary ([`irt_pepper_source`], compiled by build.rs): the threaded
+/// runtime plus `nacl-irt-ppapihook-0.1`, `PPB_GetInterface` and the PPP entry points
+/// (docs/PEPPER-ABI.md).
+pub fn irt_pepper_module() -> &'static [u8] {
+    include_bytes!(concat!(env!("OUT_DIR"), "/irt_pepper.wasm"))
 }
 
 /// The runtime module's binary: [`IRT_WAT`] compiled by build.rs when the crate is built

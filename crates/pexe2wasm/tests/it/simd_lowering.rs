@@ -129,6 +129,7 @@ fn variable_lane_index_is_rejected_by_the_verifier_but_lowered() {
             stack_size: 1 << 16,
             threads: false,
             export_all_functions: true,
+            pepper: None,
             validate: true,
         },
     )

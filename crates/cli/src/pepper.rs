@@ -1,0 +1,152 @@
+//! `pexe2wasm run` for a Pepper (PPAPI) plugin: one instance under the command-line Pepper
+//! host (`pexe2wasm_runner::pepper`), its page's messages on standard input and output
+//! (docs/PEPPER-CLI.md).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+use pexe2wasm_runner::pepper::{MessageFormat, MessageSource, PepperConfig, PepperHost, StdioSink};
+use pexe2wasm_runner::{Program, RunOptions};
+
+/// The Pepper flags of `run`.
+#[derive(Debug, Default, Clone)]
+pub struct PepperArgs {
+    /// `--attr NAME=VALUE`, in order.
+    pub attrs: Vec<String>,
+    /// `--size WxH`.
+    pub size: Option<String>,
+    /// `--messages json`.
+    pub json: bool,
+    /// `--timeout SECS`.
+    pub timeout: Option<f64>,
+}
+
+impl PepperArgs {
+    /// The first flag given that only a Pepper plugin takes, for the error on others.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if !self.attrs.is_empty() {
+            Some("--attr")
+        } else if self.size.is_some() {
+            Some("--size")
+        } else if self.json {
+            Some("--messages")
+        } else {
+            None
+        }
+    }
+}
+
+/// The embed's default size when `--size` is not given: an `<embed>` without width and
+/// height is 300 x 150 CSS pixels.
+pub const DEFAULT_SIZE: (i32, i32) = (300, 150);
+
+fn parse_size(s: &str) -> Result<(i32, i32)> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| anyhow!("--size {s}: expected WIDTHxHEIGHT, e.g. 640x480"))?;
+    let dim = |d: &str| -> Result<i32> {
+        let v: i32 = d
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("--size {s}: {d:?} is not a number of pixels"))?;
+        if !(0..=16384).contains(&v) {
+            bail!("--size {s}: {v} is outside 0..=16384");
+        }
+        Ok(v)
+    };
+    Ok((dim(w)?, dim(h)?))
+}
+
+/// The attributes `DidCreate` receives: `src` and `type` as Chrome passed them for
+/// `<embed src="NAME.nmf" type="application/x-pnacl">`, then `--attr`s (one with the same
+/// name replaces the default).
+fn attributes(file: &Path, given: &[String]) -> Result<Vec<(String, String)>> {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "app".into());
+    let mut attrs = vec![
+        ("src".to_string(), format!("{stem}.nmf")),
+        ("type".to_string(), "application/x-pnacl".to_string()),
+    ];
+    for a in given {
+        let (k, v) = a
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--attr {a}: expected NAME=VALUE"))?;
+        if k.is_empty() {
+            bail!("--attr {a}: the name is empty");
+        }
+        // HTML attribute names are case-insensitive and Chrome passed them lower-cased.
+        let k = k.to_ascii_lowercase();
+        match attrs.iter_mut().find(|(n, _)| *n == k) {
+            Some(slot) => slot.1 = v.to_string(),
+            None => attrs.push((k, v.to_string())),
+        }
+    }
+    Ok(attrs)
+}
+
+/// Runs the plugin `wasm` (converted from `file`) with `opts` as its WASI setting; its exit
+/// status, and the interfaces it asked for and did not get.
+pub fn run(
+    file: &Path,
+    wasm: &[u8],
+    mut opts: RunOptions,
+    args: &PepperArgs,
+) -> Result<(i32, Vec<String>)> {
+    let timeout = match args.timeout {
+        Some(t) if !(t.is_finite() && t >= 0.0) => bail!("--timeout {t}: expected seconds >= 0"),
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+    let config = PepperConfig {
+        attrs: attributes(file, &args.attrs)?,
+        size: match &args.size {
+            Some(s) => parse_size(s)?,
+            None => DEFAULT_SIZE,
+        },
+        format: if args.json {
+            MessageFormat::Json
+        } else {
+            MessageFormat::Text
+        },
+        input: MessageSource::Stdin,
+        sink: Arc::new(StdioSink),
+        timeout,
+    };
+    // The host reads standard input itself (the app never had one); the app's own writes
+    // to fd 1 go to standard error, so standard output carries only its messages.
+    opts.stdin = pexe2wasm_runner::Input::Empty;
+    opts.stdout = pexe2wasm_runner::Output::HostStderr;
+    opts.stderr = pexe2wasm_runner::Output::Inherit;
+    let mut program = Program::new(wasm, true)?;
+    let host = PepperHost::new(config);
+    let missing = host.missing_interfaces_handle();
+    program.add_host(host)?;
+    let outcome = program.run(&opts)?;
+    let missing = missing.lock().map(|m| m.clone()).unwrap_or_default();
+    Ok((outcome.exit_code, missing))
+}
+
+/// The end of the note about interfaces the app did not get: where they are offered.
+pub fn browser_note(missing: &[String]) -> &'static str {
+    let on_screen = [
+        "PPB_Graphics3D",
+        "PPB_OpenGLES2",
+        "PPB_Audio",
+        "PPB_VideoDecoder",
+        "PPB_Fullscreen",
+        "PPB_MouseLock",
+        "PPB_Gamepad",
+    ];
+    if missing
+        .iter()
+        .any(|m| on_screen.iter().any(|p| m.starts_with(p)))
+    {
+        " (a browser host offers it: issue 17's JavaScript host)"
+    } else {
+        ""
+    }
+}

@@ -1,0 +1,807 @@
+//! The command-line Pepper host: runs one instance of a Pepper plugin, with the messages of
+//! its page on standard input and output (docs/PEPPER-ABI.md, docs/PEPPER-CLI.md).
+//!
+//! The module side is the Pepper runtime (`irt.wat`, Pepper variant) and the glue the
+//! converter generates (`pexe2wasm::emit::pepper`). This host answers:
+//! * `pexe2wasm_ppapi.*`: `start` (the main loop, below), `get_interface`,
+//!   `register_thread_creator`, `fill`/`done` ([`ppp`]) and `wait` (futex waits, for the
+//!   end-of-input rule);
+//! * every function of the PPB interfaces in [`OFFERED`], one import each, in `ppb/`
+//!   (one file per interface family: where a Pepper call is answered);
+//! * every other PPB import as a trap naming it (nothing reaches those: `PPB_GetInterface`
+//!   answered NULL for their interfaces).
+//!
+//! # The main loop
+//! `start` runs on the thread that called `ppapi_start` (the main thread, tid 0):
+//! `PPP_InitializeModule`, then `DidCreate` with the embed attributes, `DidChangeView`,
+//! `DidChangeFocus(true)`, then tasks posted to the main thread's mailbox (messages from
+//! the input, `CallOnMainThread`, completion callbacks) until the instance ends. A reader
+//! thread turns each input line into a message. When the input has ended, the instance
+//! ends (`DidDestroy`, then `start` returns and the program exits with status 0) as soon as
+//! the app can make no further progress: no task queued or running on any thread, no timer
+//! or callback pending, and every other thread blocked in a futex wait without deadline or
+//! idle in `PPB_MessageLoop.Run`, seen twice 20 ms apart with nothing happening between.
+//! With `timeout` set, it ends that long after the input ended at the latest.
+
+pub mod json;
+mod mem;
+mod ppb;
+mod ppp;
+pub mod resources;
+pub mod var;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use wasmtime::{AsContextMut, Caller, Linker};
+
+use crate::host::{Ctx, Host, ThreadInfo, ThreadKind};
+use crate::{call_export, Process, RunOptions};
+use resources::{Resource, Resources, View};
+use var::{PpVar, VarStore};
+
+pub use ppb::OFFERED;
+
+/// The module id handed to `PPP_InitializeModule`.
+pub const MODULE: i32 = 1;
+/// The one instance's id.
+pub const INSTANCE: i32 = 2;
+
+/// Pepper's result codes (`pp_errors.h`).
+pub mod pp_error {
+    pub const OK: i32 = 0;
+    pub const COMPLETIONPENDING: i32 = -1;
+    pub const FAILED: i32 = -2;
+    pub const ABORTED: i32 = -3;
+    pub const BADARGUMENT: i32 = -4;
+    pub const BADRESOURCE: i32 = -5;
+    pub const NOINTERFACE: i32 = -6;
+    pub const NOACCESS: i32 = -7;
+    pub const NOMEMORY: i32 = -8;
+    pub const INPROGRESS: i32 = -11;
+    pub const NOTSUPPORTED: i32 = -12;
+    pub const BLOCKS_MAIN_THREAD: i32 = -13;
+    pub const FILENOTFOUND: i32 = -20;
+    pub const WRONG_THREAD: i32 = -52;
+}
+
+/// How messages are written and read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MessageFormat {
+    /// Each input line is a string message; a string message out is its text, anything
+    /// else JSON ([`json::to_text_line`]).
+    #[default]
+    Text,
+    /// JSON Lines both ways ([`json`]).
+    Json,
+}
+
+/// Where messages to the instance come from.
+pub enum MessageSource {
+    /// The host's standard input, a line a message.
+    Stdin,
+    /// These lines, then end of input.
+    Lines(Vec<String>),
+    /// Lines from a channel; its end is the end of input (benchmarks, embedders).
+    Channel(Mutex<Option<std::sync::mpsc::Receiver<String>>>),
+}
+
+/// Where the instance's messages, console lines and the host's notes go.
+pub trait Sink: Send + Sync {
+    /// One message the app posted, as one line (no newline).
+    fn message(&self, line: &str);
+    /// A `PPB_Console` line: level (TIP 0, LOG 1, WARNING 2, ERROR 3), source, text.
+    fn console(&self, level: i32, source: Option<&str>, text: &str);
+    /// A note of the host's own (an interface the app asked for and did not get, …).
+    fn note(&self, text: &str);
+}
+
+/// Messages to standard output, console lines and notes to standard error.
+pub struct StdioSink;
+
+fn level_name(level: i32) -> &'static str {
+    match level {
+        0 => "tip",
+        1 => "log",
+        2 => "warning",
+        3 => "error",
+        _ => "log",
+    }
+}
+
+impl Sink for StdioSink {
+    fn message(&self, line: &str) {
+        let mut out = std::io::stdout().lock();
+        // A closed standard output (the reader went away) is not the app's failure.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+    fn console(&self, level: i32, source: Option<&str>, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = match source {
+            Some(s) => writeln!(err, "console {}: [{s}] {text}", level_name(level)),
+            None => writeln!(err, "console {}: {text}", level_name(level)),
+        };
+    }
+    fn note(&self, text: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "pexe2wasm: {text}");
+    }
+}
+
+/// Everything written, kept in memory (tests, the service).
+#[derive(Default)]
+pub struct CaptureSink {
+    pub messages: Mutex<Vec<String>>,
+    pub console: Mutex<Vec<(i32, String)>>,
+    pub notes: Mutex<Vec<String>>,
+    /// Told of each message as it arrives (round-trip benchmarks).
+    pub on_message: Option<std::sync::mpsc::SyncSender<String>>,
+}
+
+impl Sink for CaptureSink {
+    fn message(&self, line: &str) {
+        lock(&self.messages).push(line.to_string());
+        if let Some(tx) = &self.on_message {
+            let _ = tx.send(line.to_string());
+        }
+    }
+    fn console(&self, level: i32, _source: Option<&str>, text: &str) {
+        lock(&self.console).push((level, text.to_string()));
+    }
+    fn note(&self, text: &str) {
+        lock(&self.notes).push(text.to_string());
+    }
+}
+
+/// How the one instance is set up.
+pub struct PepperConfig {
+    /// The embed element's attributes, in order (`DidCreate`'s argn/argv).
+    pub attrs: Vec<(String, String)>,
+    /// The view's size.
+    pub size: (i32, i32),
+    pub format: MessageFormat,
+    pub input: MessageSource,
+    pub sink: Arc<dyn Sink>,
+    /// End the instance at most this long after the input ended.
+    pub timeout: Option<Duration>,
+}
+
+/// The command-line Pepper host (a [`Host`]).
+pub struct PepperHost {
+    config: Mutex<Option<PepperConfig>>,
+    missing: Arc<Mutex<Vec<String>>>,
+}
+
+impl PepperHost {
+    /// A host for one run with `config` (a second run of the same program has no input).
+    pub fn new(config: PepperConfig) -> PepperHost {
+        PepperHost {
+            config: Mutex::new(Some(config)),
+            missing: Arc::default(),
+        }
+    }
+
+    /// The interfaces the app asked for and did not get, in order of first asking: filled
+    /// as the run goes, readable after it.
+    pub fn missing_interfaces_handle(&self) -> Arc<Mutex<Vec<String>>> {
+        self.missing.clone()
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the end-of-input rule watches.
+#[derive(Default)]
+struct Activity {
+    /// Tasks posted to module threads and not yet run, timers armed, operations in flight.
+    pending: AtomicI64,
+    /// Threads blocked in a futex wait without deadline or in `MessageLoop.Run`.
+    waiting: AtomicI64,
+    /// Live threads other than the main one.
+    others: AtomicI64,
+    /// Bumped by every change of the above.
+    generation: AtomicU64,
+    input_done: AtomicBool,
+}
+
+impl Activity {
+    fn add(&self, counter: &AtomicI64, d: i64) {
+        counter.fetch_add(d, Ordering::SeqCst);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether nothing can happen any more, and the generation it was seen at.
+    fn quiet(&self) -> (bool, u64) {
+        let g = self.generation.load(Ordering::SeqCst);
+        let q = self.input_done.load(Ordering::SeqCst)
+            && self.pending.load(Ordering::SeqCst) <= 0
+            && self.waiting.load(Ordering::SeqCst) >= self.others.load(Ordering::SeqCst);
+        (q && self.generation.load(Ordering::SeqCst) == g, g)
+    }
+}
+
+/// The app's entry points, found at start.
+#[derive(Debug, Default, Clone, Copy)]
+struct Ppp {
+    /// `PPP_Instance` table and whether it is version 1.0 (DidChangeView with rects).
+    instance: u32,
+    instance_1_0: bool,
+    /// `PPP_Messaging;1.0` table.
+    messaging: u32,
+    /// `PPP_InputEvent;0.1` table.
+    input_event: u32,
+}
+
+/// A registered `PPP_MessageHandler;0.2`.
+#[derive(Debug, Clone, Copy)]
+struct MessageHandler {
+    user_data: u32,
+    /// Its table: HandleMessage, HandleBlockingMessage, Destroy.
+    table: [u32; 3],
+    /// The thread of its message loop.
+    tid: i32,
+}
+
+/// What the threads of one run share.
+pub struct PepperState {
+    config: PepperConfig,
+    vars: Mutex<VarStore>,
+    resources: Mutex<Resources>,
+    activity: Activity,
+    ppp: Mutex<Ppp>,
+    handler: Mutex<Option<MessageHandler>>,
+    /// Interfaces the app asked for and did not get, in order of first asking.
+    missing: Arc<Mutex<Vec<String>>>,
+    asked: Mutex<BTreeSet<String>>,
+    thread_creator: Mutex<Option<(u32, u32)>>,
+    /// Copies of vars in module memory (`VarToUtf8`, `Map`): var id → (address, size).
+    heap: Mutex<heap::ModuleCopies>,
+    started: Instant,
+    /// The main thread's message loop resource, and every loop the app made.
+    main_loop: Mutex<i32>,
+    loops: Mutex<Vec<i32>>,
+    timers: timers::Timers,
+    ended: AtomicBool,
+}
+
+mod heap;
+mod timers;
+
+impl PepperState {
+    /// The vars, locked.
+    pub fn vars(&self) -> MutexGuard<'_, VarStore> {
+        lock(&self.vars)
+    }
+
+    /// The resources, locked.
+    pub fn resources(&self) -> MutexGuard<'_, Resources> {
+        lock(&self.resources)
+    }
+
+    /// Interfaces the app asked for and did not get.
+    pub fn missing_interfaces(&self) -> Vec<String> {
+        lock(&self.missing).clone()
+    }
+
+    fn sink(&self) -> &dyn Sink {
+        self.config.sink.as_ref()
+    }
+}
+
+/// The host state of the store's run.
+pub(crate) fn state(caller: &Caller<'_, Ctx>) -> wasmtime::Result<Arc<PepperState>> {
+    caller
+        .data()
+        .state::<PepperHost>()
+        .cloned()
+        .ok_or_else(|| wasmtime::Error::msg("the Pepper host is not part of this run"))
+}
+
+pub(crate) fn process(caller: &Caller<'_, Ctx>) -> wasmtime::Result<Arc<Process>> {
+    caller
+        .data()
+        .process()
+        .ok_or_else(|| wasmtime::Error::msg("no run"))
+}
+
+/// Posts `task` to thread `tid`, counted as pending work until it has run. False when the
+/// thread is gone.
+pub(crate) fn post_counted<F>(
+    state: &Arc<PepperState>,
+    process: &Process,
+    tid: i32,
+    task: F,
+) -> bool
+where
+    F: for<'a> FnOnce(wasmtime::StoreContextMut<'a, Ctx>) -> wasmtime::Result<()> + Send + 'static,
+{
+    state.activity.add(&state.activity.pending, 1);
+    let s = state.clone();
+    let posted = process.mailbox(tid).and_then(|m| {
+        m.post(move |cx| {
+            let r = task(cx);
+            s.activity.add(&s.activity.pending, -1);
+            r
+        })
+    });
+    if posted.is_err() {
+        state.activity.add(&state.activity.pending, -1);
+    }
+    posted.is_ok()
+}
+
+/// Runs completion callback `cb` with `result` on thread `tid`, after `delay`.
+pub(crate) fn complete_later(
+    state: &Arc<PepperState>,
+    process: &Arc<Process>,
+    tid: i32,
+    cb: mem::Callback,
+    result: i32,
+    delay: Duration,
+) {
+    let task = move |cx: wasmtime::StoreContextMut<'_, Ctx>| {
+        ppp::run_callback(cx, cb.func, cb.user_data, result)
+    };
+    if delay.is_zero() {
+        post_counted(state, process, tid, task);
+    } else {
+        // The timer counts as pending until its task is posted (then the task does).
+        state.activity.add(&state.activity.pending, 1);
+        let s = state.clone();
+        let p = Arc::downgrade(process);
+        state.timers.after(delay, move || {
+            if let Some(p) = p.upgrade() {
+                post_counted(&s, &p, tid, task);
+            }
+            s.activity.add(&s.activity.pending, -1);
+        });
+    }
+}
+
+impl Host for PepperHost {
+    type State = PepperState;
+
+    fn name(&self) -> &str {
+        "pepper"
+    }
+
+    fn link(&self, linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
+        let m = pexe2wasm::runtime::PEPPER_HOST;
+        linker.func_wrap(m, "start", start)?;
+        linker.func_wrap(m, "get_interface", get_interface)?;
+        linker.func_wrap(
+            m,
+            "register_thread_creator",
+            |caller: Caller<'_, Ctx>, create: i32, join: i32| -> wasmtime::Result<()> {
+                *lock(&state(&caller)?.thread_creator) = Some((create as u32, join as u32));
+                Ok(())
+            },
+        )?;
+        linker.func_wrap(m, "fill", ppp::fill)?;
+        linker.func_wrap(m, "done", ppp::done)?;
+        linker.func_wrap(
+            m,
+            "wait",
+            |caller: Caller<'_, Ctx>, what: i32| -> wasmtime::Result<()> {
+                let s = state(&caller)?;
+                // Only waits without a deadline count; a timed one is a timer.
+                thread_local!(static UNTIMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+                match what {
+                    1 => {
+                        UNTIMED.with(|u| u.set(true));
+                        s.activity.add(&s.activity.waiting, 1);
+                    }
+                    -1 => {
+                        if UNTIMED.with(|u| u.replace(false)) {
+                            s.activity.add(&s.activity.waiting, -1);
+                        } else {
+                            s.activity.generation.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                    _ => {
+                        UNTIMED.with(|u| u.set(false));
+                        s.activity.generation.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        ppb::link(linker)
+    }
+
+    fn link_module(
+        &self,
+        linker: &mut Linker<Ctx>,
+        module: &wasmtime::Module,
+    ) -> wasmtime::Result<()> {
+        // PPB imports of interfaces this host does not offer: traps naming the function.
+        // PPB_GetInterface answers NULL for those interfaces, so only a module that
+        // kept a pointer from elsewhere could reach one.
+        for import in module.imports() {
+            let (iface, name) = (import.module(), import.name());
+            if !iface.starts_with("PPB_") || OFFERED.contains(&iface) {
+                continue;
+            }
+            if let wasmtime::ExternType::Func(ty) = import.ty() {
+                let what = format!("{iface}.{name}");
+                linker.func_new(iface, name, ty, move |_caller, _params, _results| {
+                    Err(wasmtime::Error::msg(format!(
+                        "the app called {what}, which the command-line Pepper host does not offer"
+                    )))
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn new_state(&self, _opts: &RunOptions) -> wasmtime::Result<PepperState> {
+        let config = lock(&self.config).take().unwrap_or_else(|| PepperConfig {
+            attrs: Vec::new(),
+            size: (0, 0),
+            format: MessageFormat::Text,
+            input: MessageSource::Lines(Vec::new()),
+            sink: Arc::new(CaptureSink::default()),
+            timeout: None,
+        });
+        Ok(PepperState {
+            config,
+            vars: Mutex::default(),
+            resources: Mutex::default(),
+            activity: Activity::default(),
+            ppp: Mutex::default(),
+            handler: Mutex::default(),
+            missing: self.missing.clone(),
+            asked: Mutex::default(),
+            thread_creator: Mutex::default(),
+            heap: Mutex::default(),
+            started: Instant::now(),
+            main_loop: Mutex::new(0),
+            loops: Mutex::default(),
+            timers: timers::Timers::default(),
+            ended: AtomicBool::new(false),
+        })
+    }
+
+    fn thread_started(&self, state: &PepperState, thread: &ThreadInfo) {
+        if thread.kind != ThreadKind::Main {
+            state.activity.add(&state.activity.others, 1);
+        }
+    }
+
+    fn thread_exited(&self, state: &PepperState, thread: &ThreadInfo) {
+        if thread.kind != ThreadKind::Main {
+            state.activity.add(&state.activity.others, -1);
+        }
+    }
+
+    fn stopping(&self, state: &PepperState) {
+        state.ended.store(true, Ordering::SeqCst);
+        state.timers.stop();
+    }
+}
+
+/// `pexe2wasm_ppapi.get_interface(name, len)`: whether this host offers the interface.
+fn get_interface(mut caller: Caller<'_, Ctx>, name: i32, len: i32) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let bytes = crate::read_memory(&mut caller, name as u32, len.clamp(0, 255) as u32)?;
+    let name = String::from_utf8_lossy(&bytes).into_owned();
+    let offered = OFFERED.contains(&name.as_str());
+    if lock(&s.asked).insert(name.clone()) && !offered {
+        lock(&s.missing).push(name);
+    }
+    Ok(offered as i32)
+}
+
+/// `pexe2wasm_ppapi.start(init, shutdown, get_interface, browser_get_interface)`: the main
+/// loop (see the module documentation). Returns what `ppapi_start` returns.
+fn start(
+    mut caller: Caller<'_, Ctx>,
+    init: i32,
+    _shutdown: i32,
+    get_interface: i32,
+    _browser: i32,
+) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let process = process(&caller)?;
+    {
+        let main_loop = lock(&s.resources).add(Resource::MessageLoop(resources::MessageLoop {
+            tid: Some(0),
+            ..Default::default()
+        }));
+        *lock(&s.main_loop) = main_loop;
+    }
+    let r: i32 = call_export(&mut caller, "__ppp_initialize_module", (init, MODULE))?;
+    if r != pp_error::OK {
+        s.sink().note(&format!(
+            "the app's PPP_InitializeModule failed ({r}); it does not start"
+        ));
+        return Ok(1);
+    }
+    let gi = get_interface as u32;
+    let mut ppp = Ppp::default();
+    ppp.instance = ppp::get_ppp_interface(&mut caller, gi, "PPP_Instance;1.1")?;
+    if ppp.instance == 0 {
+        ppp.instance = ppp::get_ppp_interface(&mut caller, gi, "PPP_Instance;1.0")?;
+        ppp.instance_1_0 = ppp.instance != 0;
+    }
+    if ppp.instance == 0 {
+        s.sink()
+            .note("the app offers no PPP_Instance, so no instance can be made (Chrome unloads such a module)");
+        return Ok(1);
+    }
+    ppp.messaging = ppp::get_ppp_interface(&mut caller, gi, "PPP_Messaging;1.0")?;
+    ppp.input_event = ppp::get_ppp_interface(&mut caller, gi, "PPP_InputEvent;0.1")?;
+    *lock(&s.ppp) = ppp;
+    let [did_create, did_destroy, did_change_view, did_change_focus] =
+        mem::read_i32s::<4>(&mut caller, ppp.instance)?;
+
+    // DidCreate(instance, argc, argn, argv): the arrays, then the strings, on the stack.
+    let attrs = s.config.attrs.clone();
+    let argc = attrs.len() as i32;
+    let mut strings = Vec::new();
+    let mut offsets = Vec::new();
+    let base = 8 * attrs.len();
+    for (k, v) in &attrs {
+        offsets.push((base + strings.len()) as u32);
+        strings.extend_from_slice(k.as_bytes());
+        strings.push(0);
+        offsets.push((base + strings.len()) as u32);
+        strings.extend_from_slice(v.as_bytes());
+        strings.push(0);
+    }
+    let size = (base + strings.len()).max(1) as i32;
+    let fill: ppp::Fill = Box::new(move |ptr| {
+        let mut b = Vec::with_capacity(size as usize);
+        for i in 0..attrs.len() {
+            b.extend_from_slice(&(ptr + offsets[2 * i]).to_le_bytes());
+        }
+        for i in 0..attrs.len() {
+            b.extend_from_slice(&(ptr + offsets[2 * i + 1]).to_le_bytes());
+        }
+        b.extend_from_slice(&strings);
+        b
+    });
+    let created: i32 = ppp::call_with_buffer(
+        &mut caller,
+        "__ppp_callbuf_iiii_i",
+        (did_create, size, 4 | 8, INSTANCE, argc, 0, 4 * argc),
+        fill,
+        None,
+    )?;
+    if created == 0 {
+        s.sink()
+            .note("the app's DidCreate returned false: the instance failed to start");
+        return Ok(1);
+    }
+
+    // The view, then focus.
+    let (w, h) = s.config.size;
+    let view = View::of_size(w, h);
+    if ppp.instance_1_0 {
+        let mut rects = Vec::new();
+        for r in [view.rect, view.clip] {
+            for x in r {
+                rects.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        ppp::call_with_buffer::<_, ()>(
+            &mut caller,
+            "__ppp_callbuf_iii_v",
+            (did_change_view, 32, 2 | 4, INSTANCE, 0, 16),
+            Box::new(move |_| rects),
+            None,
+        )?;
+    } else {
+        let res = lock(&s.resources).add(Resource::View(view));
+        call_export::<(i32, i32, i32), ()>(
+            &mut caller,
+            "__ppp_call_ii_v",
+            (did_change_view, INSTANCE, res),
+        )?;
+        lock(&s.resources).release(res);
+    }
+    call_export::<(i32, i32, i32), ()>(
+        &mut caller,
+        "__ppp_call_ii_v",
+        (did_change_focus, INSTANCE, 1),
+    )?;
+
+    start_input(&s, &process)?;
+    crate::run_loop(&mut caller)?;
+
+    // The end: the handler's Destroy, then DidDestroy.
+    if let Some(h) = lock(&s.handler).take() {
+        if h.tid == 0 {
+            call_export::<(i32, i32, i32), ()>(
+                &mut caller,
+                "__ppp_call_ii_v",
+                (h.table[2] as i32, INSTANCE, h.user_data as i32),
+            )?;
+        }
+    }
+    call_export::<(i32, i32), ()>(&mut caller, "__ppp_call_i_v", (did_destroy, INSTANCE))?;
+    Ok(0)
+}
+
+/// Starts the thread that reads the input (each line a message to the instance) and, once
+/// it ends, watches for the end of the instance.
+fn start_input(s: &Arc<PepperState>, process: &Arc<Process>) -> wasmtime::Result<()> {
+    let s = s.clone();
+    let weak = Arc::downgrade(process);
+    std::thread::Builder::new()
+        .name("pepper input".into())
+        .spawn(move || {
+            let deliver = |line: String| match weak.upgrade() {
+                Some(p) => deliver_line(&s, &p, line),
+                None => false,
+            };
+            match &s.config.input {
+                MessageSource::Stdin => {
+                    for line in std::io::stdin().lock().lines() {
+                        match line {
+                            Ok(l) => {
+                                if !deliver(l) {
+                                    break;
+                                }
+                            }
+                            Err(e) => {
+                                s.sink().note(&format!("standard input: {e}"));
+                                break;
+                            }
+                        }
+                    }
+                }
+                MessageSource::Lines(lines) => {
+                    for l in lines {
+                        if !deliver(l.clone()) {
+                            break;
+                        }
+                    }
+                }
+                MessageSource::Channel(rx) => {
+                    if let Some(rx) = lock(rx).take() {
+                        for l in rx {
+                            if !deliver(l) {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            s.activity.input_done.store(true, Ordering::SeqCst);
+            s.activity.generation.fetch_add(1, Ordering::SeqCst);
+            watch_for_end(&s, &weak);
+        })
+        .map_err(|e| wasmtime::Error::msg(format!("cannot start the input thread: {e}")))?;
+    Ok(())
+}
+
+/// Waits (on the input thread) until the instance can make no progress or the time limit
+/// after the input's end passes; then ends it.
+fn watch_for_end(s: &Arc<PepperState>, process: &std::sync::Weak<Process>) {
+    let deadline = s.config.timeout.map(|t| Instant::now() + t);
+    let mut last: Option<u64> = None;
+    loop {
+        if s.ended.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(p) = process.upgrade() else { return };
+        if p.is_stopping() {
+            return;
+        }
+        let (quiet, generation) = s.activity.quiet();
+        let timed_out = deadline.is_some_and(|d| Instant::now() >= d);
+        if (quiet && last == Some(generation)) || timed_out {
+            if timed_out && !quiet {
+                s.sink()
+                    .note("the time limit after the end of input passed: ending the instance");
+            }
+            if let Ok(m) = p.mailbox(0) {
+                let _ = m.quit();
+            }
+            // A main thread that does not take the quit (blocked in the app) ends with
+            // the run, a second later.
+            if timed_out {
+                drop(p);
+                std::thread::sleep(Duration::from_secs(1));
+                if let Some(p) = process.upgrade() {
+                    if !p.is_stopping() {
+                        s.sink()
+                            .note("the app's main thread did not return to its loop: stopping it");
+                        p.exit(124);
+                    }
+                }
+            }
+            return;
+        }
+        last = quiet.then_some(generation);
+        drop(p);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Makes `line` a message and posts it to the instance; false when the run is gone.
+fn deliver_line(s: &Arc<PepperState>, process: &Arc<Process>, line: String) -> bool {
+    let var = {
+        let mut vars = lock(&s.vars);
+        match s.config.format {
+            MessageFormat::Text => Ok(vars.string_from_utf8(line.as_bytes())),
+            MessageFormat::Json => json::parse_line(&mut vars, &line),
+        }
+    };
+    let var = match var {
+        Ok(v) => v,
+        Err(e) => {
+            s.sink().note(&format!("input line not sent: {e}"));
+            return true;
+        }
+    };
+    post_message(s, process, var)
+}
+
+/// Delivers `var` (one reference, which the delivery releases) to the instance: to the
+/// registered message handler's loop, else `PPP_Messaging.HandleMessage` on the main thread.
+pub(crate) fn post_message(s: &Arc<PepperState>, process: &Arc<Process>, var: PpVar) -> bool {
+    let handler = *lock(&s.handler);
+    let messaging = lock(&s.ppp).messaging;
+    let s2 = s.clone();
+    let bytes = var.to_bytes();
+    let posted = match handler {
+        Some(h) => post_counted(s, process, h.tid, move |cx| {
+            let r = ppp::call_with_buffer::<_, ()>(
+                cx,
+                "__ppp_callbuf_iii_v",
+                (h.table[0] as i32, 16, 4, INSTANCE, h.user_data as i32, 0),
+                Box::new(move |_| bytes.to_vec()),
+                None,
+            );
+            lock(&s2.vars).release(var);
+            r
+        }),
+        None if messaging != 0 => post_counted(s, process, 0, move |mut cx| {
+            let handle = mem::read_u32(&mut cx, messaging)? as i32;
+            let r = ppp::call_with_buffer::<_, ()>(
+                cx,
+                "__ppp_callbuf_ii_v",
+                (handle, 16, 2, INSTANCE, 0),
+                Box::new(move |_| bytes.to_vec()),
+                None,
+            );
+            lock(&s2.vars).release(var);
+            r
+        }),
+        None => {
+            s.sink()
+                .note("the app has no PPP_Messaging: the message is dropped, as in Chrome");
+            lock(&s.vars).release(var);
+            true
+        }
+    };
+    if !posted {
+        lock(&s.vars).release(var);
+    }
+    posted
+}
+
+/// Writes `v` for the app at the struct-result pointer `ret`.
+pub(crate) fn write_result_var(
+    cx: impl AsContextMut<Data = Ctx>,
+    ret: i32,
+    v: PpVar,
+) -> wasmtime::Result<()> {
+    mem::write_var(cx, ret as u32, v)
+}
+
+/// Writes a `PP_Rect` at `addr`.
+pub(crate) fn write_rect(
+    cx: impl AsContextMut<Data = Ctx>,
+    addr: i32,
+    r: [i32; 4],
+) -> wasmtime::Result<()> {
+    mem::write_i32s(cx, addr as u32, &r)
+}

@@ -1,0 +1,172 @@
+//! Pepper resources (`PP_Resource`): reference-counted host objects the app names by a
+//! nonzero int32. A resource of the wrong kind or an unknown id gets the answer Chrome
+//! gives (`PP_ERROR_BADRESOURCE`, `PP_FALSE`, 0), never a host failure.
+
+use std::collections::HashMap;
+
+use super::mem::Callback;
+
+/// A view (`PPB_View`): what `DidChangeView` describes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct View {
+    /// x, y, width, height.
+    pub rect: [i32; 4],
+    pub clip: [i32; 4],
+    pub fullscreen: bool,
+    pub visible: bool,
+    pub page_visible: bool,
+    pub device_scale: f32,
+    pub css_scale: f32,
+}
+
+impl View {
+    /// A visible view of `width` x `height` at the origin, wholly unclipped.
+    pub fn of_size(width: i32, height: i32) -> View {
+        View {
+            rect: [0, 0, width, height],
+            clip: [0, 0, width, height],
+            fullscreen: false,
+            visible: true,
+            page_visible: true,
+            device_scale: 1.0,
+            css_scale: 1.0,
+        }
+    }
+}
+
+/// A message loop (`PPB_MessageLoop`).
+#[derive(Debug, Default)]
+pub struct MessageLoop {
+    /// The thread it is attached to (0: the main thread's loop).
+    pub tid: Option<i32>,
+    /// Work posted before the loop was attached: (callback, delay in ms).
+    pub queued: Vec<(Callback, i64)>,
+    /// `Run` is active on its thread.
+    pub running: bool,
+    /// `PostQuit(should_destroy = true)` was called: no more work is accepted.
+    pub destroyed: bool,
+}
+
+/// An input event (`PPB_InputEvent` and its kinds), replayed from `--events`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputEvent {
+    pub kind: i32,
+    pub time: f64,
+    pub modifiers: u32,
+    /// Mouse: button, position (x, y), click count, movement (x, y).
+    pub button: i32,
+    pub position: (i32, i32),
+    pub click_count: i32,
+    pub movement: (i32, i32),
+    /// Wheel: delta, ticks, scroll by page.
+    pub wheel_delta: (f32, f32),
+    pub wheel_ticks: (f32, f32),
+    pub scroll_by_page: bool,
+    /// Keyboard: key code, character text, code.
+    pub key_code: u32,
+    pub text: String,
+    pub code: String,
+}
+
+/// What a resource is.
+#[derive(Debug)]
+pub enum Resource {
+    View(View),
+    MessageLoop(MessageLoop),
+    InputEvent(Box<InputEvent>),
+}
+
+/// The resources of one run.
+#[derive(Debug)]
+pub struct Resources {
+    next: i32,
+    map: HashMap<i32, (u32, Resource)>,
+}
+
+impl Default for Resources {
+    fn default() -> Self {
+        Resources {
+            // Small ids are left to instances and modules, so that mixing them up fails.
+            next: 0x100,
+            map: HashMap::new(),
+        }
+    }
+}
+
+impl Resources {
+    /// Adds `r` with one reference (the caller's); its id.
+    pub fn add(&mut self, r: Resource) -> i32 {
+        let id = self.next;
+        // Ids are not reused; a run that makes 2^31 resources gets 0 (no resource).
+        self.next = self.next.checked_add(1).unwrap_or(0);
+        if id == 0 {
+            return 0;
+        }
+        self.map.insert(id, (1, r));
+        id
+    }
+
+    pub fn add_ref(&mut self, id: i32) -> bool {
+        match self.map.get_mut(&id) {
+            Some((n, _)) => {
+                *n = n.saturating_add(1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Drops a reference; the resource when that was the last one.
+    pub fn release(&mut self, id: i32) -> Option<Resource> {
+        let (n, _) = self.map.get_mut(&id)?;
+        *n -= 1;
+        if *n == 0 {
+            self.map.remove(&id).map(|(_, r)| r)
+        } else {
+            None
+        }
+    }
+
+    pub fn get(&self, id: i32) -> Option<&Resource> {
+        self.map.get(&id).map(|(_, r)| r)
+    }
+
+    pub fn get_mut(&mut self, id: i32) -> Option<&mut Resource> {
+        self.map.get_mut(&id).map(|(_, r)| r)
+    }
+
+    /// The reference count of `id` (tests).
+    pub fn ref_count(&self, id: i32) -> Option<u32> {
+        self.map.get(&id).map(|(n, _)| *n)
+    }
+
+    /// Every live resource id, with its kind (for leak reports and tests).
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn view(&self, id: i32) -> Option<&View> {
+        match self.get(id) {
+            Some(Resource::View(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn message_loop(&mut self, id: i32) -> Option<&mut MessageLoop> {
+        match self.get_mut(id) {
+            Some(Resource::MessageLoop(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub fn input_event(&self, id: i32) -> Option<&InputEvent> {
+        match self.get(id) {
+            Some(Resource::InputEvent(e)) => Some(e),
+            _ => None,
+        }
+    }
+}
