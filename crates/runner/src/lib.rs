@@ -68,6 +68,7 @@ mod guest;
 mod host;
 mod irt;
 mod mailbox;
+pub mod pepper;
 mod process;
 
 pub use guest::{call_export, call_function_pointer, read_memory, write_memory};
