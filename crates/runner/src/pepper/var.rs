@@ -471,8 +471,7 @@ impl VarStore {
     /// nothing, when `array` is not a valid array, `value` is not valid, or the length would
     /// pass [`MAX_ARRAY_LENGTH`] (Chrome refuses only `index == u32::MAX`).
     pub fn array_set(&mut self, array: PpVar, index: u32, value: PpVar) -> bool {
-        if index >= MAX_ARRAY_LENGTH || !self.is_valid(value) || self.array_mut(array).is_none()
-        {
+        if index >= MAX_ARRAY_LENGTH || !self.is_valid(value) || self.array_mut(array).is_none() {
             return false;
         }
         self.add_ref(value);

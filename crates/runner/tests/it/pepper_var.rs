@@ -39,7 +39,10 @@ fn every_variant_round_trips_through_its_16_bytes() {
     for v in vars {
         let b = v.to_bytes();
         assert_eq!(&b[4..8], &[0; 4], "padding of {v:?}");
-        assert_eq!(i32::from_le_bytes(b[0..4].try_into().unwrap()), v.type_code());
+        assert_eq!(
+            i32::from_le_bytes(b[0..4].try_into().unwrap()),
+            v.type_code()
+        );
         let back = PpVar::from_bytes(b);
         match (v, back) {
             (PpVar::Double(a), PpVar::Double(b)) => assert_eq!(a.to_bits(), b.to_bits()),
@@ -454,7 +457,10 @@ fn dictionary_keys_must_be_string_vars() {
     }
     let k = string(&mut store, "k");
     assert!(!store.dict_set(a, k, PpVar::Int32(1)), "not a dictionary");
-    assert!(!store.dict_set(d, k, PpVar::Array(VarId(999))), "dead value");
+    assert!(
+        !store.dict_set(d, k, PpVar::Array(VarId(999))),
+        "dead value"
+    );
     assert!(store.dict_entries(d).unwrap().is_empty());
     assert_eq!(store.ref_count(k), Some(1));
 }
@@ -539,7 +545,10 @@ fn array_buffers() {
 #[test]
 fn array_buffers_above_the_cap_are_refused() {
     let mut store = VarStore::new();
-    assert_eq!(store.array_buffer_create(MAX_ARRAY_BUFFER_LENGTH + 1), PpVar::Null);
+    assert_eq!(
+        store.array_buffer_create(MAX_ARRAY_BUFFER_LENGTH + 1),
+        PpVar::Null
+    );
     assert_eq!(store.array_buffer_create(u32::MAX), PpVar::Null);
     assert_eq!(store.live_count(), 0);
     assert_eq!(MAX_ARRAY_BUFFER_LENGTH, 1 << 30);
