@@ -3,4 +3,5 @@
 //! [`var`] models `PP_Var` values and the reference-counted vars behind them; [`json`]
 //! encodes vars as JSON for `pexe2wasm run --messages json` and line-mode messages.
 
+pub mod json;
 pub mod var;
