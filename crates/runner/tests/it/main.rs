@@ -8,5 +8,7 @@ mod convert_threads;
 mod cpu_count;
 mod fixtures_run;
 mod hosts;
+mod pepper_json;
+mod pepper_var;
 mod run_wasm;
 mod runtime_irt;
