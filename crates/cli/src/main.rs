@@ -122,6 +122,29 @@ enum Command {
         /// stop them after SECS.
         #[arg(long, value_name = "SECS")]
         timeout: Option<f64>,
+        /// Pepper plugin: write every frame it draws with Graphics2D as a PNG into DIR.
+        #[arg(long, value_name = "DIR")]
+        frames: Option<PathBuf>,
+        /// Pepper plugin: replay the input events in FILE (JSON Lines, see
+        /// docs/PEPPER-CLI.md).
+        #[arg(long, value_name = "FILE")]
+        events: Option<PathBuf>,
+        /// Pepper plugin: resolve relative URLs against DIR (served as files) or a loopback
+        /// http:// origin.
+        #[arg(long, value_name = "DIR|URL")]
+        origin: Option<String>,
+        /// Pepper plugin: fetch absolute URLs that start with FROM from TO (a loopback
+        /// URL) instead (repeatable).
+        #[arg(long = "url-map", value_name = "FROM=TO")]
+        url_map: Vec<String>,
+        /// Pepper plugin: keep its persistent and temporary file systems under DIR (by
+        /// default a temporary directory removed at exit).
+        #[arg(long, value_name = "DIR")]
+        storage: Option<PathBuf>,
+        /// Pepper plugin: allow sockets, name resolution and WebSockets to loopback
+        /// addresses (the only value is `loopback`; without it they get PP_ERROR_NOACCESS).
+        #[arg(long, value_name = "loopback", value_parser = ["loopback"])]
+        net: Option<String>,
     },
     /// Convert every pexe under DIR, and those its .nmf manifests name, into OUTDIR.
     ///
@@ -508,12 +531,24 @@ fn run(command: Command) -> Result<ExitCode> {
             size,
             messages,
             timeout,
+            frames,
+            events,
+            origin,
+            url_map,
+            storage,
+            net,
         } => {
             let pepper = pepper::PepperArgs {
                 attrs,
                 size,
                 json: messages == MessagesArg::Json,
                 timeout,
+                frames,
+                events,
+                origin,
+                url_map,
+                storage,
+                net_loopback: net.is_some(),
             };
             run_program(&file, args, env, dirs, threads.into(), pepper)
                 .with_context(|| display_name(&file))

@@ -2,7 +2,7 @@
 //! host (`pexe2wasm_runner::pepper`), its page's messages on standard input and output
 //! (docs/PEPPER-CLI.md).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +21,18 @@ pub struct PepperArgs {
     pub json: bool,
     /// `--timeout SECS`.
     pub timeout: Option<f64>,
+    /// `--frames DIR`.
+    pub frames: Option<PathBuf>,
+    /// `--events FILE`.
+    pub events: Option<PathBuf>,
+    /// `--origin DIR|URL`.
+    pub origin: Option<String>,
+    /// `--url-map FROM=TO`, in order.
+    pub url_map: Vec<String>,
+    /// `--storage DIR`.
+    pub storage: Option<PathBuf>,
+    /// `--net loopback`.
+    pub net_loopback: bool,
 }
 
 impl PepperArgs {
@@ -32,6 +44,18 @@ impl PepperArgs {
             Some("--size")
         } else if self.json {
             Some("--messages")
+        } else if self.frames.is_some() {
+            Some("--frames")
+        } else if self.events.is_some() {
+            Some("--events")
+        } else if self.origin.is_some() {
+            Some("--origin")
+        } else if !self.url_map.is_empty() {
+            Some("--url-map")
+        } else if self.storage.is_some() {
+            Some("--storage")
+        } else if self.net_loopback {
+            Some("--net")
         } else {
             None
         }
@@ -115,6 +139,20 @@ pub fn run(
         input: MessageSource::Stdin,
         sink: Arc::new(StdioSink),
         timeout,
+        frames: args.frames.clone(),
+        events: args.events.clone(),
+        origin: args.origin.clone(),
+        url_map: args
+            .url_map
+            .iter()
+            .map(|m| {
+                m.split_once('=')
+                    .map(|(a, b)| (a.to_string(), b.to_string()))
+                    .ok_or_else(|| anyhow!("--url-map {m}: expected FROM=TO"))
+            })
+            .collect::<Result<_>>()?,
+        storage: args.storage.clone(),
+        net_loopback: args.net_loopback,
     };
     // The host reads standard input itself (the app never had one); the app's own writes
     // to fd 1 go to standard error, so standard output carries only its messages.

@@ -23,6 +23,7 @@
 //! host calls the pexe) alike.
 
 mod check;
+pub mod hosts;
 mod model;
 mod parse;
 mod table;

@@ -201,6 +201,27 @@ impl Ctx {
         )
     }
 
+    /// A context outside any run that holds `host`'s state for `opts`: for testing a
+    /// host's imports one by one over a store of its own (no process: imports that need
+    /// one, such as those that start threads or post to other threads, fail there).
+    pub fn standalone_with_host<H: Host>(
+        wasi: WasiP1Ctx,
+        host: H,
+        opts: &RunOptions,
+    ) -> Result<Ctx, crate::RunError> {
+        let hosts: Vec<Arc<dyn AnyHost>> = vec![Arc::new(host)];
+        let states = HostStates::new(&hosts, opts)?;
+        Ok(Ctx::new(
+            wasi,
+            ThreadInfo {
+                tid: 0,
+                kind: ThreadKind::Main,
+            },
+            Weak::new(),
+            Arc::new(states),
+        ))
+    }
+
     /// This thread's WASI preview 1 context.
     pub fn wasi(&mut self) -> &mut WasiP1Ctx {
         &mut self.wasi
@@ -228,6 +249,12 @@ impl Ctx {
     }
 
     pub(crate) fn set_instance(&mut self, instance: Instance) {
+        self.instance = Some(instance);
+    }
+
+    /// Sets the instance of a store made by hand ([`Ctx::standalone_with_host`]), so that
+    /// host imports find its memory and exports.
+    pub fn set_instance_for_tests(&mut self, instance: Instance) {
         self.instance = Some(instance);
     }
 

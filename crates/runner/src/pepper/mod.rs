@@ -167,6 +167,45 @@ pub struct PepperConfig {
     pub sink: Arc<dyn Sink>,
     /// End the instance at most this long after the input ended.
     pub timeout: Option<Duration>,
+    /// `--frames DIR`: every `PPB_Graphics2D` Flush writes the view as a PNG there.
+    pub frames: Option<std::path::PathBuf>,
+    /// `--events FILE`: input events replayed to the instance (docs/PEPPER-CLI.md).
+    pub events: Option<std::path::PathBuf>,
+    /// `--origin DIR|http://HOST:PORT/`: what relative URLs resolve against.
+    pub origin: Option<String>,
+    /// `--url-map FROM=TO`: absolute URLs starting with FROM are fetched from TO instead
+    /// (which must be loopback).
+    pub url_map: Vec<(String, String)>,
+    /// `--storage DIR`: where the persistent and temporary file systems live (`None`: a
+    /// temporary directory removed at the end).
+    pub storage: Option<std::path::PathBuf>,
+    /// `--net loopback`: sockets, name resolution and WebSockets may reach loopback
+    /// addresses; otherwise they get PP_ERROR_NOACCESS.
+    pub net_loopback: bool,
+}
+
+impl PepperConfig {
+    /// One instance of the default size (300 x 150) that receives `lines` as text
+    /// messages and writes everything to `sink` (a [`CaptureSink`] to read it back).
+    pub fn new(lines: Vec<String>, sink: Arc<CaptureSink>) -> PepperConfig {
+        PepperConfig {
+            attrs: vec![
+                ("src".into(), "app.nmf".into()),
+                ("type".into(), "application/x-pnacl".into()),
+            ],
+            size: (300, 150),
+            format: MessageFormat::Text,
+            input: MessageSource::Lines(lines),
+            sink,
+            timeout: None,
+            frames: None,
+            events: None,
+            origin: None,
+            url_map: Vec::new(),
+            storage: None,
+            net_loopback: false,
+        }
+    }
 }
 
 /// The command-line Pepper host (a [`Host`]).
@@ -440,14 +479,9 @@ impl Host for PepperHost {
     }
 
     fn new_state(&self, _opts: &RunOptions) -> wasmtime::Result<PepperState> {
-        let config = lock(&self.config).take().unwrap_or_else(|| PepperConfig {
-            attrs: Vec::new(),
-            size: (0, 0),
-            format: MessageFormat::Text,
-            input: MessageSource::Lines(Vec::new()),
-            sink: Arc::new(CaptureSink::default()),
-            timeout: None,
-        });
+        let config = lock(&self.config)
+            .take()
+            .unwrap_or_else(|| PepperConfig::new(Vec::new(), Arc::default()));
         Ok(PepperState {
             config,
             vars: Mutex::default(),
@@ -786,15 +820,6 @@ pub(crate) fn post_message(s: &Arc<PepperState>, process: &Arc<Process>, var: Pp
         lock(&s.vars).release(var);
     }
     posted
-}
-
-/// Writes `v` for the app at the struct-result pointer `ret`.
-pub(crate) fn write_result_var(
-    cx: impl AsContextMut<Data = Ctx>,
-    ret: i32,
-    v: PpVar,
-) -> wasmtime::Result<()> {
-    mem::write_var(cx, ret as u32, v)
 }
 
 /// Writes a `PP_Rect` at `addr`.

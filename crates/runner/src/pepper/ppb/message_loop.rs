@@ -71,7 +71,6 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         "AttachToCurrentThread",
         |caller: Caller<'_, Ctx>, id: i32| -> wasmtime::Result<i32> {
             let s = state(&caller)?;
-            let p = process(&caller)?;
             let tid = caller.data().thread().tid;
             let ids = lock(&s.loops).clone();
             let queued = {
@@ -91,7 +90,13 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 l.tid = Some(tid);
                 std::mem::take(&mut l.queued)
             };
+            let p = if queued.is_empty() {
+                None
+            } else {
+                Some(process(&caller)?)
+            };
             for (cb, delay) in queued {
+                let Some(p) = &p else { break };
                 complete_later(
                     &s,
                     &p,

@@ -14,25 +14,9 @@ mod messaging;
 mod var;
 mod view;
 
-/// The interfaces this host offers (`PPB_GetInterface` answers NULL for the rest).
-pub const OFFERED: &[&str] = &[
-    "PPB_Core;1.0",
-    "PPB_Var;1.0",
-    "PPB_Var;1.1",
-    "PPB_Var;1.2",
-    "PPB_VarArray;1.0",
-    "PPB_VarDictionary;1.0",
-    "PPB_VarArrayBuffer;1.0",
-    "PPB_Messaging;1.0",
-    "PPB_Messaging;1.2",
-    "PPB_Console;1.0",
-    "PPB_MessageLoop;1.0",
-    "PPB_View;1.0",
-    "PPB_View;1.1",
-    "PPB_View;1.2",
-    "PPB_Instance;1.0",
-    "PPB_InputEvent;1.0",
-];
+/// The interfaces this host offers (`PPB_GetInterface` answers NULL for the rest): the
+/// description crate's list for this host (`pexe2wasm_ppapi::hosts::CLI`).
+pub const OFFERED: &[&str] = pexe2wasm_ppapi::hosts::CLI;
 
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     core::link(linker)?;

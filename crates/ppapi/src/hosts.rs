@@ -1,0 +1,32 @@
+//! Which interfaces each pexe2wasm host offers. The hosts themselves are checked against
+//! these lists (a test per host fails when a host registers a function the description
+//! lacks, with another signature, or misses one of an interface it offers), and the
+//! README's table of interfaces per host is generated from them.
+
+/// The command-line Pepper host (`pexe2wasm run`, `pexe2wasm_runner::pepper`).
+pub const CLI: &[&str] = &[
+    "PPB_Console;1.0",
+    "PPB_Core;1.0",
+    "PPB_InputEvent;1.0",
+    "PPB_Instance;1.0",
+    "PPB_MessageLoop;1.0",
+    "PPB_Messaging;1.0",
+    "PPB_Messaging;1.2",
+    "PPB_Var;1.0",
+    "PPB_Var;1.1",
+    "PPB_Var;1.2",
+    "PPB_VarArray;1.0",
+    "PPB_VarArrayBuffer;1.0",
+    "PPB_VarDictionary;1.0",
+    "PPB_View;1.0",
+    "PPB_View;1.1",
+    "PPB_View;1.2",
+];
+
+/// Every host with its list, for reports: (short name, what it is, interfaces).
+pub const ALL: &[(&str, &str, &[&str])] = &[("cli", "command line (`pexe2wasm run`)", CLI)];
+
+/// Whether the command-line host offers `interface`.
+pub fn cli_offers(interface: &str) -> bool {
+    CLI.contains(&interface)
+}

@@ -1,0 +1,96 @@
+//! The command-line Pepper host against the interface description: every function it
+//! registers exists with the description's wasm signature, and every interface it offers
+//! is complete.
+
+use std::collections::BTreeSet;
+
+use pexe2wasm_ppapi::{description, HostFunction, ValType, WasmSignature};
+use pexe2wasm_runner::pepper::{PepperConfig, PepperHost, OFFERED};
+use pexe2wasm_runner::wasmtime::{Extern, Linker, Store};
+use pexe2wasm_runner::{new_engine, Ctx, Host};
+
+fn valtype(t: &pexe2wasm_runner::wasmtime::ValType) -> ValType {
+    match t {
+        pexe2wasm_runner::wasmtime::ValType::I32 => ValType::I32,
+        pexe2wasm_runner::wasmtime::ValType::I64 => ValType::I64,
+        pexe2wasm_runner::wasmtime::ValType::F32 => ValType::F32,
+        pexe2wasm_runner::wasmtime::ValType::F64 => ValType::F64,
+        other => panic!("a Pepper import with a {other} parameter"),
+    }
+}
+
+/// What the host registers for PPB interfaces, as the description's check takes it.
+pub fn registered_ppb_functions() -> Vec<HostFunction> {
+    let engine = new_engine(false).unwrap();
+    let mut linker: Linker<Ctx> = Linker::new(&engine);
+    let host = PepperHost::new(PepperConfig::new(Vec::new(), Default::default()));
+    Host::link(&host, &mut linker).unwrap();
+    let mut store = Store::new(
+        &engine,
+        Ctx::standalone(pexe2wasm_runner::wasi_ctx(&Default::default()).unwrap().0),
+    );
+    let mut out = Vec::new();
+    let items: Vec<(String, String, Extern)> = linker
+        .iter(&mut store)
+        .map(|(m, n, e)| (m.to_string(), n.to_string(), e))
+        .collect();
+    for (module, name, ext) in items {
+        if !module.starts_with("PPB_") {
+            continue;
+        }
+        let Extern::Func(f) = ext else {
+            panic!("{module}.{name} is not a function")
+        };
+        let ty = f.ty(&store);
+        let params: Vec<ValType> = ty.params().map(|t| valtype(&t)).collect();
+        let results: Vec<ValType> = ty.results().map(|t| valtype(&t)).collect();
+        out.push(HostFunction::new(
+            &module,
+            &name,
+            WasmSignature::new(&params, &results),
+        ));
+    }
+    out
+}
+
+#[test]
+fn cli_host_matches_the_description() {
+    let funcs = registered_ppb_functions();
+    assert!(
+        funcs.len() > 50,
+        "only {} functions registered",
+        funcs.len()
+    );
+    let mismatches = description().check_host(&funcs);
+    assert!(
+        mismatches.is_empty(),
+        "{}",
+        mismatches
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // It registers exactly the interfaces it offers.
+    let registered: BTreeSet<&str> = funcs.iter().map(|f| f.interface.as_str()).collect();
+    let offered: BTreeSet<&str> = OFFERED.iter().copied().collect();
+    assert_eq!(registered, offered);
+}
+
+#[test]
+fn the_check_catches_a_wrong_signature_and_a_missing_function() {
+    // The same check must fail when the host is wrong: drop one function, change another.
+    let mut funcs = registered_ppb_functions();
+    let dropped = funcs.remove(0);
+    funcs[0].signature = WasmSignature::new(&[ValType::F64], &[]);
+    let text: Vec<String> = description()
+        .check_host(&funcs)
+        .iter()
+        .map(|m| m.to_string())
+        .collect();
+    assert!(
+        text.iter().any(|t| t.contains(&dropped.function)),
+        "{text:?}"
+    );
+    assert!(text.len() >= 2, "{text:?}");
+}

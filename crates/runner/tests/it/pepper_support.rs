@@ -1,0 +1,140 @@
+//! Calling the command-line Pepper host's PPB functions one by one, from Rust, as a
+//! module would: a store holding the host's state and a small module (`HARNESS`) that
+//! provides what the host needs of a converted plugin (its memory, the page allocator and
+//! the entry points for callbacks). Tests read and write the memory directly.
+
+use std::sync::Arc;
+
+use pexe2wasm_runner::pepper::var::PpVar;
+use pexe2wasm_runner::pepper::{CaptureSink, PepperConfig, PepperHost, PepperState};
+use pexe2wasm_runner::wasmtime::{Extern, Linker, Memory, Store, Val};
+use pexe2wasm_runner::{new_engine, Ctx, Host, RunOptions};
+
+/// What the host calls in a plugin, done minimally: a bump allocator for
+/// `__ppapi_alloc` (from 1 MiB), `__ppp_call_ii_v` and a 64-entry table.
+const HARNESS: &str = r#"
+(module
+  (memory (export "memory") 64)
+  (table (export "__indirect_function_table") 64 funcref)
+  (global $next (mut i32) (i32.const 0x100000))
+  (func (export "__ppapi_alloc") (param $len i32) (result i32)
+    (local $p i32)
+    (local.set $p (global.get $next))
+    (global.set $next (i32.and (i32.add (i32.add (global.get $next) (local.get $len)) (i32.const 65535))
+                               (i32.const -65536)))
+    (local.get $p))
+  (func (export "__ppapi_free") (param i32 i32))
+  (func (export "__ppp_call_ii_v") (param $f i32) (param $a i32) (param $b i32)
+    (call_indirect (param i32 i32) (local.get $a) (local.get $b) (local.get $f)))
+)
+"#;
+
+pub struct Harness {
+    pub store: Store<Ctx>,
+    pub linker: Linker<Ctx>,
+    pub memory: Memory,
+    pub sink: Arc<CaptureSink>,
+}
+
+impl Harness {
+    pub fn new() -> Harness {
+        let sink = Arc::new(CaptureSink::default());
+        let engine = new_engine(false).unwrap();
+        let mut linker: Linker<Ctx> = Linker::new(&engine);
+        let host = PepperHost::new(PepperConfig::new(Vec::new(), sink.clone()));
+        Host::link(&host, &mut linker).unwrap();
+        let wasi = pexe2wasm_runner::wasi_ctx(&RunOptions::default())
+            .unwrap()
+            .0;
+        let ctx = Ctx::standalone_with_host(wasi, host, &RunOptions::default()).unwrap();
+        let mut store = Store::new(&engine, ctx);
+        let module =
+            pexe2wasm_runner::wasmtime::Module::new(&engine, wat::parse_str(HARNESS).unwrap())
+                .unwrap();
+        let instance = linker.instantiate(&mut store, &module).unwrap();
+        store.data_mut().set_instance_for_tests(instance);
+        let memory = instance.get_memory(&mut store, "memory").unwrap();
+        Harness {
+            store,
+            linker,
+            memory,
+            sink,
+        }
+    }
+
+    pub fn state(&self) -> Arc<PepperState> {
+        self.store.data().state::<PepperHost>().unwrap().clone()
+    }
+
+    /// Calls `interface`.`function` with i32 arguments; its i32 result (0 for none).
+    pub fn call(&mut self, interface: &str, function: &str, args: &[i32]) -> i32 {
+        let f = match self.linker.get(&mut self.store, interface, function) {
+            Ok(Extern::Func(f)) => f,
+            _ => panic!("{interface}.{function} is not registered"),
+        };
+        let params: Vec<Val> = args.iter().map(|&a| Val::I32(a)).collect();
+        let mut results = vec![Val::I32(0); f.ty(&self.store).results().len()];
+        f.call(&mut self.store, &params, &mut results)
+            .unwrap_or_else(|e| panic!("{interface}.{function}: {e:#}"));
+        match results.first() {
+            Some(Val::I32(v)) => *v,
+            Some(other) => panic!("{interface}.{function} returned {other:?}"),
+            None => 0,
+        }
+    }
+
+    /// Like [`Harness::call`], the error instead of a panic.
+    pub fn try_call(
+        &mut self,
+        interface: &str,
+        function: &str,
+        args: &[Val],
+    ) -> Result<Vec<Val>, String> {
+        let f = match self.linker.get(&mut self.store, interface, function) {
+            Ok(Extern::Func(f)) => f,
+            _ => return Err(format!("{interface}.{function} is not registered")),
+        };
+        let mut results = vec![Val::I32(0); f.ty(&self.store).results().len()];
+        f.call(&mut self.store, args, &mut results)
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(results)
+    }
+
+    pub fn write(&mut self, addr: u32, bytes: &[u8]) {
+        self.memory
+            .write(&mut self.store, addr as usize, bytes)
+            .unwrap();
+    }
+
+    pub fn read(&self, addr: u32, len: u32) -> Vec<u8> {
+        let mut b = vec![0; len as usize];
+        self.memory
+            .read(&self.store, addr as usize, &mut b)
+            .unwrap();
+        b
+    }
+
+    pub fn read_u32(&self, addr: u32) -> u32 {
+        u32::from_le_bytes(self.read(addr, 4).try_into().unwrap())
+    }
+
+    pub fn write_var(&mut self, addr: u32, v: PpVar) {
+        self.write(addr, &v.to_bytes());
+    }
+
+    pub fn read_var(&self, addr: u32) -> PpVar {
+        PpVar::from_bytes(self.read(addr, 16).try_into().unwrap())
+    }
+
+    /// A string var made through `PPB_Var;1.1.VarFromUtf8`, its PP_Var stored at `at`.
+    pub fn make_string(&mut self, text: &str, at: u32) -> PpVar {
+        let data = at + 0x100;
+        self.write(data, text.as_bytes());
+        self.call(
+            "PPB_Var;1.1",
+            "VarFromUtf8",
+            &[at as i32, data as i32, text.len() as i32],
+        );
+        self.read_var(at)
+    }
+}
