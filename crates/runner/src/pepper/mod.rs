@@ -65,6 +65,7 @@ pub mod pp_error {
     pub const NOTSUPPORTED: i32 = -12;
     pub const BLOCKS_MAIN_THREAD: i32 = -13;
     pub const FILENOTFOUND: i32 = -20;
+    pub const NO_MESSAGE_LOOP: i32 = -51;
     pub const WRONG_THREAD: i32 = -52;
 }
 
@@ -400,6 +401,86 @@ pub(crate) fn complete_later(
             s.activity.add(&s.activity.pending, -1);
         });
     }
+}
+
+/// What an asynchronous PPB operation ends with: its result code, and the bytes to write
+/// into module memory before its callback runs (what a read read, an output value), so
+/// that the app sees them when the callback runs, as in Chrome.
+#[derive(Debug, Default)]
+pub(crate) struct Completion {
+    pub result: i32,
+    pub writes: Vec<(u32, Vec<u8>)>,
+}
+
+impl Completion {
+    pub fn result(result: i32) -> Completion {
+        Completion {
+            result,
+            writes: Vec::new(),
+        }
+    }
+}
+
+/// Runs an asynchronous PPB operation (`work`, which may block: it runs on a thread of
+/// its own) with Chrome's callback rules:
+/// * a blocking callback (`PP_BlockUntilComplete()`) is refused on the main thread with
+///   `PP_ERROR_BLOCKS_MAIN_THREAD`; elsewhere the call waits and returns the result;
+/// * otherwise the call returns `PP_OK_COMPLETIONPENDING` and the callback runs later on
+///   the calling thread (the main thread, or a thread whose message loop is attached;
+///   a thread without one gets `PP_ERROR_NO_MESSAGE_LOOP`), after `writes` are made.
+pub(crate) fn start_async(
+    caller: &mut Caller<'_, Ctx>,
+    cb: mem::Callback,
+    work: impl FnOnce() -> Completion + Send + 'static,
+) -> wasmtime::Result<i32> {
+    let s = state(caller)?;
+    let tid = caller.data().thread().tid;
+    if cb.is_blocking() {
+        if tid == 0 {
+            return Ok(pp_error::BLOCKS_MAIN_THREAD);
+        }
+        s.activity.add(&s.activity.pending, 1);
+        let done = work();
+        s.activity.add(&s.activity.pending, -1);
+        for (addr, bytes) in done.writes {
+            crate::write_memory(&mut *caller, addr, &bytes)?;
+        }
+        return Ok(done.result);
+    }
+    if tid != 0 && !has_attached_loop(&s, tid) {
+        return Ok(pp_error::NO_MESSAGE_LOOP);
+    }
+    let p = process(caller)?;
+    s.activity.add(&s.activity.pending, 1);
+    let s2 = s.clone();
+    let spawned = std::thread::Builder::new()
+        .name("pepper operation".into())
+        .spawn(move || {
+            let done = work();
+            post_counted(&s2, &p, tid, move |mut cx| {
+                for (addr, bytes) in done.writes {
+                    crate::write_memory(&mut cx, addr, &bytes)?;
+                }
+                ppp::run_callback(cx, cb.func, cb.user_data, done.result)
+            });
+            s2.activity.add(&s2.activity.pending, -1);
+        });
+    if spawned.is_err() {
+        s.activity.add(&s.activity.pending, -1);
+        return Ok(pp_error::NOMEMORY);
+    }
+    Ok(pp_error::COMPLETIONPENDING)
+}
+
+/// Whether thread `tid` has a message loop attached (the main thread always has).
+pub(crate) fn has_attached_loop(s: &PepperState, tid: i32) -> bool {
+    if tid == 0 {
+        return true;
+    }
+    let ids = lock(&s.loops).clone();
+    let r = lock(&s.resources);
+    ids.iter()
+        .any(|&id| matches!(r.get(id), Some(Resource::MessageLoop(l)) if l.tid == Some(tid)))
 }
 
 impl Host for PepperHost {
