@@ -5,7 +5,7 @@
 //! when the result depends on the upper bits. Parameters, call results, loads and
 //! compare results are clean; calls and returns pass narrow values clean.
 
-use wasm_encoder::{Ieee32, Ieee64, MemArg};
+use wasm_encoder::{Ieee32, Ieee64, MemArg, ValType};
 
 use super::cfg::{Cfg, NONE};
 use super::locals::{self, ORD_BITS};
@@ -960,7 +960,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
                             );
                             self.push_arg(*a)?;
                         }
-                        let results = self.cx.valtype(inst.ty).into_iter().collect();
+                        let results: Vec<ValType> = self.cx.valtype(inst.ty).into_iter().collect();
+                        // A call through the address of a known function (C's
+                        // `((int (*)(int, char**, char**))main)(…)` in a libc's start code)
+                        // is a direct call: wasm's call_indirect would trap where the types
+                        // differ, and native code only dropped or left unset the extra or
+                        // missing arguments, as done here.
+                        if let Some(done) = self.call_known_address(callee, &params, &results)? {
+                            return Ok(done);
+                        }
                         let sig = super::Sig { params, results };
                         let ti = self.cx.sigs.get(&sig).ok_or_else(|| {
                             self.err_at(idx, "indirect call signature not interned")
@@ -982,6 +990,66 @@ impl<'a, 'm> FnLower<'a, 'm> {
             | InstKind::Switch(_)
             | InstKind::Unreachable => Err(self.err_at(idx, "control instruction used as a value")),
         }
+    }
+
+    /// For an indirect call whose callee is the address of a defined function, with the
+    /// call's arguments (`params`) already pushed: a direct call to it, the arguments
+    /// adapted to its parameters (extra ones dropped, missing ones zero) and its result
+    /// to the call's (dropped, or zero when it has none). `None` (nothing emitted) when the
+    /// callee is not such an address or a shared argument's type differs, which stays an
+    /// indirect call.
+    fn call_known_address(
+        &mut self,
+        callee: ValueId,
+        params: &[ValType],
+        results: &[ValType],
+    ) -> R<Option<bool>> {
+        let ValueRef::Function(fid) = self.value_ref(callee) else {
+            return Ok(None);
+        };
+        let Some(decl) = self.m.functions.get(fid.index()) else {
+            return Ok(None);
+        };
+        if decl.intrinsic.is_some() {
+            return Ok(None);
+        }
+        let fi = self.cx.func_index.get(fid.index()).copied().unwrap_or(NONE);
+        let Some(ft) = self.m.types.function(decl.ty) else {
+            return Ok(None);
+        };
+        if fi == NONE {
+            return Ok(None);
+        }
+        let mut fparams = Vec::with_capacity(ft.params.len());
+        for &t in &ft.params {
+            match self.cx.valtype(t) {
+                Some(v) => fparams.push(v),
+                None => return Ok(None),
+            }
+        }
+        let fresults: Vec<ValType> = self.cx.valtype(ft.ret).into_iter().collect();
+        let shared = params.len().min(fparams.len());
+        if params[..shared] != fparams[..shared]
+            || (!results.is_empty() && !fresults.is_empty() && results != fresults.as_slice())
+        {
+            return Ok(None);
+        }
+        let mut k = self.sink();
+        for _ in shared..params.len() {
+            k.drop();
+        }
+        for &t in &fparams[shared..] {
+            zero(&mut k, t);
+        }
+        k.call(fi);
+        match (results.first(), fresults.first()) {
+            (None, Some(_)) => {
+                k.drop();
+            }
+            (Some(&t), None) => zero(&mut k, t),
+            _ => {}
+        }
+        Ok(Some(true))
     }
 
     /// Pushes an address; folds `add p, C` (C in [0, 2^31)) into the memarg offset when
@@ -1432,5 +1500,26 @@ pub(crate) fn memarg(offset: u64, align: Option<u64>, s: Scalar) -> MemArg {
         align: a,
         target: wasm_encoder::MemArgTarget::Memory(0),
         ordering: None,
+    }
+}
+
+/// Pushes a zero of type `t`.
+fn zero(k: &mut Sink<'_>, t: ValType) {
+    match t {
+        ValType::I32 => {
+            k.i32_const(0);
+        }
+        ValType::I64 => {
+            k.i64_const(0);
+        }
+        ValType::F32 => {
+            k.f32_const(Ieee32::from(0.0));
+        }
+        ValType::F64 => {
+            k.f64_const(Ieee64::from(0.0));
+        }
+        _ => {
+            k.v128_const(0);
+        }
     }
 }

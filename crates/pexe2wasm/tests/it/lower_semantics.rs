@@ -1288,6 +1288,50 @@ fn indirect_calls_and_function_addresses() {
     );
 }
 
+/// A call through the address of a known function is a direct call, with the arguments
+/// adapted to the function's own parameters: libc start code calls `int main(void)` as
+/// `main(argc, argv, envp)` through a cast pointer, which wasm's call_indirect would trap
+/// on (astar-star.pexe did).
+#[test]
+fn a_call_through_a_known_address_adapts_arguments_and_result() {
+    let mut p = Prog::new();
+    let main0 = p.func(
+        "main0",
+        "i32",
+        &[],
+        "blocks 1; constants { i32: %c0 = i32 42; } ret i32 %c0;",
+    );
+    let two = p.func(
+        "two",
+        "i32",
+        &["i32", "i32"],
+        "blocks 1; %v0 = sub i32 %p0, %p1; ret i32 %v0;",
+    );
+    p.func(
+        "more_args",
+        "i32",
+        &["i32", "i32", "i32"],
+        &format!(
+            "blocks 1; %v0 = call indirect i32 @f{main0}(i32 %p0, i32 %p1, i32 %p2); ret i32 %v0;"
+        ),
+    );
+    p.func(
+        "fewer_args",
+        "i32",
+        &["i32"],
+        &format!("blocks 1; %v0 = call indirect i32 @f{two}(i32 %p0); ret i32 %v0;"),
+    );
+    let mut r = p.build();
+    assert_eq!(
+        r.i32("more_args", &[Val::I32(1), Val::I32(2), Val::I32(3)]),
+        Some(42)
+    );
+    // The missing second argument is zero.
+    assert_eq!(r.i32("fewer_args", &[Val::I32(9)]), Some(9));
+    let text = wasmprinter::print_bytes(&p.wasm()).unwrap();
+    assert!(!text.contains("call_indirect"), "{text}");
+}
+
 /// A value kept in a local and used by the very next statement is stored with
 /// `local.tee`, not `local.set` then `local.get` of the same local; results unchanged.
 #[test]
