@@ -25,7 +25,10 @@ use std::time::Instant;
 /// Version of the `report.json` layout; bumped when a field changes meaning or goes away.
 /// 2: a conversion failure's kind is its [`ErrorClass`] (`input`, `unsupported`,
 /// `internal`) instead of the stage that failed; every member of a position is present.
-pub const REPORT_SCHEMA: u32 = 2;
+/// 3: a Pepper plugin needs `pepper` (the command-line host runs it) or `browser` (it uses
+/// interfaces only a browser backs, listed in `needs.lacking`); `converted_by_host` counts
+/// both.
+pub const REPORT_SCHEMA: u32 = 3;
 
 /// The manifest key of the program a browser runs: the only one a batch converts (besides
 /// `files` entries that are pexes). The SDK's `pnacl-debug` entry names unfinalized LLVM
@@ -224,8 +227,10 @@ pub struct ByHost {
     pub wasi: usize,
     /// Threaded modules: they need `pexe2wasm run` (wasi-threads).
     pub runner: usize,
-    /// Pepper (PPAPI) plugins: they need a Pepper host (none exists yet).
+    /// Pepper (PPAPI) plugins the command-line Pepper host runs (`pexe2wasm run`).
     pub pepper: usize,
+    /// Pepper plugins that use interfaces only a browser backs (no host yet).
+    pub browser: usize,
 }
 
 impl ByHost {
@@ -236,13 +241,15 @@ impl ByHost {
                 Some(Host::Wasi) => c.wasi += 1,
                 Some(Host::Runner) => c.runner += 1,
                 Some(Host::Pepper) => c.pepper += 1,
+                Some(Host::Browser) => c.browser += 1,
                 None => {}
             }
         }
         c
     }
 
-    /// `13 WASI programs, 2 need pexe2wasm run (threads), 13 Pepper plugins (no host yet)`.
+    /// `13 WASI programs, 2 need pexe2wasm run (threads), 10 Pepper plugins (pexe2wasm
+    /// run), 3 need a browser (no host yet)`.
     pub fn text(&self) -> String {
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -255,8 +262,13 @@ impl ByHost {
             ),
             plural(
                 self.pepper,
-                "Pepper plugin (no host yet)",
-                "Pepper plugins (no host yet)",
+                "Pepper plugin (pexe2wasm run)",
+                "Pepper plugins (pexe2wasm run)",
+            ),
+            plural(
+                self.browser,
+                "needs a browser (no host yet)",
+                "need a browser (no host yet)",
             ),
         ]
         .join(", ")
@@ -902,6 +914,7 @@ impl Plan {
         (r.irt_interfaces, r.ppapi_interfaces) = pexe2wasm::info::interface_names(&module);
         let needs = pexe2wasm::needs::needs(
             &r.irt_interfaces,
+            &r.ppapi_interfaces,
             pexe2wasm::verify::check_runnable(&module).is_ok(),
         );
         let converted =

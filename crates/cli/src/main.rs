@@ -5,9 +5,10 @@
 //! success, 1 for bad input or a failed operation, 2 for usage errors; `-` reads stdin or
 //! writes stdout; output goes through a `BufWriter`; a closed pipe (`| head`) ends quietly.
 //! `run` exits with the program's status instead; a trap prints its one-line error, then
-//! the wasm backtrace, and exits 134 (as an abort would); a Pepper plugin, which no host
-//! here can run yet, exits 69 after one line saying so. `batch` exits 1 when any file
-//! failed (each failure one `error:` line), after converting all the others.
+//! the wasm backtrace, and exits 134 (as an abort would); a Pepper plugin runs under the
+//! command-line Pepper host (`pepper.rs`), its messages on stdin and stdout; a plugin
+//! converted without the Pepper runtime exits 69 after one line saying so. `batch` exits 1
+//! when any file failed (each failure one `error:` line), after converting all the others.
 
 mod batch;
 mod pepper;
@@ -87,9 +88,11 @@ enum Command {
     /// Convert a pexe in memory and run it under wasmtime with WASI (a .wasm file runs as is).
     ///
     /// The program sees argv[0] = FILE, then ARGS; no environment and no host files unless
-    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134; a Pepper
-    /// (PPAPI) plugin, which pexe2wasm cannot run yet, exits 69. Use '--' before program
-    /// arguments that start with '-'.
+    /// given with --env and --dir. Its exit status becomes ours; a trap exits 134. A Pepper
+    /// (PPAPI) plugin runs as one instance: each line of standard input is a message to
+    /// it, each message it posts is a line of standard output, its console and own output
+    /// go to standard error; it ends once input has ended and it can make no further
+    /// progress (docs/PEPPER-CLI.md). Use '--' before program arguments that start with '-'.
     Run {
         /// The pexe (or converted .wasm) to run.
         file: PathBuf,
@@ -571,8 +574,9 @@ fn in_file(file: &Path, f: impl FnOnce() -> Result<()>) -> Result<ExitCode> {
 /// Exit status of `run` when the program trapped, as for an abort (128 + SIGABRT).
 const TRAP_EXIT: u8 = 134;
 
-/// Exit status of `run` for a Pepper (PPAPI) plugin, which needs a host pexe2wasm does not
-/// have yet: EX_UNAVAILABLE of sysexits.h, distinct from the statuses `run` itself uses.
+/// Exit status of `run` for a module no host here runs (a Pepper plugin converted without
+/// the Pepper runtime): EX_UNAVAILABLE of sysexits.h, distinct from the statuses `run`
+/// itself uses.
 const NO_HOST_EXIT: u8 = 69;
 
 /// `pexe2wasm run`: converts FILE (unless it is already wasm) and runs it; the program's
@@ -628,7 +632,7 @@ enum Prepared {
     /// A Pepper plugin, converted, and the WASI side of its run.
     Pepper(Vec<u8>, pexe2wasm_runner::RunOptions),
     /// A program no host of ours can run, and why.
-    NoHost(pexe2wasm::needs::Needs),
+    NoHost(String),
 }
 
 /// Whether a module we converted holds a Pepper plugin's data: its pexe's global data is
@@ -648,15 +652,18 @@ fn prepare_run(
     dirs: Vec<String>,
     threads: pexe2wasm::convert::Threads,
 ) -> Result<Prepared> {
-    use pexe2wasm::needs::{needs, needs_of_module, Host, PPAPI_HOOK_INTERFACE};
+    use pexe2wasm::needs::{needs_of_module, Host};
     // A manifest is refused here too (it never starts with wasm's magic).
     let data = read_pexe(file)?;
     let mut plugin = false;
     let wasm = if data.starts_with(b"\0asm") {
         if wasm_is_pepper_plugin(&data) {
             if !wasm_has_pepper_runtime(&data) {
-                // Converted before pexe2wasm had a Pepper host (or with threads off).
-                return Ok(Prepared::NoHost(needs(&[PPAPI_HOOK_INTERFACE], true)));
+                return Ok(Prepared::NoHost(
+                    "a Pepper (PPAPI) plugin converted without the Pepper runtime (by an \
+                     older pexe2wasm, or with --threads off): convert the pexe again"
+                        .into(),
+                ));
             }
             plugin = true;
         }
@@ -664,7 +671,7 @@ fn prepare_run(
     } else {
         let module = pexe2wasm::decode::decode(&data)?;
         let needs = needs_of_module(&module);
-        if needs.host == Some(Host::Pepper) {
+        if matches!(needs.host, Some(Host::Pepper | Host::Browser)) {
             if threads == pexe2wasm::convert::Threads::Off {
                 anyhow::bail!(
                     "a Pepper plugin runs with threads, as in Chrome: --threads off cannot run it"

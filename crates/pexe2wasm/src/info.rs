@@ -131,7 +131,7 @@ impl Info {
         let has_start = m.function_by_name("_start").is_some();
         Info {
             // By signature, not name: a `_start` of another type cannot run either.
-            needs: crate::needs::needs(&irt, crate::verify::check_runnable(m).is_ok()),
+            needs: crate::needs::needs(&irt, &ppapi, crate::verify::check_runnable(m).is_ok()),
             file_size,
             pnacl_version: m.header.pnacl_version(),
             module_version: m.version,

@@ -116,7 +116,7 @@ mod tests {
             content_type: "application/wasm",
             features: vec![],
             imports: vec![],
-            needs: pexe2wasm::needs::needs::<&str>(&[], true),
+            needs: pexe2wasm::needs::needs::<&str, &str>(&[], &[], true),
             convert_micros: 1,
         })
     }

@@ -242,17 +242,22 @@ pub struct Needs {
     /// The kind of host; null when it cannot run at all (no `void _start(i32)`).
     #[schema(schema_with = nullable::<NeedsHost>, required = true)]
     host: Option<NeedsHost>,
-    /// The interface that decided it (`nacl-irt-ppapihook-0.1`, `nacl-irt-thread-0.1`).
+    /// The interface that decided it (`nacl-irt-ppapihook-0.1`, `nacl-irt-thread-0.1`, or
+    /// for `browser` the first PPB interface the command-line host lacks).
     #[schema(schema_with = nullable::<String>, required = true)]
     interface: Option<String>,
     /// Whether pexe2wasm provides such a host today.
     available: bool,
+    /// For a Pepper plugin, the PPB interfaces it names that the command-line Pepper host
+    /// does not offer.
+    lacking: Vec<String>,
     /// One line for people.
     summary: String,
 }
 
 /// The kind of host a converted module needs: any WASI runtime, `pexe2wasm run`
-/// (threads), or a Pepper host.
+/// (threads), the command-line Pepper host (`pexe2wasm run`), or a browser (a Pepper
+/// plugin using interfaces only a browser backs).
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[allow(dead_code)]
@@ -260,6 +265,7 @@ pub enum NeedsHost {
     Wasi,
     Runner,
     Pepper,
+    Browser,
 }
 
 #[derive(ToSchema)]

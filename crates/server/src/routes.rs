@@ -298,7 +298,7 @@ fn pool_problem(state: &AppState, e: PoolError) -> Problem {
             ("X-Wasm-Features" = String, description = "wasm features the module uses beyond MVP, comma-separated (e.g. simd, threads, exceptions)."),
             ("X-Wasm-Imports" = String, description = "The module's imports as module/name, comma-separated."),
             ("X-Wasm-Import-Modules" = String, description = "The host interfaces (import modules) the module needs, comma-separated."),
-            ("X-Pexe-Needs" = String, description = "What the output needs to run: wasi (any WASI runtime), runner (`pexe2wasm run`: threads) or pepper (a Pepper host; none exists yet)."),
+            ("X-Pexe-Needs" = String, description = "What the output needs to run: wasi (any WASI runtime), runner (`pexe2wasm run`: threads), pepper (a Pepper plugin the command-line host of `pexe2wasm run` runs) or browser (a Pepper plugin using interfaces only a browser backs)."),
             ("X-Pexe-Needs-Detail" = String, description = "The same in one line for people, naming the interface that decided it."),
             ("X-Cache" = String, description = "hit or miss in the result cache."),
         ),
@@ -387,7 +387,8 @@ pub const H_IMPORTS: &str = "x-wasm-imports";
 pub const H_IMPORT_MODULES: &str = "x-wasm-import-modules";
 pub const H_CACHE: &str = "x-cache";
 /// What the module needs to run: `wasi` (any WASI runtime), `runner` (`pexe2wasm run`:
-/// threads) or `pepper` (a Pepper host; none exists yet); `none` without `_start`.
+/// threads), `pepper` (a Pepper plugin `pexe2wasm run` runs) or `browser` (a Pepper plugin
+/// using interfaces only a browser backs); `none` without `_start`.
 pub const H_NEEDS: &str = "x-pexe-needs";
 /// The same in one sentence.
 pub const H_NEEDS_DETAIL: &str = "x-pexe-needs-detail";

@@ -345,9 +345,9 @@ fn fixture_tree_report_is_exact_per_file() {
         assert_eq!(
             report["summary"],
             json!({"files": expected.len(), "converted": 4, "failed": failed, "skipped": 1,
-                   "converted_by_host": {"wasi": 4, "runner": 0, "pepper": 0}})
+                   "converted_by_host": {"wasi": 4, "runner": 0, "pepper": 0, "browser": 0}})
         );
-        assert_eq!(report["schema"], 2);
+        assert_eq!(report["schema"], 3);
         assert_eq!(report["threads"], jobs.parse::<u64>().unwrap());
         assert_eq!(report["input_dir"], s.arg("in"));
         assert_eq!(report["output_dir"], s.arg(&out));
@@ -393,7 +393,8 @@ fn fixture_tree_report_is_exact_per_file() {
         assert!(
             stdout.starts_with(&format!(
                 "4 of {} files converted: 4 WASI programs, 0 need pexe2wasm run (threads), \
-                 0 Pepper plugins (no host yet); {failed} failed, 1 skipped;",
+                 0 Pepper plugins (pexe2wasm run), 0 need a browser (no host yet); \
+                 {failed} failed, 1 skipped;",
                 expected.len()
             )),
             "{stdout}"
@@ -485,7 +486,7 @@ fn empty_tree_converts_nothing_and_exits_0() {
     assert_eq!(
         r["summary"],
         json!({"files": 0, "converted": 0, "failed": 0, "skipped": 0,
-               "converted_by_host": {"wasi": 0, "runner": 0, "pepper": 0}})
+               "converted_by_host": {"wasi": 0, "runner": 0, "pepper": 0, "browser": 0}})
     );
     assert_eq!(r["files"], json!([]));
 }
@@ -560,23 +561,42 @@ fn real_corpus_batch() {
     let mut names: Vec<&str> = all.clone();
     names.sort();
     assert_eq!(files.keys().map(String::as_str).collect::<Vec<_>>(), names);
-    // SOURCES.md: 13 PPAPI apps (Pepper plugins), 2 threaded IRT-only programs.
+    // SOURCES.md: 13 PPAPI apps (Pepper plugins), 2 threaded IRT-only programs. Which
+    // plugins need a browser depends on what the command-line host offers: the library
+    // decides (`needs`, tested against SOURCES.md on its own).
+    let (mut pepper, mut browser) = (0, 0);
+    for name in common::WELL_FORMED {
+        let m = pexe2wasm::decode::decode(&std::fs::read(corpus.join(name)).unwrap()).unwrap();
+        match pexe2wasm::needs::needs_of_module(&m).host {
+            Some(pexe2wasm::needs::Host::Pepper) => pepper += 1,
+            Some(pexe2wasm::needs::Host::Browser) => browser += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(pepper + browser, 13);
     assert_eq!(
         report["summary"],
         json!({"files": 36, "converted": 28, "failed": 8, "skipped": 0,
-               "converted_by_host": {"wasi": 13, "runner": 2, "pepper": 13}})
+               "converted_by_host": {"wasi": 13, "runner": 2, "pepper": pepper, "browser": browser}})
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        stdout.starts_with(
-            "28 of 36 files converted: 13 WASI programs, 2 need pexe2wasm run (threads), \
-             13 Pepper plugins (no host yet); 8 failed; report in "
-        ),
-        "{stdout}"
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let want = format!(
+        "28 of 36 files converted: 13 WASI programs, 2 need pexe2wasm run (threads), {}, {}; 8 failed; report in ",
+        plural(pepper, "Pepper plugin (pexe2wasm run)", "Pepper plugins (pexe2wasm run)"),
+        plural(browser, "needs a browser (no host yet)", "need a browser (no host yet)"),
     );
+    assert!(stdout.starts_with(&want), "{stdout}\nwanted: {want}");
     let md = std::fs::read_to_string(s.join("out/report.md")).unwrap();
     assert!(
-        md.contains("| `webpenc.pexe` | converted: Pepper plugin (no host yet) |"),
+        md.contains("| `webpenc.pexe` | converted: Pepper plugin (pexe2wasm run) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| `glbench27.pexe` | converted: Pepper plugin needing a browser (no host yet) |"
+        ),
         "{md}"
     );
     assert!(
@@ -614,7 +634,12 @@ fn real_corpus_batch() {
                 .as_array()
                 .unwrap()
                 .contains(&json!("threads"));
-            let want = if ppapi {
+            let m = pexe2wasm::decode::decode(&std::fs::read(corpus.join(name)).unwrap()).unwrap();
+            let browser =
+                pexe2wasm::needs::needs_of_module(&m).host == Some(pexe2wasm::needs::Host::Browser);
+            let want = if ppapi && browser {
+                "browser"
+            } else if ppapi {
                 "pepper"
             } else if threads {
                 "runner"

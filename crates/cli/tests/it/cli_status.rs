@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 /// A small Pepper plugin (NaCl SDK getting_started part2) and a threaded program.
 const PLUGIN: &str = "lpdevs-part2.pexe";
+/// A plugin that needs a browser (Graphics3D and OpenGL ES 2).
+const GL_PLUGIN: &str = "bp2008-pnacl_player.pexe";
 const THREADED: &str = "binji-thread.pexe";
 const PLAIN: &str = "binji-puts.pexe";
 
@@ -34,21 +36,31 @@ fn verify_says_what_a_valid_pexe_needs() {
     else {
         return;
     };
-    // A plugin is valid (exit 0) but not called plain "ok": nothing here can run it.
+    // A plugin is ok, and the line says the command-line Pepper host runs it.
     let o = pexe2wasm(&["verify", &plugin]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let line = text(&o.stdout);
     assert_eq!(line.lines().count(), 1, "{line}");
-    assert!(
-        line.starts_with(&format!("{plugin}: valid, but cannot run here (")),
-        "{line}"
-    );
+    assert!(line.starts_with(&format!("{plugin}: ok (")), "{line}");
     assert!(
         line.contains("a Pepper (PPAPI) plugin (it queries nacl-irt-ppapihook-0.1)")
-            && line.contains("pexe2wasm does not have yet"),
+            && line.contains("runs under pexe2wasm run"),
         "{line}"
     );
-    assert!(!line.contains(": ok"), "{line}");
+    // One that needs a browser is valid (exit 0) but not called plain "ok".
+    if let Some(gl) = real(GL_PLUGIN) {
+        let o = pexe2wasm(&["verify", &gl]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let line = text(&o.stdout);
+        assert!(
+            line.starts_with(&format!("{gl}: valid, but cannot run here (")),
+            "{line}"
+        );
+        assert!(
+            line.contains("needs a browser") && line.contains("PPB_Graphics3D;1.0"),
+            "{line}"
+        );
+    }
 
     // A threaded program is ok, and the line says it needs `pexe2wasm run`.
     let o = pexe2wasm(&["verify", &threaded]);
@@ -90,7 +102,22 @@ fn info_shows_what_it_needs_in_text_and_json() {
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["needs"]["host"], "pepper");
     assert_eq!(j["needs"]["interface"], "nacl-irt-ppapihook-0.1");
-    assert_eq!(j["needs"]["available"], false);
+    assert_eq!(j["needs"]["available"], true);
+    assert_eq!(j["needs"]["lacking"], serde_json::json!([]));
+    if let Some(gl) = real(GL_PLUGIN) {
+        let o = pexe2wasm(&["info", "--json", &gl]);
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["needs"]["host"], "browser");
+        assert_eq!(j["needs"]["available"], false);
+        let lacking: Vec<&str> = j["needs"]["lacking"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(lacking.contains(&"PPB_Graphics3D;1.0"), "{lacking:?}");
+        assert_eq!(j["needs"]["interface"], lacking[0]);
+    }
 
     let o = pexe2wasm(&["info", "--json", &threaded]);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -108,7 +135,7 @@ fn convert_notes_when_the_module_needs_more_than_wasi() {
     let s = common::Scratch::new("status-convert");
     let out = s.arg("out.wasm");
     let cases: [(&str, &[&str], Option<&str>); 4] = [
-        (&plugin, &[], Some("needs a Pepper host")),
+        (&plugin, &[], Some("runs under pexe2wasm run")),
         (&threaded, &[], Some("needs pexe2wasm run")),
         // Forced single-threaded, the same pexe runs anywhere.
         (&threaded, &["--threads", "off"], None),
@@ -144,28 +171,34 @@ fn convert_notes_when_the_module_needs_more_than_wasi() {
 }
 
 #[test]
-fn run_refuses_a_plugin_with_one_line_and_status_69() {
+fn run_refuses_a_plugin_converted_without_threads_with_one_line_and_status_69() {
     let (Some(plugin), Some(threaded)) = (real(PLUGIN), real(THREADED)) else {
         return;
     };
     let s = common::Scratch::new("status-run");
     let wasm = s.arg("plugin.wasm");
-    let o = pexe2wasm(&["convert", &plugin, "-o", &wasm]);
+    // Without threads the plugin gets the plain runtime, which has no PPAPI hook.
+    let o = pexe2wasm(&["convert", &plugin, "-o", &wasm, "--threads", "off"]);
     assert_eq!(o.status.code(), Some(0));
-    // The pexe, and the module converted from it.
-    for file in [&plugin, &wasm] {
-        let o = pexe2wasm(&["run", file]);
-        assert_eq!(o.status.code(), Some(69), "{file}: {}", text(&o.stderr));
-        let err = text(&o.stderr);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.starts_with(&format!("error: {file}: a Pepper (PPAPI) plugin")),
-            "{err}"
-        );
-        assert!(err.contains("pexe2wasm does not have yet"), "{err}");
-        assert!(!err.contains("PpapiPluginStart"), "the plugin ran: {err}");
-        assert!(o.stdout.is_empty());
-    }
+    let o = pexe2wasm(&["run", &wasm]);
+    assert_eq!(o.status.code(), Some(69), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: {wasm}: a Pepper (PPAPI) plugin converted without the Pepper runtime"
+        )),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    // Run from the pexe with --threads off: refused with a reason, before converting.
+    let o = pexe2wasm(&["run", &plugin, "--threads", "off"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--threads off cannot run it"),
+        "{}",
+        text(&o.stderr)
+    );
     // A threaded program still runs.
     let o = pexe2wasm(&["run", &threaded]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

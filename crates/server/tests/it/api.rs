@@ -615,7 +615,8 @@ fn openapi_describes_every_route_and_status() {
 }
 
 /// The convert headers and the inspect JSON say what the pexe needs to run: a plain
-/// program any WASI runtime, a threaded module `pexe2wasm run`, a plugin a Pepper host.
+/// program any WASI runtime, a threaded module `pexe2wasm run`, a message plugin the
+/// command-line Pepper host, a GL plugin a browser.
 #[test]
 fn convert_and_inspect_say_what_the_pexe_needs() {
     let s = Server::start(&[]);
@@ -643,7 +644,7 @@ fn convert_and_inspect_say_what_the_pexe_needs() {
     assert_eq!(r.status(), 200);
     assert_eq!(header(&r, "x-pexe-needs"), "pepper");
     assert!(
-        header(&r, "x-pexe-needs-detail").contains("which pexe2wasm does not have yet"),
+        header(&r, "x-pexe-needs-detail").contains("runs under pexe2wasm run"),
         "{}",
         header(&r, "x-pexe-needs-detail")
     );
@@ -652,7 +653,27 @@ fn convert_and_inspect_say_what_the_pexe_needs() {
     let j: Value = r.json().unwrap();
     assert_eq!(j["needs"]["host"], "pepper");
     assert_eq!(j["needs"]["interface"], "nacl-irt-ppapihook-0.1");
+    assert_eq!(j["needs"]["available"], true);
+
+    let Some(gl) = real_pexe("bp2008-pnacl_player.pexe") else {
+        return;
+    };
+    let r = post_raw(&c, &s.url("/v1/convert"), gl.clone());
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-pexe-needs"), "browser");
+    assert!(
+        header(&r, "x-pexe-needs-detail").contains("PPB_Graphics3D;1.0"),
+        "{}",
+        header(&r, "x-pexe-needs-detail")
+    );
+    let r = post_raw(&c, &s.url("/v1/inspect"), gl);
+    let j: Value = r.json().unwrap();
+    assert_eq!(j["needs"]["host"], "browser");
     assert_eq!(j["needs"]["available"], false);
+    assert!(j["needs"]["lacking"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("PPB_Graphics3D;1.0")));
 }
 
 #[test]
