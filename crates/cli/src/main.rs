@@ -593,16 +593,7 @@ fn run_program(
         Prepared::Ready(wasm, opts) => (wasm, opts),
         Prepared::Pepper(wasm, opts) => {
             let _ = io::stdout().flush();
-            let (status, missing) = pepper::run(file, &wasm, opts, &pepper_args)?;
-            // An app that did not come up may lack an interface this host does not offer.
-            if status != 0 && !missing.is_empty() {
-                eprintln!(
-                    "note: {}: the app asked for {}, which the command-line Pepper host does not offer{}",
-                    display_name(file),
-                    missing.join(", "),
-                    pepper::browser_note(&missing),
-                );
-            }
+            let (status, _missing) = pepper::run(file, &wasm, opts, &pepper_args)?;
             return Ok(ExitCode::from((status & 0xff) as u8));
         }
         Prepared::NoHost(needs) => {

@@ -163,13 +163,24 @@ pub fn run(
     let host = PepperHost::new(config);
     let missing = host.missing_interfaces_handle();
     program.add_host(host)?;
-    let outcome = program.run(&opts)?;
+    let outcome = program.run(&opts);
     let missing = missing.lock().map(|m| m.clone()).unwrap_or_default();
-    Ok((outcome.exit_code, missing))
+    // An app that did not come up (an error status, a trap) may lack an interface this
+    // host does not offer: one line says which, before the error itself.
+    let failed = outcome.as_ref().map_or(true, |o| o.exit_code != 0);
+    if failed && !missing.is_empty() {
+        eprintln!(
+            "note: {}: the app asked for {}, which the command-line Pepper host does not offer{}",
+            file.display(),
+            missing.join(", "),
+            browser_note(&missing),
+        );
+    }
+    Ok((outcome?.exit_code, missing))
 }
 
 /// The end of the note about interfaces the app did not get: where they are offered.
-pub fn browser_note(missing: &[String]) -> &'static str {
+fn browser_note(missing: &[String]) -> &'static str {
     let on_screen = [
         "PPB_Graphics3D",
         "PPB_OpenGLES2",
@@ -183,7 +194,7 @@ pub fn browser_note(missing: &[String]) -> &'static str {
         .iter()
         .any(|m| on_screen.iter().any(|p| m.starts_with(p)))
     {
-        " (a browser host offers it: issue 17's JavaScript host)"
+        " (only a browser can back them; pexe2wasm's browser host is not written yet)"
     } else {
         ""
     }
