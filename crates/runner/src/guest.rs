@@ -71,14 +71,27 @@ where
 /// The bytes at `addr..addr + len` of the module's memory (its `memory` export, shared or
 /// not). Out of bounds is an error.
 pub fn read_memory(
-    mut cx: impl AsContextMut<Data = Ctx>,
+    cx: impl AsContextMut<Data = Ctx>,
     addr: u32,
     len: u32,
 ) -> wasmtime::Result<Vec<u8>> {
     let mut buf = vec![0; len as usize];
+    read_memory_into(cx, addr, &mut buf)?;
+    Ok(buf)
+}
+
+/// Fills `buf` from the module's memory at `addr` (no allocation: for the small reads of
+/// hot host functions, such as a 16-byte `PP_Var`). Out of bounds is an error.
+pub fn read_memory_into(
+    mut cx: impl AsContextMut<Data = Ctx>,
+    addr: u32,
+    buf: &mut [u8],
+) -> wasmtime::Result<()> {
     match memory(&mut cx)? {
-        Mem::Plain(m) => m.read(&cx, addr as usize, &mut buf)?,
+        Mem::Plain(m) => m.read(&cx, addr as usize, buf)?,
         Mem::Shared(m) => {
+            let len = u32::try_from(buf.len())
+                .map_err(|_| wasmtime::Error::msg("read larger than a wasm32 memory"))?;
             let cells = shared_range(m.data(), addr, len)?;
             // SAFETY: the range is in bounds (checked) and a shared memory never shrinks.
             // Other threads may write it meanwhile; like a wasm thread's plain loads, the
@@ -88,7 +101,7 @@ pub fn read_memory(
             }
         }
     }
-    Ok(buf)
+    Ok(())
 }
 
 /// Writes `bytes` at `addr` in the module's memory (its `memory` export, shared or not).
@@ -118,19 +131,26 @@ pub fn write_memory(
     Ok(())
 }
 
-enum Mem {
+#[derive(Clone)]
+pub(crate) enum Mem {
     Plain(Memory),
     Shared(SharedMemory),
 }
 
-/// The module's `memory` export.
+/// The module's `memory` export, looked up once per store (a host function reads memory
+/// on nearly every call; the lookup by name cost more than the read).
 fn memory(cx: &mut impl AsContextMut<Data = Ctx>) -> wasmtime::Result<Mem> {
-    let instance = instance(cx)?;
-    match instance.get_export(&mut *cx, pexe2wasm::runtime::ENV_MEMORY) {
-        Some(Extern::Memory(m)) => Ok(Mem::Plain(m)),
-        Some(Extern::SharedMemory(m)) => Ok(Mem::Shared(m)),
-        _ => Err(wasmtime::Error::msg("the module exports no memory")),
+    if let Some(m) = cx.as_context().data().memory_cache() {
+        return Ok(m.clone());
     }
+    let instance = instance(cx)?;
+    let m = match instance.get_export(&mut *cx, pexe2wasm::runtime::ENV_MEMORY) {
+        Some(Extern::Memory(m)) => Mem::Plain(m),
+        Some(Extern::SharedMemory(m)) => Mem::Shared(m),
+        _ => return Err(wasmtime::Error::msg("the module exports no memory")),
+    };
+    cx.as_context_mut().data_mut().set_memory_cache(m.clone());
+    Ok(m)
 }
 
 fn shared_range(

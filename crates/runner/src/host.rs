@@ -167,6 +167,7 @@ pub struct Ctx {
     process: Weak<Process>,
     hosts: Arc<HostStates>,
     instance: Option<Instance>,
+    memory: Option<crate::guest::Mem>,
     mailbox: Arc<Mailbox>,
 }
 
@@ -183,6 +184,7 @@ impl Ctx {
             process,
             hosts,
             instance: None,
+            memory: None,
             mailbox: Arc::new(Mailbox::new(thread.tid)),
         }
     }
@@ -250,12 +252,21 @@ impl Ctx {
 
     pub(crate) fn set_instance(&mut self, instance: Instance) {
         self.instance = Some(instance);
+        self.memory = None;
+    }
+
+    pub(crate) fn memory_cache(&self) -> Option<&crate::guest::Mem> {
+        self.memory.as_ref()
+    }
+
+    pub(crate) fn set_memory_cache(&mut self, m: crate::guest::Mem) {
+        self.memory = Some(m);
     }
 
     /// Sets the instance of a store made by hand ([`Ctx::standalone_with_host`]), so that
     /// host imports find its memory and exports.
     pub fn set_instance_for_tests(&mut self, instance: Instance) {
-        self.instance = Some(instance);
+        self.set_instance(instance);
     }
 
     /// This thread's mailbox: tasks posted there run on this thread inside

@@ -71,7 +71,7 @@ mod mailbox;
 pub mod pepper;
 mod process;
 
-pub use guest::{call_export, call_function_pointer, read_memory, write_memory};
+pub use guest::{call_export, call_function_pointer, read_memory, read_memory_into, write_memory};
 pub use host::{Ctx, Host, ThreadInfo, ThreadKind};
 pub use irt::{cpu_count, imports_thread_spawn, IrtHost};
 pub use mailbox::{run_loop, Mailbox, PostError, Stopped, Task};

@@ -9,8 +9,9 @@ use crate::host::Ctx;
 use crate::{read_memory, write_memory};
 
 pub fn read_u32(cx: impl AsContextMut<Data = Ctx>, addr: u32) -> wasmtime::Result<u32> {
-    let b = read_memory(cx, addr, 4)?;
-    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    let mut b = [0u8; 4];
+    crate::read_memory_into(cx, addr, &mut b)?;
+    Ok(u32::from_le_bytes(b))
 }
 
 pub fn write_u32(cx: impl AsContextMut<Data = Ctx>, addr: u32, v: u32) -> wasmtime::Result<()> {
@@ -40,9 +41,8 @@ pub fn write_i32s(cx: impl AsContextMut<Data = Ctx>, addr: u32, v: &[i32]) -> wa
 
 /// The `PP_Var` at `addr`.
 pub fn read_var(cx: impl AsContextMut<Data = Ctx>, addr: u32) -> wasmtime::Result<PpVar> {
-    let b = read_memory(cx, addr, 16)?;
     let mut a = [0u8; 16];
-    a.copy_from_slice(&b);
+    crate::read_memory_into(cx, addr, &mut a)?;
     Ok(PpVar::from_bytes(a))
 }
 
