@@ -1,13 +1,15 @@
-//! Prints the Pepper description as JSON (for the JavaScript host), or with `--table`
-//! the Markdown table of interfaces.
+//! Prints the Pepper description as JSON (for the JavaScript host), with `--table` the
+//! Markdown table of interfaces, with `--hosts` the table of what each host offers (in
+//! the repository's README).
 
 fn main() {
     let desc = pexe2wasm_ppapi::description();
     let out = match std::env::args().nth(1).as_deref() {
         None => desc.to_json(),
         Some("--table") => desc.markdown_table(),
+        Some("--hosts") => desc.hosts_table(),
         Some(other) => {
-            eprintln!("usage: ppapi-json [--table]   (unknown argument {other:?})");
+            eprintln!("usage: ppapi-json [--table | --hosts]   (unknown argument {other:?})");
             std::process::exit(2);
         }
     };
