@@ -396,7 +396,10 @@ fn readme_table_is_current() {
 fn repository_readme_lists_what_each_host_offers() {
     let readme = include_str!("../../../../README.md");
     let table = description().hosts_table();
-    assert!(table.contains("| `PPB_Var` | 1.0, 1.1, 1.2 | 1.0, 1.1, 1.2 |"), "{table}");
+    assert!(
+        table.contains("| `PPB_Var` | 1.0, 1.1, 1.2 | 1.0, 1.1, 1.2 |"),
+        "{table}"
+    );
     assert!(table.contains("| `PPB_Graphics3D` | 1.0 | - |"), "{table}");
     assert!(
         readme.contains(&table),

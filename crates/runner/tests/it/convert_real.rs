@@ -22,14 +22,58 @@ fn check(name: &str) {
         ("pexe2wasm", "thread_exit"),
         ("pexe2wasm", "cpu_count"),
     ];
-    assert!(
-        out.imports
+    // A Pepper plugin also imports the Pepper runtime's host interface and, one by one,
+    // the functions of the PPB interfaces it names that the description knows.
+    let m = pexe2wasm::decode::decode(&data).unwrap();
+    let (_, ppapi) = pexe2wasm::info::interface_names(&m);
+    let plugin = pexe2wasm::info::names_irt_interface(&m, pexe2wasm::needs::PPAPI_HOOK_INTERFACE);
+    let pepper_host = [
+        "start",
+        "get_interface",
+        "register_thread_creator",
+        "fill",
+        "done",
+        "wait",
+    ];
+    let d = pexe2wasm_ppapi::description();
+    let mut ppb_imports = 0;
+    for (m, n) in &out.imports {
+        let ok = m == "wasi_snapshot_preview1"
+            || (out.features.threads && threaded.contains(&(m.as_str(), n.as_str())))
+            || (plugin
+                && m == pexe2wasm::runtime::PEPPER_HOST
+                && pepper_host.contains(&n.as_str()))
+            || (plugin
+                && ppapi.contains(m)
+                && d.interface(m).is_some_and(|i| i.function(n).is_some()));
+        assert!(ok, "{name}: unexpected import {m}.{n}");
+        ppb_imports += m.starts_with("PPB_") as usize;
+    }
+    if plugin {
+        assert!(out.features.threads, "{name}: a plugin gets threads");
+        let want: usize = ppapi
             .iter()
-            .all(|(m, n)| m == "wasi_snapshot_preview1"
-                || (out.features.threads && threaded.contains(&(m.as_str(), n.as_str())))),
-        "{name}: unexpected imports {:?}",
-        out.imports
-    );
+            .filter_map(|i| d.interface(i))
+            .filter(|i| i.kind == pexe2wasm_ppapi::Kind::Ppb)
+            .map(|i| i.functions.len())
+            .sum();
+        assert_eq!(ppb_imports, want, "{name}: one import per function");
+        let exports: Vec<String> = wasmparser::Parser::new(0)
+            .parse_all(&out.wasm)
+            .filter_map(|p| match p {
+                Ok(wasmparser::Payload::ExportSection(r)) => Some(
+                    r.into_iter()
+                        .map(|e| e.unwrap().name.to_string())
+                        .collect::<Vec<_>>(),
+                ),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        for e in pexe2wasm::runtime::PEPPER_EXPORTS {
+            assert!(exports.iter().any(|x| x == e), "{name}: no export {e}");
+        }
+    }
 }
 
 macro_rules! real {

@@ -150,4 +150,49 @@ fn threaded_runtime_variant() {
     let s = shape(runtime::irt_module());
     assert!(!s.imported_memory.unwrap().shared);
     assert!(!s.exports.iter().any(|e| e == runtime::EXPORT_THREAD_START));
+    // Neither has the Pepper parts, which only the Pepper variant opens.
+    for src in [runtime::IRT_WAT.to_string(), runtime::irt_source(true)] {
+        let wasm = wat::parse_str(&src).unwrap();
+        let s = shape(&wasm);
+        assert!(!s
+            .func_imports
+            .iter()
+            .any(|(m, _)| m == runtime::PEPPER_HOST));
+        assert!(!s.exports.iter().any(|e| e.starts_with("__ppp_")));
+    }
+}
+
+#[test]
+fn pepper_runtime_variant() {
+    let src = runtime::irt_pepper_source();
+    for line in src.lines().map(str::trim) {
+        assert!(!line.starts_with(";;@pepper "), "{line}");
+        assert!(!line.ends_with(";;@unpepper"), "{line}");
+        assert!(!line.starts_with(";;@threads "), "{line}");
+        assert!(!["(;@pepper", "@pepper;)"].contains(&line));
+    }
+    let wasm = runtime::irt_pepper_module();
+    let mut v = Validator::new_with_features(WasmFeatures::default() | WasmFeatures::THREADS);
+    v.validate_all(wasm).unwrap();
+    let s = shape(wasm);
+    // Threaded, plus the Pepper host's imports and the PPP entry points.
+    assert!(s.imported_memory.unwrap().shared);
+    assert!(s.exports.iter().any(|e| e == runtime::EXPORT_THREAD_START));
+    for name in [
+        "start",
+        "get_interface",
+        "register_thread_creator",
+        "fill",
+        "done",
+        "wait",
+    ] {
+        assert!(
+            s.func_imports
+                .contains(&(runtime::PEPPER_HOST.to_string(), name.to_string())),
+            "{name}"
+        );
+    }
+    for e in runtime::PEPPER_EXPORTS {
+        assert!(s.exports.iter().any(|x| x == e), "{e}");
+    }
 }

@@ -1231,6 +1231,11 @@ fn built_in_modules_are_their_sources_compiled() {
         "irt.wat, threaded variant"
     );
     assert_eq!(
+        runtime::irt_pepper_module(),
+        wat::parse_str(runtime::irt_pepper_source()).unwrap(),
+        "irt.wat, Pepper variant"
+    );
+    assert_eq!(
         pexe2wasm::emit::fmod_module(),
         wat::parse_str(pexe2wasm::emit::FMOD_WAT).unwrap(),
         "fmod.wat"
