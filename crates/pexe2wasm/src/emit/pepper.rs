@@ -165,3 +165,83 @@ fn valtype(v: pexe2wasm_ppapi::ValType) -> ValType {
         pexe2wasm_ppapi::ValType::F64 => ValType::F64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(b: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn directory_names_each_known_ppb_interface_with_its_slots() {
+        // PPP names and unknown names get no table; repeats count once.
+        let names = [
+            "PPB_Var;1.1",
+            "PPP_Instance;1.1",
+            "PPB_Core;1.0",
+            "PPB_NoSuch;9.9",
+            "PPB_Var;1.1",
+        ];
+        let ifaces = known_ppb_interfaces(&names);
+        assert_eq!(
+            ifaces.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+            ["PPB_Var;1.1", "PPB_Core;1.0"]
+        );
+        let g = glue(&ifaces, 10, 0x30000, true);
+        let (dir, b) = &g.directory;
+        assert_eq!(*dir, 0x40000, "the page after the runtime's state page");
+        assert_eq!(word(b, 0), 1, "one page");
+        assert_eq!(word(b, 4), 2, "two records");
+        let first_slot = 10 + PEPPER_TABLE_SLOTS;
+        let mut slot = first_slot;
+        for (k, i) in ifaces.iter().enumerate() {
+            let rec = 8 + 12 * k;
+            let (name_at, len, table_at) = (word(b, rec), word(b, rec + 4), word(b, rec + 8));
+            let off = (name_at - dir) as usize;
+            assert_eq!(&b[off..off + len as usize], i.name.as_bytes());
+            assert_eq!(table_at % 4, 0);
+            for f in 0..i.functions.len() {
+                assert_eq!(word(b, (table_at - dir) as usize + 4 * f), slot);
+                slot += 1;
+            }
+        }
+        assert_eq!(g.end, 0x50000);
+        // The module: one import per function, in the same order, placed at those slots.
+        let mut imports = Vec::new();
+        let mut elem_offset = None;
+        for p in wasmparser::Parser::new(0).parse_all(&g.module) {
+            match p.unwrap() {
+                wasmparser::Payload::ImportSection(r) => {
+                    for i in r.into_imports() {
+                        let i = i.unwrap();
+                        imports.push(format!("{}.{}", i.module, i.name));
+                    }
+                }
+                wasmparser::Payload::ElementSection(r) => {
+                    for e in r {
+                        if let wasmparser::ElementKind::Active { offset_expr, .. } = e.unwrap().kind
+                        {
+                            let mut ops = offset_expr.get_operators_reader();
+                            if let Ok(wasmparser::Operator::I32Const { value }) = ops.read() {
+                                elem_offset = Some(value as u32);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(
+            imports[..2],
+            ["env.memory", "env.__indirect_function_table"]
+        );
+        assert_eq!(imports[2], "PPB_Var;1.1.AddRef");
+        assert_eq!(imports.len() - 2, (slot - first_slot) as usize);
+        assert_eq!(elem_offset, Some(first_slot));
+        wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+            .validate_all(&g.module)
+            .unwrap();
+    }
+}
