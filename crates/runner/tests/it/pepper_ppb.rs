@@ -161,3 +161,94 @@ fn core_and_view_answer_without_a_run() {
         pp_error::BADRESOURCE
     );
 }
+
+#[test]
+fn resources_live_while_referenced_and_message_loops_refuse_wrong_use() {
+    const ML: &str = "PPB_MessageLoop;1.0";
+    let mut h = Harness::new();
+    // Only this instance can make a loop.
+    assert_eq!(h.call(ML, "Create", &[INSTANCE + 7]), 0);
+    let l = h.call(ML, "Create", &[INSTANCE]);
+    assert_ne!(l, 0);
+    let st = h.state();
+    assert_eq!(st.resources().ref_count(l), Some(1));
+    h.call("PPB_Core;1.0", "AddRefResource", &[l]);
+    assert_eq!(st.resources().ref_count(l), Some(2));
+    // Run on a loop that is not this thread's: wrong thread. PostQuit is fine.
+    assert_eq!(h.call(ML, "Run", &[l]), pp_error::WRONG_THREAD);
+    assert_eq!(h.call(ML, "PostQuit", &[l, 0]), pp_error::OK);
+    // PostWork without a function is refused; with one it waits for the loop's thread.
+    h.write(0x1000, &[0; 12]);
+    let no_func = h.try_call(
+        ML,
+        "PostWork",
+        &[Val::I32(l), Val::I32(0x1000), Val::I64(0)],
+    );
+    assert_eq!(no_func.unwrap()[0].unwrap_i32(), pp_error::BADARGUMENT);
+    h.write(0x1000, &[5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let queued = h.try_call(
+        ML,
+        "PostWork",
+        &[Val::I32(l), Val::I32(0x1000), Val::I64(0)],
+    );
+    assert_eq!(queued.unwrap()[0].unwrap_i32(), pp_error::OK);
+    // The main thread cannot attach a loop (it has one).
+    assert_eq!(
+        h.call(ML, "AttachToCurrentThread", &[l]),
+        pp_error::INPROGRESS
+    );
+    // After a destroying quit, new work is refused.
+    assert_eq!(h.call(ML, "PostQuit", &[l, 1]), pp_error::OK);
+    let refused = h.try_call(
+        ML,
+        "PostWork",
+        &[Val::I32(l), Val::I32(0x1000), Val::I64(0)],
+    );
+    assert_eq!(refused.unwrap()[0].unwrap_i32(), pp_error::FAILED);
+    // Two releases free it; a third is harmless; then it is a bad resource.
+    h.call("PPB_Core;1.0", "ReleaseResource", &[l]);
+    h.call("PPB_Core;1.0", "ReleaseResource", &[l]);
+    assert_eq!(st.resources().ref_count(l), None);
+    h.call("PPB_Core;1.0", "ReleaseResource", &[l]);
+    assert_eq!(h.call(ML, "PostQuit", &[l, 0]), pp_error::BADRESOURCE);
+    // A var naming a resource, both ways (PPB_Var;1.2).
+    let l2 = h.call(ML, "Create", &[INSTANCE]);
+    h.call("PPB_Var;1.2", "VarFromResource", &[0x1100, l2]);
+    assert_eq!(h.read_var(0x1100), PpVar::Resource(l2));
+    assert_eq!(h.call("PPB_Var;1.2", "VarToResource", &[0x1100]), l2);
+    assert_eq!(
+        st.resources().ref_count(l2),
+        Some(2),
+        "VarToResource adds a reference"
+    );
+    h.call("PPB_Var;1.2", "VarFromResource", &[0x1100, 0x7777]);
+    assert_eq!(h.read_var(0x1100), PpVar::Null);
+}
+
+#[test]
+fn message_handlers_are_refused_on_the_main_loop_and_for_bad_arguments() {
+    let mut h = Harness::new();
+    const M: &str = "PPB_Messaging;1.2";
+    // A handler table {HandleMessage, HandleBlockingMessage, Destroy}.
+    h.write(0x1000, &[3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0]);
+    let l = h.call("PPB_MessageLoop;1.0", "Create", &[INSTANCE]);
+    assert_eq!(
+        h.call(M, "RegisterMessageHandler", &[INSTANCE + 1, 0, 0x1000, l]),
+        pp_error::BADARGUMENT
+    );
+    assert_eq!(
+        h.call(M, "RegisterMessageHandler", &[INSTANCE, 0, 0, l]),
+        pp_error::BADARGUMENT
+    );
+    assert_eq!(
+        h.call(M, "RegisterMessageHandler", &[INSTANCE, 0, 0x1000, 0x999]),
+        pp_error::BADRESOURCE
+    );
+    // A loop on no thread yet cannot be run by anyone else.
+    assert_eq!(
+        h.call(M, "RegisterMessageHandler", &[INSTANCE, 0, 0x1000, l]),
+        pp_error::WRONG_THREAD
+    );
+    // Unregistering when none is registered has no effect.
+    h.call(M, "UnregisterMessageHandler", &[INSTANCE]);
+}

@@ -144,7 +144,6 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         "PostWork",
         |mut caller: Caller<'_, Ctx>, id: i32, cb: i32, delay_ms: i64| -> wasmtime::Result<i32> {
             let s = state(&caller)?;
-            let p = process(&caller)?;
             let cb = mem::read_callback(&mut caller, cb as u32)?;
             if cb.func == 0 {
                 return Ok(pp_error::BADARGUMENT);
@@ -166,7 +165,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 }
             };
             let delay = Duration::from_millis(delay_ms.max(0) as u64);
-            complete_later(&s, &p, tid, cb, pp_error::OK, delay);
+            complete_later(&s, &process(&caller)?, tid, cb, pp_error::OK, delay);
             Ok(pp_error::OK)
         },
     )?;
@@ -175,7 +174,6 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         "PostQuit",
         |caller: Caller<'_, Ctx>, id: i32, should_destroy: i32| -> wasmtime::Result<i32> {
             let s = state(&caller)?;
-            let p = process(&caller)?;
             if id == *lock(&s.main_loop) {
                 return Ok(pp_error::WRONG_THREAD);
             }
@@ -189,7 +187,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 }
                 l.tid
             };
-            if let Some(tid) = tid {
+            if let (Some(tid), Some(p)) = (tid, caller.data().process()) {
                 if let Ok(m) = p.mailbox(tid) {
                     let _ = m.quit();
                 }

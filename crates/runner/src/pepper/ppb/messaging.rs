@@ -51,7 +51,6 @@ fn register_message_handler(
     message_loop: i32,
 ) -> wasmtime::Result<i32> {
     let s = state(&caller)?;
-    let p = process(&caller)?;
     if instance != INSTANCE || handler == 0 {
         return Ok(pp_error::BADARGUMENT);
     }
@@ -78,7 +77,7 @@ fn register_message_handler(
     };
     let old = lock(&s.handler).replace(new);
     if let Some(old) = old {
-        destroy_handler(&s, &p, old);
+        destroy_handler(&s, &process(&caller)?, old);
     }
     Ok(pp_error::OK)
 }
@@ -138,11 +137,10 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         "UnregisterMessageHandler",
         |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<()> {
             let s = state(&caller)?;
-            let p = process(&caller)?;
             if instance == INSTANCE {
                 let old = lock(&s.handler).take();
                 if let Some(old) = old {
-                    destroy_handler(&s, &p, old);
+                    destroy_handler(&s, &process(&caller)?, old);
                 }
             }
             Ok(())
