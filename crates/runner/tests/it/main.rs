@@ -8,6 +8,7 @@ mod convert_threads;
 mod cpu_count;
 mod fixtures_run;
 mod hosts;
+mod pepper_files;
 mod pepper_host;
 mod pepper_json;
 mod pepper_ppb;
