@@ -13,6 +13,7 @@ mod pepper_host;
 mod pepper_json;
 mod pepper_ppb;
 mod pepper_support;
+mod pepper_url;
 mod pepper_var;
 mod run_wasm;
 mod runtime_irt;
