@@ -88,9 +88,12 @@ impl Storage {
                     if self.ended.load(std::sync::atomic::Ordering::SeqCst) {
                         return Err(pp_error::FAILED);
                     }
+                    // The app's data is the user's alone, as a browser profile's is.
+                    use std::os::unix::fs::PermissionsExt;
                     *t = Some(
                         tempfile::Builder::new()
                             .prefix("pexe2wasm-storage-")
+                            .permissions(std::fs::Permissions::from_mode(0o700))
                             .tempdir()
                             .map_err(|_| pp_error::FAILED)?,
                     );

@@ -584,6 +584,9 @@ fn the_default_storage_is_a_temporary_directory_made_on_use_and_removed_at_the_e
     let root = s.root(PERSISTENT).unwrap();
     let temp = s.temp_dir().unwrap();
     assert!(root.starts_with(&temp) && root.is_dir());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&temp).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "the user's alone");
     std::fs::write(root.join("f"), b"x").unwrap();
     s.end();
     assert!(!temp.exists(), "{} is left", temp.display());
