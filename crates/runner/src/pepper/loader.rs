@@ -319,8 +319,9 @@ impl std::fmt::Debug for Loader {
     }
 }
 
-/// The resource table's handle of a loader: dropping the last reference closes it.
-#[derive(Debug, Clone)]
+/// The resource table's handle of a loader: dropping it (the resource's last reference)
+/// closes the loader. Not `Clone`: a copy dropped would close it too.
+#[derive(Debug)]
 pub struct LoaderHandle(pub Arc<Loader>);
 
 impl Drop for LoaderHandle {
