@@ -648,8 +648,9 @@ impl Host for PepperHost {
         let config = lock(&self.config)
             .take()
             .unwrap_or_else(|| PepperConfig::new(Vec::new(), Arc::default()));
-        let (config_origin, config_url_map) = (config.origin.clone(), config.url_map.clone());
-        let config_storage = config.storage.clone();
+        let urls = fetch::UrlPolicy::new(config.origin.as_deref(), &config.url_map)
+            .map_err(wasmtime::Error::msg)?;
+        let storage = storage::Storage::new(config.storage.clone());
         Ok(PepperState {
             config,
             vars: Mutex::default(),
@@ -666,9 +667,8 @@ impl Host for PepperHost {
             loops: Mutex::default(),
             timers: timers::Timers::default(),
             ended: AtomicBool::new(false),
-            urls: fetch::UrlPolicy::new(config_origin.as_deref(), &config_url_map)
-                .map_err(wasmtime::Error::msg)?,
-            storage: storage::Storage::new(config_storage),
+            urls,
+            storage,
         })
     }
 
