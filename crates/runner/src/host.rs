@@ -269,6 +269,12 @@ impl Ctx {
         self.set_instance(instance);
     }
 
+    /// Makes a store made by hand pose as `thread`, for tests of what hosts answer on
+    /// threads other than the main one.
+    pub fn set_thread_for_tests(&mut self, thread: ThreadInfo) {
+        self.thread = thread;
+    }
+
     /// This thread's mailbox: tasks posted there run on this thread inside
     /// [`crate::run_loop`].
     pub fn mailbox(&self) -> &Arc<Mailbox> {

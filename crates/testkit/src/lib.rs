@@ -6,9 +6,11 @@
 //!   expected results computed alongside).
 //! - [`counting_alloc`]: a counting global allocator for memory tests and benchmarks.
 //! - [`measure`]: peak RSS, page faults, MB.
+//! - [`http`]: a loopback HTTP server that records what it is asked.
 pub mod corpus;
 pub mod counting_alloc;
 pub mod fixtures;
+pub mod http;
 pub mod measure;
 
 use std::path::PathBuf;

@@ -9,4 +9,5 @@ mod cli_status;
 mod dockerfile;
 mod malformed;
 mod pepper_real;
+mod pepper_url;
 mod run_cli;

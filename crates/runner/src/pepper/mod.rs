@@ -23,11 +23,14 @@
 //! idle in `PPB_MessageLoop.Run`, seen twice 20 ms apart with nothing happening between.
 //! With `timeout` set, it ends that long after the input ended at the latest.
 
+pub mod fetch;
 pub mod json;
+pub mod loader;
 mod mem;
 mod ppb;
 mod ppp;
 pub mod resources;
+pub mod storage;
 pub mod var;
 
 use std::collections::BTreeSet;
@@ -307,6 +310,10 @@ pub struct PepperState {
     loops: Mutex<Vec<i32>>,
     timers: timers::Timers,
     ended: AtomicBool,
+    /// `--origin` and `--url-map`, checked (`PPB_URLLoader`).
+    urls: fetch::UrlPolicy,
+    /// `--storage` (`PPB_FileSystem`).
+    storage: storage::Storage,
 }
 
 mod heap;
@@ -472,6 +479,84 @@ pub(crate) fn start_async(
     Ok(pp_error::COMPLETIONPENDING)
 }
 
+/// The error Chrome answers before anything else for callback `cb` on this thread, if
+/// any: a blocking callback on the main thread (`PP_ERROR_BLOCKS_MAIN_THREAD`), a
+/// non-blocking one on a thread without a message loop (`PP_ERROR_NO_MESSAGE_LOOP`).
+pub(crate) fn callback_error(caller: &Caller<'_, Ctx>, cb: &mem::Callback) -> Option<i32> {
+    let tid = caller.data().thread().tid;
+    if cb.is_blocking() {
+        (tid == 0).then_some(pp_error::BLOCKS_MAIN_THREAD)
+    } else if tid != 0 {
+        let s = state(caller).ok()?;
+        (!has_attached_loop(&s, tid)).then_some(pp_error::NO_MESSAGE_LOOP)
+    } else {
+        None
+    }
+}
+
+/// Answers an operation that completed at once with `result` (an error found before any
+/// work, data already at hand), as Chrome's `EnterBase::SetResult` did: a required
+/// callback runs later with the result and the call returns `PP_OK_COMPLETIONPENDING`;
+/// an optional or blocking one is not run and the call returns the result. The callback
+/// errors of [`callback_error`] come first.
+pub(crate) fn answer_now(
+    caller: &mut Caller<'_, Ctx>,
+    cb: mem::Callback,
+    result: i32,
+) -> wasmtime::Result<i32> {
+    if let Some(e) = callback_error(caller, &cb) {
+        return Ok(e);
+    }
+    if cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0 {
+        return Ok(result);
+    }
+    start_async(caller, cb, move || Completion::result(result))
+}
+
+/// What an asynchronous operation does on its callback's thread just before the callback
+/// runs, when plain writes are not enough (it calls into the module: a `PP_ArrayOutput`'s
+/// `GetDataBuffer`, say). Returns the callback's result.
+pub(crate) type Finish =
+    Box<dyn for<'a> FnOnce(wasmtime::StoreContextMut<'a, Ctx>) -> wasmtime::Result<i32> + Send>;
+
+/// [`start_async`] for an operation whose `work` ends with a [`Finish`], run on the
+/// callback's thread (the calling thread itself for a blocking callback).
+pub(crate) fn start_async_finishing(
+    caller: &mut Caller<'_, Ctx>,
+    cb: mem::Callback,
+    work: impl FnOnce() -> Finish + Send + 'static,
+) -> wasmtime::Result<i32> {
+    let s = state(caller)?;
+    let tid = caller.data().thread().tid;
+    if let Some(e) = callback_error(caller, &cb) {
+        return Ok(e);
+    }
+    if cb.is_blocking() {
+        s.activity.add(&s.activity.pending, 1);
+        let finish = work();
+        s.activity.add(&s.activity.pending, -1);
+        return finish(caller.as_context_mut());
+    }
+    let p = process(caller)?;
+    s.activity.add(&s.activity.pending, 1);
+    let s2 = s.clone();
+    let spawned = std::thread::Builder::new()
+        .name("pepper operation".into())
+        .spawn(move || {
+            let finish = work();
+            post_counted(&s2, &p, tid, move |mut cx| {
+                let result = finish(cx.as_context_mut())?;
+                ppp::run_callback(cx, cb.func, cb.user_data, result)
+            });
+            s2.activity.add(&s2.activity.pending, -1);
+        });
+    if spawned.is_err() {
+        s.activity.add(&s.activity.pending, -1);
+        return Ok(pp_error::NOMEMORY);
+    }
+    Ok(pp_error::COMPLETIONPENDING)
+}
+
 /// Whether thread `tid` has a message loop attached (the main thread always has).
 pub(crate) fn has_attached_loop(s: &PepperState, tid: i32) -> bool {
     if tid == 0 {
@@ -563,6 +648,9 @@ impl Host for PepperHost {
         let config = lock(&self.config)
             .take()
             .unwrap_or_else(|| PepperConfig::new(Vec::new(), Arc::default()));
+        let urls = fetch::UrlPolicy::new(config.origin.as_deref(), &config.url_map)
+            .map_err(wasmtime::Error::msg)?;
+        let storage = storage::Storage::new(config.storage.clone());
         Ok(PepperState {
             config,
             vars: Mutex::default(),
@@ -579,6 +667,8 @@ impl Host for PepperHost {
             loops: Mutex::default(),
             timers: timers::Timers::default(),
             ended: AtomicBool::new(false),
+            urls,
+            storage,
         })
     }
 
@@ -597,6 +687,7 @@ impl Host for PepperHost {
     fn stopping(&self, state: &PepperState) {
         state.ended.store(true, Ordering::SeqCst);
         state.timers.stop();
+        state.storage.end();
     }
 }
 

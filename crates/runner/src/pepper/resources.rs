@@ -74,6 +74,14 @@ pub enum Resource {
     View(View),
     MessageLoop(MessageLoop),
     InputEvent(Box<InputEvent>),
+    /// `PPB_URLRequestInfo`, `PPB_URLLoader`, `PPB_URLResponseInfo` (`ppb/url.rs`).
+    UrlRequestInfo(Box<super::loader::RequestInfo>),
+    UrlLoader(super::loader::LoaderHandle),
+    UrlResponseInfo(std::sync::Arc<super::fetch::Head>),
+    /// `PPB_FileSystem`, `PPB_FileRef`, `PPB_FileIO` (`ppb/files.rs`).
+    FileSystem(std::sync::Arc<super::storage::FileSystem>),
+    FileRef(super::storage::FileRef),
+    FileIo(std::sync::Arc<super::storage::FileIo>),
 }
 
 /// The resources of one run.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pexe2wasm_runner::pepper::var::PpVar;
 use pexe2wasm_runner::pepper::{CaptureSink, PepperConfig, PepperHost, PepperState};
 use pexe2wasm_runner::wasmtime::{Extern, Linker, Memory, Store, Val};
-use pexe2wasm_runner::{new_engine, Ctx, Host, RunOptions};
+use pexe2wasm_runner::{new_engine, Ctx, Host, RunOptions, ThreadInfo, ThreadKind};
 
 /// What the host calls in a plugin, done minimally: a bump allocator for
 /// `__ppapi_alloc` (from 1 MiB), `__ppp_call_ii_v` and a 64-entry table.
@@ -26,8 +26,29 @@ const HARNESS: &str = r#"
   (func (export "__ppapi_free") (param i32 i32))
   (func (export "__ppp_call_ii_v") (param $f i32) (param $a i32) (param $b i32)
     (call_indirect (param i32 i32) (local.get $a) (local.get $b) (local.get $f)))
+  (func (export "__ppp_call_iii_i") (param $f i32) (param $a i32) (param $b i32) (param $c i32)
+    (result i32)
+    (call_indirect (param i32 i32 i32) (result i32)
+      (local.get $a) (local.get $b) (local.get $c) (local.get $f)))
+  ;; Table slot 1: a PP_ArrayOutput GetDataBuffer that notes its count and size at
+  ;; GET_BUFFER_LOG and hands out user_data as the buffer (NULL for user_data 0).
+  (func $get_buffer (param $ud i32) (param $count i32) (param $size i32) (result i32)
+    (i32.store (i32.const 0x40) (local.get $count))
+    (i32.store (i32.const 0x44) (local.get $size))
+    (i32.store (i32.const 0x48) (i32.add (i32.load (i32.const 0x48)) (i32.const 1)))
+    (local.get $ud))
+  ;; Table slot 2: a completion callback that does nothing.
+  (func $callback (param i32 i32))
+  (elem (i32.const 1) $get_buffer $callback)
 )
 "#;
+
+/// Table slot of the harness's `PP_ArrayOutput.GetDataBuffer`; it writes the count and
+/// size it was asked for at `GET_BUFFER_LOG` and `+ 4`, counts its calls at `+ 8`.
+pub const GET_BUFFER: u32 = 1;
+pub const GET_BUFFER_LOG: u32 = 0x40;
+/// Table slot of a completion callback that does nothing (for optional callbacks).
+pub const NOOP_CALLBACK: u32 = 2;
 
 pub struct Harness {
     pub store: Store<Ctx>,
@@ -38,10 +59,17 @@ pub struct Harness {
 
 impl Harness {
     pub fn new() -> Harness {
+        Harness::with_config(|_| {})
+    }
+
+    /// A harness whose host's configuration `edit` changed (`--origin`, `--storage`, …).
+    pub fn with_config(edit: impl FnOnce(&mut PepperConfig)) -> Harness {
         let sink = Arc::new(CaptureSink::default());
         let engine = new_engine(false).unwrap();
         let mut linker: Linker<Ctx> = Linker::new(&engine);
-        let host = PepperHost::new(PepperConfig::new(Vec::new(), sink.clone()));
+        let mut config = PepperConfig::new(Vec::new(), sink.clone());
+        edit(&mut config);
+        let host = PepperHost::new(config);
         Host::link(&host, &mut linker).unwrap();
         let wasi = pexe2wasm_runner::wasi_ctx(&RunOptions::default())
             .unwrap()
@@ -60,6 +88,82 @@ impl Harness {
             memory,
             sink,
         }
+    }
+
+    /// The host's state could not be made (a bad configuration): the error.
+    pub fn start_error(edit: impl FnOnce(&mut PepperConfig)) -> String {
+        let mut config = PepperConfig::new(Vec::new(), Arc::default());
+        edit(&mut config);
+        let wasi = pexe2wasm_runner::wasi_ctx(&RunOptions::default())
+            .unwrap()
+            .0;
+        match Ctx::standalone_with_host(wasi, PepperHost::new(config), &RunOptions::default()) {
+            Ok(_) => panic!("the host started"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Calls from now on come from thread `tid` (a module thread) instead of the main one.
+    pub fn set_thread(&mut self, tid: i32) {
+        let kind = if tid == 0 {
+            ThreadKind::Main
+        } else {
+            ThreadKind::Module
+        };
+        self.store
+            .data_mut()
+            .set_thread_for_tests(ThreadInfo { tid, kind });
+    }
+
+    /// Writes `PP_BlockUntilComplete()` at `at`; its address.
+    pub fn blocking_callback(&mut self, at: u32) -> i32 {
+        self.write(at, &[0; 12]);
+        at as i32
+    }
+
+    /// Writes an optional callback (one that need not run when the call completes at
+    /// once) at `at`; its address.
+    pub fn optional_callback(&mut self, at: u32) -> i32 {
+        let mut b = Vec::new();
+        for v in [NOOP_CALLBACK, 0, 1] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        self.write(at, &b);
+        at as i32
+    }
+
+    /// The string a var at `at` holds (None for other vars).
+    pub fn string_at(&self, at: u32) -> Option<String> {
+        let v = self.read_var(at);
+        self.state().vars().string(v).map(str::to_string)
+    }
+
+    /// Writes a NUL-terminated `text` at `at`; its address.
+    pub fn cstr(&mut self, at: u32, text: &[u8]) -> i32 {
+        let mut b = text.to_vec();
+        b.push(0);
+        self.write(at, &b);
+        at as i32
+    }
+
+    /// Calls with arguments of any type; the first result as i32 (0 for none).
+    pub fn call_vals(&mut self, interface: &str, function: &str, args: &[Val]) -> i32 {
+        match self.try_call(interface, function, args) {
+            Ok(r) => match r.first() {
+                Some(Val::I32(v)) => *v,
+                None => 0,
+                Some(other) => panic!("{interface}.{function} returned {other:?}"),
+            },
+            Err(e) => panic!("{interface}.{function}: {e}"),
+        }
+    }
+
+    pub fn read_i64(&self, addr: u32) -> i64 {
+        i64::from_le_bytes(self.read(addr, 8).try_into().unwrap())
+    }
+
+    pub fn read_f64(&self, addr: u32) -> f64 {
+        f64::from_le_bytes(self.read(addr, 8).try_into().unwrap())
     }
 
     pub fn state(&self) -> Arc<PepperState> {

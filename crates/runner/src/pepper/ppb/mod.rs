@@ -8,9 +8,11 @@ use wasmtime::Linker;
 use crate::host::Ctx;
 
 mod core;
+mod files;
 mod input;
 mod message_loop;
 mod messaging;
+mod url;
 mod var;
 mod view;
 
@@ -25,5 +27,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     message_loop::link(linker)?;
     view::link(linker)?;
     input::link(linker)?;
+    url::link(linker)?;
+    files::link(linker)?;
     Ok(())
 }

@@ -1,0 +1,847 @@
+//! `PPB_FileSystem;1.0`, `PPB_FileRef;1.0/1.1/1.2`, `PPB_FileIO;1.0/1.1`: the persistent and
+//! temporary file systems under `--storage` ([`super::super::storage`]), with Chrome's
+//! answers (`ppapi/proxy/file_*_resource.cc`, the browser's `pepper_file_*_host.cc`):
+//! errors found before any work are answered through the callback when it is required
+//! ([`answer_now`]); file work runs on an operation thread and what it read is in module
+//! memory before the callback runs.
+
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use wasmtime::{AsContextMut, Caller, Linker};
+
+use super::super::resources::Resource;
+use super::super::storage::{self, fs_type, FileIo, FileRef, FileSystem, IoOp};
+use super::super::var::PpVar;
+use super::super::{
+    answer_now, callback_error, lock, mem, pp_error, start_async, start_async_finishing, state,
+    Completion, Finish, PepperState, INSTANCE,
+};
+use crate::call_export;
+use crate::host::Ctx;
+
+const FS: &str = "PPB_FileSystem;1.0";
+const REF_VERSIONS: [&str; 3] = ["PPB_FileRef;1.0", "PPB_FileRef;1.1", "PPB_FileRef;1.2"];
+const IO_VERSIONS: [&str; 2] = ["PPB_FileIO;1.0", "PPB_FileIO;1.1"];
+
+/// Chrome read at most this much in one `Read` (a partial read is allowed).
+const MAX_READ: i32 = 32 << 20;
+
+fn file_system(s: &PepperState, id: i32) -> Option<Arc<FileSystem>> {
+    match s.resources().get(id) {
+        Some(Resource::FileSystem(f)) => Some(f.clone()),
+        _ => None,
+    }
+}
+
+fn file_ref(s: &PepperState, id: i32) -> Option<FileRef> {
+    match s.resources().get(id) {
+        Some(Resource::FileRef(f)) => Some(f.clone()),
+        _ => None,
+    }
+}
+
+fn file_io(s: &PepperState, id: i32) -> Option<Arc<FileIo>> {
+    match s.resources().get(id) {
+        Some(Resource::FileIo(f)) => Some(f.clone()),
+        _ => None,
+    }
+}
+
+/// A `PP_ArrayOutput`: its `GetDataBuffer` and user data.
+#[derive(Debug, Clone, Copy)]
+struct ArrayOutput {
+    get_data_buffer: u32,
+    user_data: u32,
+}
+
+fn read_array_output(
+    cx: impl AsContextMut<Data = Ctx>,
+    addr: u32,
+) -> wasmtime::Result<ArrayOutput> {
+    let [f, u] = mem::read_i32s::<2>(cx, addr)?;
+    Ok(ArrayOutput {
+        get_data_buffer: f as u32,
+        user_data: u as u32,
+    })
+}
+
+impl ArrayOutput {
+    /// Asks the module for room for `count` elements of `size` bytes; the address.
+    fn buffer(
+        &self,
+        cx: impl AsContextMut<Data = Ctx>,
+        count: u32,
+        size: u32,
+    ) -> wasmtime::Result<u32> {
+        let p: i32 = call_export(
+            cx,
+            "__ppp_call_iii_i",
+            (
+                self.get_data_buffer as i32,
+                self.user_data as i32,
+                count as i32,
+                size as i32,
+            ),
+        )?;
+        Ok(p as u32)
+    }
+}
+
+fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        FS,
+        "Create",
+        |caller: Caller<'_, Ctx>, instance: i32, ty: i32| -> wasmtime::Result<i32> {
+            let s = state(&caller)?;
+            if instance != INSTANCE || !(fs_type::EXTERNAL..=fs_type::ISOLATED).contains(&ty) {
+                return Ok(0);
+            }
+            let id = s
+                .resources()
+                .add(Resource::FileSystem(Arc::new(FileSystem::new(ty))));
+            Ok(id)
+        },
+    )?;
+    linker.func_wrap(
+        FS,
+        "IsFileSystem",
+        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+            let s = state(&caller)?;
+            Ok(file_system(&s, res).is_some() as i32)
+        },
+    )?;
+    linker.func_wrap(
+        FS,
+        "Open",
+        |mut caller: Caller<'_, Ctx>,
+         fs: i32,
+         _expected_size: i64,
+         cb: i32|
+         -> wasmtime::Result<i32> {
+            let s = state(&caller)?;
+            let cb = mem::read_callback(&mut caller, cb as u32)?;
+            if let Some(e) = callback_error(&caller, &cb) {
+                return Ok(e);
+            }
+            let Some(fs) = file_system(&s, fs) else {
+                return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+            };
+            if !fs.begin_open() {
+                return answer_now(&mut caller, cb, pp_error::FAILED);
+            }
+            let s2 = s.clone();
+            start_async(&mut caller, cb, move || {
+                let r = match fs.ty {
+                    fs_type::LOCALPERSISTENT | fs_type::LOCALTEMPORARY => s2.storage.root(fs.ty),
+                    // Chrome's browser would not open a file system that is not sandboxed.
+                    fs_type::EXTERNAL => Err(pp_error::NOACCESS),
+                    _ => Err(pp_error::FAILED),
+                };
+                let code = r.as_ref().err().copied().unwrap_or(pp_error::OK);
+                fs.finish_open(r);
+                Completion::result(code)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        FS,
+        "GetType",
+        |caller: Caller<'_, Ctx>, fs: i32| -> wasmtime::Result<i32> {
+            let s = state(&caller)?;
+            Ok(file_system(&s, fs).map_or(fs_type::INVALID, |f| f.ty))
+        },
+    )?;
+    Ok(())
+}
+
+/// Runs `op` on `file`'s path on an operation thread (after Chrome's synchronous checks):
+/// a bad resource, a file system not open yet.
+fn ref_op(
+    caller: &mut Caller<'_, Ctx>,
+    file: i32,
+    cb: i32,
+    op: impl FnOnce(&FileRef, std::path::PathBuf) -> Completion + Send + 'static,
+) -> wasmtime::Result<i32> {
+    let s = state(caller)?;
+    let cb = mem::read_callback(&mut *caller, cb as u32)?;
+    if let Some(e) = callback_error(caller, &cb) {
+        return Ok(e);
+    }
+    let Some(f) = file_ref(&s, file) else {
+        return answer_now(caller, cb, pp_error::BADRESOURCE);
+    };
+    if f.fs.root().is_none() {
+        return answer_now(caller, cb, pp_error::FAILED);
+    }
+    start_async(caller, cb, move || match f.disk_path() {
+        Ok(p) => op(&f, p),
+        Err(e) => Completion::result(e),
+    })
+}
+
+fn make_directory(
+    caller: &mut Caller<'_, Ctx>,
+    file: i32,
+    flags: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    ref_op(caller, file, cb, move |_, p| {
+        Completion::result(storage::make_directory(&p, flags))
+    })
+}
+
+fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
+    for (version, iface) in REF_VERSIONS.into_iter().enumerate() {
+        linker.func_wrap(
+            iface,
+            "Create",
+            |mut caller: Caller<'_, Ctx>, fs: i32, path: i32| -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let Some(fs) = file_system(&s, fs) else {
+                    return Ok(0);
+                };
+                let bytes = mem::read_cstr(&mut caller, path as u32, 1 << 20)?;
+                let Ok(text) = String::from_utf8(bytes) else {
+                    return Ok(0);
+                };
+                if !storage::is_valid_path(&text) {
+                    return Ok(0);
+                }
+                let f = FileRef {
+                    fs,
+                    path: storage::normalize(&text),
+                };
+                let id = s.resources().add(Resource::FileRef(f));
+                Ok(id)
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "IsFileRef",
+            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                Ok(file_ref(&s, res).is_some() as i32)
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "GetFileSystemType",
+            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                Ok(file_ref(&s, res).map_or(fs_type::INVALID, |f| f.fs.ty))
+            },
+        )?;
+        for (name, whole) in [("GetName", false), ("GetPath", true)] {
+            linker.func_wrap(
+                iface,
+                name,
+                move |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
+                    let s = state(&caller)?;
+                    let v = match file_ref(&s, res) {
+                        Some(f) => {
+                            let text = if whole {
+                                f.path.as_str()
+                            } else {
+                                storage::name_of(&f.path)
+                            };
+                            lock(&s.vars).string_from_utf8(text.as_bytes())
+                        }
+                        None => PpVar::Undefined,
+                    };
+                    mem::write_var(&mut caller, ret as u32, v)
+                },
+            )?;
+        }
+        linker.func_wrap(
+            iface,
+            "GetParent",
+            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let Some(f) = file_ref(&s, res) else {
+                    return Ok(0);
+                };
+                let parent = FileRef {
+                    fs: f.fs.clone(),
+                    path: storage::parent_of(&f.path).to_string(),
+                };
+                let id = s.resources().add(Resource::FileRef(parent));
+                Ok(id)
+            },
+        )?;
+        if version < 2 {
+            // 1.0 and 1.1 take a PP_Bool: with ancestors or not (never exclusive).
+            linker.func_wrap(
+                iface,
+                "MakeDirectory",
+                |mut caller: Caller<'_, Ctx>,
+                 file: i32,
+                 ancestors: i32,
+                 cb: i32|
+                 -> wasmtime::Result<i32> {
+                    let flags = if ancestors != 0 {
+                        storage::make_dir_flag::WITH_ANCESTORS
+                    } else {
+                        0
+                    };
+                    make_directory(&mut caller, file, flags, cb)
+                },
+            )?;
+        } else {
+            linker.func_wrap(
+                iface,
+                "MakeDirectory",
+                |mut caller: Caller<'_, Ctx>,
+                 file: i32,
+                 flags: i32,
+                 cb: i32|
+                 -> wasmtime::Result<i32> {
+                    make_directory(&mut caller, file, flags, cb)
+                },
+            )?;
+        }
+        linker.func_wrap(
+            iface,
+            "Touch",
+            |mut caller: Caller<'_, Ctx>,
+             file: i32,
+             atime: f64,
+             mtime: f64,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                ref_op(&mut caller, file, cb, move |_, p| {
+                    Completion::result(storage::touch(&p, atime, mtime))
+                })
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Delete",
+            |mut caller: Caller<'_, Ctx>, file: i32, cb: i32| -> wasmtime::Result<i32> {
+                ref_op(&mut caller, file, cb, move |f, p| {
+                    Completion::result(storage::delete(&p, storage::is_root(&f.path)))
+                })
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Rename",
+            |mut caller: Caller<'_, Ctx>,
+             file: i32,
+             new_file: i32,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let cb = mem::read_callback(&mut caller, cb as u32)?;
+                if let Some(e) = callback_error(&caller, &cb) {
+                    return Ok(e);
+                }
+                let (Some(from), Some(to)) = (file_ref(&s, file), file_ref(&s, new_file)) else {
+                    return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+                };
+                // Both open, and the same file system.
+                if from.fs.root().is_none() || to.fs.root().is_none() || from.fs.ty != to.fs.ty {
+                    return answer_now(&mut caller, cb, pp_error::FAILED);
+                }
+                start_async(&mut caller, cb, move || {
+                    let code = match (from.disk_path(), to.disk_path()) {
+                        (Ok(p), Ok(q)) => storage::rename(&p, &q, storage::is_root(&to.path)),
+                        (Err(e), _) | (_, Err(e)) => e,
+                    };
+                    Completion::result(code)
+                })
+            },
+        )?;
+        if version == 0 {
+            continue;
+        }
+        linker.func_wrap(
+            iface,
+            "Query",
+            |mut caller: Caller<'_, Ctx>, file: i32, info: i32, cb: i32| -> wasmtime::Result<i32> {
+                if info == 0 {
+                    let cbv = mem::read_callback(&mut caller, cb as u32)?;
+                    return answer_now(&mut caller, cbv, pp_error::BADARGUMENT);
+                }
+                ref_op(&mut caller, file, cb, move |f, p| {
+                    match std::fs::metadata(&p) {
+                        Ok(m) => Completion {
+                            result: pp_error::OK,
+                            writes: vec![(info as u32, storage::file_info(&m, f.fs.ty).to_vec())],
+                        },
+                        Err(e) => Completion::result(storage::error_of(&e)),
+                    }
+                })
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "ReadDirectoryEntries",
+            |mut caller: Caller<'_, Ctx>,
+             file: i32,
+             output: i32,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let cbv = mem::read_callback(&mut caller, cb as u32)?;
+                let out = read_array_output(&mut caller, output as u32)?;
+                if let Some(e) = callback_error(&caller, &cbv) {
+                    return Ok(e);
+                }
+                let Some(f) = file_ref(&s, file) else {
+                    return answer_now(&mut caller, cbv, pp_error::BADRESOURCE);
+                };
+                if f.fs.root().is_none() {
+                    return answer_now(&mut caller, cbv, pp_error::FAILED);
+                }
+                let s2 = s.clone();
+                start_async_finishing(&mut caller, cbv, move || {
+                    let entries = f.disk_path().and_then(|p| storage::read_directory(&p));
+                    let finish: Finish = Box::new(move |mut cx| {
+                        let entries = match entries {
+                            Ok(e) => e,
+                            Err(code) => return Ok(code),
+                        };
+                        if out.get_data_buffer == 0 {
+                            return Ok(pp_error::BADARGUMENT);
+                        }
+                        // The entries' refs, owned by the app once handed over.
+                        let dir = if storage::is_root(&f.path) {
+                            ""
+                        } else {
+                            f.path.as_str()
+                        };
+                        let mut bytes = Vec::with_capacity(entries.len() * 8);
+                        let mut ids = Vec::with_capacity(entries.len());
+                        for (name, is_dir) in &entries {
+                            let r = FileRef {
+                                fs: f.fs.clone(),
+                                path: format!("{dir}/{name}"),
+                            };
+                            let id = s2.resources().add(Resource::FileRef(r));
+                            ids.push(id);
+                            let kind = if *is_dir {
+                                storage::file_type::DIRECTORY
+                            } else {
+                                storage::file_type::REGULAR
+                            };
+                            bytes.extend_from_slice(&id.to_le_bytes());
+                            bytes.extend_from_slice(&kind.to_le_bytes());
+                        }
+                        let at = out.buffer(&mut cx, entries.len() as u32, 8)?;
+                        if at == 0 && !ids.is_empty() {
+                            // No room given: Chrome's writer stored nothing.
+                            let mut r = s2.resources();
+                            for id in ids {
+                                r.release(id);
+                            }
+                            return Ok(pp_error::OK);
+                        }
+                        if !bytes.is_empty() {
+                            crate::write_memory(&mut cx, at, &bytes)?;
+                        }
+                        Ok(pp_error::OK)
+                    });
+                    finish
+                })
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// A `PPB_FileIO`, its open file (none once closed) and its open flags.
+type OpenIo = (Arc<FileIo>, Option<Arc<std::fs::File>>, i32);
+
+/// Chrome's synchronous checks of a `PPB_FileIO` operation of kind `op` on an open file:
+/// the file and the operation's start, or the error.
+fn begin_io(s: &PepperState, io: i32, op: IoOp) -> Result<OpenIo, i32> {
+    let f = file_io(s, io).ok_or(pp_error::BADRESOURCE)?;
+    let (file, flags) = {
+        let st = f.lock();
+        st.check(op, true)?;
+        (st.file.clone(), st.flags)
+    };
+    Ok((f, file, flags))
+}
+
+/// Runs `work` on the open file of `io` as operation `op`, Chrome's checks first.
+fn io_op(
+    caller: &mut Caller<'_, Ctx>,
+    io: i32,
+    cb: i32,
+    op: IoOp,
+    check: impl FnOnce() -> Result<(), i32>,
+    work: impl FnOnce(&std::fs::File, i32) -> Completion + Send + 'static,
+) -> wasmtime::Result<i32> {
+    let s = state(caller)?;
+    let cb = mem::read_callback(&mut *caller, cb as u32)?;
+    if let Some(e) = callback_error(caller, &cb) {
+        return Ok(e);
+    }
+    let (f, file, flags) = match begin_io(&s, io, op) {
+        Ok(v) => v,
+        Err(e) => return answer_now(caller, cb, e),
+    };
+    if let Err(e) = check() {
+        return answer_now(caller, cb, e);
+    }
+    let Some(file) = file else {
+        return answer_now(caller, cb, pp_error::FAILED);
+    };
+    f.lock().begin(op);
+    let f2 = f.clone();
+    let r = start_async(caller, cb, move || {
+        let done = work(&file, flags);
+        f2.lock().finish();
+        done
+    })?;
+    if !cb.is_blocking() && r != pp_error::COMPLETIONPENDING {
+        // It did not start.
+        f.lock().finish();
+    }
+    Ok(r)
+}
+
+/// Reads up to `n` bytes at `offset` (until `n` or the end, as `base::File::Read`).
+fn read_at(file: &std::fs::File, offset: i64, n: usize) -> Result<Vec<u8>, i32> {
+    if offset < 0 {
+        return Err(pp_error::FAILED);
+    }
+    let mut buf = vec![0u8; n];
+    let mut got = 0;
+    while got < n {
+        match file.read_at(&mut buf[got..], offset as u64 + got as u64) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(pp_error::FAILED),
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
+fn link_file_io(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
+    for (version, iface) in IO_VERSIONS.into_iter().enumerate() {
+        linker.func_wrap(
+            iface,
+            "Create",
+            |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                if instance != INSTANCE {
+                    return Ok(0);
+                }
+                let id = s.resources().add(Resource::FileIo(Arc::default()));
+                Ok(id)
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "IsFileIO",
+            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                Ok(file_io(&s, res).is_some() as i32)
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Open",
+            |mut caller: Caller<'_, Ctx>,
+             io: i32,
+             file: i32,
+             flags: i32,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let cb = mem::read_callback(&mut caller, cb as u32)?;
+                if let Some(e) = callback_error(&caller, &cb) {
+                    return Ok(e);
+                }
+                let (Some(f), Some(r)) = (file_io(&s, io), file_ref(&s, file)) else {
+                    return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+                };
+                let checked = {
+                    let st = f.lock();
+                    st.check(IoOp::Exclusive, false)
+                }
+                .and_then(|()| {
+                    if !storage::check_open_flags(flags) || r.fs.root().is_none() {
+                        // A file system not open has no URL for the file yet.
+                        Err(pp_error::BADARGUMENT)
+                    } else {
+                        Ok(())
+                    }
+                });
+                if let Err(e) = checked {
+                    return answer_now(&mut caller, cb, e);
+                }
+                {
+                    let mut st = f.lock();
+                    st.begin(IoOp::Exclusive);
+                    st.flags = flags;
+                    st.fs_type = r.fs.ty;
+                }
+                let f2 = f.clone();
+                let res = start_async(&mut caller, cb, move || {
+                    let opened = r.disk_path().and_then(|p| storage::open(&p, flags));
+                    let mut st = f2.lock();
+                    st.finish();
+                    match opened {
+                        Ok(file) => {
+                            st.file = Some(Arc::new(file));
+                            st.opened = true;
+                            Completion::result(pp_error::OK)
+                        }
+                        Err(e) => Completion::result(e),
+                    }
+                })?;
+                if !cb.is_blocking() && res != pp_error::COMPLETIONPENDING {
+                    // It did not start.
+                    f.lock().finish();
+                }
+                Ok(res)
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Query",
+            |mut caller: Caller<'_, Ctx>, io: i32, info: i32, cb: i32| -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let fs_ty = file_io(&s, io).map_or(0, |f| f.lock().fs_type);
+                io_op(
+                    &mut caller,
+                    io,
+                    cb,
+                    IoOp::Exclusive,
+                    || {
+                        if info == 0 {
+                            Err(pp_error::BADARGUMENT)
+                        } else {
+                            Ok(())
+                        }
+                    },
+                    move |file, _| match file.metadata() {
+                        Ok(m) => Completion {
+                            result: pp_error::OK,
+                            writes: vec![(info as u32, storage::file_info(&m, fs_ty).to_vec())],
+                        },
+                        Err(_) => Completion::result(pp_error::FAILED),
+                    },
+                )
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Touch",
+            |mut caller: Caller<'_, Ctx>,
+             io: i32,
+             atime: f64,
+             mtime: f64,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                io_op(
+                    &mut caller,
+                    io,
+                    cb,
+                    IoOp::Exclusive,
+                    || Ok(()),
+                    move |file, _| Completion::result(storage::set_times(file, atime, mtime)),
+                )
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Read",
+            |mut caller: Caller<'_, Ctx>,
+             io: i32,
+             offset: i64,
+             buf: i32,
+             n: i32,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                let n = n.min(MAX_READ);
+                io_op(
+                    &mut caller,
+                    io,
+                    cb,
+                    IoOp::Read,
+                    || if n < 0 { Err(pp_error::FAILED) } else { Ok(()) },
+                    move |file, _| match read_at(file, offset, n as usize) {
+                        Ok(bytes) => Completion {
+                            result: bytes.len() as i32,
+                            writes: vec![(buf as u32, bytes)],
+                        },
+                        Err(e) => Completion::result(e),
+                    },
+                )
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Write",
+            |mut caller: Caller<'_, Ctx>,
+             io: i32,
+             offset: i64,
+             buf: i32,
+             n: i32,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let cbv = mem::read_callback(&mut caller, cb as u32)?;
+                if callback_error(&caller, &cbv).is_none()
+                    && file_io(&s, io).is_some()
+                    && (buf == 0 || offset < 0 || n < 0)
+                {
+                    return answer_now(&mut caller, cbv, pp_error::FAILED);
+                }
+                // The bytes are copied now: the app may reuse its buffer once the call
+                // returns.
+                let bytes = if n > 0 && buf != 0 {
+                    crate::read_memory(&mut caller, buf as u32, n as u32)?
+                } else {
+                    Vec::new()
+                };
+                io_op(
+                    &mut caller,
+                    io,
+                    cb,
+                    IoOp::Write,
+                    || Ok(()),
+                    move |file, flags| {
+                        let r = if flags & storage::open_flag::APPEND != 0 {
+                            let mut f: &std::fs::File = file;
+                            f.write_all(&bytes)
+                        } else {
+                            file.write_all_at(&bytes, offset as u64)
+                        };
+                        Completion::result(match r {
+                            Ok(()) => bytes.len() as i32,
+                            Err(_) => pp_error::FAILED,
+                        })
+                    },
+                )
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "SetLength",
+            |mut caller: Caller<'_, Ctx>, io: i32, len: i64, cb: i32| -> wasmtime::Result<i32> {
+                io_op(
+                    &mut caller,
+                    io,
+                    cb,
+                    IoOp::Exclusive,
+                    || {
+                        if len < 0 {
+                            Err(pp_error::FAILED)
+                        } else {
+                            Ok(())
+                        }
+                    },
+                    move |file, _| {
+                        Completion::result(match file.set_len(len as u64) {
+                            Ok(()) => pp_error::OK,
+                            Err(e) => storage::error_of(&e),
+                        })
+                    },
+                )
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Flush",
+            |mut caller: Caller<'_, Ctx>, io: i32, cb: i32| -> wasmtime::Result<i32> {
+                io_op(
+                    &mut caller,
+                    io,
+                    cb,
+                    IoOp::Exclusive,
+                    || Ok(()),
+                    |file, _| {
+                        Completion::result(match file.sync_all() {
+                            Ok(()) => pp_error::OK,
+                            Err(e) => storage::error_of(&e),
+                        })
+                    },
+                )
+            },
+        )?;
+        linker.func_wrap(
+            iface,
+            "Close",
+            |caller: Caller<'_, Ctx>, io: i32| -> wasmtime::Result<()> {
+                let s = state(&caller)?;
+                if let Some(f) = file_io(&s, io) {
+                    // Operations under way keep the file until they end.
+                    f.lock().file = None;
+                }
+                Ok(())
+            },
+        )?;
+        if version == 0 {
+            continue;
+        }
+        linker.func_wrap(
+            iface,
+            "ReadToArray",
+            |mut caller: Caller<'_, Ctx>,
+             io: i32,
+             offset: i64,
+             max: i32,
+             output: i32,
+             cb: i32|
+             -> wasmtime::Result<i32> {
+                let s = state(&caller)?;
+                let cbv = mem::read_callback(&mut caller, cb as u32)?;
+                if let Some(e) = callback_error(&caller, &cbv) {
+                    return Ok(e);
+                }
+                let (f, file, _) = match begin_io(&s, io, IoOp::Read) {
+                    Ok(v) => v,
+                    Err(e) => return answer_now(&mut caller, cbv, e),
+                };
+                if output == 0 {
+                    return answer_now(&mut caller, cbv, pp_error::BADARGUMENT);
+                }
+                let out = read_array_output(&mut caller, output as u32)?;
+                if max < 0 {
+                    return answer_now(&mut caller, cbv, pp_error::FAILED);
+                }
+                let Some(file) = file else {
+                    return answer_now(&mut caller, cbv, pp_error::FAILED);
+                };
+                let n = max.min(MAX_READ) as usize;
+                f.lock().begin(IoOp::Read);
+                let f2 = f.clone();
+                start_async_finishing(&mut caller, cbv, move || {
+                    let got = read_at(&file, offset, n);
+                    f2.lock().finish();
+                    let finish: Finish = Box::new(move |mut cx| {
+                        let bytes = match got {
+                            Ok(b) => b,
+                            Err(e) => return Ok(e),
+                        };
+                        if out.get_data_buffer == 0 {
+                            return Ok(pp_error::FAILED);
+                        }
+                        let at = out.buffer(&mut cx, bytes.len() as u32, 1)?;
+                        if at != 0 && !bytes.is_empty() {
+                            crate::write_memory(&mut cx, at, &bytes)?;
+                        }
+                        Ok(bytes.len() as i32)
+                    });
+                    finish
+                })
+            },
+        )?;
+    }
+    Ok(())
+}
+
+pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
+    link_file_system(linker)?;
+    link_file_ref(linker)?;
+    link_file_io(linker)
+}
