@@ -7,11 +7,22 @@
 pub const CLI: &[&str] = &[
     "PPB_Console;1.0",
     "PPB_Core;1.0",
+    "PPB_Graphics2D;1.0",
+    "PPB_Graphics2D;1.1",
+    "PPB_Graphics2D;1.2",
+    "PPB_IMEInputEvent;1.0",
+    "PPB_ImageData;1.0",
     "PPB_InputEvent;1.0",
     "PPB_Instance;1.0",
+    "PPB_KeyboardInputEvent;1.0",
+    "PPB_KeyboardInputEvent;1.2",
     "PPB_MessageLoop;1.0",
     "PPB_Messaging;1.0",
     "PPB_Messaging;1.2",
+    "PPB_MouseInputEvent;1.0",
+    "PPB_MouseInputEvent;1.1",
+    "PPB_TouchInputEvent;1.0",
+    "PPB_TouchInputEvent;1.4",
     "PPB_Var;1.0",
     "PPB_Var;1.1",
     "PPB_Var;1.2",
@@ -21,6 +32,7 @@ pub const CLI: &[&str] = &[
     "PPB_View;1.0",
     "PPB_View;1.1",
     "PPB_View;1.2",
+    "PPB_WheelInputEvent;1.0",
 ];
 
 /// Every host with its list, for reports: (short name, what it is, interfaces).

@@ -23,6 +23,8 @@
 //! idle in `PPB_MessageLoop.Run`, seen twice 20 ms apart with nothing happening between.
 //! With `timeout` set, it ends that long after the input ended at the latest.
 
+pub mod events;
+pub mod gfx;
 pub mod json;
 mod mem;
 mod ppb;
@@ -307,6 +309,10 @@ pub struct PepperState {
     loops: Mutex<Vec<i32>>,
     timers: timers::Timers,
     ended: AtomicBool,
+    /// ImageData and Graphics2D: memory to give back, the bound context, frames.
+    gfx: gfx::GfxState,
+    /// Input event requests and the `--events` replay.
+    input: events::InputState,
 }
 
 mod heap;
@@ -563,6 +569,8 @@ impl Host for PepperHost {
         let config = lock(&self.config)
             .take()
             .unwrap_or_else(|| PepperConfig::new(Vec::new(), Arc::default()));
+        // A bad events file stops the run before the app starts.
+        let input = events::InputState::load(config.events.as_deref())?;
         Ok(PepperState {
             config,
             vars: Mutex::default(),
@@ -579,6 +587,8 @@ impl Host for PepperHost {
             loops: Mutex::default(),
             timers: timers::Timers::default(),
             ended: AtomicBool::new(false),
+            gfx: gfx::GfxState::default(),
+            input,
         })
     }
 
@@ -726,6 +736,7 @@ fn start(
         (did_change_focus, INSTANCE, 1),
     )?;
 
+    events::start_replay(&s, &process);
     start_input(&s, &process)?;
     crate::run_loop(&mut caller)?;
 

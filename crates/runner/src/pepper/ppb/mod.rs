@@ -8,6 +8,8 @@ use wasmtime::Linker;
 use crate::host::Ctx;
 
 mod core;
+mod graphics_2d;
+mod image_data;
 mod input;
 mod message_loop;
 mod messaging;
@@ -25,5 +27,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     message_loop::link(linker)?;
     view::link(linker)?;
     input::link(linker)?;
+    image_data::link(linker)?;
+    graphics_2d::link(linker)?;
     Ok(())
 }
