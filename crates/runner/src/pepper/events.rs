@@ -540,3 +540,11 @@ fn deliver(
     lock(&s.resources).release(res);
     r.map(|_handled| ())
 }
+
+impl PepperState {
+    /// The input event classes the app has requested, filtering or not (`PP_InputEvent_Class`
+    /// bits).
+    pub fn requested_input_classes(&self) -> u32 {
+        self.input.requested()
+    }
+}

@@ -433,3 +433,15 @@ impl Resources {
         }
     }
 }
+
+impl super::PepperState {
+    /// The Graphics2D context bound to the instance (0: none).
+    pub fn bound_graphics(&self) -> i32 {
+        *lock(&self.gfx.bound)
+    }
+
+    /// How many frames `--frames` has written (or tried to).
+    pub fn frames_written(&self) -> u64 {
+        self.gfx.frames()
+    }
+}

@@ -8,6 +8,8 @@ mod convert_threads;
 mod cpu_count;
 mod fixtures_run;
 mod hosts;
+mod pepper_gfx;
+mod pepper_gfx_input;
 mod pepper_host;
 mod pepper_json;
 mod pepper_ppb;
