@@ -9,6 +9,7 @@ mod cpu_count;
 mod fixtures_run;
 mod hosts;
 mod pepper_gfx;
+mod pepper_gfx_events;
 mod pepper_gfx_input;
 mod pepper_host;
 mod pepper_json;
