@@ -15,7 +15,8 @@
 //! `start` runs on the thread that called `ppapi_start` (the main thread, tid 0):
 //! `PPP_InitializeModule`, then `DidCreate` with the embed attributes, `DidChangeView`,
 //! `DidChangeFocus(true)`, then tasks posted to the main thread's mailbox (messages from
-//! the input, `CallOnMainThread`, completion callbacks) until the instance ends. A reader
+//! the input, `CallOnMainThread`, completion callbacks, the input events of `--events`:
+//! [`events`]) until the instance ends. A reader
 //! thread turns each input line into a message. When the input has ended, the instance
 //! ends (`DidDestroy`, then `start` returns and the program exits with status 0) as soon as
 //! the app can make no further progress: no task queued or running on any thread, no timer
