@@ -125,6 +125,10 @@ pub fn run(
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
     };
+    // A bad events file is reported before the app starts (the host reads it again).
+    if let Some(events) = &args.events {
+        pexe2wasm_runner::pepper::events::load(events).map_err(|e| anyhow!("--events {e}"))?;
+    }
     let config = PepperConfig {
         attrs: attributes(file, &args.attrs)?,
         size: match &args.size {

@@ -10,4 +10,5 @@ mod dockerfile;
 mod malformed;
 mod pepper_real;
 mod pepper_url;
+mod pepper_gfx;
 mod run_cli;

@@ -15,7 +15,8 @@
 //! `start` runs on the thread that called `ppapi_start` (the main thread, tid 0):
 //! `PPP_InitializeModule`, then `DidCreate` with the embed attributes, `DidChangeView`,
 //! `DidChangeFocus(true)`, then tasks posted to the main thread's mailbox (messages from
-//! the input, `CallOnMainThread`, completion callbacks) until the instance ends. A reader
+//! the input, `CallOnMainThread`, completion callbacks, the input events of `--events`:
+//! [`events`]) until the instance ends. A reader
 //! thread turns each input line into a message. When the input has ended, the instance
 //! ends (`DidDestroy`, then `start` returns and the program exits with status 0) as soon as
 //! the app can make no further progress: no task queued or running on any thread, no timer
@@ -24,6 +25,8 @@
 //! With `timeout` set, it ends that long after the input ended at the latest.
 
 pub mod fetch;
+pub mod events;
+pub mod gfx;
 pub mod json;
 pub mod loader;
 mod mem;
@@ -314,6 +317,10 @@ pub struct PepperState {
     urls: fetch::UrlPolicy,
     /// `--storage` (`PPB_FileSystem`).
     storage: storage::Storage,
+    /// ImageData and Graphics2D: memory to give back, the bound context, frames.
+    gfx: gfx::GfxState,
+    /// Input event requests and the `--events` replay.
+    input: events::InputState,
 }
 
 mod heap;
@@ -651,6 +658,8 @@ impl Host for PepperHost {
         let urls = fetch::UrlPolicy::new(config.origin.as_deref(), &config.url_map)
             .map_err(wasmtime::Error::msg)?;
         let storage = storage::Storage::new(config.storage.clone());
+        // A bad events file stops the run before the app starts.
+        let input = events::InputState::load(config.events.as_deref())?;
         Ok(PepperState {
             config,
             vars: Mutex::default(),
@@ -669,6 +678,8 @@ impl Host for PepperHost {
             ended: AtomicBool::new(false),
             urls,
             storage,
+            gfx: gfx::GfxState::default(),
+            input,
         })
     }
 
@@ -817,6 +828,7 @@ fn start(
         (did_change_focus, INSTANCE, 1),
     )?;
 
+    events::start_replay(&s, &process);
     start_input(&s, &process)?;
     crate::run_loop(&mut caller)?;
 

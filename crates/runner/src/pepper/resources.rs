@@ -62,10 +62,53 @@ pub struct InputEvent {
     pub wheel_delta: (f32, f32),
     pub wheel_ticks: (f32, f32),
     pub scroll_by_page: bool,
-    /// Keyboard: key code, character text, code.
+    /// Keyboard: key code, character text, code. IME: `text` is the composition text.
     pub key_code: u32,
     pub text: String,
     pub code: String,
+    /// Touch: the lists touches, changed touches, target touches (`PP_TouchListType`).
+    pub touches: [Vec<TouchPoint>; 3],
+    /// IME: segment offsets (segment count + 1 of them, or none), target segment, selection.
+    pub segment_offsets: Vec<u32>,
+    pub target_segment: i32,
+    pub selection: (u32, u32),
+}
+
+impl InputEvent {
+    /// An event of `kind` at `time` with every other field as Chrome's `InputEventData`
+    /// starts it (no button, target segment -1, the rest zero or empty).
+    pub fn new(kind: i32, time: f64) -> InputEvent {
+        InputEvent {
+            kind,
+            time,
+            modifiers: 0,
+            button: -1,
+            position: (0, 0),
+            click_count: 0,
+            movement: (0, 0),
+            wheel_delta: (0.0, 0.0),
+            wheel_ticks: (0.0, 0.0),
+            scroll_by_page: false,
+            key_code: 0,
+            text: String::new(),
+            code: String::new(),
+            touches: Default::default(),
+            segment_offsets: Vec::new(),
+            target_segment: -1,
+            selection: (0, 0),
+        }
+    }
+}
+
+/// A `PP_TouchPoint` with its tilt (`PPB_TouchInputEvent;1.4`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TouchPoint {
+    pub id: u32,
+    pub position: (f32, f32),
+    pub radius: (f32, f32),
+    pub rotation_angle: f32,
+    pub pressure: f32,
+    pub tilt: (f32, f32),
 }
 
 /// What a resource is.
@@ -82,6 +125,8 @@ pub enum Resource {
     FileSystem(std::sync::Arc<super::storage::FileSystem>),
     FileRef(super::storage::FileRef),
     FileIo(std::sync::Arc<super::storage::FileIo>),
+    ImageData(super::gfx::ImageData),
+    Graphics2D(Box<super::gfx::Graphics2D>),
 }
 
 /// The resources of one run.

@@ -166,6 +166,32 @@ impl Harness {
         f64::from_le_bytes(self.read(addr, 8).try_into().unwrap())
     }
 
+    /// A harness whose host runs with `config` (its sink is `sink`) over the module `wat`,
+    /// which provides what [`HARNESS`] does and may add to it (callbacks in its table, a
+    /// `__ppapi_free` that records its calls).
+    pub fn custom(config: PepperConfig, sink: Arc<CaptureSink>, wat: &str) -> Harness {
+        let engine = new_engine(false).unwrap();
+        let mut linker: Linker<Ctx> = Linker::new(&engine);
+        let host = PepperHost::new(config);
+        Host::link(&host, &mut linker).unwrap();
+        let wasi = pexe2wasm_runner::wasi_ctx(&RunOptions::default())
+            .unwrap()
+            .0;
+        let ctx = Ctx::standalone_with_host(wasi, host, &RunOptions::default()).unwrap();
+        let mut store = Store::new(&engine, ctx);
+        let module =
+            pexe2wasm_runner::wasmtime::Module::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        let instance = linker.instantiate(&mut store, &module).unwrap();
+        store.data_mut().set_instance_for_tests(instance);
+        let memory = instance.get_memory(&mut store, "memory").unwrap();
+        Harness {
+            store,
+            linker,
+            memory,
+            sink,
+        }
+    }
+
     pub fn state(&self) -> Arc<PepperState> {
         self.store.data().state::<PepperHost>().unwrap().clone()
     }

@@ -9,6 +9,8 @@ use crate::host::Ctx;
 
 mod core;
 mod files;
+mod graphics_2d;
+mod image_data;
 mod input;
 mod message_loop;
 mod messaging;
@@ -29,5 +31,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     input::link(linker)?;
     url::link(linker)?;
     files::link(linker)?;
+    image_data::link(linker)?;
+    graphics_2d::link(linker)?;
     Ok(())
 }

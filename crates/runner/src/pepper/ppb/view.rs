@@ -1,4 +1,5 @@
-//! `PPB_View;1.0/1.1/1.2` (the view `DidChangeView` hands over) and `PPB_Instance;1.0`.
+//! `PPB_View;1.0/1.1/1.2` (the view `DidChangeView` hands over) and `PPB_Instance;1.0`
+//! (BindGraphics binds a Graphics2D context: `graphics_2d.rs`).
 
 use wasmtime::{Caller, Linker};
 
@@ -108,9 +109,8 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     linker.func_wrap(
         "PPB_Instance;1.0",
         "BindGraphics",
-        |_caller: Caller<'_, Ctx>, _instance: i32, _device: i32| -> i32 {
-            // No graphics device kind is offered yet, so nothing can be bound.
-            0
+        |caller: Caller<'_, Ctx>, instance: i32, device: i32| -> wasmtime::Result<i32> {
+            super::graphics_2d::bind_graphics(&caller, instance, device)
         },
     )?;
     linker.func_wrap(
