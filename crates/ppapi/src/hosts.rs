@@ -7,11 +7,19 @@
 pub const CLI: &[&str] = &[
     "PPB_Console;1.0",
     "PPB_Core;1.0",
+    "PPB_HostResolver;1.0",
     "PPB_InputEvent;1.0",
     "PPB_Instance;1.0",
     "PPB_MessageLoop;1.0",
     "PPB_Messaging;1.0",
     "PPB_Messaging;1.2",
+    "PPB_NetAddress;1.0",
+    "PPB_TCPSocket;1.0",
+    "PPB_TCPSocket;1.1",
+    "PPB_TCPSocket;1.2",
+    "PPB_UDPSocket;1.0",
+    "PPB_UDPSocket;1.1",
+    "PPB_UDPSocket;1.2",
     "PPB_Var;1.0",
     "PPB_Var;1.1",
     "PPB_Var;1.2",
@@ -21,6 +29,7 @@ pub const CLI: &[&str] = &[
     "PPB_View;1.0",
     "PPB_View;1.1",
     "PPB_View;1.2",
+    "PPB_WebSocket;1.0",
 ];
 
 /// Every host with its list, for reports: (short name, what it is, interfaces).

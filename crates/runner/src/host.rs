@@ -258,6 +258,12 @@ impl Ctx {
         self.instance = Some(instance);
     }
 
+    /// Makes a store made by hand act as `thread`, for imports whose answer depends on the
+    /// calling thread (a blocking Pepper callback is refused on the main thread only).
+    pub fn set_thread_for_tests(&mut self, thread: ThreadInfo) {
+        self.thread = thread;
+    }
+
     /// This thread's mailbox: tasks posted there run on this thread inside
     /// [`crate::run_loop`].
     pub fn mailbox(&self) -> &Arc<Mailbox> {

@@ -25,6 +25,7 @@
 
 pub mod json;
 mod mem;
+pub mod net;
 mod ppb;
 mod ppp;
 pub mod resources;
@@ -67,6 +68,17 @@ pub mod pp_error {
     pub const FILENOTFOUND: i32 = -20;
     pub const NO_MESSAGE_LOOP: i32 = -51;
     pub const WRONG_THREAD: i32 = -52;
+    pub const CONNECTION_CLOSED: i32 = -100;
+    pub const CONNECTION_RESET: i32 = -101;
+    pub const CONNECTION_REFUSED: i32 = -102;
+    pub const CONNECTION_ABORTED: i32 = -103;
+    pub const CONNECTION_FAILED: i32 = -104;
+    pub const CONNECTION_TIMEDOUT: i32 = -105;
+    pub const ADDRESS_INVALID: i32 = -106;
+    pub const ADDRESS_UNREACHABLE: i32 = -107;
+    pub const ADDRESS_IN_USE: i32 = -108;
+    pub const MESSAGE_TOO_BIG: i32 = -109;
+    pub const NAME_NOT_RESOLVED: i32 = -110;
 }
 
 /// How messages are written and read.
@@ -307,6 +319,8 @@ pub struct PepperState {
     loops: Mutex<Vec<i32>>,
     timers: timers::Timers,
     ended: AtomicBool,
+    /// The network rule's notes (`net`).
+    net: net::NetState,
 }
 
 mod heap;
@@ -579,6 +593,7 @@ impl Host for PepperHost {
             loops: Mutex::default(),
             timers: timers::Timers::default(),
             ended: AtomicBool::new(false),
+            net: net::NetState::default(),
         })
     }
 
@@ -597,6 +612,7 @@ impl Host for PepperHost {
     fn stopping(&self, state: &PepperState) {
         state.ended.store(true, Ordering::SeqCst);
         state.timers.stop();
+        net::stop(&state.resources());
     }
 }
 

@@ -11,8 +11,12 @@ mod core;
 mod input;
 mod message_loop;
 mod messaging;
+mod net;
+mod tcp;
+mod udp;
 mod var;
 mod view;
+mod websocket;
 
 /// The interfaces this host offers (`PPB_GetInterface` answers NULL for the rest): the
 /// description crate's list for this host (`pexe2wasm_ppapi::hosts::CLI`).
@@ -25,5 +29,9 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     message_loop::link(linker)?;
     view::link(linker)?;
     input::link(linker)?;
+    net::link(linker)?;
+    tcp::link(linker)?;
+    udp::link(linker)?;
+    websocket::link(linker)?;
     Ok(())
 }
