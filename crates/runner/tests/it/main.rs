@@ -10,6 +10,7 @@ mod fixtures_run;
 mod hosts;
 mod pepper_host;
 mod pepper_json;
+mod pepper_net;
 mod pepper_ppb;
 mod pepper_support;
 mod pepper_var;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use pexe2wasm_runner::pepper::var::PpVar;
 use pexe2wasm_runner::pepper::{CaptureSink, PepperConfig, PepperHost, PepperState};
 use pexe2wasm_runner::wasmtime::{Extern, Linker, Memory, Store, Val};
-use pexe2wasm_runner::{new_engine, Ctx, Host, RunOptions};
+use pexe2wasm_runner::{new_engine, Ctx, Host, RunOptions, ThreadInfo, ThreadKind};
 
 /// What the host calls in a plugin, done minimally: a bump allocator for
 /// `__ppapi_alloc` (from 1 MiB), `__ppp_call_ii_v` and a 64-entry table.
@@ -38,10 +38,17 @@ pub struct Harness {
 
 impl Harness {
     pub fn new() -> Harness {
+        Harness::with_config(|_| {})
+    }
+
+    /// A harness whose host has the default config as `edit` changes it.
+    pub fn with_config(edit: impl FnOnce(&mut PepperConfig)) -> Harness {
         let sink = Arc::new(CaptureSink::default());
         let engine = new_engine(false).unwrap();
         let mut linker: Linker<Ctx> = Linker::new(&engine);
-        let host = PepperHost::new(PepperConfig::new(Vec::new(), sink.clone()));
+        let mut config = PepperConfig::new(Vec::new(), sink.clone());
+        edit(&mut config);
+        let host = PepperHost::new(config);
         Host::link(&host, &mut linker).unwrap();
         let wasi = pexe2wasm_runner::wasi_ctx(&RunOptions::default())
             .unwrap()
@@ -60,6 +67,19 @@ impl Harness {
             memory,
             sink,
         }
+    }
+
+    /// Calls from now on come from thread `tid` (0: the main thread; others are module
+    /// threads without a message loop).
+    pub fn on_thread(&mut self, tid: i32) {
+        let kind = if tid == 0 {
+            ThreadKind::Main
+        } else {
+            ThreadKind::Module
+        };
+        self.store
+            .data_mut()
+            .set_thread_for_tests(ThreadInfo { tid, kind });
     }
 
     pub fn state(&self) -> Arc<PepperState> {
