@@ -8,4 +8,5 @@ mod cli_manners;
 mod cli_status;
 mod dockerfile;
 mod malformed;
+mod pepper_ws;
 mod run_cli;
