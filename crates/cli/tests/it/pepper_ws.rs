@@ -49,6 +49,8 @@ struct Seen {
 /// One connection: /b stores each binary message as `upload-N.lzo` and answers the name;
 /// /a answers a file name (binary or text) with the file (binary). At most 100 messages,
 /// and the connection ends after 60 s without one.
+// The handshake callback's error type is tungstenite's.
+#[allow(clippy::result_large_err)]
 fn serve(stream: TcpStream, seen: Arc<Mutex<Seen>>) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
     let mut path = String::new();

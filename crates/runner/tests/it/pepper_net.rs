@@ -675,6 +675,8 @@ fn udp_sockets_send_and_receive_datagrams_on_loopback() {
 /// A loopback WebSocket server for one connection: it answers with the first protocol
 /// offered, echoes every message, and on "close-me" sends "last words" and closes with
 /// 4000 "done". Returns its port; the thread ends with the connection (or after 30 s).
+// The handshake callback's error type is tungstenite's.
+#[allow(clippy::result_large_err)]
 fn echo_server() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();

@@ -36,7 +36,8 @@ pub(super) fn callback_refusal(
 /// Chrome's answer for an operation that ends at once with `result` (an error found
 /// before it starts, or a result at hand): a required callback runs later with it and the
 /// call returns `PP_OK_COMPLETIONPENDING`; an optional or blocking one is not called and
-/// the call returns `result`.
+/// the call returns `result`. Call it holding no socket's lock (it reads the loops and
+/// the resources).
 pub(super) fn finish_now(
     caller: &mut Caller<'_, Ctx>,
     cb: Callback,

@@ -115,6 +115,7 @@ fn connect(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtim
     let bound = {
         let mut t = lock(&tcp);
         if t.pending == Some(TcpPhase::Connected) {
+            drop(t);
             return finish_now(&mut caller, cb, pp_error::INPROGRESS);
         }
         if !matches!(t.phase, TcpPhase::Initial | TcpPhase::Bound) || t.pending.is_some() {
@@ -204,7 +205,7 @@ fn read(mut caller: Caller<'_, Ctx>, res: i32, buf: i32, n: i32, cb: i32) -> was
         }
     };
     let n = n.min(MAX_READ) as usize;
-    let r = start_async(&mut caller, cb, move || {
+    start_async(&mut caller, cb, move || {
         let mut b = vec![0u8; n];
         let got = (&*sock).read(&mut b);
         let mut t = lock(&tcp);
@@ -222,8 +223,7 @@ fn read(mut caller: Caller<'_, Ctx>, res: i32, buf: i32, n: i32, cb: i32) -> was
             }
             Err(e) => Completion::result(pnet::io_error(&e)),
         }
-    });
-    Ok(r?)
+    })
 }
 
 fn write(

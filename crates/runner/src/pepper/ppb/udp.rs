@@ -242,12 +242,12 @@ fn set_option(
             pp_error::FAILED
         } else if !known {
             pp_error::BADARGUMENT
-        } else if matches!(name, REUSE | BROADCAST | MULTICAST_LOOP | MULTICAST_TTL)
+        } else if (matches!(name, REUSE | BROADCAST | MULTICAST_LOOP | MULTICAST_TTL)
             && (v1_0 || name == REUSE)
-            && u.bind_called
+            && u.bind_called)
+            || (matches!(name, SEND_BUFFER | RECV_BUFFER) && v1_0 && !u.bound)
         {
-            pp_error::FAILED
-        } else if matches!(name, SEND_BUFFER | RECV_BUFFER) && v1_0 && !u.bound {
+            // Options that shape the bind come before it; 1.0 takes buffer sizes after.
             pp_error::FAILED
         } else {
             match (name, value) {
