@@ -24,12 +24,13 @@
 //! idle in `PPB_MessageLoop.Run`, seen twice 20 ms apart with nothing happening between.
 //! With `timeout` set, it ends that long after the input ended at the latest.
 
-pub mod fetch;
 pub mod events;
+pub mod fetch;
 pub mod gfx;
 pub mod json;
 pub mod loader;
 mod mem;
+pub mod net;
 mod ppb;
 mod ppp;
 pub mod resources;
@@ -73,6 +74,17 @@ pub mod pp_error {
     pub const FILENOTFOUND: i32 = -20;
     pub const NO_MESSAGE_LOOP: i32 = -51;
     pub const WRONG_THREAD: i32 = -52;
+    pub const CONNECTION_CLOSED: i32 = -100;
+    pub const CONNECTION_RESET: i32 = -101;
+    pub const CONNECTION_REFUSED: i32 = -102;
+    pub const CONNECTION_ABORTED: i32 = -103;
+    pub const CONNECTION_FAILED: i32 = -104;
+    pub const CONNECTION_TIMEDOUT: i32 = -105;
+    pub const ADDRESS_INVALID: i32 = -106;
+    pub const ADDRESS_UNREACHABLE: i32 = -107;
+    pub const ADDRESS_IN_USE: i32 = -108;
+    pub const MESSAGE_TOO_BIG: i32 = -109;
+    pub const NAME_NOT_RESOLVED: i32 = -110;
 }
 
 /// How messages are written and read.
@@ -321,6 +333,8 @@ pub struct PepperState {
     gfx: gfx::GfxState,
     /// Input event requests and the `--events` replay.
     input: events::InputState,
+    /// The network rule's notes (`net`).
+    net: net::NetState,
 }
 
 mod heap;
@@ -680,6 +694,7 @@ impl Host for PepperHost {
             storage,
             gfx: gfx::GfxState::default(),
             input,
+            net: net::NetState::default(),
         })
     }
 
@@ -699,6 +714,7 @@ impl Host for PepperHost {
         state.ended.store(true, Ordering::SeqCst);
         state.timers.stop();
         state.storage.end();
+        net::stop(&state.resources());
     }
 }
 

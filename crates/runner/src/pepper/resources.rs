@@ -127,6 +127,11 @@ pub enum Resource {
     FileIo(std::sync::Arc<super::storage::FileIo>),
     ImageData(super::gfx::ImageData),
     Graphics2D(Box<super::gfx::Graphics2D>),
+    NetAddress(std::net::SocketAddr),
+    HostResolver(super::net::HostResolver),
+    TcpSocket(super::net::TcpSocket),
+    UdpSocket(super::net::UdpSocket),
+    WebSocket(super::net::WebSocket),
 }
 
 /// The resources of one run.
@@ -182,6 +187,11 @@ impl Resources {
 
     pub fn get(&self, id: i32) -> Option<&Resource> {
         self.map.get(&id).map(|(_, r)| r)
+    }
+
+    /// Every live resource with its id, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (i32, &Resource)> {
+        self.map.iter().map(|(id, (_, r))| (*id, r))
     }
 
     pub fn get_mut(&mut self, id: i32) -> Option<&mut Resource> {

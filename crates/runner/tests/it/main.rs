@@ -14,6 +14,7 @@ mod pepper_gfx_events;
 mod pepper_gfx_input;
 mod pepper_host;
 mod pepper_json;
+mod pepper_net;
 mod pepper_ppb;
 mod pepper_support;
 mod pepper_url;

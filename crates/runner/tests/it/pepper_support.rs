@@ -103,6 +103,12 @@ impl Harness {
         }
     }
 
+    /// Calls from now on come from thread `tid` (0: the main thread; others are module
+    /// threads without a message loop).
+    pub fn on_thread(&mut self, tid: i32) {
+        self.set_thread(tid);
+    }
+
     /// Calls from now on come from thread `tid` (a module thread) instead of the main one.
     pub fn set_thread(&mut self, tid: i32) {
         let kind = if tid == 0 {

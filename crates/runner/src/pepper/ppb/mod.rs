@@ -14,9 +14,13 @@ mod image_data;
 mod input;
 mod message_loop;
 mod messaging;
+mod net;
+mod tcp;
+mod udp;
 mod url;
 mod var;
 mod view;
+mod websocket;
 
 /// The interfaces this host offers (`PPB_GetInterface` answers NULL for the rest): the
 /// description crate's list for this host (`pexe2wasm_ppapi::hosts::CLI`).
@@ -33,5 +37,9 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     files::link(linker)?;
     image_data::link(linker)?;
     graphics_2d::link(linker)?;
+    net::link(linker)?;
+    tcp::link(linker)?;
+    udp::link(linker)?;
+    websocket::link(linker)?;
     Ok(())
 }
