@@ -169,37 +169,40 @@ pub fn run(
     program.add_host(host)?;
     let outcome = program.run(&opts);
     let missing = missing.lock().map(|m| m.clone()).unwrap_or_default();
-    // An app that did not come up (an error status, a trap) may lack an interface this
-    // host does not offer: one line says which, before the error itself.
+    // One line names the interfaces the app asked for and did not get: always when only a
+    // browser backs one of them (the app is then not what it was, even if it ends
+    // cleanly), and when the app did not come up (an error status, a trap), before the
+    // error itself.
     let failed = outcome.as_ref().map_or(true, |o| o.exit_code != 0);
-    if failed && !missing.is_empty() {
-        eprintln!(
-            "note: {}: the app asked for {}, which the command-line Pepper host does not offer{}",
-            file.display(),
-            missing.join(", "),
-            browser_note(&missing),
-        );
+    if let Some(line) = missing_note(&missing, failed) {
+        eprintln!("note: {}: {line}", file.display());
     }
     Ok((outcome?.exit_code, missing))
 }
 
-/// The end of the note about interfaces the app did not get: where they are offered.
-fn browser_note(missing: &[String]) -> &'static str {
-    let on_screen = [
-        "PPB_Graphics3D",
-        "PPB_OpenGLES2",
-        "PPB_Audio",
-        "PPB_VideoDecoder",
-        "PPB_Fullscreen",
-        "PPB_MouseLock",
-        "PPB_Gamepad",
-    ];
-    if missing
-        .iter()
-        .any(|m| on_screen.iter().any(|p| m.starts_with(p)))
-    {
-        " (only a browser can back them; pexe2wasm's browser host is not written yet)"
-    } else {
-        ""
+/// The note about the interfaces the app asked for and did not get, if one is due: the
+/// described ones are those only a browser backs (the command-line host offers every
+/// other); a name the description lacks is one no host of ours knows.
+fn missing_note(missing: &[String], failed: bool) -> Option<String> {
+    let d = pexe2wasm_ppapi::description();
+    let (browser, unknown): (Vec<&String>, Vec<&String>) =
+        missing.iter().partition(|m| d.interface(m).is_some());
+    if browser.is_empty() && !(failed && !unknown.is_empty()) {
+        return None;
     }
+    let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !browser.is_empty() {
+        parts.push(format!(
+            "{}, which only a browser can back (pexe2wasm's browser host is not written yet)",
+            list(&browser)
+        ));
+    }
+    if failed && !unknown.is_empty() {
+        parts.push(format!("{}, which no pexe2wasm host knows", list(&unknown)));
+    }
+    Some(format!(
+        "the app asked for {} and got NULL, as a browser without them would answer",
+        parts.join("; and for ")
+    ))
 }
