@@ -136,8 +136,8 @@ enum Command {
         /// http:// origin.
         #[arg(long, value_name = "DIR|URL")]
         origin: Option<String>,
-        /// Pepper plugin: fetch absolute URLs that start with FROM from TO (a loopback
-        /// URL) instead (repeatable).
+        /// Pepper plugin: load absolute URLs (http, https, ws) that start with FROM from TO,
+        /// a loopback URL, instead (repeatable).
         #[arg(long = "url-map", value_name = "FROM=TO")]
         url_map: Vec<String>,
         /// Pepper plugin: keep its persistent and temporary file systems under DIR (by
