@@ -269,17 +269,31 @@ pub fn scan_interface_names(bytes: &[u8]) -> InterfaceNames {
 }
 
 fn scan_into(bytes: &[u8], out: &mut InterfaceNames) {
-    // Only terminated strings count: drop whatever follows the last NUL.
-    let Some(last_nul) = bytes.iter().rposition(|&b| b == 0) else {
-        return;
-    };
-    for seg in bytes[..last_nul].split(|&b| b == 0) {
-        // The string proper starts after the last byte that cannot be part of text.
-        let start = seg
-            .iter()
-            .rposition(|b| !b.is_ascii_graphic() && *b != b' ')
-            .map_or(0, |i| i + 1);
-        let Ok(s) = std::str::from_utf8(&seg[start..]) else {
+    // Every name starts with `nacl-irt-`, `PPB_` or `PPP_`: the candidates are the `n`s
+    // and `P`s that start one, found with memchr2 (a few instructions a byte and no set-up,
+    // where splitting the data into strings and looking at each cost about 25 a byte: a
+    // quarter of a large plugin's conversion was this scan). A candidate counts when it is
+    // a whole string as the rule above says: what precedes it is not text (or it starts
+    // the data), and text runs from it to a NUL.
+    const PREFIXES: [&[u8]; 3] = [b"nacl-irt-", b"PPB_", b"PPP_"];
+    let is_text = |b: u8| b.is_ascii_graphic() || b == b' ';
+    for at in memchr::memchr2_iter(b'n', b'P', bytes) {
+        let rest = &bytes[at..];
+        if !PREFIXES.iter().any(|p| rest.starts_with(p)) {
+            continue;
+        }
+        if at > 0 && is_text(bytes[at - 1]) {
+            continue;
+        }
+        let Some(len) = memchr::memchr(0, rest) else {
+            continue;
+        };
+        let candidate = &rest[..len];
+        if !candidate.iter().all(|&b| is_text(b)) {
+            continue;
+        }
+        // Printable ASCII is UTF-8.
+        let Ok(s) = std::str::from_utf8(candidate) else {
             continue;
         };
         if is_irt_name(s) {

@@ -2,6 +2,7 @@
 //! linked in (`link`), and the sections of the output (`module`), with the pexe's
 //! functions lowered in parallel.
 
+mod adapt;
 pub mod layout;
 pub mod link;
 mod module;

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use wasm_encoder::reencode::Reencode;
 use wasm_encoder::{
     CodeSection, ConstExpr, DataCountSection, DataSection, ElementSection, Elements, Encode,
@@ -144,6 +145,7 @@ pub fn lower_module(
     let i32_type = m.types.find(&crate::ir::Type::Int(32));
     let facts = CodeFacts::of_module(m, &vt);
     let mut lay = layout(m, opts.stack_size as u64, &facts.taken)?;
+    group_slots_by_type(m, &vt, &mut lay);
     let table_base = 1 + lay.slot_funcs.len() as u32;
     // A Pepper plugin's glue: its directory goes after the runtime's state page.
     let glue = opts.pepper.as_ref().map(|names| {
@@ -293,9 +295,35 @@ pub fn lower_module(
             results: vec![],
         })
     });
+    let mut indirect_types = Vec::with_capacity(facts.indirect.len());
     for sig in facts.indirect {
-        sigs.intern(sig);
+        indirect_types.push(sigs.intern(sig));
     }
+    indirect_types.sort_unstable();
+    indirect_types.dedup();
+    // Adapters for indirect calls that may reach a function of another type (`adapt.rs`):
+    // over the table's runs of functions of one type (`group_slots_by_type` made them).
+    let adapters = {
+        let mut groups: Vec<(u32, u32, u32)> = Vec::new();
+        for (i, &fid) in lay.slot_funcs.iter().enumerate() {
+            let d = &m.functions[fid as usize];
+            let Some(t) = lower::fn_sig(m, &vt, d.ty).map(|sig| sigs.intern(sig)) else {
+                continue;
+            };
+            let slot = i as u32 + 1;
+            match groups.last_mut() {
+                Some((first, len, ty)) if *ty == t && *first + *len == slot => *len += 1,
+                _ => groups.push((slot, 1, t)),
+            }
+        }
+        super::adapt::plan(&mut sigs, &indirect_types, &groups)
+    };
+    let adapter_base = next + threaded_start.is_some() as u32;
+    let icall_adapters: FxHashMap<u32, u32> = adapters
+        .iter()
+        .enumerate()
+        .map(|(k, a)| (a.call_type, adapter_base + k as u32))
+        .collect();
 
     // setjmp/longjmp: tag 0 and a counter global after the linked modules' globals.
     let sjlj = facts.sjlj;
@@ -334,6 +362,7 @@ pub fn lower_module(
         sjlj_tag,
         sjlj_counter,
         sjlj_catch_type,
+        icall_adapters,
     };
 
     // Alongside the lowering: the data segments, the module up to its code section with
@@ -372,6 +401,8 @@ pub fn lower_module(
                 pexe_types: &pexe_types,
                 table_base,
                 threaded_start: threaded_start.zip(void_type),
+                adapters: &adapters,
+                adapter_base,
             };
             Ok(side(&parts, segments, &mut remaps, &prefix_used))
         },
@@ -411,6 +442,31 @@ pub fn lower_module(
         stack_top: lay.stack_top,
         imports: imports.into_iter().map(|(a, b, _)| (a, b)).collect(),
     })
+}
+
+/// Orders the table slots of the address-taken functions by wasm type (types in order of
+/// their first function, functions in id order within a type), so that the functions of
+/// one type are one run of slots: an indirect call's adapter (`adapt.rs`) then tells a
+/// type by one range check.
+fn group_slots_by_type(m: &Module, vt: &[Option<ValType>], lay: &mut Layout) {
+    let mut group_of: FxHashMap<Option<Sig>, usize> = FxHashMap::default();
+    let mut keyed: Vec<(usize, u32)> = lay
+        .slot_funcs
+        .iter()
+        .map(|&fid| {
+            let sig = m
+                .functions
+                .get(fid as usize)
+                .and_then(|d| lower::fn_sig(m, vt, d.ty));
+            let n = group_of.len();
+            (*group_of.entry(sig).or_insert(n), fid)
+        })
+        .collect();
+    keyed.sort_by_key(|&(g, fid)| (g, fid));
+    for (i, &(_, fid)) in keyed.iter().enumerate() {
+        lay.slot_funcs[i] = fid;
+        lay.table_slot[fid as usize] = i as u32 + 1;
+    }
 }
 
 /// A module whose pexe bodies are lowered: what [`lower_module`] leaves for
@@ -463,6 +519,9 @@ struct Parts<'p> {
     table_base: u32,
     /// The generated `_start` of a threaded module and its type index.
     threaded_start: Option<(u32, u32)>,
+    /// Adapters of indirect calls (`adapt.rs`), from function `adapter_base`.
+    adapters: &'p [super::adapt::Adapter],
+    adapter_base: u32,
 }
 
 /// Writes everything of the module but the pexe's bodies (see [`Side`]).
@@ -661,6 +720,7 @@ fn prefix(
         pexe_types,
         table_base,
         threaded_start,
+        ..
     } = *parts;
     let mut types = TypeSection::new();
     for s in &cx.sigs.list {
@@ -705,6 +765,9 @@ fn prefix(
     }
     if let Some((_, void_type)) = threaded_start {
         fsec.function(void_type);
+    }
+    for a in parts.adapters {
+        fsec.function(a.helper_type);
     }
     out.section(&fsec);
 
@@ -890,6 +953,9 @@ fn prefix(
         f.instructions().call(start).end();
         after.function(&f);
     }
+    for a in parts.adapters {
+        after.function(&super::adapt::body(a, &cx.sigs));
+    }
     Ok(Prefix {
         table_size,
         before,
@@ -945,6 +1011,12 @@ fn name_section(parts: &Parts<'_>, remaps: &[Remap]) -> Vec<u8> {
     }
     if let Some((f, _)) = threaded_start {
         names.push((f, Name::Text("__pnacl_init_data_and_start".into())));
+    }
+    for k in 0..parts.adapters.len() as u32 {
+        names.push((
+            parts.adapter_base + k,
+            Name::Text(format!("__pexe2wasm_call_adapted_{k}").into()),
+        ));
     }
     names.sort_by_key(|(i, _)| *i);
     names.dedup_by_key(|(i, _)| *i);

@@ -974,7 +974,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                             self.err_at(idx, "indirect call signature not interned")
                         })?;
                         self.push(callee)?;
-                        self.sink().call_indirect(0, ti);
+                        match self.cx.icall_adapters.get(&ti) {
+                            Some(&adapter) => self.sink().call(adapter),
+                            None => self.sink().call_indirect(0, ti),
+                        };
                         Ok(true)
                     }
                 }

@@ -142,6 +142,9 @@ pub struct LowerCtx<'m> {
     pub sjlj_tag: u32,
     pub sjlj_counter: u32,
     pub sjlj_catch_type: u32,
+    /// Indirect-call type index → the function that makes such calls when the pointer may
+    /// name a function of another, adaptable type (`emit/adapt.rs`).
+    pub icall_adapters: rustc_hash::FxHashMap<u32, u32>,
 }
 
 impl LowerCtx<'_> {

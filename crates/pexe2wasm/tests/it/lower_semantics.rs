@@ -1328,8 +1328,82 @@ fn a_call_through_a_known_address_adapts_arguments_and_result() {
     );
     // The missing second argument is zero.
     assert_eq!(r.i32("fewer_args", &[Val::I32(9)]), Some(9));
+    // Both are direct calls: neither a call_indirect nor an adapter in their bodies.
     let text = wasmprinter::print_bytes(&p.wasm()).unwrap();
-    assert!(!text.contains("call_indirect"), "{text}");
+    for name in ["more_args", "fewer_args"] {
+        let body = text
+            .split("(func ")
+            .find(|f| f.starts_with(&format!("${name} ")))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+        assert!(!body.contains("call_indirect"), "{body}");
+        assert!(!body.contains("call_adapted"), "{body}");
+    }
+}
+
+/// A call through a computed pointer may reach a function of another type, as C let it:
+/// a `void f(void *)` started as a thread routine `void *(*)(void *)` (supernet-iguana), a
+/// function taking fewer parameters than the call passes. It is adapted (the result
+/// dropped or zero, extra arguments dropped, missing ones zero) instead of trapping, and a
+/// pointer to a function of the call's own type is still called as it is.
+#[test]
+fn indirect_calls_reach_functions_of_adaptable_types() {
+    let mut p = Prog::new();
+    // Stores its argument at address 0x100 and returns nothing.
+    let store = p.func(
+        "store",
+        "void",
+        &["i32"],
+        "blocks 1; constants { i32: %c0 = i32 256; }
+         store i32 %p0, i32* %c0, align 1; ret void;",
+    );
+    let twice = p.func(
+        "twice",
+        "i32",
+        &["i32"],
+        "blocks 1; %v0 = add i32 %p0, %p0; ret i32 %v0;",
+    );
+    let first = p.func("first", "i32", &["i32", "i32"], "blocks 1; ret i32 %p0;");
+    p.func(
+        "call1",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 1; constants {{ i32: %c0 = i32 0; }}
+             %v0 = icmp ne i32 %p0, %c0;
+             %v1 = select i1 %v0, i32 @f{store}, i32 @f{twice};
+             %v2 = call i32 %v1(i32 %p1);
+             ret i32 %v2;"
+        ),
+    );
+    p.func(
+        "call_first",
+        "i32",
+        &["i32", "i32"],
+        &format!(
+            "blocks 1; constants {{ i32: %c0 = i32 0; }}
+             %v0 = icmp ne i32 %p0, %c0;
+             %v1 = select i1 %v0, i32 @f{first}, i32 @f{twice};
+             %v2 = call i32 %v1(i32 %p1);
+             ret i32 %v2;"
+        ),
+    );
+    p.func(
+        "load",
+        "i32",
+        &[],
+        "blocks 1; constants { i32: %c0 = i32 256; }
+         %v0 = load i32* %c0, align 1; ret i32 %v0;",
+    );
+    let mut r = p.build();
+    // Through the pointer to `store` (void): it runs, and the call sees 0.
+    assert_eq!(r.i32("call1", &[Val::I32(1), Val::I32(21)]), Some(0));
+    assert_eq!(r.i32("load", &[]), Some(21));
+    // Through the pointer to `twice` (the call's own type): as before.
+    assert_eq!(r.i32("call1", &[Val::I32(0), Val::I32(21)]), Some(42));
+    // `first` wants two arguments and gets one: the second is zero.
+    assert_eq!(r.i32("call_first", &[Val::I32(1), Val::I32(7)]), Some(7));
+    let text = wasmprinter::print_bytes(&p.wasm()).unwrap();
+    assert!(text.contains("__pexe2wasm_call_adapted_0"), "{text}");
 }
 
 /// A value kept in a local and used by the very next statement is stored with
