@@ -23,10 +23,11 @@ fn run_plugin(name: &str, args: &[&str], input: &str) -> Option<Output> {
     common::real_pexe(name)?;
     let path = common::real_corpus_dir().join(name);
     let mut c = bin();
-    c.arg("run")
-        .arg(&path)
-        .args(["--timeout", "120"])
-        .args(args)
+    c.arg("run").arg(&path);
+    if !args.contains(&"--timeout") {
+        c.args(["--timeout", "120"]);
+    }
+    c.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -369,4 +370,34 @@ fn messages_in_json_lines_keep_their_types_and_bad_lines_are_named() {
         "{}",
         text(&o.stderr)
     );
+}
+
+#[test]
+fn supernet_iguana_starts_with_loopback_network_and_storage() {
+    // The crypto-currency node: its start-up makes its persistent file system, saves a
+    // key file there, starts helper threads (a void routine each, called for a result by
+    // its pthread library) and keeps polling; the time limit ends it.
+    let storage = common::Scratch::new("iguana");
+    let Some(o) = run_plugin(
+        "supernet-iguana.pexe",
+        &[
+            "--net",
+            "loopback",
+            "--storage",
+            &storage.arg("fs"),
+            "--timeout",
+            "3",
+        ],
+        "{\"agent\":\"SuperNET\",\"method\":\"help\"}\n",
+    ) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let first: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first, json!("finished DidCreate iguana\n"));
+    assert!(out.contains("HELPER.0 started"), "{out}");
+    let confs = std::fs::read_dir(storage.join("fs/persistent/confs")).unwrap();
+    assert!(confs.count() >= 1, "no key file saved");
+    assert!(!text(&o.stderr).contains("trap"), "{}", text(&o.stderr));
 }
