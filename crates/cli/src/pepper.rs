@@ -187,7 +187,8 @@ fn missing_note(missing: &[String], failed: bool) -> Option<String> {
     let d = pexe2wasm_ppapi::description();
     let (browser, unknown): (Vec<&String>, Vec<&String>) =
         missing.iter().partition(|m| d.interface(m).is_some());
-    if browser.is_empty() && !(failed && !unknown.is_empty()) {
+    let name_unknown = failed && !unknown.is_empty();
+    if browser.is_empty() && !name_unknown {
         return None;
     }
     let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
@@ -198,7 +199,7 @@ fn missing_note(missing: &[String], failed: bool) -> Option<String> {
             list(&browser)
         ));
     }
-    if failed && !unknown.is_empty() {
+    if name_unknown {
         parts.push(format!("{}, which no pexe2wasm host knows", list(&unknown)));
     }
     Some(format!(

@@ -1329,7 +1329,7 @@ fn a_call_through_a_known_address_adapts_arguments_and_result() {
     // The missing second argument is zero.
     assert_eq!(r.i32("fewer_args", &[Val::I32(9)]), Some(9));
     // Both are direct calls: neither a call_indirect nor an adapter in their bodies.
-    let text = wasmprinter::print_bytes(&p.wasm()).unwrap();
+    let text = wasmprinter::print_bytes(p.wasm()).unwrap();
     for name in ["more_args", "fewer_args"] {
         let body = text
             .split("(func ")
@@ -1402,7 +1402,7 @@ fn indirect_calls_reach_functions_of_adaptable_types() {
     assert_eq!(r.i32("call1", &[Val::I32(0), Val::I32(21)]), Some(42));
     // `first` wants two arguments and gets one: the second is zero.
     assert_eq!(r.i32("call_first", &[Val::I32(1), Val::I32(7)]), Some(7));
-    let text = wasmprinter::print_bytes(&p.wasm()).unwrap();
+    let text = wasmprinter::print_bytes(p.wasm()).unwrap();
     assert!(text.contains("__pexe2wasm_call_adapted_0"), "{text}");
 }
 

@@ -99,7 +99,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 let Some(p) = &p else { break };
                 complete_later(
                     &s,
-                    &p,
+                    p,
                     tid,
                     cb,
                     pp_error::OK,
