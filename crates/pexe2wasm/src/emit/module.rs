@@ -1,10 +1,11 @@
 //! The output module: index spaces, sections, parallel lowering, names.
 //!
 //! Index spaces (docs/ARCHITECTURE.md): functions = WASI imports, linked modules'
-//! functions (runtime, then helpers), the pexe's defined functions in function-id order;
-//! globals = `__stack_pointer`, `__thread_pointer`, `__heap_base`, `__table_base`, then
-//! linked modules' globals; table 0 = null, the pexe's address-taken functions, the linked
-//! modules' element segments from `__table_base`.
+//! functions (runtime, then helpers), the pexe's defined functions in function-id order,
+//! the threaded start, the call adapters (`adapt.rs`); globals = `__stack_pointer`,
+//! `__thread_pointer`, `__heap_base`, `__table_base`, then linked modules' globals; table
+//! 0 = null, the pexe's address-taken functions grouped by wasm type, the linked modules'
+//! element segments from `__table_base`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
