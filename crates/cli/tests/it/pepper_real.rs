@@ -344,13 +344,24 @@ fn plugins_that_need_a_browser_start_and_name_what_they_lack() {
 }
 
 #[test]
-fn astar_star_starts_and_ends_with_its_input() {
-    // Its start code calls main(void) with three arguments through a pointer; it comes up,
-    // creates its instance and ends once the input has.
-    let Some(o) = run_plugin("astar-star.pexe", &[], "") else {
+fn astar_star_solves_a_path_sent_as_json_commands() {
+    // Its start code calls main(void) with three arguments through a pointer (adapted,
+    // decision 0016). Its page sends JSON commands as strings: nodes, their connections,
+    // then the two ends; it answers with the path. A message that is not JSON: "error".
+    let input = [
+        r#"{"command":"setNodes","nodes":[{"x":0,"y":0},{"x":1,"y":0},{"x":2,"y":0},{"x":1,"y":5}]}"#,
+        r#"{"command":"setConnections","nodes":[[1,3],[0,2],[1],[0,2]]}"#,
+        r#"{"command":"solve","nodes":[0,2]}"#,
+        "not json",
+    ]
+    .map(|l| format!("{l}\n"))
+    .concat();
+    let Some(o) = run_plugin("astar-star.pexe", &[], &input) else {
         return;
     };
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The short way (through node 1), not the detour through node 3.
+    assert_eq!(text(&o.stdout), "{\"array\":[0, 1, 2]}\nerror\n");
 }
 
 #[test]
