@@ -386,28 +386,71 @@ fn messages_in_json_lines_keep_their_types_and_bad_lines_are_named() {
 #[test]
 fn supernet_iguana_starts_with_loopback_network_and_storage() {
     // The crypto-currency node: its start-up makes its persistent file system, saves a
-    // key file there, starts helper threads (a void routine each, called for a result by
-    // its pthread library) and keeps polling; the time limit ends it.
+    // key file there and starts helper threads (a void routine each, called for a result
+    // by its pthread library, decision 0016), then keeps polling. Its page sent it
+    // dictionaries. The input stays open until the helpers have started (however slow the
+    // machine), then the time limit after its end stops the polling node.
+    if common::real_pexe("supernet-iguana.pexe").is_none() {
+        return;
+    }
     let storage = common::Scratch::new("iguana");
-    let Some(o) = run_plugin(
-        "supernet-iguana.pexe",
-        &[
+    let mut child = bin()
+        .arg("run")
+        .arg(common::real_corpus_dir().join("supernet-iguana.pexe"))
+        .args([
+            "--messages",
+            "json",
             "--net",
             "loopback",
-            "--storage",
-            &storage.arg("fs"),
             "--timeout",
-            "3",
-        ],
-        "{\"agent\":\"SuperNET\",\"method\":\"help\"}\n",
-    ) else {
-        return;
-    };
+            "2",
+            "--storage",
+        ])
+        .arg(storage.join("fs"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{{\"agent\":\"SuperNET\",\"method\":\"help\"}}").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !lines
+        .iter()
+        .any(|l: &String| l.contains("HELPER.0 started"))
+    {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) => lines.push(l),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("iguana's helpers did not start: {lines:?}");
+            }
+        }
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let out = text(&o.stdout);
-    let first: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let first: Value = serde_json::from_str(&lines[0]).unwrap();
     assert_eq!(first, json!("finished DidCreate iguana\n"));
-    assert!(out.contains("HELPER.0 started"), "{out}");
+    // A dictionary is what it takes (a string would get "Got unexpected message type").
+    assert!(
+        !lines.iter().any(|l| l.contains("unexpected message type")),
+        "{lines:?}"
+    );
     let confs = std::fs::read_dir(storage.join("fs/persistent/confs")).unwrap();
     assert!(confs.count() >= 1, "no key file saved");
     assert!(!text(&o.stderr).contains("trap"), "{}", text(&o.stderr));
