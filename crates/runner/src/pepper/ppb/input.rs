@@ -74,57 +74,21 @@ fn link_is_kind(
     Ok(())
 }
 
-/// Links getter `name(ret, resource)` of `iface` that writes the `PP_Point` `get` reads
-/// from the event ((0, 0) for a resource that is no event).
-fn link_point(
+/// Links getter `name(ret, resource)` of `iface`: `write` writes at `ret` what `get` reads
+/// from the event (`None` for a resource that is no event).
+fn link_out<T: 'static>(
     linker: &mut Linker<Ctx>,
     iface: &'static str,
     name: &'static str,
-    get: fn(&InputEvent) -> (i32, i32),
+    get: fn(&InputEvent) -> T,
+    write: fn(&mut Caller<'_, Ctx>, i32, Option<T>) -> wasmtime::Result<()>,
 ) -> wasmtime::Result<()> {
     linker.func_wrap(
         iface,
         name,
         move |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            let p = with_event(&caller, res, get)?.unwrap_or((0, 0));
-            mem::write_i32s(&mut caller, ret as u32, &[p.0, p.1])
-        },
-    )?;
-    Ok(())
-}
-
-/// [`link_point`] for a `PP_FloatPoint`.
-fn link_float_point(
-    linker: &mut Linker<Ctx>,
-    iface: &'static str,
-    name: &'static str,
-    get: fn(&InputEvent) -> (f32, f32),
-) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        name,
-        move |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            let p = with_event(&caller, res, get)?.unwrap_or((0.0, 0.0));
-            write_float_point(&mut caller, ret, p)
-        },
-    )?;
-    Ok(())
-}
-
-/// Links getter `name(ret, resource)` of `iface` that writes a new string var of the text
-/// `get` reads from the event (an undefined var for a resource that is no event).
-fn link_text(
-    linker: &mut Linker<Ctx>,
-    iface: &'static str,
-    name: &'static str,
-    get: fn(&InputEvent) -> String,
-) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        name,
-        move |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            let t = with_event(&caller, res, get)?;
-            write_text(&mut caller, ret, t)
+            let v = with_event(&caller, res, get)?;
+            write(&mut caller, ret, v)
         },
     )?;
     Ok(())
@@ -160,6 +124,25 @@ fn write_text(
         None => PpVar::Undefined,
     };
     mem::write_var(&mut *caller, ret as u32, v)
+}
+
+/// Writes the `PP_Point` `p` at `ret` ((0, 0) for `None`).
+fn write_point(
+    caller: &mut Caller<'_, Ctx>,
+    ret: i32,
+    p: Option<(i32, i32)>,
+) -> wasmtime::Result<()> {
+    let p = p.unwrap_or((0, 0));
+    mem::write_i32s(&mut *caller, ret as u32, &[p.0, p.1])
+}
+
+/// Writes the `PP_FloatPoint` `p` at `ret` ((0, 0) for `None`).
+fn write_float_point_or_zero(
+    caller: &mut Caller<'_, Ctx>,
+    ret: i32,
+    p: Option<(f32, f32)>,
+) -> wasmtime::Result<()> {
+    write_float_point(caller, ret, p.unwrap_or((0.0, 0.0)))
 }
 
 fn write_float_point(
@@ -351,10 +334,10 @@ fn link_mouse(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     for (k, iface) in MOUSE.into_iter().enumerate() {
         link_is_kind(linker, iface, "IsMouseInputEvent", &[0, 1, 2, 3, 4, 10])?;
         link_int(linker, iface, "GetButton", -1, |e| e.button)?;
-        link_point(linker, iface, "GetPosition", |e| e.position)?;
+        link_out(linker, iface, "GetPosition", |e| e.position, write_point)?;
         link_int(linker, iface, "GetClickCount", 0, |e| e.click_count)?;
         if k == 1 {
-            link_point(linker, iface, "GetMovement", |e| e.movement)?;
+            link_out(linker, iface, "GetMovement", |e| e.movement, write_point)?;
         }
     }
     Ok(())
@@ -384,8 +367,20 @@ fn link_wheel(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         },
     )?;
     link_is_kind(linker, WHEEL, "IsWheelInputEvent", &[5])?;
-    link_float_point(linker, WHEEL, "GetDelta", |e| e.wheel_delta)?;
-    link_float_point(linker, WHEEL, "GetTicks", |e| e.wheel_ticks)?;
+    link_out(
+        linker,
+        WHEEL,
+        "GetDelta",
+        |e| e.wheel_delta,
+        write_float_point_or_zero,
+    )?;
+    link_out(
+        linker,
+        WHEEL,
+        "GetTicks",
+        |e| e.wheel_ticks,
+        write_float_point_or_zero,
+    )?;
     link_int(linker, WHEEL, "GetScrollByPage", 0, |e| {
         e.scroll_by_page as i32
     })?;
@@ -468,9 +463,15 @@ fn link_keyboard(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     for (k, iface) in KEYBOARD.into_iter().enumerate() {
         link_is_kind(linker, iface, "IsKeyboardInputEvent", &[6, 7, 8, 9])?;
         link_int(linker, iface, "GetKeyCode", 0, |e| e.key_code as i32)?;
-        link_text(linker, iface, "GetCharacterText", |e| e.text.clone())?;
+        link_out(
+            linker,
+            iface,
+            "GetCharacterText",
+            |e| e.text.clone(),
+            write_text,
+        )?;
         if k == 1 {
-            link_text(linker, iface, "GetCode", |e| e.code.clone())?;
+            link_out(linker, iface, "GetCode", |e| e.code.clone(), write_text)?;
         }
     }
     Ok(())
@@ -617,7 +618,7 @@ fn link_ime(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         },
     )?;
     link_is_kind(linker, IME, "IsIMEInputEvent", &[11, 12, 13, 14])?;
-    link_text(linker, IME, "GetText", |e| e.text.clone())?;
+    link_out(linker, IME, "GetText", |e| e.text.clone(), write_text)?;
     link_int(linker, IME, "GetSegmentNumber", 0, |e| {
         e.segment_offsets.len().saturating_sub(1) as i32
     })?;

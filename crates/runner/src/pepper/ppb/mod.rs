@@ -77,6 +77,10 @@ fn link_is(
 /// the socket families' `net::finish_now`.
 type Answer = fn(&mut Caller<'_, Ctx>, Callback, i32) -> wasmtime::Result<i32>;
 
+/// What [`enter`] found: the state, the callback and the resource; or what the call
+/// returns.
+type Entered<T> = Result<(Arc<PepperState>, Callback, T), i32>;
+
 /// Chrome's checks on entering a call on resource `res` that takes the completion
 /// callback at `cb`: the callback errors first ([`callback_error`]), then the resource
 /// `find` finds, else `PP_ERROR_BADRESOURCE` through `answer`. `Ok(Err(r))`: the call
@@ -87,7 +91,7 @@ fn enter<T>(
     cb: i32,
     find: impl FnOnce(&PepperState, i32) -> Option<T>,
     answer: Answer,
-) -> wasmtime::Result<Result<(Arc<PepperState>, Callback, T), i32>> {
+) -> wasmtime::Result<Entered<T>> {
     let s = state(caller)?;
     let cb = mem::read_callback(&mut *caller, cb as u32)?;
     if let Some(e) = callback_error(caller, &cb) {
