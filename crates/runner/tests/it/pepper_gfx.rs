@@ -9,7 +9,7 @@ use pexe2wasm_runner::pepper::{pp_error, CaptureSink, PepperConfig, INSTANCE};
 use pexe2wasm_runner::wasmtime::Val;
 use pexe2wasm_testkit::corpus::Scratch;
 
-use crate::pepper_support::Harness;
+use crate::pepper_support::{self, Harness};
 
 const ID: &str = "PPB_ImageData;1.0";
 const G0: &str = "PPB_Graphics2D;1.0";
@@ -17,30 +17,17 @@ const G1: &str = "PPB_Graphics2D;1.1";
 const G2: &str = "PPB_Graphics2D;1.2";
 const CORE: &str = "PPB_Core;1.0";
 
-/// The harness module, plus: callback 1 stores its result at `user_data` and counts its
-/// calls at `user_data + 4`; `__ppapi_free` counts its calls at 0x80 and keeps the last
-/// address at 0x84.
+/// The rest of the harness module (`pepper_support::module`): callback 1 stores its result
+/// at `user_data` and counts its calls at `user_data + 4`; `__ppapi_free` counts its calls
+/// at 0x80 and keeps the last address at 0x84.
 const MODULE: &str = r#"
-(module
-  (memory (export "memory") 64)
-  (table (export "__indirect_function_table") 64 funcref)
-  (global $next (mut i32) (i32.const 0x100000))
-  (func (export "__ppapi_alloc") (param $len i32) (result i32)
-    (local $p i32)
-    (local.set $p (global.get $next))
-    (global.set $next (i32.and (i32.add (i32.add (global.get $next) (local.get $len)) (i32.const 65535))
-                               (i32.const -65536)))
-    (local.get $p))
   (func (export "__ppapi_free") (param $a i32) (param $n i32)
     (i32.store (i32.const 0x80) (i32.add (i32.load (i32.const 0x80)) (i32.const 1)))
     (i32.store (i32.const 0x84) (local.get $a)))
-  (func (export "__ppp_call_ii_v") (param $f i32) (param $a i32) (param $b i32)
-    (call_indirect (param i32 i32) (local.get $a) (local.get $b) (local.get $f)))
   (func $record (param $ud i32) (param $r i32)
     (i32.store (local.get $ud) (local.get $r))
     (i32.store offset=4 (local.get $ud) (i32.add (i32.load offset=4 (local.get $ud)) (i32.const 1))))
   (elem (i32.const 1) $record)
-)
 "#;
 
 /// Where the recording callback writes (result, calls).
@@ -50,7 +37,7 @@ fn harness_with(frames: Option<&Scratch>) -> Harness {
     let sink = Arc::new(CaptureSink::default());
     let mut config = PepperConfig::new(Vec::new(), sink.clone());
     config.frames = frames.map(|d| d.0.clone());
-    Harness::custom(config, sink, MODULE)
+    Harness::custom(config, sink, &pepper_support::module(MODULE))
 }
 
 fn harness() -> Harness {

@@ -11,9 +11,9 @@ use pexe2wasm_runner::wasmtime::{Extern, Linker, Memory, Store, Val};
 use pexe2wasm_runner::{new_engine, Ctx, Host, RunOptions, ThreadInfo, ThreadKind};
 
 /// What the host calls in a plugin, done minimally: a bump allocator for
-/// `__ppapi_alloc` (from 1 MiB), `__ppp_call_ii_v` and a 64-entry table.
-const HARNESS: &str = r#"
-(module
+/// `__ppapi_alloc` (from 1 MiB), `__ppp_call_ii_v` and a 64-entry table; the rest of a
+/// harness module ([`module`]) follows it.
+const BASE: &str = r#"
   (memory (export "memory") 64)
   (table (export "__indirect_function_table") 64 funcref)
   (global $next (mut i32) (i32.const 0x100000))
@@ -23,9 +23,18 @@ const HARNESS: &str = r#"
     (global.set $next (i32.and (i32.add (i32.add (global.get $next) (local.get $len)) (i32.const 65535))
                                (i32.const -65536)))
     (local.get $p))
-  (func (export "__ppapi_free") (param i32 i32))
   (func (export "__ppp_call_ii_v") (param $f i32) (param $a i32) (param $b i32)
     (call_indirect (param i32 i32) (local.get $a) (local.get $b) (local.get $f)))
+"#;
+
+/// A harness module: [`BASE`] and `more` (`__ppapi_free`, callbacks in the table, …).
+pub fn module(more: &str) -> String {
+    format!("(module{BASE}{more})")
+}
+
+/// The rest of the usual harness module ([`Harness::new`]).
+const HARNESS: &str = r#"
+  (func (export "__ppapi_free") (param i32 i32))
   (func (export "__ppp_call_iii_i") (param $f i32) (param $a i32) (param $b i32) (param $c i32)
     (result i32)
     (call_indirect (param i32 i32 i32) (result i32)
@@ -40,7 +49,6 @@ const HARNESS: &str = r#"
   ;; Table slot 2: a completion callback that does nothing.
   (func $callback (param i32 i32))
   (elem (i32.const 1) $get_buffer $callback)
-)
 "#;
 
 /// Table slot of the harness's `PP_ArrayOutput.GetDataBuffer`; it writes the count and
@@ -65,29 +73,9 @@ impl Harness {
     /// A harness whose host's configuration `edit` changed (`--origin`, `--storage`, …).
     pub fn with_config(edit: impl FnOnce(&mut PepperConfig)) -> Harness {
         let sink = Arc::new(CaptureSink::default());
-        let engine = new_engine(false).unwrap();
-        let mut linker: Linker<Ctx> = Linker::new(&engine);
         let mut config = PepperConfig::new(Vec::new(), sink.clone());
         edit(&mut config);
-        let host = PepperHost::new(config);
-        Host::link(&host, &mut linker).unwrap();
-        let wasi = pexe2wasm_runner::wasi_ctx(&RunOptions::default())
-            .unwrap()
-            .0;
-        let ctx = Ctx::standalone_with_host(wasi, host, &RunOptions::default()).unwrap();
-        let mut store = Store::new(&engine, ctx);
-        let module =
-            pexe2wasm_runner::wasmtime::Module::new(&engine, wat::parse_str(HARNESS).unwrap())
-                .unwrap();
-        let instance = linker.instantiate(&mut store, &module).unwrap();
-        store.data_mut().set_instance_for_tests(instance);
-        let memory = instance.get_memory(&mut store, "memory").unwrap();
-        Harness {
-            store,
-            linker,
-            memory,
-            sink,
-        }
+        Harness::custom(config, sink, &module(HARNESS))
     }
 
     /// The host's state could not be made (a bad configuration): the error.
@@ -173,7 +161,7 @@ impl Harness {
     }
 
     /// A harness whose host runs with `config` (its sink is `sink`) over the module `wat`,
-    /// which provides what [`HARNESS`] does and may add to it (callbacks in its table, a
+    /// which provides what [`BASE`] does and adds to it (callbacks in its table, a
     /// `__ppapi_free` that records its calls).
     pub fn custom(config: PepperConfig, sink: Arc<CaptureSink>, wat: &str) -> Harness {
         let engine = new_engine(false).unwrap();

@@ -18,6 +18,7 @@ use super::super::{
     answer_now, callback_error, lock, mem, pp_error, start_async, start_async_finishing, state,
     Completion, Finish, PepperState, INSTANCE,
 };
+use super::{enter, link_create, link_is};
 use crate::call_export;
 use crate::host::Ctx;
 
@@ -104,14 +105,9 @@ fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             Ok(id)
         },
     )?;
-    linker.func_wrap(
-        FS,
-        "IsFileSystem",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            Ok(file_system(&s, res).is_some() as i32)
-        },
-    )?;
+    link_is(linker, FS, "IsFileSystem", |r| {
+        matches!(r, Resource::FileSystem(_))
+    })?;
     linker.func_wrap(
         FS,
         "Open",
@@ -120,13 +116,9 @@ fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
          _expected_size: i64,
          cb: i32|
          -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let cb = mem::read_callback(&mut caller, cb as u32)?;
-            if let Some(e) = callback_error(&caller, &cb) {
-                return Ok(e);
-            }
-            let Some(fs) = file_system(&s, fs) else {
-                return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+            let (s, cb, fs) = match enter(&mut caller, fs, cb, file_system, answer_now)? {
+                Ok(v) => v,
+                Err(r) => return Ok(r),
             };
             if !fs.begin_open() {
                 return answer_now(&mut caller, cb, pp_error::FAILED);
@@ -164,13 +156,9 @@ fn ref_op(
     cb: i32,
     op: impl FnOnce(&FileRef, std::path::PathBuf) -> Completion + Send + 'static,
 ) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    let cb = mem::read_callback(&mut *caller, cb as u32)?;
-    if let Some(e) = callback_error(caller, &cb) {
-        return Ok(e);
-    }
-    let Some(f) = file_ref(&s, file) else {
-        return answer_now(caller, cb, pp_error::BADRESOURCE);
+    let (_, cb, f) = match enter(caller, file, cb, file_ref, answer_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     if f.fs.root().is_none() {
         return answer_now(caller, cb, pp_error::FAILED);
@@ -217,14 +205,9 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 Ok(id)
             },
         )?;
-        linker.func_wrap(
-            iface,
-            "IsFileRef",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                Ok(file_ref(&s, res).is_some() as i32)
-            },
-        )?;
+        link_is(linker, iface, "IsFileRef", |r| {
+            matches!(r, Resource::FileRef(_))
+        })?;
         linker.func_wrap(
             iface,
             "GetFileSystemType",
@@ -525,26 +508,10 @@ fn read_at(file: &std::fs::File, offset: i64, n: usize) -> Result<Vec<u8>, i32> 
 
 fn link_file_io(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     for (version, iface) in IO_VERSIONS.into_iter().enumerate() {
-        linker.func_wrap(
-            iface,
-            "Create",
-            |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                if instance != INSTANCE {
-                    return Ok(0);
-                }
-                let id = s.resources().add(Resource::FileIo(Arc::default()));
-                Ok(id)
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "IsFileIO",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                Ok(file_io(&s, res).is_some() as i32)
-            },
-        )?;
+        link_create(linker, iface, || Resource::FileIo(Arc::default()))?;
+        link_is(linker, iface, "IsFileIO", |r| {
+            matches!(r, Resource::FileIo(_))
+        })?;
         linker.func_wrap(
             iface,
             "Open",

@@ -37,9 +37,61 @@ fn with_event<R>(
     Ok(r.input_event(res).map(f))
 }
 
-/// Whether `res` is an event of one of `kinds`.
-fn is_kind(caller: &Caller<'_, Ctx>, res: i32, kinds: &[i32]) -> wasmtime::Result<i32> {
-    Ok(with_event(caller, res, |e| kinds.contains(&e.kind))?.unwrap_or(false) as i32)
+/// Links getter `name(resource) -> int32` of `iface`: what `get` reads from the event,
+/// `default` for a resource that is no event.
+fn link_int(
+    linker: &mut Linker<Ctx>,
+    iface: &'static str,
+    name: &'static str,
+    default: i32,
+    get: fn(&InputEvent) -> i32,
+) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        iface,
+        name,
+        move |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+            Ok(with_event(&caller, res, get)?.unwrap_or(default))
+        },
+    )?;
+    Ok(())
+}
+
+/// Links `name(resource) -> PP_Bool` of `iface`: whether the resource is an event of one
+/// of `kinds`.
+fn link_is_kind(
+    linker: &mut Linker<Ctx>,
+    iface: &'static str,
+    name: &'static str,
+    kinds: &'static [i32],
+) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        iface,
+        name,
+        move |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+            Ok(with_event(&caller, res, |e| kinds.contains(&e.kind))?.unwrap_or(false) as i32)
+        },
+    )?;
+    Ok(())
+}
+
+/// Links getter `name(ret, resource)` of `iface`: `write` writes at `ret` what `get` reads
+/// from the event (`None` for a resource that is no event).
+fn link_out<T: 'static>(
+    linker: &mut Linker<Ctx>,
+    iface: &'static str,
+    name: &'static str,
+    get: fn(&InputEvent) -> T,
+    write: fn(&mut Caller<'_, Ctx>, i32, Option<T>) -> wasmtime::Result<()>,
+) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        iface,
+        name,
+        move |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
+            let v = with_event(&caller, res, get)?;
+            write(&mut caller, ret, v)
+        },
+    )?;
+    Ok(())
 }
 
 fn add_event(caller: &Caller<'_, Ctx>, e: InputEvent) -> wasmtime::Result<i32> {
@@ -74,8 +126,23 @@ fn write_text(
     mem::write_var(&mut *caller, ret as u32, v)
 }
 
-fn write_point(caller: &mut Caller<'_, Ctx>, ret: i32, p: (i32, i32)) -> wasmtime::Result<()> {
+/// Writes the `PP_Point` `p` at `ret` ((0, 0) for `None`).
+fn write_point(
+    caller: &mut Caller<'_, Ctx>,
+    ret: i32,
+    p: Option<(i32, i32)>,
+) -> wasmtime::Result<()> {
+    let p = p.unwrap_or((0, 0));
     mem::write_i32s(&mut *caller, ret as u32, &[p.0, p.1])
+}
+
+/// Writes the `PP_FloatPoint` `p` at `ret` ((0, 0) for `None`).
+fn write_float_point_or_zero(
+    caller: &mut Caller<'_, Ctx>,
+    ret: i32,
+    p: Option<(f32, f32)>,
+) -> wasmtime::Result<()> {
+    write_float_point(caller, ret, p.unwrap_or((0.0, 0.0)))
 }
 
 fn write_float_point(
@@ -109,28 +176,23 @@ fn touch_point_bytes(p: &TouchPoint) -> Vec<u8> {
     b
 }
 
-/// The touch point of `list` that `pick` finds (by index or id).
+/// The touch point of `list` with id `key` (`by_id`) or at index `key`.
 fn find_touch(
     caller: &Caller<'_, Ctx>,
     res: i32,
     list: i32,
-    pick: impl Fn(&[TouchPoint]) -> Option<TouchPoint>,
+    by_id: bool,
+    key: i32,
 ) -> wasmtime::Result<Option<TouchPoint>> {
     Ok(with_event(caller, res, |e| {
-        usize::try_from(list)
-            .ok()
-            .and_then(|l| e.touches.get(l))
-            .and_then(|t| pick(t))
+        let t = usize::try_from(list).ok().and_then(|l| e.touches.get(l))?;
+        if by_id {
+            t.iter().find(|p| p.id == key as u32).copied()
+        } else {
+            t.get(key as u32 as usize).copied()
+        }
     })?
     .flatten())
-}
-
-fn by_index(index: i32) -> impl Fn(&[TouchPoint]) -> Option<TouchPoint> {
-    move |t| t.get(index as u32 as usize).copied()
-}
-
-fn by_id(id: i32) -> impl Fn(&[TouchPoint]) -> Option<TouchPoint> {
-    move |t| t.iter().find(|p| p.id == id as u32).copied()
 }
 
 fn link_input_event(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
@@ -178,21 +240,9 @@ fn link_input_event(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             Ok(())
         },
     )?;
-    linker.func_wrap(
-        IE,
-        "IsInputEvent",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(with_event(&caller, res, |_| ())?.is_some() as i32)
-        },
-    )?;
-    linker.func_wrap(
-        IE,
-        "GetType",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            // PP_INPUTEVENT_TYPE_UNDEFINED for anything but an event.
-            Ok(with_event(&caller, res, |e| e.kind)?.unwrap_or(-1))
-        },
-    )?;
+    link_int(linker, IE, "IsInputEvent", 0, |_| 1)?;
+    // PP_INPUTEVENT_TYPE_UNDEFINED for anything but an event.
+    link_int(linker, IE, "GetType", -1, |e| e.kind)?;
     linker.func_wrap(
         IE,
         "GetTimeStamp",
@@ -200,13 +250,7 @@ fn link_input_event(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             Ok(with_event(&caller, res, |e| e.time)?.unwrap_or(0.0))
         },
     )?;
-    linker.func_wrap(
-        IE,
-        "GetModifiers",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(with_event(&caller, res, |e| e.modifiers)?.unwrap_or(0) as i32)
-        },
-    )?;
+    link_int(linker, IE, "GetModifiers", 0, |e| e.modifiers as i32)?;
     Ok(())
 }
 
@@ -288,44 +332,12 @@ fn link_mouse(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         },
     )?;
     for (k, iface) in MOUSE.into_iter().enumerate() {
-        linker.func_wrap(
-            iface,
-            "IsMouseInputEvent",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                is_kind(&caller, res, &[0, 1, 2, 3, 4, 10])
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "GetButton",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                Ok(with_event(&caller, res, |e| e.button)?.unwrap_or(-1))
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "GetPosition",
-            |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-                let p = with_event(&caller, res, |e| e.position)?.unwrap_or((0, 0));
-                write_point(&mut caller, ret, p)
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "GetClickCount",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                Ok(with_event(&caller, res, |e| e.click_count)?.unwrap_or(0))
-            },
-        )?;
+        link_is_kind(linker, iface, "IsMouseInputEvent", &[0, 1, 2, 3, 4, 10])?;
+        link_int(linker, iface, "GetButton", -1, |e| e.button)?;
+        link_out(linker, iface, "GetPosition", |e| e.position, write_point)?;
+        link_int(linker, iface, "GetClickCount", 0, |e| e.click_count)?;
         if k == 1 {
-            linker.func_wrap(
-                iface,
-                "GetMovement",
-                |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-                    let p = with_event(&caller, res, |e| e.movement)?.unwrap_or((0, 0));
-                    write_point(&mut caller, ret, p)
-                },
-            )?;
+            link_out(linker, iface, "GetMovement", |e| e.movement, write_point)?;
         }
     }
     Ok(())
@@ -354,36 +366,24 @@ fn link_wheel(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             add_event(&caller, e)
         },
     )?;
-    linker.func_wrap(
-        WHEEL,
-        "IsWheelInputEvent",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            is_kind(&caller, res, &[5])
-        },
-    )?;
-    linker.func_wrap(
+    link_is_kind(linker, WHEEL, "IsWheelInputEvent", &[5])?;
+    link_out(
+        linker,
         WHEEL,
         "GetDelta",
-        |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            let p = with_event(&caller, res, |e| e.wheel_delta)?.unwrap_or((0.0, 0.0));
-            write_float_point(&mut caller, ret, p)
-        },
+        |e| e.wheel_delta,
+        write_float_point_or_zero,
     )?;
-    linker.func_wrap(
+    link_out(
+        linker,
         WHEEL,
         "GetTicks",
-        |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            let p = with_event(&caller, res, |e| e.wheel_ticks)?.unwrap_or((0.0, 0.0));
-            write_float_point(&mut caller, ret, p)
-        },
+        |e| e.wheel_ticks,
+        write_float_point_or_zero,
     )?;
-    linker.func_wrap(
-        WHEEL,
-        "GetScrollByPage",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(with_event(&caller, res, |e| e.scroll_by_page)?.unwrap_or(false) as i32)
-        },
-    )?;
+    link_int(linker, WHEEL, "GetScrollByPage", 0, |e| {
+        e.scroll_by_page as i32
+    })?;
     Ok(())
 }
 
@@ -461,37 +461,17 @@ fn link_keyboard(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         },
     )?;
     for (k, iface) in KEYBOARD.into_iter().enumerate() {
-        linker.func_wrap(
-            iface,
-            "IsKeyboardInputEvent",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                is_kind(&caller, res, &[6, 7, 8, 9])
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "GetKeyCode",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                Ok(with_event(&caller, res, |e| e.key_code)?.unwrap_or(0) as i32)
-            },
-        )?;
-        linker.func_wrap(
+        link_is_kind(linker, iface, "IsKeyboardInputEvent", &[6, 7, 8, 9])?;
+        link_int(linker, iface, "GetKeyCode", 0, |e| e.key_code as i32)?;
+        link_out(
+            linker,
             iface,
             "GetCharacterText",
-            |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-                let t = with_event(&caller, res, |e| e.text.clone())?;
-                write_text(&mut caller, ret, t)
-            },
+            |e| e.text.clone(),
+            write_text,
         )?;
         if k == 1 {
-            linker.func_wrap(
-                iface,
-                "GetCode",
-                |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-                    let t = with_event(&caller, res, |e| e.code.clone())?;
-                    write_text(&mut caller, ret, t)
-                },
-            )?;
+            link_out(linker, iface, "GetCode", |e| e.code.clone(), write_text)?;
         }
     }
     Ok(())
@@ -550,13 +530,7 @@ fn link_touch(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 Ok(())
             },
         )?;
-        linker.func_wrap(
-            iface,
-            "IsTouchInputEvent",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                is_kind(&caller, res, &[15, 16, 17, 18])
-            },
-        )?;
+        link_is_kind(linker, iface, "IsTouchInputEvent", &[15, 16, 17, 18])?;
         linker.func_wrap(
             iface,
             "GetTouchCount",
@@ -570,57 +544,32 @@ fn link_touch(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 Ok(n.unwrap_or(0) as i32)
             },
         )?;
-        linker.func_wrap(
-            iface,
-            "GetTouchByIndex",
-            |mut caller: Caller<'_, Ctx>,
-             ret: i32,
-             res: i32,
-             list: i32,
-             index: i32|
-             -> wasmtime::Result<()> {
-                let p = find_touch(&caller, res, list, by_index(index))?.unwrap_or_default();
-                crate::write_memory(&mut caller, ret as u32, &touch_point_bytes(&p))
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "GetTouchById",
-            |mut caller: Caller<'_, Ctx>,
-             ret: i32,
-             res: i32,
-             list: i32,
-             id: i32|
-             -> wasmtime::Result<()> {
-                let p = find_touch(&caller, res, list, by_id(id))?.unwrap_or_default();
-                crate::write_memory(&mut caller, ret as u32, &touch_point_bytes(&p))
-            },
-        )?;
-        if k == 1 {
+        // The point (by index or id) and, in 1.4, its tilt.
+        let getters = [
+            ("GetTouchByIndex", false, false),
+            ("GetTouchById", true, false),
+            ("GetTouchTiltByIndex", false, true),
+            ("GetTouchTiltById", true, true),
+        ];
+        for (name, by_id, tilt) in getters {
+            if tilt && k != 1 {
+                continue;
+            }
             linker.func_wrap(
                 iface,
-                "GetTouchTiltByIndex",
-                |mut caller: Caller<'_, Ctx>,
-                 ret: i32,
-                 res: i32,
-                 list: i32,
-                 index: i32|
-                 -> wasmtime::Result<()> {
-                    let p = find_touch(&caller, res, list, by_index(index))?.unwrap_or_default();
-                    write_float_point(&mut caller, ret, p.tilt)
-                },
-            )?;
-            linker.func_wrap(
-                iface,
-                "GetTouchTiltById",
-                |mut caller: Caller<'_, Ctx>,
-                 ret: i32,
-                 res: i32,
-                 list: i32,
-                 id: i32|
-                 -> wasmtime::Result<()> {
-                    let p = find_touch(&caller, res, list, by_id(id))?.unwrap_or_default();
-                    write_float_point(&mut caller, ret, p.tilt)
+                name,
+                move |mut caller: Caller<'_, Ctx>,
+                      ret: i32,
+                      res: i32,
+                      list: i32,
+                      key: i32|
+                      -> wasmtime::Result<()> {
+                    let p = find_touch(&caller, res, list, by_id, key)?.unwrap_or_default();
+                    if tilt {
+                        write_float_point(&mut caller, ret, p.tilt)
+                    } else {
+                        crate::write_memory(&mut caller, ret as u32, &touch_point_bytes(&p))
+                    }
                 },
             )?;
         }
@@ -668,29 +617,11 @@ fn link_ime(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             add_event(&caller, e)
         },
     )?;
-    linker.func_wrap(
-        IME,
-        "IsIMEInputEvent",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            is_kind(&caller, res, &[11, 12, 13, 14])
-        },
-    )?;
-    linker.func_wrap(
-        IME,
-        "GetText",
-        |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            let t = with_event(&caller, res, |e| e.text.clone())?;
-            write_text(&mut caller, ret, t)
-        },
-    )?;
-    linker.func_wrap(
-        IME,
-        "GetSegmentNumber",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let n = with_event(&caller, res, |e| e.segment_offsets.len().saturating_sub(1))?;
-            Ok(n.unwrap_or(0) as i32)
-        },
-    )?;
+    link_is_kind(linker, IME, "IsIMEInputEvent", &[11, 12, 13, 14])?;
+    link_out(linker, IME, "GetText", |e| e.text.clone(), write_text)?;
+    link_int(linker, IME, "GetSegmentNumber", 0, |e| {
+        e.segment_offsets.len().saturating_sub(1) as i32
+    })?;
     linker.func_wrap(
         IME,
         "GetSegmentOffset",
@@ -704,13 +635,7 @@ fn link_ime(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             Ok(o.unwrap_or(0) as i32)
         },
     )?;
-    linker.func_wrap(
-        IME,
-        "GetTargetSegment",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(with_event(&caller, res, |e| e.target_segment)?.unwrap_or(-1))
-        },
-    )?;
+    link_int(linker, IME, "GetTargetSegment", -1, |e| e.target_segment)?;
     linker.func_wrap(
         IME,
         "GetSelection",

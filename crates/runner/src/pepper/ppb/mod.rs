@@ -1,10 +1,16 @@
 //! The PPB interfaces of the command-line host, one file per family: where each Pepper
 //! call is answered. Each function is one import (module = the interface string, name =
 //! the function), with the description's PNaCl/wasm signature (`pexe2wasm-ppapi`; a test
-//! checks every one, `tests/it/pepper_host.rs`).
+//! checks every one, `tests/it/pepper_host.rs`). What several families register the same
+//! way (`Create`, `Is*`, the checks on entering a call with a callback) is here.
 
-use wasmtime::Linker;
+use std::sync::Arc;
 
+use wasmtime::{Caller, Linker};
+
+use super::mem::{self, Callback};
+use super::resources::Resource;
+use super::{callback_error, pp_error, state, PepperState, INSTANCE};
 use crate::host::Ctx;
 
 mod core;
@@ -25,6 +31,77 @@ mod websocket;
 /// The interfaces this host offers (`PPB_GetInterface` answers NULL for the rest): the
 /// description crate's list for this host (`pexe2wasm_ppapi::hosts::CLI`).
 pub const OFFERED: &[&str] = pexe2wasm_ppapi::hosts::CLI;
+
+/// Links `Create(instance) -> PP_Resource` of `iface`: a new resource `make` makes (the
+/// caller's reference), 0 for an instance that is not ours.
+fn link_create(
+    linker: &mut Linker<Ctx>,
+    iface: &'static str,
+    make: impl Fn() -> Resource + Send + Sync + 'static,
+) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        iface,
+        "Create",
+        move |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
+            let s = state(&caller)?;
+            if instance != INSTANCE {
+                return Ok(0);
+            }
+            let id = s.resources().add(make());
+            Ok(id)
+        },
+    )?;
+    Ok(())
+}
+
+/// Links `name(resource) -> PP_Bool` of `iface`: whether the resource is one `is` accepts.
+fn link_is(
+    linker: &mut Linker<Ctx>,
+    iface: &'static str,
+    name: &'static str,
+    is: fn(&Resource) -> bool,
+) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        iface,
+        name,
+        move |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
+            let s = state(&caller)?;
+            let r = s.resources();
+            Ok(r.get(res).is_some_and(is) as i32)
+        },
+    )?;
+    Ok(())
+}
+
+/// How a call that ends at once answers through its callback: [`super::answer_now`], or
+/// the socket families' `net::finish_now`.
+type Answer = fn(&mut Caller<'_, Ctx>, Callback, i32) -> wasmtime::Result<i32>;
+
+/// What [`enter`] found: the state, the callback and the resource; or what the call
+/// returns.
+type Entered<T> = Result<(Arc<PepperState>, Callback, T), i32>;
+
+/// Chrome's checks on entering a call on resource `res` that takes the completion
+/// callback at `cb`: the callback errors first ([`callback_error`]), then the resource
+/// `find` finds, else `PP_ERROR_BADRESOURCE` through `answer`. `Ok(Err(r))`: the call
+/// returns `r`.
+fn enter<T>(
+    caller: &mut Caller<'_, Ctx>,
+    res: i32,
+    cb: i32,
+    find: impl FnOnce(&PepperState, i32) -> Option<T>,
+    answer: Answer,
+) -> wasmtime::Result<Entered<T>> {
+    let s = state(caller)?;
+    let cb = mem::read_callback(&mut *caller, cb as u32)?;
+    if let Some(e) = callback_error(caller, &cb) {
+        return Ok(Err(e));
+    }
+    match find(&s, res) {
+        Some(x) => Ok(Ok((s, cb, x))),
+        None => answer(caller, cb, pp_error::BADRESOURCE).map(Err),
+    }
+}
 
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     core::link(linker)?;

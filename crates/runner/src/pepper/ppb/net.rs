@@ -5,6 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::time::Duration;
 
+use socket2::SockRef;
 use wasmtime::{Caller, Linker};
 
 use super::super::mem::{self, Callback, CALLBACK_OPTIONAL};
@@ -14,6 +15,7 @@ use super::super::var::PpVar;
 use super::super::{
     complete_later, has_attached_loop, lock, pp_error, process, state, PepperState, INSTANCE,
 };
+use super::{enter, link_create, link_is};
 use crate::host::Ctx;
 
 const NA: &str = "PPB_NetAddress;1.0";
@@ -21,10 +23,7 @@ const HR: &str = "PPB_HostResolver;1.0";
 
 /// Chrome's check on entering a function that takes a callback: a blocking callback on
 /// the main thread, or a callback on a thread without a message loop, is refused.
-pub(super) fn callback_refusal(
-    caller: &Caller<'_, Ctx>,
-    cb: Callback,
-) -> wasmtime::Result<Option<i32>> {
+fn callback_refusal(caller: &Caller<'_, Ctx>, cb: Callback) -> wasmtime::Result<Option<i32>> {
     let tid = caller.data().thread().tid;
     if cb.is_blocking() {
         return Ok((tid == 0).then_some(pp_error::BLOCKS_MAIN_THREAD));
@@ -60,6 +59,17 @@ pub(super) fn finish_now(
 pub(super) fn allow(s: &PepperState, interface: &str, target: &str, loopback: bool) -> Verdict {
     s.net
         .allow(s.config.net_loopback, s.sink(), interface, target, loopback)
+}
+
+/// Sets the send (`send`) or receive buffer size of `sock` (a `SetOption`): `PP_OK` or
+/// the error.
+pub(super) fn set_buffer_size(sock: SockRef<'_>, send: bool, size: i32) -> i32 {
+    let r = if send {
+        sock.set_send_buffer_size(size as usize)
+    } else {
+        sock.set_recv_buffer_size(size as usize)
+    };
+    r.map_or_else(|e| pnet::io_error(&e), |_| pp_error::OK)
 }
 
 /// The address of NetAddress resource `id`.
@@ -127,13 +137,9 @@ fn link_net_address(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             Ok(new_address(&s, addr.into()))
         },
     )?;
-    linker.func_wrap(
-        NA,
-        "IsNetAddress",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(address_of(&*state(&caller)?, res).is_some() as i32)
-        },
-    )?;
+    link_is(linker, NA, "IsNetAddress", |r| {
+        matches!(r, Resource::NetAddress(_))
+    })?;
     linker.func_wrap(
         NA,
         "GetFamily",
@@ -205,21 +211,18 @@ fn resolve(
     hint: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    {
-        let mut r = lock(&s.resources);
-        match r.get_mut(res) {
-            Some(Resource::HostResolver(h)) => h.results = None,
-            _ => {
-                drop(r);
-                return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
-            }
+    // The results of an earlier Resolve are dropped.
+    let clear = |s: &PepperState, res| match lock(&s.resources).get_mut(res) {
+        Some(Resource::HostResolver(h)) => {
+            h.results = None;
+            Some(())
         }
-    }
+        _ => None,
+    };
+    let (s, cb, ()) = match enter(&mut caller, res, cb, clear, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
+    };
     if host == 0 || hint == 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     }
@@ -285,27 +288,12 @@ fn resolve(
 }
 
 fn link_host_resolver(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        HR,
-        "Create",
-        |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
-                return Ok(0);
-            }
-            let id = lock(&s.resources).add(Resource::HostResolver(HostResolver::default()));
-            Ok(id)
-        },
-    )?;
-    linker.func_wrap(
-        HR,
-        "IsHostResolver",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let is = matches!(lock(&s.resources).get(res), Some(Resource::HostResolver(_)));
-            Ok(is as i32)
-        },
-    )?;
+    link_create(linker, HR, || {
+        Resource::HostResolver(HostResolver::default())
+    })?;
+    link_is(linker, HR, "IsHostResolver", |r| {
+        matches!(r, Resource::HostResolver(_))
+    })?;
     linker.func_wrap(HR, "Resolve", resolve)?;
     linker.func_wrap(
         HR,

@@ -7,15 +7,16 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use wasmtime::{Caller, Linker};
 
 use super::super::mem;
 use super::super::net::{self as pnet, TcpInner, TcpPhase, TcpSocket, Verdict};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, state, Completion, PepperState, INSTANCE};
-use super::net::{address_of, allow, callback_refusal, finish_now, new_address};
+use super::super::{lock, pp_error, start_async, state, Completion, PepperState};
+use super::net::{address_of, allow, finish_now, new_address, set_buffer_size};
+use super::{enter, link_create, link_is};
 use crate::host::Ctx;
 
 const FAMILY: &str = "PPB_TCPSocket";
@@ -51,13 +52,9 @@ fn apply_options(t: &TcpInner, sock: &Socket) {
 }
 
 fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(tcp) = tcp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let Some(addr) = address_of(&s, addr) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
@@ -101,13 +98,9 @@ fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::
 }
 
 fn connect(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(tcp) = tcp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let Some(addr) = address_of(&s, addr) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
@@ -174,35 +167,37 @@ fn connect(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtim
     })
 }
 
-fn read(mut caller: Caller<'_, Ctx>, res: i32, buf: i32, n: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
+/// The connected socket of `tcp` for a Read or a Write, marked under way with the flag
+/// `pending` picks: `PP_ERROR_INPROGRESS` when one is under way already,
+/// `PP_ERROR_FAILED` when not connected.
+fn begin_transfer(
+    tcp: &Mutex<TcpInner>,
+    pending: impl FnOnce(&mut TcpInner) -> &mut bool,
+) -> Result<Arc<Socket>, i32> {
+    let mut t = lock(tcp);
+    let sock = match (&t.socket, t.phase) {
+        (Some(sock), TcpPhase::Connected) => sock.clone(),
+        _ => return Err(pp_error::FAILED),
+    };
+    let pending = pending(&mut t);
+    if *pending {
+        return Err(pp_error::INPROGRESS);
     }
-    let Some(tcp) = tcp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    *pending = true;
+    Ok(sock)
+}
+
+fn read(mut caller: Caller<'_, Ctx>, res: i32, buf: i32, n: i32, cb: i32) -> wasmtime::Result<i32> {
+    let (_, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     if buf == 0 || n <= 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     }
-    let sock = {
-        let mut t = lock(&tcp);
-        match (&t.socket, t.phase) {
-            (Some(_), TcpPhase::Connected) if t.read_pending => {
-                drop(t);
-                return finish_now(&mut caller, cb, pp_error::INPROGRESS);
-            }
-            (Some(sock), TcpPhase::Connected) => {
-                let sock = sock.clone();
-                t.read_pending = true;
-                sock
-            }
-            _ => {
-                drop(t);
-                return finish_now(&mut caller, cb, pp_error::FAILED);
-            }
-        }
+    let sock = match begin_transfer(&tcp, |t| &mut t.read_pending) {
+        Ok(sock) => sock,
+        Err(e) => return finish_now(&mut caller, cb, e),
     };
     let n = n.min(MAX_READ) as usize;
     start_async(&mut caller, cb, move || {
@@ -233,36 +228,18 @@ fn write(
     n: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(tcp) = tcp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (_, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     if buf == 0 || n <= 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     }
     // The bytes are taken now, as Chrome copied them into its message.
     let data = crate::read_memory(&mut caller, buf as u32, n.min(MAX_WRITE) as u32)?;
-    let sock = {
-        let mut t = lock(&tcp);
-        match (&t.socket, t.phase) {
-            (Some(_), TcpPhase::Connected) if t.write_pending => {
-                drop(t);
-                return finish_now(&mut caller, cb, pp_error::INPROGRESS);
-            }
-            (Some(sock), TcpPhase::Connected) => {
-                let sock = sock.clone();
-                t.write_pending = true;
-                sock
-            }
-            _ => {
-                drop(t);
-                return finish_now(&mut caller, cb, pp_error::FAILED);
-            }
-        }
+    let sock = match begin_transfer(&tcp, |t| &mut t.write_pending) {
+        Ok(sock) => sock,
+        Err(e) => return finish_now(&mut caller, cb, e),
     };
     start_async(&mut caller, cb, move || {
         let wrote = (&*sock).write(&data);
@@ -279,13 +256,9 @@ fn write(
 }
 
 fn listen(mut caller: Caller<'_, Ctx>, res: i32, backlog: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(tcp) = tcp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (_, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let result = if backlog <= 0 {
         pp_error::BADARGUMENT
@@ -307,13 +280,9 @@ fn listen(mut caller: Caller<'_, Ctx>, res: i32, backlog: i32, cb: i32) -> wasmt
 }
 
 fn accept(mut caller: Caller<'_, Ctx>, res: i32, out: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(tcp) = tcp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     if out == 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
@@ -377,13 +346,9 @@ fn set_option(
     cb: i32,
     check_connected: bool,
 ) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    let cb = mem::read_callback(&mut *caller, cb as u32)?;
-    if let Some(r) = callback_refusal(caller, cb)? {
-        return Ok(r);
-    }
-    let Some(tcp) = tcp_of(&s, res) else {
-        return finish_now(caller, cb, pp_error::BADRESOURCE);
+    let (_, cb, tcp) = match enter(caller, res, cb, tcp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let value = mem::read_var(&mut *caller, value as u32)?;
     let result = {
@@ -407,14 +372,7 @@ fn set_option(
                     t.recv_buffer = Some(v);
                 }
                 match (&t.socket, connected) {
-                    (Some(sock), true) => {
-                        let r = if name == 1 {
-                            sock.set_send_buffer_size(v as usize)
-                        } else {
-                            sock.set_recv_buffer_size(v as usize)
-                        };
-                        r.map_or_else(|e| pnet::io_error(&e), |_| 0)
-                    }
+                    (Some(sock), true) => set_buffer_size(SockRef::from(&**sock), name == 1, v),
                     _ => pp_error::OK,
                 }
             }
@@ -425,25 +383,12 @@ fn set_option(
 }
 
 fn link_common(linker: &mut Linker<Ctx>, iface: &'static str, v1_0: bool) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        "Create",
-        move |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
-                return Ok(0);
-            }
-            let id = lock(&s.resources).add(Resource::TcpSocket(TcpSocket::new(v1_0)));
-            Ok(id)
-        },
-    )?;
-    linker.func_wrap(
-        iface,
-        "IsTCPSocket",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(tcp_of(&*state(&caller)?, res).is_some() as i32)
-        },
-    )?;
+    link_create(linker, iface, move || {
+        Resource::TcpSocket(TcpSocket::new(v1_0))
+    })?;
+    link_is(linker, iface, "IsTCPSocket", |r| {
+        matches!(r, Resource::TcpSocket(_))
+    })?;
     linker.func_wrap(iface, "Connect", connect)?;
     linker.func_wrap(
         iface,

@@ -13,8 +13,9 @@ use super::super::mem;
 use super::super::net::{self as pnet, UdpInner, UdpSocket, Verdict, UDP_POLL};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, state, Completion, PepperState, INSTANCE};
-use super::net::{address_of, allow, callback_refusal, finish_now, new_address};
+use super::super::{lock, pp_error, start_async, state, Completion, PepperState};
+use super::net::{address_of, allow, finish_now, new_address, set_buffer_size};
+use super::{enter, link_create, link_is};
 use crate::host::Ctx;
 
 const FAMILY: &str = "PPB_UDPSocket";
@@ -58,13 +59,9 @@ fn bind_socket(u: &UdpInner, addr: SocketAddr) -> std::io::Result<std::net::UdpS
 }
 
 fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(udp) = udp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, udp) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let Some(addr) = address_of(&s, addr) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
@@ -106,13 +103,9 @@ fn recv_from(
     addr_out: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(udp) = udp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, udp) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let sock = {
         let mut u = lock(&udp);
@@ -183,13 +176,9 @@ fn send_to(
     addr: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(udp) = udp_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, udp) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let target = address_of(&s, addr);
     let (Some(target), true) = (target, buf != 0 && n > 0) else {
@@ -225,13 +214,9 @@ fn set_option(
     v1_0: bool,
     multicast: bool,
 ) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    let cb = mem::read_callback(&mut *caller, cb as u32)?;
-    if let Some(r) = callback_refusal(caller, cb)? {
-        return Ok(r);
-    }
-    let Some(udp) = udp_of(&s, res) else {
-        return finish_now(caller, cb, pp_error::BADRESOURCE);
+    let (_, cb, udp) = match enter(caller, res, cb, udp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let value = mem::read_var(&mut *caller, value as u32)?;
     let result = {
@@ -272,13 +257,7 @@ fn set_option(
                     }
                     match &u.socket {
                         Some(sock) => {
-                            let r = SockRef::from(&**sock);
-                            let r = if name == SEND_BUFFER {
-                                r.set_send_buffer_size(v as usize)
-                            } else {
-                                r.set_recv_buffer_size(v as usize)
-                            };
-                            r.map_or_else(|e| pnet::io_error(&e), |_| 0)
+                            set_buffer_size(SockRef::from(&**sock), name == SEND_BUFFER, v)
                         }
                         None => pp_error::OK,
                     }
@@ -294,25 +273,10 @@ fn set_option(
 }
 
 fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        "Create",
-        |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
-                return Ok(0);
-            }
-            let id = lock(&s.resources).add(Resource::UdpSocket(UdpSocket::default()));
-            Ok(id)
-        },
-    )?;
-    linker.func_wrap(
-        iface,
-        "IsUDPSocket",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(udp_of(&*state(&caller)?, res).is_some() as i32)
-        },
-    )?;
+    link_create(linker, iface, || Resource::UdpSocket(UdpSocket::default()))?;
+    link_is(linker, iface, "IsUDPSocket", |r| {
+        matches!(r, Resource::UdpSocket(_))
+    })?;
     linker.func_wrap(iface, "Bind", bind)?;
     linker.func_wrap(
         iface,
@@ -352,14 +316,10 @@ fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Resu
 
 /// `JoinGroup`/`LeaveGroup`: a multicast group is not loopback.
 fn group(mut caller: Caller<'_, Ctx>, res: i32, group: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    if udp_of(&s, res).is_none() {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
-    }
+    let (s, cb, _) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
+    };
     let Some(group) = address_of(&s, group) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     };

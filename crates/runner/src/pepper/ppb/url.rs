@@ -20,10 +20,8 @@ use super::super::fetch::Head;
 use super::super::loader::{BodyItem, Loader, LoaderHandle, Mode, PropertyValue, RequestInfo};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{
-    answer_now, callback_error, lock, mem, pp_error, start_async, state, Completion, PepperState,
-    INSTANCE,
-};
+use super::super::{answer_now, lock, mem, pp_error, start_async, state, Completion, PepperState};
+use super::{enter, link_create, link_is};
 use crate::host::Ctx;
 
 const REQ: &str = "PPB_URLRequestInfo;1.0";
@@ -48,27 +46,10 @@ fn loader_of(s: &PepperState, id: i32) -> Option<Arc<Loader>> {
 }
 
 fn link_request_info(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        REQ,
-        "Create",
-        |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
-                return Ok(0);
-            }
-            let id = s.resources().add(Resource::UrlRequestInfo(Box::default()));
-            Ok(id)
-        },
-    )?;
-    linker.func_wrap(
-        REQ,
-        "IsURLRequestInfo",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let r = s.resources();
-            Ok(matches!(r.get(res), Some(Resource::UrlRequestInfo(_))) as i32)
-        },
-    )?;
+    link_create(linker, REQ, || Resource::UrlRequestInfo(Box::default()))?;
+    link_is(linker, REQ, "IsURLRequestInfo", |r| {
+        matches!(r, Resource::UrlRequestInfo(_))
+    })?;
     linker.func_wrap(
         REQ,
         "SetProperty",
@@ -226,40 +207,19 @@ fn open_async(
 }
 
 fn link_loader(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        LOADER,
-        "Create",
-        |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
-                return Ok(0);
-            }
-            let id = s
-                .resources()
-                .add(Resource::UrlLoader(LoaderHandle(Loader::new())));
-            Ok(id)
-        },
-    )?;
-    linker.func_wrap(
-        LOADER,
-        "IsURLLoader",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let r = s.resources();
-            Ok(matches!(r.get(res), Some(Resource::UrlLoader(_))) as i32)
-        },
-    )?;
+    link_create(linker, LOADER, || {
+        Resource::UrlLoader(LoaderHandle(Loader::new()))
+    })?;
+    link_is(linker, LOADER, "IsURLLoader", |r| {
+        matches!(r, Resource::UrlLoader(_))
+    })?;
     linker.func_wrap(
         LOADER,
         "Open",
         |mut caller: Caller<'_, Ctx>, loader: i32, request: i32, cb: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let cb = mem::read_callback(&mut caller, cb as u32)?;
-            if let Some(e) = callback_error(&caller, &cb) {
-                return Ok(e);
-            }
-            let Some(l) = loader_of(&s, loader) else {
-                return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+            let (s, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
+                Ok(v) => v,
+                Err(r) => return Ok(r),
             };
             let info = match s.resources().get(request) {
                 Some(Resource::UrlRequestInfo(i)) => Some((**i).clone()),
@@ -290,13 +250,9 @@ fn link_loader(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         LOADER,
         "FollowRedirect",
         |mut caller: Caller<'_, Ctx>, loader: i32, cb: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let cb = mem::read_callback(&mut caller, cb as u32)?;
-            if let Some(e) = callback_error(&caller, &cb) {
-                return Ok(e);
-            }
-            let Some(l) = loader_of(&s, loader) else {
-                return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+            let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
+                Ok(v) => v,
+                Err(r) => return Ok(r),
             };
             {
                 let mut st = l.lock();
@@ -380,13 +336,9 @@ fn link_loader(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
          n: i32,
          cb: i32|
          -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let cb = mem::read_callback(&mut caller, cb as u32)?;
-            if let Some(e) = callback_error(&caller, &cb) {
-                return Ok(e);
-            }
-            let Some(l) = loader_of(&s, loader) else {
-                return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+            let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
+                Ok(v) => v,
+                Err(r) => return Ok(r),
             };
             let at_once = cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0;
             let now = {
@@ -483,15 +435,9 @@ fn response_property(s: &PepperState, head: &Head, property: i32) -> PpVar {
 }
 
 fn link_response_info(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        RESP,
-        "IsURLResponseInfo",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let r = s.resources();
-            Ok(matches!(r.get(res), Some(Resource::UrlResponseInfo(_))) as i32)
-        },
-    )?;
+    link_is(linker, RESP, "IsURLResponseInfo", |r| {
+        matches!(r, Resource::UrlResponseInfo(_))
+    })?;
     linker.func_wrap(
         RESP,
         "GetProperty",

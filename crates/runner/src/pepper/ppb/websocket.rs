@@ -27,8 +27,9 @@ use super::super::mem;
 use super::super::net::{self as pnet, ready, Verdict, WebSocket, WsCommand, WsMessage, WsShared};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, state, Completion, PepperState, INSTANCE};
-use super::net::{allow, callback_refusal, finish_now, string_var};
+use super::super::{lock, pp_error, start_async, state, Completion, PepperState};
+use super::net::{allow, finish_now, string_var};
+use super::{enter, link_create, link_is};
 use crate::host::Ctx;
 
 const WS: &str = "PPB_WebSocket;1.0";
@@ -393,13 +394,9 @@ fn connect(
     count: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(ws) = ws_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, ws) = match enter(&mut caller, res, cb, ws_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     {
         let mut w = lock(&ws.inner);
@@ -500,13 +497,9 @@ fn close(
     reason: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(ws) = ws_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, ws) = match enter(&mut caller, res, cb, ws_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     {
         let w = lock(&ws.inner);
@@ -591,13 +584,9 @@ fn receive_message(
     out: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(r) = callback_refusal(&caller, cb)? {
-        return Ok(r);
-    }
-    let Some(ws) = ws_of(&s, res) else {
-        return finish_now(&mut caller, cb, pp_error::BADRESOURCE);
+    let (s, cb, ws) = match enter(&mut caller, res, cb, ws_of, finish_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
     };
     let at_hand = {
         let mut w = lock(&ws.inner);
@@ -721,25 +710,10 @@ fn string_getter(
 }
 
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        WS,
-        "Create",
-        |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
-                return Ok(0);
-            }
-            let id = lock(&s.resources).add(Resource::WebSocket(WebSocket::default()));
-            Ok(id)
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "IsWebSocket",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(ws_of(&*state(&caller)?, res).is_some() as i32)
-        },
-    )?;
+    link_create(linker, WS, || Resource::WebSocket(WebSocket::default()))?;
+    link_is(linker, WS, "IsWebSocket", |r| {
+        matches!(r, Resource::WebSocket(_))
+    })?;
     linker.func_wrap(WS, "Connect", connect)?;
     linker.func_wrap(WS, "Close", close)?;
     linker.func_wrap(WS, "ReceiveMessage", receive_message)?;
