@@ -899,7 +899,7 @@ fn start_input(s: &Arc<PepperState>, process: &Arc<Process>) -> wasmtime::Result
                 }
                 MessageSource::Channel(rx) => {
                     if let Some(rx) = lock(rx).take() {
-                        for l in rx {
+                        while let Some(l) = recv_spinning(&rx) {
                             if !deliver(l) {
                                 break;
                             }
@@ -913,6 +913,25 @@ fn start_input(s: &Arc<PepperState>, process: &Arc<Process>) -> wasmtime::Result
         })
         .map_err(|e| wasmtime::Error::msg(format!("cannot start the input thread: {e}")))?;
     Ok(())
+}
+
+/// The next line from a channel, spinning up to 50 µs before sleeping, as the mailboxes
+/// do: an embedder that sends a message as soon as it has the answer to the last one
+/// then finds the input thread awake (`crate::mailbox`). `None` at the channel's end.
+fn recv_spinning(rx: &std::sync::mpsc::Receiver<String>) -> Option<String> {
+    let start = Instant::now();
+    loop {
+        match rx.try_recv() {
+            Ok(l) => return Some(l),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+            Err(std::sync::mpsc::TryRecvError::Empty)
+                if start.elapsed() < Duration::from_micros(50) =>
+            {
+                std::hint::spin_loop()
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => return rx.recv().ok(),
+        }
+    }
 }
 
 /// Waits (on the input thread) until the instance can make no progress or the time limit
