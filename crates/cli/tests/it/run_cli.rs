@@ -231,3 +231,35 @@ fn bad_inputs_fail_with_one_line() {
     let out = run_in(None, &["run"]);
     assert_eq!(out.status.code(), Some(2), "usage error");
 }
+
+/// `--timeout` stops a command-line program that runs too long, with one error line.
+#[test]
+fn timeout_stops_a_long_program() {
+    let Some(_) = common::real_pexe("binji-fasta.pexe") else {
+        return;
+    };
+    let path = common::real_corpus_dir().join("binji-fasta.pexe");
+    let start = std::time::Instant::now();
+    let o = bin()
+        .arg("run")
+        .arg(&path)
+        .args(["--timeout", "0.5", "250000000"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("time limit of 500ms exceeded"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    // A bad value is a usage error of ours, before anything runs.
+    let o = bin()
+        .arg("run")
+        .arg(&path)
+        .args(["--timeout", "-1", "10"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+}
