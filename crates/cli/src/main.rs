@@ -105,9 +105,14 @@ enum Command {
         #[arg(long = "env", value_name = "K=V")]
         env: Vec<String>,
         /// Let the program use a host directory, seen at GUEST (default: HOST as given;
-        /// a relative GUEST is relative to "/") (repeatable).
-        #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+        /// a relative GUEST is relative to "/"); `:ro` at the end makes it read-only
+        /// (repeatable).
+        #[arg(long = "dir", value_name = "HOST[::GUEST][:ro]")]
         dirs: Vec<String>,
+        /// Most threads the program may have at once, its main thread included (default
+        /// 512); one more pthread_create fails with EAGAIN.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max_threads: Option<u32>,
         /// Threads when converting: auto (when the pexe queries nacl-irt-thread-0.1), on or
         /// off.
         #[arg(long, value_enum, default_value_t = ThreadsArg::Auto)]
@@ -533,6 +538,7 @@ fn run(command: Command) -> Result<ExitCode> {
             env,
             dirs,
             threads,
+            max_threads,
             attrs,
             size,
             messages,
@@ -556,7 +562,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 storage,
                 net_loopback: net.is_some(),
             };
-            run_program(&file, args, env, dirs, threads.into(), pepper)
+            run_program(&file, args, env, dirs, threads.into(), max_threads, pepper)
                 .with_context(|| display_name(&file))
         }
         Command::Batch {
@@ -590,11 +596,13 @@ fn run_program(
     env: Vec<String>,
     dirs: Vec<String>,
     threads: pexe2wasm::convert::Threads,
+    max_threads: Option<u32>,
     pepper_args: pepper::PepperArgs,
 ) -> Result<ExitCode> {
     let (wasm, mut opts) = match prepare_run(file, args, env, dirs, threads)? {
         Prepared::Ready(wasm, opts) => (wasm, opts),
-        Prepared::Pepper(wasm, opts) => {
+        Prepared::Pepper(wasm, mut opts) => {
+            opts.max_threads = max_threads.map(|n| n as usize);
             let _ = io::stdout().flush();
             let (status, _missing) = pepper::run(file, &wasm, opts, &pepper_args)?;
             return Ok(ExitCode::from((status & 0xff) as u8));
@@ -604,6 +612,7 @@ fn run_program(
             return Ok(ExitCode::from(NO_HOST_EXIT));
         }
     };
+    opts.max_threads = max_threads.map(|n| n as usize);
     if let Some(flag) = pepper_args.first_given() {
         anyhow::bail!("{flag} is for Pepper plugins; this is a command-line program");
     }
@@ -695,11 +704,22 @@ fn prepare_run(
         opts.env.push((k.to_string(), v.to_string()));
     }
     for d in dirs {
-        let (host, guest) = match d.split_once("::") {
-            Some((h, g)) => (h.to_string(), g.to_string()),
-            None => (d.clone(), d.clone()),
+        // `:ro` (or an explicit `:rw`) at the end says how the program may use it.
+        let (spec, readonly) = match (d.strip_suffix(":ro"), d.strip_suffix(":rw")) {
+            (Some(s), _) => (s, true),
+            (_, Some(s)) => (s, false),
+            _ => (d.as_str(), false),
         };
-        opts.dirs.push((PathBuf::from(host), guest));
+        let (host, guest) = match spec.split_once("::") {
+            Some((h, g)) => (h.to_string(), g.to_string()),
+            None => (spec.to_string(), spec.to_string()),
+        };
+        let list = if readonly {
+            &mut opts.readonly_dirs
+        } else {
+            &mut opts.dirs
+        };
+        list.push((PathBuf::from(host), guest));
     }
     if plugin {
         return Ok(Prepared::Pepper(wasm, opts));

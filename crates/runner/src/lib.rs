@@ -110,6 +110,11 @@ pub enum Output {
     HostStderr,
 }
 
+/// The default of [`RunOptions::max_threads`]: every NaCl thread is an OS thread and a
+/// module instance here, so a program that starts threads without end is stopped well
+/// before it exhausts the machine; NaCl's own limit was of the same order.
+pub const DEFAULT_MAX_THREADS: usize = 512;
+
 /// Most bytes [`Output::Capture`] keeps per stream.
 pub const CAPTURE_LIMIT: usize = 256 << 20;
 
@@ -124,11 +129,18 @@ pub struct RunOptions {
     /// Preopened directories: (host path, guest path). The guest sees one tree rooted at
     /// "/"; a relative guest path such as "." is taken relative to "/".
     pub dirs: Vec<(PathBuf, String)>,
+    /// Preopened directories the program may read but not change (created, written,
+    /// renamed, removed: all refused with EACCES/EPERM as a read-only file system would).
+    pub readonly_dirs: Vec<(PathBuf, String)>,
     pub stdin: Input,
     pub stdout: Output,
     pub stderr: Output,
     /// Stop the program (as [`RunError::Timeout`]) after this long.
     pub timeout: Option<Duration>,
+    /// Most threads the program may have running at once, its main thread included
+    /// (`None`: [`DEFAULT_MAX_THREADS`]). One more `pthread_create` fails with EAGAIN, as
+    /// it does when a system runs out of threads.
+    pub max_threads: Option<usize>,
 }
 
 /// How a program that ran to its end finished.
@@ -315,8 +327,10 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
         }
         _ => {}
     }
-    for (host, guest) in &opts.dirs {
-        b.preopened_dir(host, guest, FsPerms::ReadWrite)
+    let dirs = opts.dirs.iter().map(|d| (d, FsPerms::ReadWrite));
+    let readonly = opts.readonly_dirs.iter().map(|d| (d, FsPerms::ReadOnly));
+    for ((host, guest), perms) in dirs.chain(readonly) {
+        b.preopened_dir(host, guest, perms)
             .map_err(|e| RunError::Dir {
                 host: host.clone(),
                 message: format!("{e:#}"),

@@ -56,6 +56,9 @@ pub enum SpawnError {
     /// Thread ids are used up.
     #[error("no thread ids left")]
     NoIds,
+    /// The program has as many threads as it may ([`crate::RunOptions::max_threads`]).
+    #[error("the program already has {0} threads, its limit")]
+    TooMany(usize),
     /// The OS refused a thread.
     #[error("cannot start a thread: {0}")]
     Os(#[from] std::io::Error),
@@ -267,11 +270,16 @@ impl Process {
         if self.is_stopping() {
             return Err(SpawnError::Stopping);
         }
+        let max = self.opts.max_threads.unwrap_or(crate::DEFAULT_MAX_THREADS);
+        if self.live.fetch_add(1, Ordering::SeqCst) >= max {
+            self.live.fetch_sub(1, Ordering::SeqCst);
+            return Err(SpawnError::TooMany(max));
+        }
         let tid = self.next_tid.fetch_add(1, Ordering::SeqCst);
         if tid <= 0 {
+            self.live.fetch_sub(1, Ordering::SeqCst);
             return Err(SpawnError::NoIds);
         }
-        self.live.fetch_add(1, Ordering::SeqCst);
         let process = self.clone();
         let thread = ThreadInfo { tid, kind };
         let spawned = std::thread::Builder::new()

@@ -263,3 +263,72 @@ fn timeout_stops_a_long_program() {
         .unwrap();
     assert_ne!(o.status.code(), Some(0));
 }
+
+/// `--max-threads` caps the threads a program may have: binji-thread's one extra thread
+/// cannot start under a cap of 1 (pthread_create fails, the program goes on without it).
+#[test]
+fn max_threads_caps_the_threads_a_program_starts() {
+    let Some(_) = common::real_pexe("binji-thread.pexe") else {
+        return;
+    };
+    let path = common::real_corpus_dir().join("binji-thread.pexe");
+    let out = |extra: &[&str]| {
+        let o = bin()
+            .arg("run")
+            .arg(&path)
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(out(&[]).starts_with("data = 10\n"), "{}", out(&[]));
+    assert!(out(&["--max-threads", "2"]).starts_with("data = 10\n"));
+    let capped = out(&["--max-threads", "1"]);
+    assert!(capped.starts_with("data = 0\n"), "{capped}");
+    // Zero is refused as a usage error.
+    let o = bin()
+        .arg("run")
+        .arg(&path)
+        .args(["--max-threads", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// `--dir HOST::GUEST:ro` gives the program a directory it cannot change.
+#[test]
+fn dir_ro_is_read_only() {
+    // Creates `new` in the first preopened directory; exits with path_open's errno.
+    let module = wat::parse_str(
+        r#"(module
+  (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "new")
+  (func (export "_start")
+    (call $exit (call $open (i32.const 3) (i32.const 0) (i32.const 16) (i32.const 3)
+                            (i32.const 1) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 32)))))"#,
+    )
+    .unwrap();
+    let s = common::Scratch::new("dir-ro");
+    s.put("create.wasm", &module);
+    std::fs::create_dir(s.join("data")).unwrap();
+    let run = |dir: String| {
+        bin()
+            .arg("run")
+            .arg(s.join("create.wasm"))
+            .args(["--dir", &dir])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let data = s.arg("data");
+    let o = run(format!("{data}::/data:ro"));
+    assert_ne!(o.status.code(), Some(0), "created in a read-only directory");
+    assert!(!s.join("data/new").exists());
+    let o = run(format!("{data}::/data"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(s.join("data/new").exists());
+}

@@ -272,3 +272,38 @@ fn time_limit_stops_every_thread() {
     assert!(matches!(run_wasm(&w, &o), Err(RunError::Timeout(_))));
     assert!(start.elapsed() < Duration::from_secs(10));
 }
+
+/// Creates the file `new` in the first preopened directory (fd 3) and exits with the
+/// WASI errno of `path_open` (0: created).
+const CREATE: &str = r#"(module
+  (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "new")
+  ;; dirfd 3, no lookup flags, "new", O_CREAT, rights: fd_write (1 << 6), none inherited.
+  (func (export "_start")
+    (call $exit (call $open (i32.const 3) (i32.const 0) (i32.const 16) (i32.const 3)
+                            (i32.const 1) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 32)))))"#;
+
+#[test]
+fn read_only_directories_refuse_changes() {
+    let w = wasm(CREATE);
+    let dir = pexe2wasm_testkit::corpus::Scratch::new("ro-dir");
+    let writable = RunOptions {
+        dirs: vec![(dir.dir().to_path_buf(), "/data".into())],
+        ..opts()
+    };
+    assert_eq!(run_wasm(&w, &writable).unwrap().exit_code, 0);
+    assert!(dir.join("new").exists());
+    std::fs::remove_file(dir.join("new")).unwrap();
+    let readonly = RunOptions {
+        readonly_dirs: vec![(dir.dir().to_path_buf(), "/data".into())],
+        ..opts()
+    };
+    let errno = run_wasm(&w, &readonly).unwrap().exit_code;
+    assert_ne!(
+        errno, 0,
+        "a read-only directory let the program create a file"
+    );
+    assert!(!dir.join("new").exists());
+}
