@@ -63,7 +63,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Decode a pexe, check it against the PNaCl ABI and check that it can run (`_start`).
+    /// Decode a pexe, check it against the PNaCl ABI and check that it can run (`_start`)
+    /// and converts.
     Verify {
         /// The pexe to read ('-' for stdin).
         file: PathBuf,
@@ -489,13 +490,17 @@ fn run(command: Command) -> Result<ExitCode> {
             }
             // What it needs to run, unless only the ABI was asked about.
             let needs = (!no_runnable).then(|| pexe2wasm::needs::needs_of_module(&module));
-            let mut out = Output::stdout();
+            let (n_functions, n_globals) = (module.functions.len(), module.globals.len());
             let defined = module.function_bodies.len();
-            let counts = format!(
-                "({} functions, {defined} defined, {} globals)",
-                module.functions.len(),
-                module.globals.len()
-            );
+            // "ok" means it converts: whatever `convert` would reject (a stack frame too
+            // large for wasm, …) is rejected here with the same message and position.
+            if !no_runnable {
+                let opts = pexe2wasm::convert::ConvertOptions::default();
+                pexe2wasm::convert::convert_module(module, data.len(), &opts)?;
+            }
+            let mut out = Output::stdout();
+            let counts =
+                format!("({n_functions} functions, {defined} defined, {n_globals} globals)");
             // A valid pexe exits 0; the line says when it needs more than a WASI runtime,
             // and a plugin that nothing here can run is not called plain "ok".
             let line = match &needs {

@@ -811,3 +811,91 @@ fn cli_rejects_malformed_files() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The same answer from every command: a file `convert` rejects, `verify` rejects with the
+/// same line; a file that does not decode, `dis` names at the same bit as `verify`. Both
+/// files are real pexes with two bits flipped (found by a hostile-input campaign).
+#[test]
+fn every_command_gives_the_same_answer() {
+    let s = common::Scratch::new("same-answer");
+    let flipped = |name: &str, bits: &[usize]| -> Option<std::path::PathBuf> {
+        let mut data = common::real_pexe(name)?;
+        for &b in bits {
+            data[b / 8] ^= 1 << (b % 8);
+        }
+        let path = s.join(name);
+        std::fs::write(&path, &data).unwrap();
+        Some(path)
+    };
+    let err_line = |args: &[&std::ffi::OsStr]| -> (Option<i32>, String) {
+        let o = Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).trim_end().to_string(),
+        )
+    };
+    let null = std::ffi::OsStr::new("/dev/null");
+    // A frame no wasm stack can hold: convert and verify reject it the same way.
+    if let Some(p) = flipped("binji-puts.pexe", &[98672, 175557]) {
+        let v = err_line(&["verify".as_ref(), p.as_os_str()]);
+        let c = err_line(&["convert".as_ref(), p.as_os_str(), "-o".as_ref(), null]);
+        assert_eq!(v.0, Some(1), "{}", v.1);
+        assert_eq!(v, c);
+        assert!(v.1.contains("stack frame of 4294966160 bytes"), "{}", v.1);
+    }
+    // An unknown record code after a non-canonical stretch: dis names the record, as
+    // verify does, not the packing.
+    if let Some(p) = flipped("binji-nbody.pexe", &[281393, 192938]) {
+        let v = err_line(&["verify".as_ref(), p.as_os_str()]);
+        let d = err_line(&["dis".as_ref(), p.as_os_str(), "-o".as_ref(), null]);
+        assert_eq!(v.0, Some(1));
+        assert_eq!(v, d);
+        assert!(v.1.contains("bit 281384"), "{}", v.1);
+    }
+}
+
+/// A file that decodes but whose bits are not packed the way the writer packs them: `dis`
+/// says where, as a bit position like every other error.
+#[test]
+fn dis_names_the_bit_where_packing_stops_being_canonical() {
+    let data = std::fs::read(pexe2wasm_testkit::repo_path("fixtures/hello.pexe")).unwrap();
+    // Find a bit whose flip still decodes but no longer re-encodes the same.
+    let mut found = None;
+    for bit in 0..data.len() * 8 {
+        let mut d = data.clone();
+        d[bit / 8] ^= 1 << (bit % 8);
+        if decode(&d).is_ok() && pexe2wasm::bitstream::reencode(&d).is_ok_and(|r| r != d) {
+            found = Some((bit, d));
+            break;
+        }
+    }
+    let Some((bit, d)) = found else {
+        panic!("no flip of hello.pexe decodes but re-encodes differently");
+    };
+    let s = common::Scratch::new("noncanonical");
+    s.put("x.pexe", &d);
+    let o = Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+        .args([
+            "dis".as_ref(),
+            s.join("x.pexe").as_os_str(),
+            "-o".as_ref(),
+            "/dev/null".as_ref(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("not canonically encoded"), "{err}");
+    // The first differing bit is at or after the flipped one's byte.
+    let named: u64 = err
+        .split("bit ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no bit position in {err}"));
+    assert!(named / 8 >= bit as u64 / 8 - 8, "{err} (flipped bit {bit})");
+}

@@ -39,8 +39,8 @@ pub enum DisError {
     Decode(#[from] DecodeError),
     /// The bits encode their records in a way the bitstream writer never produces (a VBR
     /// with redundant zero chunks, non-zero padding...), so no text can reproduce them.
-    #[error("the bitstream is not canonically encoded (first difference at byte {byte}): its text cannot reproduce it")]
-    NonCanonical { byte: usize },
+    #[error("bit {bit} (byte {}:{}): the bitstream is not canonically encoded from here on: its text cannot reproduce it", bit / 8, bit % 8)]
+    NonCanonical { bit: u64 },
     /// A bug: a printed statement could not be read back.
     #[error("internal disassembler error at bit {bit}: {message}")]
     Internal { bit: u64, message: String },
@@ -141,19 +141,22 @@ pub fn disassemble_with_stats(data: &[u8], out: &mut dyn Write) -> Result<DisSta
     let stats = d.stats;
     // Records say nothing of how their bits were packed; only canonical packing (what the
     // writer produces) can come back from text.
+    // A module that does not decode is reported as such first: that is the fault the other
+    // commands name, at the same position.
+    let module = module?;
+    let _ = module;
     if let Ok(re) = crate::bitstream::reencode(data) {
         let body = &data[..end.min(data.len())];
         if re != body {
-            let byte = re.iter().zip(body).position(|(a, b)| a != b);
-            return Err(DisError::NonCanonical {
-                byte: byte.unwrap_or(re.len().min(body.len())),
-            });
+            // The first bit that differs (bits are packed from the least significant up).
+            let bit = match re.iter().zip(body).position(|(a, b)| a != b) {
+                Some(i) => i as u64 * 8 + u64::from((re[i] ^ body[i]).trailing_zeros()),
+                None => re.len().min(body.len()) as u64 * 8,
+            };
+            return Err(DisError::NonCanonical { bit });
         }
     }
-    match module {
-        Ok(_) => Ok(stats),
-        Err(e) => Err(e.into()),
-    }
+    Ok(stats)
 }
 
 fn internal(bit: u64, m: impl Into<String>) -> DisError {
