@@ -11,7 +11,7 @@
 //! * every other PPB import as a trap naming it (nothing reaches those: `PPB_GetInterface`
 //!   answered NULL for their interfaces).
 //!
-//! # The main loop
+//! # The main loop (`main_loop.rs`)
 //! `start` runs on the thread that called `ppapi_start` (the main thread, tid 0):
 //! `PPP_InitializeModule`, then `DidCreate` with the embed attributes, `DidChangeView`,
 //! `DidChangeFocus(true)`, then tasks posted to the main thread's mailbox (messages from
@@ -38,7 +38,7 @@ pub mod storage;
 pub mod var;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -46,9 +46,9 @@ use std::time::{Duration, Instant};
 use wasmtime::{AsContextMut, Caller, Linker};
 
 use crate::host::{Ctx, Host, ThreadInfo, ThreadKind};
-use crate::{call_export, Process, RunOptions};
-use resources::{Resource, Resources, View};
-use var::{PpVar, VarStore};
+use crate::{Process, RunOptions};
+use resources::Resources;
+use var::VarStore;
 
 pub use ppb::OFFERED;
 
@@ -337,7 +337,9 @@ pub struct PepperState {
     net: net::NetState,
 }
 
+mod callbacks;
 mod heap;
+mod main_loop;
 mod timers;
 
 impl PepperState {
@@ -377,217 +379,10 @@ pub(crate) fn process(caller: &Caller<'_, Ctx>) -> wasmtime::Result<Arc<Process>
         .ok_or_else(|| wasmtime::Error::msg("no run"))
 }
 
-/// Posts `task` to thread `tid`, counted as pending work until it has run. False when the
-/// thread is gone.
-pub(crate) fn post_counted<F>(
-    state: &Arc<PepperState>,
-    process: &Process,
-    tid: i32,
-    task: F,
-) -> bool
-where
-    F: for<'a> FnOnce(wasmtime::StoreContextMut<'a, Ctx>) -> wasmtime::Result<()> + Send + 'static,
-{
-    state.activity.add(&state.activity.pending, 1);
-    let s = state.clone();
-    let posted = process.mailbox(tid).and_then(|m| {
-        m.post(move |cx| {
-            let r = task(cx);
-            s.activity.add(&s.activity.pending, -1);
-            r
-        })
-    });
-    if posted.is_err() {
-        state.activity.add(&state.activity.pending, -1);
-    }
-    posted.is_ok()
-}
-
-/// Runs completion callback `cb` with `result` on thread `tid`, after `delay`.
-pub(crate) fn complete_later(
-    state: &Arc<PepperState>,
-    process: &Arc<Process>,
-    tid: i32,
-    cb: mem::Callback,
-    result: i32,
-    delay: Duration,
-) {
-    let task = move |cx: wasmtime::StoreContextMut<'_, Ctx>| {
-        ppp::run_callback(cx, cb.func, cb.user_data, result)
-    };
-    if delay.is_zero() {
-        post_counted(state, process, tid, task);
-    } else {
-        // The timer counts as pending until its task is posted (then the task does).
-        state.activity.add(&state.activity.pending, 1);
-        let s = state.clone();
-        let p = Arc::downgrade(process);
-        state.timers.after(delay, move || {
-            if let Some(p) = p.upgrade() {
-                post_counted(&s, &p, tid, task);
-            }
-            s.activity.add(&s.activity.pending, -1);
-        });
-    }
-}
-
-/// What an asynchronous PPB operation ends with: its result code, and the bytes to write
-/// into module memory before its callback runs (what a read read, an output value), so
-/// that the app sees them when the callback runs, as in Chrome.
-#[derive(Debug, Default)]
-pub(crate) struct Completion {
-    pub result: i32,
-    pub writes: Vec<(u32, Vec<u8>)>,
-}
-
-impl Completion {
-    pub fn result(result: i32) -> Completion {
-        Completion {
-            result,
-            writes: Vec::new(),
-        }
-    }
-}
-
-/// Runs an asynchronous PPB operation (`work`, which may block: it runs on a thread of
-/// its own) with Chrome's callback rules:
-/// * a blocking callback (`PP_BlockUntilComplete()`) is refused on the main thread with
-///   `PP_ERROR_BLOCKS_MAIN_THREAD`; elsewhere the call waits and returns the result;
-/// * otherwise the call returns `PP_OK_COMPLETIONPENDING` and the callback runs later on
-///   the calling thread (the main thread, or a thread whose message loop is attached;
-///   a thread without one gets `PP_ERROR_NO_MESSAGE_LOOP`), after `writes` are made.
-pub(crate) fn start_async(
-    caller: &mut Caller<'_, Ctx>,
-    cb: mem::Callback,
-    work: impl FnOnce() -> Completion + Send + 'static,
-) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    let tid = caller.data().thread().tid;
-    if cb.is_blocking() {
-        if tid == 0 {
-            return Ok(pp_error::BLOCKS_MAIN_THREAD);
-        }
-        s.activity.add(&s.activity.pending, 1);
-        let done = work();
-        s.activity.add(&s.activity.pending, -1);
-        for (addr, bytes) in done.writes {
-            crate::write_memory(&mut *caller, addr, &bytes)?;
-        }
-        return Ok(done.result);
-    }
-    if tid != 0 && !has_attached_loop(&s, tid) {
-        return Ok(pp_error::NO_MESSAGE_LOOP);
-    }
-    let p = process(caller)?;
-    s.activity.add(&s.activity.pending, 1);
-    let s2 = s.clone();
-    let spawned = std::thread::Builder::new()
-        .name("pepper operation".into())
-        .spawn(move || {
-            let done = work();
-            post_counted(&s2, &p, tid, move |mut cx| {
-                for (addr, bytes) in done.writes {
-                    crate::write_memory(&mut cx, addr, &bytes)?;
-                }
-                ppp::run_callback(cx, cb.func, cb.user_data, done.result)
-            });
-            s2.activity.add(&s2.activity.pending, -1);
-        });
-    if spawned.is_err() {
-        s.activity.add(&s.activity.pending, -1);
-        return Ok(pp_error::NOMEMORY);
-    }
-    Ok(pp_error::COMPLETIONPENDING)
-}
-
-/// The error Chrome answers before anything else for callback `cb` on this thread, if
-/// any: a blocking callback on the main thread (`PP_ERROR_BLOCKS_MAIN_THREAD`), a
-/// non-blocking one on a thread without a message loop (`PP_ERROR_NO_MESSAGE_LOOP`).
-pub(crate) fn callback_error(caller: &Caller<'_, Ctx>, cb: &mem::Callback) -> Option<i32> {
-    let tid = caller.data().thread().tid;
-    if cb.is_blocking() {
-        (tid == 0).then_some(pp_error::BLOCKS_MAIN_THREAD)
-    } else if tid != 0 {
-        let s = state(caller).ok()?;
-        (!has_attached_loop(&s, tid)).then_some(pp_error::NO_MESSAGE_LOOP)
-    } else {
-        None
-    }
-}
-
-/// Answers an operation that completed at once with `result` (an error found before any
-/// work, data already at hand), as Chrome's `EnterBase::SetResult` did: a required
-/// callback runs later with the result and the call returns `PP_OK_COMPLETIONPENDING`;
-/// an optional or blocking one is not run and the call returns the result. The callback
-/// errors of [`callback_error`] come first.
-pub(crate) fn answer_now(
-    caller: &mut Caller<'_, Ctx>,
-    cb: mem::Callback,
-    result: i32,
-) -> wasmtime::Result<i32> {
-    if let Some(e) = callback_error(caller, &cb) {
-        return Ok(e);
-    }
-    if cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0 {
-        return Ok(result);
-    }
-    start_async(caller, cb, move || Completion::result(result))
-}
-
-/// What an asynchronous operation does on its callback's thread just before the callback
-/// runs, when plain writes are not enough (it calls into the module: a `PP_ArrayOutput`'s
-/// `GetDataBuffer`, say). Returns the callback's result.
-pub(crate) type Finish =
-    Box<dyn for<'a> FnOnce(wasmtime::StoreContextMut<'a, Ctx>) -> wasmtime::Result<i32> + Send>;
-
-/// [`start_async`] for an operation whose `work` ends with a [`Finish`], run on the
-/// callback's thread (the calling thread itself for a blocking callback).
-pub(crate) fn start_async_finishing(
-    caller: &mut Caller<'_, Ctx>,
-    cb: mem::Callback,
-    work: impl FnOnce() -> Finish + Send + 'static,
-) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    let tid = caller.data().thread().tid;
-    if let Some(e) = callback_error(caller, &cb) {
-        return Ok(e);
-    }
-    if cb.is_blocking() {
-        s.activity.add(&s.activity.pending, 1);
-        let finish = work();
-        s.activity.add(&s.activity.pending, -1);
-        return finish(caller.as_context_mut());
-    }
-    let p = process(caller)?;
-    s.activity.add(&s.activity.pending, 1);
-    let s2 = s.clone();
-    let spawned = std::thread::Builder::new()
-        .name("pepper operation".into())
-        .spawn(move || {
-            let finish = work();
-            post_counted(&s2, &p, tid, move |mut cx| {
-                let result = finish(cx.as_context_mut())?;
-                ppp::run_callback(cx, cb.func, cb.user_data, result)
-            });
-            s2.activity.add(&s2.activity.pending, -1);
-        });
-    if spawned.is_err() {
-        s.activity.add(&s.activity.pending, -1);
-        return Ok(pp_error::NOMEMORY);
-    }
-    Ok(pp_error::COMPLETIONPENDING)
-}
-
-/// Whether thread `tid` has a message loop attached (the main thread always has).
-pub(crate) fn has_attached_loop(s: &PepperState, tid: i32) -> bool {
-    if tid == 0 {
-        return true;
-    }
-    let ids = lock(&s.loops).clone();
-    let r = lock(&s.resources);
-    ids.iter()
-        .any(|&id| matches!(r.get(id), Some(Resource::MessageLoop(l)) if l.tid == Some(tid)))
-}
+pub(crate) use callbacks::{
+    answer_now, callback_error, complete_later, has_attached_loop, post_counted, start_async,
+    start_async_finishing, Completion, Finish,
+};
 
 impl Host for PepperHost {
     type State = PepperState;
@@ -598,8 +393,8 @@ impl Host for PepperHost {
 
     fn link(&self, linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         let m = pexe2wasm::runtime::PEPPER_HOST;
-        linker.func_wrap(m, "start", start)?;
-        linker.func_wrap(m, "get_interface", get_interface)?;
+        linker.func_wrap(m, "start", main_loop::start)?;
+        linker.func_wrap(m, "get_interface", main_loop::get_interface)?;
         linker.func_wrap(
             m,
             "register_thread_creator",
@@ -716,329 +511,6 @@ impl Host for PepperHost {
         state.storage.end();
         net::stop(&state.resources());
     }
-}
-
-/// `pexe2wasm_ppapi.get_interface(name, len)`: whether this host offers the interface.
-fn get_interface(mut caller: Caller<'_, Ctx>, name: i32, len: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let bytes = crate::read_memory(&mut caller, name as u32, len.clamp(0, 255) as u32)?;
-    let name = String::from_utf8_lossy(&bytes).into_owned();
-    let offered = OFFERED.contains(&name.as_str());
-    if lock(&s.asked).insert(name.clone()) && !offered {
-        lock(&s.missing).push(name);
-    }
-    Ok(offered as i32)
-}
-
-/// `pexe2wasm_ppapi.start(init, shutdown, get_interface, browser_get_interface)`: the main
-/// loop (see the module documentation). Returns what `ppapi_start` returns.
-fn start(
-    mut caller: Caller<'_, Ctx>,
-    init: i32,
-    _shutdown: i32,
-    get_interface: i32,
-    _browser: i32,
-) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let process = process(&caller)?;
-    {
-        let main_loop = lock(&s.resources).add(Resource::MessageLoop(resources::MessageLoop {
-            tid: Some(0),
-            ..Default::default()
-        }));
-        *lock(&s.main_loop) = main_loop;
-    }
-    let r: i32 = call_export(&mut caller, "__ppp_initialize_module", (init, MODULE))?;
-    if r != pp_error::OK {
-        s.sink().note(&format!(
-            "the app's PPP_InitializeModule failed ({r}); it does not start"
-        ));
-        return Ok(1);
-    }
-    let gi = get_interface as u32;
-    let mut ppp = Ppp::default();
-    ppp.instance = ppp::get_ppp_interface(&mut caller, gi, "PPP_Instance;1.1")?;
-    if ppp.instance == 0 {
-        ppp.instance = ppp::get_ppp_interface(&mut caller, gi, "PPP_Instance;1.0")?;
-        ppp.instance_1_0 = ppp.instance != 0;
-    }
-    if ppp.instance == 0 {
-        s.sink()
-            .note("the app offers no PPP_Instance, so no instance can be made (Chrome unloads such a module)");
-        return Ok(1);
-    }
-    ppp.messaging = ppp::get_ppp_interface(&mut caller, gi, "PPP_Messaging;1.0")?;
-    ppp.input_event = ppp::get_ppp_interface(&mut caller, gi, "PPP_InputEvent;0.1")?;
-    *lock(&s.ppp) = ppp;
-    let [did_create, did_destroy, did_change_view, did_change_focus] =
-        mem::read_i32s::<4>(&mut caller, ppp.instance)?;
-
-    // DidCreate(instance, argc, argn, argv): the arrays, then the strings, on the stack.
-    let attrs = s.config.attrs.clone();
-    let argc = attrs.len() as i32;
-    let mut strings = Vec::new();
-    let mut offsets = Vec::new();
-    let base = 8 * attrs.len();
-    for (k, v) in &attrs {
-        offsets.push((base + strings.len()) as u32);
-        strings.extend_from_slice(k.as_bytes());
-        strings.push(0);
-        offsets.push((base + strings.len()) as u32);
-        strings.extend_from_slice(v.as_bytes());
-        strings.push(0);
-    }
-    let size = (base + strings.len()).max(1) as i32;
-    let fill: ppp::Fill = Box::new(move |ptr| {
-        let mut b = Vec::with_capacity(size as usize);
-        for i in 0..attrs.len() {
-            b.extend_from_slice(&(ptr + offsets[2 * i]).to_le_bytes());
-        }
-        for i in 0..attrs.len() {
-            b.extend_from_slice(&(ptr + offsets[2 * i + 1]).to_le_bytes());
-        }
-        b.extend_from_slice(&strings);
-        b
-    });
-    let created: i32 = ppp::call_with_buffer(
-        &mut caller,
-        "__ppp_callbuf_iiii_i",
-        (did_create, size, 4 | 8, INSTANCE, argc, 0, 4 * argc),
-        fill,
-        None,
-    )?;
-    if created == 0 {
-        s.sink()
-            .note("the app's DidCreate returned false: the instance failed to start");
-        return Ok(1);
-    }
-
-    // The view, then focus.
-    let (w, h) = s.config.size;
-    let view = View::of_size(w, h);
-    if ppp.instance_1_0 {
-        let mut rects = Vec::new();
-        for r in [view.rect, view.clip] {
-            for x in r {
-                rects.extend_from_slice(&x.to_le_bytes());
-            }
-        }
-        ppp::call_with_buffer::<_, ()>(
-            &mut caller,
-            "__ppp_callbuf_iii_v",
-            (did_change_view, 32, 2 | 4, INSTANCE, 0, 16),
-            Box::new(move |_| rects),
-            None,
-        )?;
-    } else {
-        let res = lock(&s.resources).add(Resource::View(view));
-        call_export::<(i32, i32, i32), ()>(
-            &mut caller,
-            "__ppp_call_ii_v",
-            (did_change_view, INSTANCE, res),
-        )?;
-        lock(&s.resources).release(res);
-    }
-    call_export::<(i32, i32, i32), ()>(
-        &mut caller,
-        "__ppp_call_ii_v",
-        (did_change_focus, INSTANCE, 1),
-    )?;
-
-    events::start_replay(&s, &process);
-    start_input(&s, &process)?;
-    crate::run_loop(&mut caller)?;
-
-    // The end: the handler's Destroy, then DidDestroy.
-    if let Some(h) = lock(&s.handler).take() {
-        if h.tid == 0 {
-            call_export::<(i32, i32, i32), ()>(
-                &mut caller,
-                "__ppp_call_ii_v",
-                (h.table[2] as i32, INSTANCE, h.user_data as i32),
-            )?;
-        }
-    }
-    call_export::<(i32, i32), ()>(&mut caller, "__ppp_call_i_v", (did_destroy, INSTANCE))?;
-    Ok(0)
-}
-
-/// Starts the thread that reads the input (each line a message to the instance) and, once
-/// it ends, watches for the end of the instance.
-fn start_input(s: &Arc<PepperState>, process: &Arc<Process>) -> wasmtime::Result<()> {
-    let s = s.clone();
-    let weak = Arc::downgrade(process);
-    std::thread::Builder::new()
-        .name("pepper input".into())
-        .spawn(move || {
-            let deliver = |line: String| match weak.upgrade() {
-                Some(p) => deliver_line(&s, &p, line),
-                None => false,
-            };
-            match &s.config.input {
-                MessageSource::Stdin => {
-                    for line in std::io::stdin().lock().lines() {
-                        match line {
-                            Ok(l) => {
-                                if !deliver(l) {
-                                    break;
-                                }
-                            }
-                            Err(e) => {
-                                s.sink().note(&format!("standard input: {e}"));
-                                break;
-                            }
-                        }
-                    }
-                }
-                MessageSource::Lines(lines) => {
-                    for l in lines {
-                        if !deliver(l.clone()) {
-                            break;
-                        }
-                    }
-                }
-                MessageSource::Channel(rx) => {
-                    if let Some(rx) = lock(rx).take() {
-                        while let Some(l) = recv_spinning(&rx) {
-                            if !deliver(l) {
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-            s.activity.input_done.store(true, Ordering::SeqCst);
-            s.activity.generation.fetch_add(1, Ordering::SeqCst);
-            watch_for_end(&s, &weak);
-        })
-        .map_err(|e| wasmtime::Error::msg(format!("cannot start the input thread: {e}")))?;
-    Ok(())
-}
-
-/// The next line from a channel, spinning up to 50 µs before sleeping, as the mailboxes
-/// do: an embedder that sends a message as soon as it has the answer to the last one
-/// then finds the input thread awake (`crate::mailbox`). `None` at the channel's end.
-fn recv_spinning(rx: &std::sync::mpsc::Receiver<String>) -> Option<String> {
-    let start = Instant::now();
-    loop {
-        match rx.try_recv() {
-            Ok(l) => return Some(l),
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
-            Err(std::sync::mpsc::TryRecvError::Empty)
-                if start.elapsed() < Duration::from_micros(50) =>
-            {
-                std::hint::spin_loop()
-            }
-            Err(std::sync::mpsc::TryRecvError::Empty) => return rx.recv().ok(),
-        }
-    }
-}
-
-/// Waits (on the input thread) until the instance can make no progress or the time limit
-/// after the input's end passes; then ends it.
-fn watch_for_end(s: &Arc<PepperState>, process: &std::sync::Weak<Process>) {
-    let deadline = s.config.timeout.map(|t| Instant::now() + t);
-    let mut last: Option<u64> = None;
-    loop {
-        if s.ended.load(Ordering::SeqCst) {
-            return;
-        }
-        let Some(p) = process.upgrade() else { return };
-        if p.is_stopping() {
-            return;
-        }
-        let (quiet, generation) = s.activity.quiet();
-        let timed_out = deadline.is_some_and(|d| Instant::now() >= d);
-        if (quiet && last == Some(generation)) || timed_out {
-            if timed_out && !quiet {
-                s.sink()
-                    .note("the time limit after the end of input passed: ending the instance");
-            }
-            if let Ok(m) = p.mailbox(0) {
-                let _ = m.quit();
-            }
-            // A main thread that does not take the quit (blocked in the app) ends with
-            // the run, a second later.
-            if timed_out {
-                drop(p);
-                std::thread::sleep(Duration::from_secs(1));
-                if let Some(p) = process.upgrade() {
-                    if !p.is_stopping() {
-                        s.sink()
-                            .note("the app's main thread did not return to its loop: stopping it");
-                        p.exit(124);
-                    }
-                }
-            }
-            return;
-        }
-        last = quiet.then_some(generation);
-        drop(p);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Makes `line` a message and posts it to the instance; false when the run is gone.
-fn deliver_line(s: &Arc<PepperState>, process: &Arc<Process>, line: String) -> bool {
-    let var = {
-        let mut vars = lock(&s.vars);
-        match s.config.format {
-            MessageFormat::Text => Ok(vars.string_from_utf8(line.as_bytes())),
-            MessageFormat::Json => json::parse_line(&mut vars, &line),
-        }
-    };
-    let var = match var {
-        Ok(v) => v,
-        Err(e) => {
-            s.sink().note(&format!("input line not sent: {e}"));
-            return true;
-        }
-    };
-    post_message(s, process, var)
-}
-
-/// Delivers `var` (one reference, which the delivery releases) to the instance: to the
-/// registered message handler's loop, else `PPP_Messaging.HandleMessage` on the main thread.
-pub(crate) fn post_message(s: &Arc<PepperState>, process: &Arc<Process>, var: PpVar) -> bool {
-    let handler = *lock(&s.handler);
-    let messaging = lock(&s.ppp).messaging;
-    let s2 = s.clone();
-    let bytes = var.to_bytes();
-    let posted = match handler {
-        Some(h) => post_counted(s, process, h.tid, move |cx| {
-            let r = ppp::call_with_buffer::<_, ()>(
-                cx,
-                "__ppp_callbuf_iii_v",
-                (h.table[0] as i32, 16, 4, INSTANCE, h.user_data as i32, 0),
-                Box::new(move |_| bytes.to_vec()),
-                None,
-            );
-            lock(&s2.vars).release(var);
-            r
-        }),
-        None if messaging != 0 => post_counted(s, process, 0, move |mut cx| {
-            let handle = mem::read_u32(&mut cx, messaging)? as i32;
-            let r = ppp::call_with_buffer::<_, ()>(
-                cx,
-                "__ppp_callbuf_ii_v",
-                (handle, 16, 2, INSTANCE, 0),
-                Box::new(move |_| bytes.to_vec()),
-                None,
-            );
-            lock(&s2.vars).release(var);
-            r
-        }),
-        None => {
-            s.sink()
-                .note("the app has no PPP_Messaging: the message is dropped, as in Chrome");
-            lock(&s.vars).release(var);
-            true
-        }
-    };
-    if !posted {
-        lock(&s.vars).release(var);
-    }
-    posted
 }
 
 /// Writes a `PP_Rect` at `addr`.
