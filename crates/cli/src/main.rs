@@ -666,7 +666,7 @@ fn prepare_run(
     let mut plugin = false;
     let wasm = if data.starts_with(b"\0asm") {
         if wasm_is_pepper_plugin(&data) {
-            if !wasm_has_pepper_runtime(&data) {
+            if !pexe2wasm_runner::imports_module(&data, pexe2wasm::runtime::PEPPER_HOST) {
                 return Ok(Prepared::NoHost(
                     "a Pepper (PPAPI) plugin converted without the Pepper runtime (by an \
                      older pexe2wasm, or with --threads off): convert the pexe again"
@@ -730,22 +730,6 @@ fn prepare_run(
         return Ok(Prepared::Pepper(wasm, opts));
     }
     Ok(Prepared::Ready(wasm, opts))
-}
-
-/// Whether a module imports the Pepper runtime's host interface (`pexe2wasm_ppapi`).
-fn wasm_has_pepper_runtime(wasm: &[u8]) -> bool {
-    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
-        match payload {
-            Ok(wasmparser::Payload::ImportSection(r)) => {
-                return r
-                    .into_imports()
-                    .any(|i| i.is_ok_and(|i| i.module == pexe2wasm::runtime::PEPPER_HOST));
-            }
-            Ok(wasmparser::Payload::CodeSectionStart { .. }) | Err(_) => return false,
-            _ => {}
-        }
-    }
-    false
 }
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the

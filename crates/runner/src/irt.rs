@@ -83,14 +83,26 @@ pub fn cpu_count() -> i32 {
 /// Whether the module is threaded: it imports wasi-threads' `thread-spawn`. (An invalid
 /// module answers false and fails to compile later.)
 pub fn imports_thread_spawn(wasm: &[u8]) -> bool {
+    imports_any(wasm, |module, name| {
+        module == runtime::WASI_THREADS && name == runtime::THREAD_SPAWN
+    })
+}
+
+/// Whether the module imports anything from `module` (e.g. the Pepper runtime's host
+/// interface, `pexe2wasm_ppapi`). An invalid module answers false.
+pub fn imports_module(wasm: &[u8], module: &str) -> bool {
+    imports_any(wasm, |m, _| m == module)
+}
+
+/// Whether some import (module, name) of `wasm` satisfies `pred`, read from the import
+/// section alone.
+fn imports_any(wasm: &[u8], pred: impl Fn(&str, &str) -> bool) -> bool {
     for payload in wasmparser::Parser::new(0).parse_all(wasm) {
         match payload {
             Ok(wasmparser::Payload::ImportSection(r)) => {
-                return r.into_imports().any(|i| {
-                    i.is_ok_and(|i| {
-                        i.module == runtime::WASI_THREADS && i.name == runtime::THREAD_SPAWN
-                    })
-                });
+                return r
+                    .into_imports()
+                    .any(|i| i.is_ok_and(|i| pred(i.module, i.name)));
             }
             Ok(wasmparser::Payload::CodeSectionStart { .. }) | Err(_) => return false,
             _ => {}

@@ -73,7 +73,7 @@ mod process;
 
 pub use guest::{call_export, call_function_pointer, read_memory, read_memory_into, write_memory};
 pub use host::{Ctx, Host, ThreadInfo, ThreadKind};
-pub use irt::{cpu_count, imports_thread_spawn, IrtHost};
+pub use irt::{cpu_count, imports_module, imports_thread_spawn, IrtHost};
 pub use mailbox::{run_loop, Mailbox, PostError, Stopped, Task};
 pub use process::{Process, SpawnError};
 /// The wasmtime this crate runs on, for hosts (their imports take its `Linker` and `Caller`).
