@@ -96,43 +96,16 @@ pub(crate) fn start_async(
     cb: mem::Callback,
     work: impl FnOnce() -> Completion + Send + 'static,
 ) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    let tid = caller.data().thread().tid;
-    if cb.is_blocking() {
-        if tid == 0 {
-            return Ok(pp_error::BLOCKS_MAIN_THREAD);
-        }
-        s.activity.add(&s.activity.pending, 1);
+    // The finishing step is the writes, made on the callback's thread.
+    start_async_finishing(caller, cb, move || -> Finish {
         let done = work();
-        s.activity.add(&s.activity.pending, -1);
-        for (addr, bytes) in done.writes {
-            crate::write_memory(&mut *caller, addr, &bytes)?;
-        }
-        return Ok(done.result);
-    }
-    if tid != 0 && !has_attached_loop(&s, tid) {
-        return Ok(pp_error::NO_MESSAGE_LOOP);
-    }
-    let p = process(caller)?;
-    s.activity.add(&s.activity.pending, 1);
-    let s2 = s.clone();
-    let spawned = std::thread::Builder::new()
-        .name("pepper operation".into())
-        .spawn(move || {
-            let done = work();
-            post_counted(&s2, &p, tid, move |mut cx| {
-                for (addr, bytes) in done.writes {
-                    crate::write_memory(&mut cx, addr, &bytes)?;
-                }
-                ppp::run_callback(cx, cb.func, cb.user_data, done.result)
-            });
-            s2.activity.add(&s2.activity.pending, -1);
-        });
-    if spawned.is_err() {
-        s.activity.add(&s.activity.pending, -1);
-        return Ok(pp_error::NOMEMORY);
-    }
-    Ok(pp_error::COMPLETIONPENDING)
+        Box::new(move |mut cx| {
+            for (addr, bytes) in done.writes {
+                crate::write_memory(&mut cx, addr, &bytes)?;
+            }
+            Ok(done.result)
+        })
+    })
 }
 
 /// The error Chrome answers before anything else for callback `cb` on this thread, if
