@@ -66,7 +66,7 @@ impl PepperArgs {
 /// height is 300 x 150 CSS pixels.
 pub const DEFAULT_SIZE: (i32, i32) = (300, 150);
 
-fn parse_size(s: &str) -> Result<(i32, i32)> {
+pub(crate) fn parse_size(s: &str) -> Result<(i32, i32)> {
     let (w, h) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| anyhow!("--size {s}: expected WIDTHxHEIGHT, e.g. 640x480"))?;

@@ -1,0 +1,175 @@
+// What one worker of an instance knows: the shared memory and host block, the var and
+// resource tables over them, its role (the module's main thread or another), its port to
+// the page, and the import object its instance of the module is made with. Both kinds of
+// worker (instance-worker.js, thread-worker.js) build one.
+
+import { Heap } from "./heap.js";
+import { Mem } from "./mem.js";
+import { PppFrames } from "./ppp.js";
+import { Registry } from "./registry.js";
+import { Resources } from "./resources.js";
+import { Vars } from "./vars.js";
+import { wasiImports } from "./wasi.js";
+import { spawnThread } from "./threads.js";
+import * as core from "./ppb/core.js";
+import * as input from "./ppb/input.js";
+import * as messaging from "./ppb/messaging.js";
+import * as vars from "./ppb/var.js";
+import * as view from "./ppb/view.js";
+
+export const MODULE = 1;
+export const INSTANCE = 2;
+
+/** Thrown by `pexe2wasm.thread_exit`: the thread's normal end. */
+export class ThreadExit extends Error {}
+
+/** Every PPB family this host implements, in registration order. */
+export const FAMILIES = [core, vars, messaging, view, input];
+
+/** The registry of PPB functions for `cx` (the description check lists it too). */
+export function buildRegistry(cx) {
+  const reg = new Registry();
+  for (const f of FAMILIES) f.register(reg, cx);
+  return reg;
+}
+
+export class Context {
+  /**
+   * opts: {isMain, tid, memory, hostSab, toPage(msg), toMain(msg) (threads), args,
+   * onStart(cx, init, shutdown, getInterface) (main)}
+   */
+  constructor(opts) {
+    this.isMain = opts.isMain;
+    this.tid = opts.tid;
+    this.instance = INSTANCE;
+    this.memory = opts.memory;
+    this.hostSab = opts.hostSab;
+    this.h = new Int32Array(opts.hostSab);
+    this.mem = new Mem(opts.memory);
+    this.heap = new Heap(this.h, this.mem, null);
+    this.vars = new Vars(this.h, this.mem, this.heap);
+    this.res = new Resources(this.h, this.vars);
+    this.frames = new PppFrames(this.mem);
+    this.toPage = opts.toPage;
+    this.toMain = opts.toMain ?? null;
+    this.args = opts.args ?? ["app"];
+    this.onStart = opts.onStart ?? null;
+    this.asked = new Set();
+    this.exports = null;
+    this.registry = buildRegistry(this);
+  }
+
+  setExports(exports) {
+    this.exports = exports;
+    this.heap.exports = exports;
+  }
+
+  console(level, text) {
+    this.toPage({ t: "console", level, text });
+  }
+  output(fd, text) {
+    this.toPage({ t: "output", fd, text });
+  }
+
+  /** Runs a completion callback on this thread now. */
+  runCallback(func, userData, result) {
+    this.exports.__ppp_call_ii_v(func, userData, result);
+  }
+
+  callOnMainThread(func, userData, result, delay) {
+    if (this.isMain) {
+      this.schedule(() => this.runCallback(func, userData, result), delay);
+    } else {
+      this.toMain({ t: "call", func, userData, result, delay });
+    }
+  }
+
+  /** Main thread: runs f from the event loop after `delay` ms (set by the worker). */
+  schedule(f, delay) {
+    setTimeout(f, delay);
+  }
+
+  /** Asks for the thread pool to be refilled (the instance worker does it). */
+  refillThreads() {
+    if (this.isMain) this.onRefill?.();
+    else this.toMain({ t: "refill" });
+  }
+
+  releaseResource(res) {
+    this.res.release(res);
+  }
+
+  requestInput(instance, classes, filtering) {
+    if (instance !== this.instance) return -4;
+    this.toPage({ t: "input-request", classes: classes >>> 0, filtering });
+    return 0;
+  }
+  clearInput(instance, classes) {
+    if (instance === this.instance) this.toPage({ t: "input-clear", classes: classes >>> 0 });
+  }
+
+  /** `pexe2wasm_ppapi.get_interface(name, len)`. */
+  getInterface(name, len) {
+    const s = this.mem.string(name >>> 0, Math.min(Math.max(len, 0), 255));
+    const offered = this.registry.offers(s);
+    if (!offered && !this.asked.has(s)) {
+      this.asked.add(s);
+      this.toPage({ t: "missing", name: s });
+    }
+    return offered ? 1 : 0;
+  }
+
+  /** The import object for `module`: every import it names, known or a trap. */
+  imports(module) {
+    const wasi = wasiImports(this);
+    this.flushOutput = wasi.flush;
+    const groups = {
+      wasi_snapshot_preview1: wasi.imports,
+      wasi: { "thread-spawn": (arg) => spawnThread(this, arg) },
+      pexe2wasm: {
+        thread_exit: () => {
+          throw new ThreadExit("thread_exit");
+        },
+        cpu_count: () => Math.max(1, navigator.hardwareConcurrency | 0),
+      },
+      pexe2wasm_ppapi: {
+        start: (init, shutdown, gi, bgi) => {
+          if (!this.onStart) throw new Error("ppapi_start called on a thread other than the main one");
+          return this.onStart(this, init, shutdown, gi, bgi);
+        },
+        get_interface: (name, len) => this.getInterface(name, len),
+        register_thread_creator: (create, join) => {
+          this.threadCreator = { create, join };
+        },
+        fill: (ptr, n) => this.frames.fill(ptr, n),
+        done: (ptr, n) => this.frames.done(ptr, n),
+        wait: () => {},
+      },
+      env: { memory: this.memory },
+    };
+    const out = {};
+    for (const imp of WebAssembly.Module.imports(module)) {
+      const m = (out[imp.module] ??= {});
+      if (imp.kind !== "function") {
+        if (imp.module === "env" && imp.name === "memory") m.memory = this.memory;
+        continue;
+      }
+      const known = groups[imp.module]?.[imp.name];
+      if (known) {
+        m[imp.name] = known;
+        continue;
+      }
+      const ppb = this.registry.get(imp.module, imp.name);
+      if (ppb) {
+        m[imp.name] = ppb.impl;
+        continue;
+      }
+      // An interface this host lacks: the app got NULL for it, so nothing calls this.
+      const what = `${imp.module}.${imp.name}`;
+      m[imp.name] = () => {
+        throw new Error(`${what} is not offered by the browser host`);
+      };
+    }
+    return out;
+  }
+}
