@@ -68,6 +68,9 @@ class Instance {
     // Messages the module posts before its load event wait for it, as in Chrome (the
     // plugin held them until the instance was up).
     this.early = [];
+    // Not NaCl's: what pexe2wasm knows of the instance, for people and tests.
+    this.info = { state: "loading", didCreate: null, missing: [] };
+    Object.defineProperty(el, "pexe2wasm", { configurable: true, value: this.info });
     el.readyState = 0;
     el.lastError = "";
     el.exitStatus = -1;
@@ -143,6 +146,7 @@ class Instance {
   }
 
   stop() {
+    this.info.state = "ended";
     this.ended = true;
     this.worker?.terminate();
   }
@@ -160,7 +164,11 @@ class Instance {
       case "output":
         (m.fd === 2 ? console.warn : console.log)(m.text);
         break;
+      case "created":
+        this.info.didCreate = m.ok;
+        break;
       case "missing":
+        this.info.missing.push(m.name);
         note(`the app asked for ${m.name}, which the browser host lacks: it got NULL, as in a Chrome without it`, "warn");
         break;
       case "port":
@@ -171,6 +179,7 @@ class Instance {
         fire(el, "progress", { loaded: m.bytes ?? 0, total: m.bytes ?? 0 });
         break;
       case "load": {
+        this.info.state = "running";
         el.readyState = 4;
         fire(el, "load");
         fire(el, "loadend");

@@ -137,6 +137,7 @@ function onStart(cx, init, _shutdown, gi) {
     [ppp.didCreate, space.size, 4 | 8, INSTANCE, n, 0, 4 * n],
     space.fill,
   );
+  toPage({ t: "created", ok: !!created });
   if (!created) {
     end({ t: "error", error: "the app's DidCreate returned false: the instance failed to start" });
     throw new StartUnwind();

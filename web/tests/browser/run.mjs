@@ -78,7 +78,7 @@ const scenarios = {
   async messages(page) {
     const sends = JSON.parse(env.MESSAGES ?? "[]");
     const expect = Number(env.EXPECT ?? sends.length);
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 30000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
     for (const m of sends) await page.evaluate((m) => window.naclModule.postMessage(m), m);
     await waitFor(page, (n) => window.messages.length >= n || window.events.some((e) => e !== "load"), expect, 30000);
     await new Promise((r) => setTimeout(r, 300)); // any message too many shows up too
@@ -86,7 +86,7 @@ const scenarios = {
 
   /** Stockfish over UCI: `go depth N` ends with a bestmove. */
   async stockfish(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 30000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
     for (const m of ["uci", "isready", "position startpos", `go depth ${env.DEPTH ?? 12}`]) {
       await page.evaluate((m) => window.naclModule.postMessage(m), m);
     }
@@ -95,28 +95,33 @@ const scenarios = {
     report.searchMs = Date.now() - t0;
   },
 
-  /** webpenc: an RGBA picture in, a WebP out that the browser decodes to the same size. */
+  /** webpenc: an RGBA picture in, a lossless WebP out that the browser decodes to the same pixels. */
   async webp(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 30000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
     report.decoded = await page.evaluate(async () => {
       const width = 64;
       const height = 48;
       const data = new Uint8Array(width * height * 4);
       for (let i = 0; i < width * height; i++) data.set([i % 256, (i * 7) % 256, 128, 255], 4 * i);
-      window.naclModule.postMessage({ data: data.buffer, width, height, quality: 80, lossless: 0 });
-      for (let t = 0; t < 300 && !window.messages.some((m) => m instanceof ArrayBuffer); t++) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const webp = window.messages.find((m) => m instanceof ArrayBuffer);
-      if (!webp) return { error: "no ArrayBuffer came back", messages: window.messages.map(String) };
+      window.naclModule.postMessage({ rgba: data.buffer.slice(0), width, height, quality: "lossless", id: 1 });
+      const reply = () => window.messages.find((m) => m && m.data instanceof ArrayBuffer);
+      for (let t = 0; t < 300 && !reply(); t++) await new Promise((r) => setTimeout(r, 100));
+      if (!reply()) return { error: "no WebP came back", messages: window.messages.map((m) => JSON.stringify(m)) };
+      const { id, data: webp } = reply();
       const bitmap = await createImageBitmap(new Blob([webp], { type: "image/webp" }));
-      return { bytes: webp.byteLength, width: bitmap.width, height: bitmap.height };
+      const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+      const ctx = canvas.getContext("2d");
+      ctx.drawImage(bitmap, 0, 0);
+      const got = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data;
+      let differ = 0;
+      for (let i = 0; i < Math.min(got.length, data.length); i++) if (got[i] !== data[i]) differ++;
+      return { id, bytes: webp.byteLength, width: bitmap.width, height: bitmap.height, differingBytes: differ };
     });
   },
 
   /** Only starts the app: DidCreate ran (load, or an error or crash after it). */
   async starts(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 30000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
     await new Promise((r) => setTimeout(r, Number(env.SETTLE_MS ?? 1000)));
   },
 };
@@ -136,6 +141,7 @@ try {
   report.events = await page.evaluate(() => window.events);
   report.messages = await page.evaluate(pageMessages);
   report.firstMessageMs = await page.evaluate(() => window.firstMessageAt);
+  report.pexe2wasm = await page.evaluate(() => window.naclModule?.pexe2wasm ?? null);
   report.status = await page.evaluate(() => document.getElementById("status").textContent);
   report.crossOriginIsolated = await page.evaluate(() => globalThis.crossOriginIsolated);
   if (env.SCREENSHOT) await page.screenshot({ path: env.SCREENSHOT });
