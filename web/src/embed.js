@@ -6,7 +6,7 @@
 
 import "./advertise.js";
 
-const TYPE = "application/x-pnacl";
+const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
 const instances = new WeakMap();
 let warnedIsolation = false;
@@ -41,6 +41,31 @@ function fire(el, type, init = {}) {
     ev = new ProgressEvent(type, { lengthComputable: !!init.total, loaded: init.loaded ?? 0, total: init.total ?? 0 });
   } else ev = new Event(type);
   el.dispatchEvent(ev);
+}
+
+// PPAPI's input event classes and modifiers (ppb_input_event.h).
+const CLASS = { MOUSE: 1, KEYBOARD: 2, WHEEL: 4 };
+const TYPE = { MOUSEDOWN: 0, MOUSEUP: 1, MOUSEMOVE: 2, MOUSEENTER: 3, MOUSELEAVE: 4, WHEEL: 5, RAWKEYDOWN: 6, KEYUP: 8, CHAR: 9, CONTEXTMENU: 10 };
+
+function modifiers(e) {
+  let m = 0;
+  if (e.shiftKey) m |= 1;
+  if (e.ctrlKey) m |= 2;
+  if (e.altKey) m |= 4;
+  if (e.metaKey) m |= 8;
+  if (e.repeat) m |= 32;
+  const b = e.buttons ?? 0;
+  if (b & 1) m |= 64;
+  if (b & 4) m |= 128;
+  if (b & 2) m |= 256;
+  if (e.getModifierState?.("CapsLock")) m |= 512;
+  if (e.getModifierState?.("NumLock")) m |= 1024;
+  return m;
+}
+
+/** The event time as PPAPI's TimeTicks (seconds, the clock the host's workers share). */
+function ticks(e) {
+  return (performance.timeOrigin + e.timeStamp) / 1000;
 }
 
 function viewOf(el) {
@@ -98,11 +123,30 @@ class Instance {
     }
     const attrs = [];
     for (const a of el.attributes) attrs.push([a.name, a.value]);
+    // The element keeps NaCl's API and events; a canvas in its place shows what the
+    // module draws and takes its input.
+    const view = viewOf(el);
+    const canvas = document.createElement("canvas");
+    canvas.width = view.rect[2];
+    canvas.height = view.rect[3];
+    canvas.tabIndex = 0;
+    canvas.className = "pexe2wasm-canvas";
+    canvas.style.cssText = el.style.cssText;
+    canvas.style.outline = "none";
+    el.before(canvas);
+    el.style.display = "none";
+    this.canvas = canvas;
+    this.box = canvas;
+    this.listenForInput(canvas);
+    const offscreen = typeof canvas.transferControlToOffscreen === "function" ? canvas.transferControlToOffscreen() : null;
     this.worker = new Worker(new URL("instance-worker.js", HOST), { type: "module", name: `pexe2wasm ${src}` });
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     const threads = Number(el.getAttribute("data-pexe2wasm-threads")) || undefined;
-    this.worker.postMessage({ t: "init", url, attrs, view: viewOf(el), args: [src], threads });
+    this.worker.postMessage(
+      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen },
+      offscreen ? [offscreen] : [],
+    );
     this.watchView();
   }
 
@@ -118,21 +162,87 @@ class Instance {
     );
   }
 
+  /** Input events on the canvas go to the module when it asked for their class. */
+  listenForInput(c) {
+    this.classes = { requested: 0, filtering: 0 };
+    const wants = (cls) => (this.classes.requested | this.classes.filtering) & cls;
+    const send = (e, ev) => {
+      if (!this.worker || this.ended) return;
+      // A class requested without filtering is the module's alone (Chrome did not bubble
+      // it); a filtered one goes on to the page as well.
+      if (this.classes.requested & ev.cls) e.preventDefault();
+      delete ev.cls;
+      this.worker.postMessage({ t: "input", event: ev });
+    };
+    const mouse = (type) => (e) => {
+      if (!wants(CLASS.MOUSE)) return;
+      if (type === TYPE.MOUSEDOWN) c.focus();
+      const pressed = type === TYPE.MOUSEDOWN || type === TYPE.MOUSEUP || type === TYPE.CONTEXTMENU;
+      send(e, {
+        cls: CLASS.MOUSE,
+        type,
+        time: ticks(e),
+        modifiers: modifiers(e),
+        button: pressed ? e.button : -1,
+        x: Math.round(e.offsetX),
+        y: Math.round(e.offsetY),
+        clicks: pressed ? e.detail : 0,
+        mx: e.movementX ?? 0,
+        my: e.movementY ?? 0,
+      });
+    };
+    c.addEventListener("mousedown", mouse(TYPE.MOUSEDOWN));
+    c.addEventListener("mouseup", mouse(TYPE.MOUSEUP));
+    c.addEventListener("mousemove", mouse(TYPE.MOUSEMOVE));
+    c.addEventListener("mouseenter", mouse(TYPE.MOUSEENTER));
+    c.addEventListener("mouseleave", mouse(TYPE.MOUSELEAVE));
+    c.addEventListener("contextmenu", mouse(TYPE.CONTEXTMENU));
+    c.addEventListener("wheel", (e) => {
+      if (!wants(CLASS.WHEEL)) return;
+      // DOM deltas point the other way from PPAPI's (positive: content moves down/right).
+      const scale = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? c.height : 1;
+      send(e, {
+        cls: CLASS.WHEEL,
+        type: TYPE.WHEEL,
+        time: ticks(e),
+        modifiers: modifiers(e),
+        dx: -e.deltaX * scale,
+        dy: -e.deltaY * scale,
+        tx: -e.deltaX * scale / 40,
+        ty: -e.deltaY * scale / 40,
+        byPage: e.deltaMode === 2,
+      });
+    }, { passive: false });
+    c.addEventListener("keydown", (e) => {
+      if (!wants(CLASS.KEYBOARD)) return;
+      const base = { cls: CLASS.KEYBOARD, time: ticks(e), modifiers: modifiers(e), key: e.keyCode, code: e.code };
+      send(e, { ...base, type: TYPE.RAWKEYDOWN });
+      // Chrome followed a key that types with a CHAR event carrying the text.
+      if (e.key.length === 1 && !e.ctrlKey && !e.metaKey) {
+        this.worker?.postMessage({ t: "input", event: { ...base, cls: undefined, type: TYPE.CHAR, key: e.key.charCodeAt(0), text: e.key } });
+      }
+    });
+    c.addEventListener("keyup", (e) => {
+      if (!wants(CLASS.KEYBOARD)) return;
+      send(e, { cls: CLASS.KEYBOARD, type: TYPE.KEYUP, time: ticks(e), modifiers: modifiers(e), key: e.keyCode, code: e.code });
+    });
+  }
+
   watchView() {
-    let last = JSON.stringify(viewOf(this.el));
+    let last = JSON.stringify(viewOf(this.box));
     const check = () => {
       if (this.ended) return;
-      const v = viewOf(this.el);
+      const v = viewOf(this.box);
       const s = JSON.stringify(v);
       if (s !== last) {
         last = s;
         this.worker.postMessage({ t: "view", view: v });
       }
     };
-    if (typeof ResizeObserver === "function") new ResizeObserver(check).observe(this.el);
+    if (typeof ResizeObserver === "function") new ResizeObserver(check).observe(this.box);
     document.addEventListener("visibilitychange", check);
-    this.el.addEventListener("focus", () => this.worker?.postMessage({ t: "focus", has: true }));
-    this.el.addEventListener("blur", () => this.worker?.postMessage({ t: "focus", has: false }));
+    this.box.addEventListener("focus", () => this.worker?.postMessage({ t: "focus", has: true }));
+    this.box.addEventListener("blur", () => this.worker?.postMessage({ t: "focus", has: false }));
   }
 
   fail(error) {
@@ -170,6 +280,16 @@ class Instance {
       case "missing":
         this.info.missing.push(m.name);
         note(`the app asked for ${m.name}, which the browser host lacks: it got NULL, as in a Chrome without it`, "warn");
+        break;
+      case "input-request":
+        if (m.filtering) this.classes.filtering |= m.classes;
+        else this.classes.requested |= m.classes;
+        this.info.inputClasses = this.classes.requested | this.classes.filtering;
+        break;
+      case "input-clear":
+        this.classes.requested &= ~m.classes;
+        this.classes.filtering &= ~m.classes;
+        this.info.inputClasses = this.classes.requested | this.classes.filtering;
         break;
       case "port":
         m.port.onmessage = (e) => this.onMessage(e.data);
@@ -225,7 +345,7 @@ function scan(root) {
 }
 
 function isPnacl(el) {
-  return (el.localName === "embed" || el.localName === "object") && (el.getAttribute("type") ?? "").toLowerCase() === TYPE;
+  return (el.localName === "embed" || el.localName === "object") && (el.getAttribute("type") ?? "").toLowerCase() === MIME;
 }
 
 scan(document.documentElement);

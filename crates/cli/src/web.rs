@@ -8,88 +8,40 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
+/// (path under web/src, contents) for each file named.
+macro_rules! host_files {
+    ($($f:literal),* $(,)?) => {
+        &[$(($f, include_str!(concat!("../../../web/src/", $f)))),*]
+    };
+}
+
 /// The browser host's files, as served from DIR/pexe2wasm/ (web/src in the repository).
-/// `web_host_files_are_all_embedded` (tests) checks this list against web/src.
-pub const HOST_FILES: &[(&str, &str)] = &[
-    (
-        "advertise.js",
-        include_str!("../../../web/src/advertise.js"),
-    ),
-    ("embed.js", include_str!("../../../web/src/embed.js")),
-    (
-        "isolation.js",
-        include_str!("../../../web/src/isolation.js"),
-    ),
-    (
-        "host/clock.js",
-        include_str!("../../../web/src/host/clock.js"),
-    ),
-    (
-        "host/context.js",
-        include_str!("../../../web/src/host/context.js"),
-    ),
-    (
-        "host/heap.js",
-        include_str!("../../../web/src/host/heap.js"),
-    ),
-    (
-        "host/instance-worker.js",
-        include_str!("../../../web/src/host/instance-worker.js"),
-    ),
-    ("host/mem.js", include_str!("../../../web/src/host/mem.js")),
-    ("host/ppp.js", include_str!("../../../web/src/host/ppp.js")),
-    (
-        "host/registry.js",
-        include_str!("../../../web/src/host/registry.js"),
-    ),
-    (
-        "host/resources.js",
-        include_str!("../../../web/src/host/resources.js"),
-    ),
-    (
-        "host/shared.js",
-        include_str!("../../../web/src/host/shared.js"),
-    ),
-    (
-        "host/thread-worker.js",
-        include_str!("../../../web/src/host/thread-worker.js"),
-    ),
-    (
-        "host/threads.js",
-        include_str!("../../../web/src/host/threads.js"),
-    ),
-    (
-        "host/vars.js",
-        include_str!("../../../web/src/host/vars.js"),
-    ),
-    (
-        "host/wasi.js",
-        include_str!("../../../web/src/host/wasi.js"),
-    ),
-    (
-        "host/wasm-info.js",
-        include_str!("../../../web/src/host/wasm-info.js"),
-    ),
-    (
-        "host/ppb/core.js",
-        include_str!("../../../web/src/host/ppb/core.js"),
-    ),
-    (
-        "host/ppb/input.js",
-        include_str!("../../../web/src/host/ppb/input.js"),
-    ),
-    (
-        "host/ppb/messaging.js",
-        include_str!("../../../web/src/host/ppb/messaging.js"),
-    ),
-    (
-        "host/ppb/var.js",
-        include_str!("../../../web/src/host/ppb/var.js"),
-    ),
-    (
-        "host/ppb/view.js",
-        include_str!("../../../web/src/host/ppb/view.js"),
-    ),
+/// `web_writes_a_folder_with_the_module_the_host_and_a_page` (tests) checks this list
+/// against web/src.
+pub const HOST_FILES: &[(&str, &str)] = host_files![
+    "advertise.js",
+    "embed.js",
+    "isolation.js",
+    "host/clock.js",
+    "host/context.js",
+    "host/heap.js",
+    "host/instance-worker.js",
+    "host/mem.js",
+    "host/ppp.js",
+    "host/registry.js",
+    "host/resources.js",
+    "host/shared.js",
+    "host/thread-worker.js",
+    "host/threads.js",
+    "host/vars.js",
+    "host/wasi.js",
+    "host/wasm-info.js",
+    "host/ppb/core.js",
+    "host/ppb/graphics.js",
+    "host/ppb/input.js",
+    "host/ppb/messaging.js",
+    "host/ppb/var.js",
+    "host/ppb/view.js",
 ];
 
 /// The generated page (web/templates/app.html).

@@ -7,11 +7,12 @@ import { Heap } from "./heap.js";
 import { Mem } from "./mem.js";
 import { PppFrames } from "./ppp.js";
 import { Registry } from "./registry.js";
-import { Resources } from "./resources.js";
+import { KIND, Resources } from "./resources.js";
 import { Vars } from "./vars.js";
 import { wasiImports } from "./wasi.js";
 import { spawnThread } from "./threads.js";
 import * as core from "./ppb/core.js";
+import * as graphics from "./ppb/graphics.js";
 import * as input from "./ppb/input.js";
 import * as messaging from "./ppb/messaging.js";
 import * as vars from "./ppb/var.js";
@@ -24,7 +25,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, view, input];
+export const FAMILIES = [core, vars, messaging, view, input, graphics];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -55,6 +56,7 @@ export class Context {
     this.args = opts.args ?? ["app"];
     this.onStart = opts.onStart ?? null;
     this.asked = new Set();
+    this.gfx = new graphics.Gfx();
     this.exports = null;
     this.registry = buildRegistry(this);
   }
@@ -95,8 +97,17 @@ export class Context {
     else this.toMain({ t: "refill" });
   }
 
+  /** Drops a reference to a resource; the last one frees what it held. */
   releaseResource(res) {
-    this.res.release(res);
+    const gone = this.res.release(res);
+    if (!gone) return;
+    if (gone.kind === KIND.IMAGE_DATA) {
+      this.exports.__ppapi_free(gone.fields[4], gone.fields[5]);
+    } else if (gone.kind === KIND.GRAPHICS_2D) {
+      this.gfx.forget(res);
+    } else if (gone.kind === KIND.INPUT_EVENT) {
+      input.freeEvent(this, gone.fields);
+    }
   }
 
   requestInput(instance, classes, filtering) {

@@ -5,6 +5,7 @@
 // then on this worker's event loop drives the app: page messages, callbacks, events.
 
 import { Context, INSTANCE, MODULE, ThreadExit } from "./context.js";
+import { createEvent } from "./ppb/input.js";
 import { createView } from "./ppb/view.js";
 import { didCreateSpace, pppInterface } from "./ppp.js";
 import { createSharedBlock, NEXT_TID } from "./shared.js";
@@ -81,6 +82,20 @@ function deliverMessage(data) {
     cx.frames.call(cx.exports, "__ppp_callbuf_ii_v", [handle, 16, 2, INSTANCE, 0], () => varBytes(v));
   } finally {
     cx.vars.release(v);
+  }
+}
+
+/** An input event from the page: PPP_InputEvent.HandleInputEvent, with the event as a resource. */
+function handleInput(e) {
+  const cx = state.cx;
+  if (!state.ppp.inputEvent) return;
+  const res = createEvent(cx, e);
+  try {
+    const handle = cx.mem.u32(state.ppp.inputEvent);
+    const handled = cx.exports.__ppp_call_ii_i(handle, INSTANCE, res);
+    toPage({ t: "input-handled", seq: e.seq, handled: handled !== 0 });
+  } finally {
+    cx.releaseResource(res);
   }
 }
 
@@ -210,6 +225,7 @@ async function init(m) {
   h[NEXT_TID] = 1;
   const cx = new Context({ isMain: true, tid: 0, memory, hostSab, toPage, args: state.args, onStart });
   state.cx = cx;
+  cx.gfx.canvas = m.canvas ?? null;
   cx.schedule = (f, delay) => setTimeout(() => guarded(f), delay);
   const target = m.threads ?? Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
   state.pool = new ThreadPool(h, target, (slot) => startThreadWorker(module, memory, hostSab, slot));
@@ -240,6 +256,9 @@ function onPage(m) {
       break;
     case "view":
       guarded(() => changeView(m.view));
+      break;
+    case "input":
+      guarded(() => handleInput(m.event));
       break;
     case "focus":
       guarded(() => state.cx.exports.__ppp_call_ii_v(state.ppp.didChangeFocus, INSTANCE, m.has ? 1 : 0));

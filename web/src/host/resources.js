@@ -9,6 +9,8 @@ export const KIND = {
   VIEW: 1,
   MESSAGE_LOOP: 2,
   INPUT_EVENT: 3,
+  IMAGE_DATA: 4,
+  GRAPHICS_2D: 5,
 };
 
 const KIND_W = 0;
@@ -68,17 +70,21 @@ export class Resources {
     });
   }
 
-  /** Drops a reference; returns the kind when it was the last (the caller frees its state). */
+  /**
+   * Drops a reference. When it was the last, returns {kind, fields} (a copy of the state
+   * words, for the caller to free what they point at); else null.
+   */
   release(id) {
     return this.vars.locked(() => {
       const kind = this.kindOf(id);
-      if (kind === 0) return 0;
+      if (kind === 0) return null;
       const b = this.base(id);
-      if (--this.h[b + RC] > 0) return 0;
+      if (--this.h[b + RC] > 0) return null;
+      const fields = this.h.slice(b + FIELDS, b + RES_WORDS);
       this.h[b + KIND_W] = 0;
       this.h[b + FIELDS] = this.h[RES_FREE];
       this.h[RES_FREE] = id;
-      return kind;
+      return { kind, fields };
     });
   }
 }

@@ -119,6 +119,30 @@ const scenarios = {
     });
   },
 
+  /** Clicks the app at (30, 40) and types "a": the input-echo fixture posts one number per event. */
+  async input(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    // The page knows which classes the app asked for before it forwards any.
+    await waitFor(page, () => window.naclModule.pexe2wasm.inputClasses, null, 10000);
+    const box = await (await page.$("canvas.pexe2wasm-canvas")).boundingBox();
+    await page.mouse.move(box.x + 30, box.y + 40);
+    await page.mouse.down();
+    await page.mouse.up();
+    await page.keyboard.press("a");
+    await waitFor(page, () => window.messages.length >= 6, null, 10000);
+    await new Promise((r) => setTimeout(r, 300));
+  },
+
+  /** Lets the app draw: two screenshots of its canvas SHOTS_MS apart (SHOT1, SHOT2). */
+  async canvas(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    const c = await page.$("canvas.pexe2wasm-canvas");
+    await new Promise((r) => setTimeout(r, Number(env.FIRST_MS ?? 3000)));
+    await c.screenshot({ path: env.SHOT1 });
+    await new Promise((r) => setTimeout(r, Number(env.SHOTS_MS ?? 2000)));
+    await c.screenshot({ path: env.SHOT2 });
+  },
+
   /** Only starts the app: DidCreate ran (load, or an error or crash after it). */
   async starts(page) {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));

@@ -32,11 +32,11 @@ test("resources count references and their slots are used again", () => {
   assert.ok(res.of(a, KIND.VIEW) >= 0);
   assert.equal(res.of(a, KIND.INPUT_EVENT), -1, "another kind");
   res.addRef(a);
-  assert.equal(res.release(a), 0);
-  assert.equal(res.release(a), KIND.VIEW, "the last release says what ended");
+  assert.equal(res.release(a), null);
+  assert.equal(res.release(a)?.kind, KIND.VIEW, "the last release says what ended");
   assert.equal(res.of(a, KIND.VIEW), -1);
   assert.equal(res.create(KIND.MESSAGE_LOOP), a);
-  assert.equal(res.release(12345), 0, "an unknown id is ignored");
+  assert.equal(res.release(12345), null, "an unknown id is ignored");
 });
 
 test("DidCreate's space: argn and argv point at NUL-terminated strings inside it", () => {

@@ -740,3 +740,144 @@ fn every_corpus_plugin_reaches_did_create_in_chromium() {
     }
     eprintln!("{}", summary.join("\n"));
 }
+
+/// Like `drive`, for a site already written (`dir/site`).
+fn drive_site(
+    browser: Browser,
+    dir: &Path,
+    nmf: &str,
+    scenario: &str,
+    env: &[(&str, &str)],
+) -> Value {
+    let served = Served::start(&dir.join("site"));
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let url = format!("{}sdk-page.html?nmf={nmf}", served.base);
+    let mut c = Command::new("node");
+    c.arg("tests/browser/run.mjs")
+        .current_dir(web_dir())
+        .env("BROWSER", browser.name())
+        .env("URL", &url)
+        .env("SCENARIO", scenario)
+        .env("PROFILE", dir.join(format!("profile-{}", browser.name())));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    let out = text(&o.stdout);
+    assert!(
+        o.status.success(),
+        "run.mjs: {}\n{out}\n{}",
+        o.status,
+        text(&o.stderr)
+    );
+    let report: Value = serde_json::from_str(out.lines().last().unwrap_or_default()).unwrap();
+    assert_eq!(report["driverError"], Value::Null, "{report:#}");
+    assert_eq!(report["pageErrors"], serde_json::json!([]), "{report:#}");
+    report
+}
+
+/// Our own plugin (fixtures/pepper/input-echo.pnaclasm) answers each input event with
+/// type * 1000000 + x * 1000 + y + key code: a click and a key press reach
+/// HandleInputEvent as Chrome sent them (RAWKEYDOWN, CHAR, KEYUP; Windows key codes).
+fn input_echo(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch(&format!("input-{}", browser.name()));
+    let pexe = echo_pexe(&dir);
+    let o = bin()
+        .arg("web")
+        .arg(&pexe)
+        .arg("-o")
+        .arg(dir.join("site"))
+        .arg("--page")
+        .arg(web_dir().join("tests/browser/pages/sdk-page.html"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let r = drive_site(browser, &dir, "input-echo.nmf", "input", &[]);
+    let got: Vec<i64> = r["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_i64().unwrap())
+        .collect();
+    let at = 30 * 1000 + 40;
+    // The pointer arrives (enter and moves, in the browser's order), then the click, then
+    // the key: 'a' is key code 65 (VK_A), its text 97.
+    let tail = [at, 1_000_000 + at, 6_000_065, 9_000_097, 8_000_065];
+    assert!(got.ends_with(&tail), "{got:?}: {r:#}");
+    assert!(
+        got[..got.len() - tail.len()]
+            .iter()
+            .all(|&m| m == 3_000_000 + at || m == 2_000_000 + at),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn input_events_reach_the_plugin_in_chromium() {
+    input_echo(Browser::Chromium);
+}
+
+#[test]
+fn input_events_reach_the_plugin_in_firefox() {
+    input_echo(Browser::Firefox);
+}
+
+/// The non-blank fraction of a PNG's pixels and its RGBA bytes.
+fn png_pixels(path: &Path) -> Vec<u8> {
+    let d = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut r = d.read_info().unwrap();
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    let info = r.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    buf
+}
+
+/// path-tracer draws with Graphics2D/ImageData: its canvas is not blank and changes as
+/// the picture converges.
+#[test]
+fn path_tracer_draws_and_refines_in_chromium() {
+    let browser = Browser::Chromium;
+    if !browser.ready() {
+        return;
+    }
+    let Some((dir, served)) = site_for("path-tracer") else {
+        return;
+    };
+    drop(served);
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let (s1, s2) = (
+        shots.join("path-tracer-chromium-1.png"),
+        shots.join("path-tracer-chromium-2.png"),
+    );
+    let r = drive_site(
+        browser,
+        &dir,
+        "path-tracer.nmf",
+        "canvas",
+        &[
+            ("SHOT1", s1.to_str().unwrap()),
+            ("SHOT2", s2.to_str().unwrap()),
+            ("FIRST_MS", "5000"),
+            ("SHOTS_MS", "5000"),
+        ],
+    );
+    assert_eq!(r["events"], serde_json::json!(["load"]), "{r:#}");
+    let (a, b) = (png_pixels(&s1), png_pixels(&s2));
+    assert_eq!(a.len(), b.len());
+    // Not blank: many distinct colours (a blank or one-colour canvas has one).
+    let colours: std::collections::HashSet<&[u8]> = a.chunks(4).collect();
+    assert!(
+        colours.len() > 1000,
+        "{} colours in the first frame",
+        colours.len()
+    );
+    let changed = a.chunks(4).zip(b.chunks(4)).filter(|(x, y)| x != y).count();
+    assert!(
+        changed > a.len() / 4 / 10,
+        "only {changed} pixels changed between frames"
+    );
+}

@@ -78,9 +78,12 @@ export function register(reg, cx) {
   });
 
   const I = "PPB_Instance;1.0";
-  // Binding a device is the device's business (Graphics2D/3D); none is offered yet.
-  reg.def(I, "BindGraphics", "ii->i", (instance, device) =>
-    instance === cx.instance && device === 0 ? 1 : 0,
-  );
+  // Binding shows a device on the instance's canvas (0 unbinds); Graphics2D only so far.
+  reg.def(I, "BindGraphics", "ii->i", (instance, device) => {
+    if (instance !== cx.instance) return 0;
+    if (device !== 0 && cx.res.kindOf(device) !== KIND.GRAPHICS_2D) return 0;
+    cx.gfx.bound = device;
+    return 1;
+  });
   reg.def(I, "IsFullFrame", "i->i", (_instance) => 0);
 }
