@@ -30,6 +30,11 @@ pub struct Config {
     /// Size of the result cache in bytes, or with a unit like 256MiB (0 disables it).
     #[arg(long, env = "PEXE2WASM_CACHE_BYTES", default_value = "268435456", value_parser = parse_bytes)]
     pub cache_bytes: usize,
+    /// Request-body bytes all requests together may hold in memory, or with a unit like
+    /// 128MiB; a request whose declared length (or a chunked body as it grows) does not
+    /// fit is refused with 503 before its body is read. At least --max-body-bytes.
+    #[arg(long, env = "PEXE2WASM_MAX_BODY_MEMORY", default_value = "134217728", value_parser = parse_bytes)]
+    pub max_body_memory: usize,
     /// Log format: `text` or `json`.
     #[arg(long, env = "PEXE2WASM_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
@@ -65,6 +70,24 @@ impl Config {
     pub fn body_timeout(&self) -> Duration {
         Duration::from_millis(self.body_timeout_ms)
     }
+
+    /// What flags cannot say one by one: the body-memory budget holds at least one body
+    /// of the largest size (else such uploads would always get 503).
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.max_body_memory < self.max_body_bytes {
+            return Err(ConfigError::BudgetBelowBody {
+                memory: self.max_body_memory,
+                body: self.max_body_bytes,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("--max-body-memory ({memory} bytes) must be at least --max-body-bytes ({body} bytes)")]
+    BudgetBelowBody { memory: usize, body: usize },
 }
 
 #[cfg(test)]
@@ -79,5 +102,20 @@ mod tests {
         let d = Config::try_parse_from(["s"]).unwrap();
         assert_eq!((d.max_body_bytes, d.cache_bytes), (64 << 20, 256 << 20));
         assert!(Config::try_parse_from(["s", "--cache-bytes", "lots"]).is_err());
+    }
+
+    #[test]
+    fn the_defaults_pass_the_check_and_a_budget_below_one_body_does_not() {
+        let d = Config::try_parse_from(["s"]).unwrap();
+        assert_eq!(d.check(), Ok(()));
+        assert_eq!(d.max_body_memory, 128 << 20);
+        let c = Config::try_parse_from(["s", "--max-body-memory", "1MiB"]).unwrap();
+        assert_eq!(
+            c.check(),
+            Err(ConfigError::BudgetBelowBody {
+                memory: 1 << 20,
+                body: 64 << 20
+            })
+        );
     }
 }

@@ -4,8 +4,10 @@
 //! ([`upload`]), run the library on the bounded [`pool`], keep results in the byte-bounded
 //! LRU [`cache`] and answer errors as RFC 9457 [`problem`] details; `GET /healthz`,
 //! `GET /metrics` ([`metrics`]), `GET /openapi.json` ([`openapi`]) and the upload page at
-//! `/` complete it. `main.rs` binds it and shuts it down gracefully.
+//! `/` complete it. Uploads are charged to a global body-memory [`budget`]. `main.rs`
+//! binds it and shuts it down gracefully.
 
+pub mod budget;
 pub mod cache;
 pub mod config;
 pub mod metrics;

@@ -21,6 +21,7 @@ fn main() -> anyhow::Result<()> {
 
 async fn serve(malloc: pexe2wasm::malloc::Tuning) -> anyhow::Result<()> {
     let config = Config::parse();
+    config.check()?;
     let filter = EnvFilter::try_from_env("PEXE2WASM_LOG")
         .unwrap_or_else(|_| EnvFilter::new("info,tower_http=info"));
     let logs = tracing_subscriber::fmt()
@@ -39,6 +40,7 @@ async fn serve(malloc: pexe2wasm::malloc::Tuning) -> anyhow::Result<()> {
         workers = config.workers(),
         queue_depth = config.queue_depth,
         max_body_bytes = config.max_body_bytes,
+        max_body_memory = config.max_body_memory,
         cache_bytes = config.cache_bytes,
         convert_timeout_ms = config.convert_timeout_ms,
         %malloc,

@@ -42,8 +42,10 @@ pub struct Metrics {
     pub cache_misses: Counter,
     pub queue_rejections: Counter,
     pub timeouts: Counter,
+    pub body_memory_rejections: Counter,
     cache_bytes: U64Gauge,
     in_flight: U64Gauge,
+    body_memory: U64Gauge,
 }
 
 impl Default for Metrics {
@@ -113,6 +115,17 @@ impl Metrics {
             "conversion_timeouts",
             "Jobs abandoned with 504 after their time limit",
         );
+        let body_memory_rejections = counter(
+            &mut registry,
+            "body_memory_rejections",
+            "Requests refused with 503 because their body did not fit the body-memory budget",
+        );
+        let body_memory = U64Gauge::default();
+        registry.register(
+            "body_memory_bytes",
+            "Request-body bytes charged to the body-memory budget",
+            body_memory.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -123,8 +136,10 @@ impl Metrics {
             cache_misses,
             queue_rejections,
             timeouts,
+            body_memory_rejections,
             cache_bytes,
             in_flight,
+            body_memory,
         }
     }
 
@@ -144,10 +159,12 @@ impl Metrics {
         self.bytes_out.inc_by(bytes_out);
     }
 
-    /// The text exposition; `in_flight` and `cache_bytes` are read from their owners.
-    pub fn render(&self, in_flight: u64, cache_bytes: u64) -> String {
+    /// The text exposition; `in_flight`, `cache_bytes` and `body_memory` are read from
+    /// their owners.
+    pub fn render(&self, in_flight: u64, cache_bytes: u64, body_memory: u64) -> String {
         self.in_flight.set(in_flight);
         self.cache_bytes.set(cache_bytes);
+        self.body_memory.set(body_memory);
         let mut s = String::new();
         prometheus_text::encode(&mut s, &self.registry).expect("writing to a String cannot fail");
         s
@@ -165,7 +182,7 @@ mod tests {
         m.record_request("/v1/convert", 200, Duration::from_secs(60), 5);
         m.record_request("a\"b", 404, Duration::from_millis(1), 0);
         m.cache_hits.inc();
-        let text = m.render(2, 1234);
+        let text = m.render(2, 1234, 77);
         for line in [
             "pexe2wasm_http_requests_total{route=\"/v1/convert\",status=\"200\"} 2",
             "pexe2wasm_http_requests_total{route=\"a\\\"b\",status=\"404\"} 1",
@@ -177,6 +194,8 @@ mod tests {
             "pexe2wasm_cache_hits_total 1",
             "pexe2wasm_cache_bytes 1234",
             "pexe2wasm_conversions_in_flight 2",
+            "pexe2wasm_body_memory_bytes 77",
+            "pexe2wasm_body_memory_rejections_total 0",
             "# TYPE pexe2wasm_conversion_timeouts_total counter",
             "# TYPE pexe2wasm_http_request_duration_seconds histogram",
         ] {

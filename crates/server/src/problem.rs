@@ -116,6 +116,22 @@ impl Problem {
         p.retry_after = Some(1);
         p
     }
+
+    /// The request's body does not fit the global budget of body bytes in memory
+    /// (`--max-body-memory`, `limit` bytes); refused before the body is read.
+    pub fn body_memory_full(limit: usize) -> Problem {
+        let mut p = Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "body-memory-full",
+            "Server busy",
+            format!(
+                "the request bodies held in memory would exceed the server's budget of {}; retry later",
+                bytesize::ByteSize::b(limit as u64).display().iec()
+            ),
+        );
+        p.retry_after = Some(1);
+        p
+    }
 }
 
 impl IntoResponse for Problem {
