@@ -132,6 +132,20 @@ impl Problem {
         p.retry_after = Some(1);
         p
     }
+
+    /// Every one of the server's `max` connections has a request in flight.
+    pub fn too_many_connections(max: usize) -> Problem {
+        let mut p = Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too-many-connections",
+            "Server busy",
+            format!(
+                "the server has its maximum of {max} connections open, each with a request in flight; retry later"
+            ),
+        );
+        p.retry_after = Some(1);
+        p
+    }
 }
 
 impl IntoResponse for Problem {

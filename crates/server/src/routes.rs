@@ -63,10 +63,10 @@ const PAGE: &str = include_str!("page.html");
 ///    `Content-Length` over the limit before the handler runs, and while streaming),
 ///    its bare 413 turned into a problem by `too_large_problem`.
 ///
-/// Connection hygiene (header-read and idle timeouts, connection caps) belongs to the
-/// listener in main.rs; the global body-memory budget is charged by the `/v1` handlers
-/// before they read a body (`read_pexe`), so its 503s are counted and traced like any
-/// answer.
+/// Connection hygiene (header-read and idle timeouts, the connection cap, shutdown) is the
+/// accept loop's (`serve.rs`); the global body-memory budget is charged by the `/v1`
+/// handlers before they read a body (`read_pexe`), so its 503s are counted and traced
+/// like any answer.
 pub fn app(state: Arc<AppState>) -> Router {
     let limit = state.config.max_body_bytes;
     let uploads =
