@@ -39,6 +39,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/core.js",
     "host/ppb/graphics.js",
     "host/ppb/input.js",
+    "host/ppb/message_loop.js",
     "host/ppb/messaging.js",
     "host/ppb/var.js",
     "host/ppb/view.js",

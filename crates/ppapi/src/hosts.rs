@@ -58,10 +58,19 @@ pub const CLI: &[&str] = &[
 pub const BROWSER: &[&str] = &[
     "PPB_Console;1.0",
     "PPB_Core;1.0",
+    "PPB_Graphics2D;1.0",
+    "PPB_Graphics2D;1.1",
+    "PPB_Graphics2D;1.2",
+    "PPB_ImageData;1.0",
     "PPB_InputEvent;1.0",
     "PPB_Instance;1.0",
+    "PPB_KeyboardInputEvent;1.0",
+    "PPB_KeyboardInputEvent;1.2",
+    "PPB_MessageLoop;1.0",
     "PPB_Messaging;1.0",
     "PPB_Messaging;1.2",
+    "PPB_MouseInputEvent;1.0",
+    "PPB_MouseInputEvent;1.1",
     "PPB_Var;1.0",
     "PPB_Var;1.1",
     "PPB_Var;1.2",
@@ -71,6 +80,7 @@ pub const BROWSER: &[&str] = &[
     "PPB_View;1.0",
     "PPB_View;1.1",
     "PPB_View;1.2",
+    "PPB_WheelInputEvent;1.0",
 ];
 
 /// Every host with its list, for reports: (short name, what it is, interfaces).

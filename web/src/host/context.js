@@ -8,12 +8,14 @@ import { Mem } from "./mem.js";
 import { PppFrames } from "./ppp.js";
 import { Registry } from "./registry.js";
 import { KIND, Resources } from "./resources.js";
+import { MAIN_LOOP } from "./shared.js";
 import { Vars } from "./vars.js";
 import { wasiImports } from "./wasi.js";
 import { spawnThread } from "./threads.js";
 import * as core from "./ppb/core.js";
 import * as graphics from "./ppb/graphics.js";
 import * as input from "./ppb/input.js";
+import * as loops from "./ppb/message_loop.js";
 import * as messaging from "./ppb/messaging.js";
 import * as vars from "./ppb/var.js";
 import * as view from "./ppb/view.js";
@@ -25,7 +27,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, view, input, graphics];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -57,6 +59,7 @@ export class Context {
     this.onStart = opts.onStart ?? null;
     this.asked = new Set();
     this.gfx = new graphics.Gfx();
+    this.currentLoop = 0; // the message loop attached to this thread
     this.exports = null;
     this.registry = buildRegistry(this);
   }
@@ -71,6 +74,27 @@ export class Context {
   }
   output(fd, text) {
     this.toPage({ t: "output", fd, text });
+  }
+
+  /** The main thread's message loop (made by the instance worker at start). */
+  mainLoop() {
+    return Atomics.load(this.h, MAIN_LOOP);
+  }
+
+  /** Runs a queued page message: a Messaging 1.2 handler's HandleMessage(instance, user_data, &var). */
+  deliverToHandler(handleMessage, userData, item) {
+    const t = item.getInt32(8, true);
+    const v = { t, v: t === 4 ? item.getFloat64(24, true) : item.getInt32(24, true) };
+    const bytes = new Uint8Array(16);
+    const dv = new DataView(bytes.buffer);
+    dv.setInt32(0, v.t, true);
+    if (t === 4) dv.setFloat64(8, v.v, true);
+    else dv.setInt32(8, v.v, true);
+    try {
+      this.frames.call(this.exports, "__ppp_callbuf_iii_v", [handleMessage, 16, 4, this.instance, userData, 0], () => bytes);
+    } finally {
+      this.vars.release(v);
+    }
   }
 
   /** Runs a completion callback on this thread now. */
@@ -105,6 +129,8 @@ export class Context {
       this.exports.__ppapi_free(gone.fields[4], gone.fields[5]);
     } else if (gone.kind === KIND.GRAPHICS_2D) {
       this.gfx.forget(res);
+    } else if (gone.kind === KIND.MESSAGE_LOOP) {
+      loops.freeLoop(this, gone.fields);
     } else if (gone.kind === KIND.INPUT_EVENT) {
       input.freeEvent(this, gone.fields);
     }

@@ -8,7 +8,10 @@ import { Context, INSTANCE, MODULE, ThreadExit } from "./context.js";
 import { createEvent } from "./ppb/input.js";
 import { createView } from "./ppb/view.js";
 import { didCreateSpace, pppInterface } from "./ppp.js";
-import { createSharedBlock, NEXT_TID } from "./shared.js";
+import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
+import { H } from "./ppb/messaging.js";
+import { KIND } from "./resources.js";
+import { createSharedBlock, HANDLER, MAIN_LOOP, NEXT_TID } from "./shared.js";
 import { ThreadPool } from "./threads.js";
 import { Exit } from "./wasi.js";
 import { importedMemory } from "./wasm-info.js";
@@ -72,6 +75,16 @@ function varBytes(v) {
 
 function deliverMessage(data) {
   const cx = state.cx;
+  // A Messaging 1.2 handler takes the message on its own thread's loop.
+  const handler = cx.vars.locked(() =>
+    cx.h[HANDLER + H.ACTIVE] ? { loop: cx.h[HANDLER + H.LOOP], user: cx.h[HANDLER + H.USER], fn: cx.h[HANDLER + H.HANDLE] } : null,
+  );
+  if (handler) {
+    const v = cx.vars.fromJS(data);
+    const extra = { kind: ITEM_MESSAGE, varType: v.t, varValue: v.v };
+    if (!post(cx, handler.loop, handler.fn, handler.user, 0, 0, extra)) cx.vars.release(v);
+    return;
+  }
   if (!state.ppp.messaging) {
     cx.console(2, "the app has no PPP_Messaging: the message is dropped, as in Chrome");
     return;
@@ -120,6 +133,7 @@ function changeView(view) {
 /** `pexe2wasm_ppapi.start`: the start-up PPP calls, then the unwind. */
 function onStart(cx, init, _shutdown, gi) {
   const ex = cx.exports;
+  Atomics.store(cx.h, MAIN_LOOP, cx.res.create(KIND.MESSAGE_LOOP));
   const r = ex.__ppp_initialize_module(init, MODULE);
   if (r !== 0) {
     end({ t: "error", error: `the app's PPP_InitializeModule failed (${r})` });

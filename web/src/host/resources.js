@@ -64,10 +64,11 @@ export class Resources {
     return this.h[b + RC] > 0 ? this.h[b + KIND_W] : 0;
   }
 
+  addRefLocked(id) {
+    if (this.kindOf(id) !== 0) this.h[this.base(id) + RC]++;
+  }
   addRef(id) {
-    this.vars.locked(() => {
-      if (this.kindOf(id) !== 0) this.h[this.base(id) + RC]++;
-    });
+    this.vars.locked(() => this.addRefLocked(id));
   }
 
   /**

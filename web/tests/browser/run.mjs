@@ -21,6 +21,9 @@ async function launch() {
       browser: "firefox",
       executablePath: env.FIREFOX ?? "/usr/bin/firefox-esr",
       headless: true,
+      // Two busy cores make a cold Firefox slow to start; give it time rather than fail.
+      timeout: 120000,
+      protocolTimeout: 180000,
       userDataDir: env.PROFILE,
       extraPrefsFirefox: {
         // No update checks, telemetry or remote settings: nothing leaves loopback.
@@ -40,6 +43,7 @@ async function launch() {
   const context = await chromium.launchPersistentContext(env.PROFILE, {
     executablePath: env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
+    timeout: 120000,
     args: [
       "--no-sandbox",
       "--disable-quic",
