@@ -2,7 +2,7 @@ import globals from "globals";
 
 export default [
   {
-    files: ["src/**/*.js", "tests/**/*.js", "tests/**/*.mjs"],
+    files: ["src/**/*.js", "tests/**/*.js", "tests/**/*.mjs", "bench/**/*.mjs"],
     languageOptions: {
       ecmaVersion: 2023,
       sourceType: "module",
@@ -20,7 +20,7 @@ export default [
     languageOptions: { sourceType: "script" },
   },
   {
-    files: ["tests/**"],
+    files: ["tests/**", "bench/**"],
     languageOptions: { globals: { ...globals.node } },
   },
 ];

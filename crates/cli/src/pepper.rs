@@ -195,7 +195,7 @@ fn missing_note(missing: &[String], failed: bool) -> Option<String> {
     let mut parts = Vec::new();
     if !browser.is_empty() {
         parts.push(format!(
-            "{}, which only a browser can back (pexe2wasm's browser host is not written yet)",
+            "{}, which only a browser can back (pexe2wasm's browser host, `pexe2wasm web`, does not offer them yet either)",
             list(&browser)
         ));
     }

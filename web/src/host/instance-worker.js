@@ -227,11 +227,16 @@ async function init(m) {
   toPage({ t: "progress", what: "fetch" });
   const resp = await fetch(m.url);
   if (!resp.ok) throw new Error(`${m.url}: HTTP ${resp.status}`);
+  // Streaming compilation lets the browser cache the compiled code with the response, so
+  // a second visit starts without compiling; the bytes are read too, for the memory's
+  // limits. A server that does not send application/wasm gets a plain compile.
+  const streamed = WebAssembly.compileStreaming(resp.clone()).catch(() => null);
   const bytes = await resp.arrayBuffer();
   const mt = importedMemory(bytes);
   if (!mt || !mt.shared) throw new Error(`${m.url} is not a converted Pepper module (no shared memory import)`);
   toPage({ t: "progress", what: "compile", bytes: bytes.byteLength });
-  const module = await WebAssembly.compile(bytes);
+  const module = (await streamed) ?? (await WebAssembly.compile(bytes));
+  toPage({ t: "progress", what: "compiled" });
   const maximum = Math.max(mt.min, Math.min(mt.max ?? 65536, m.maxPages ?? 16384));
   const memory = new WebAssembly.Memory({ initial: mt.min, maximum, shared: true });
   const hostSab = createSharedBlock();

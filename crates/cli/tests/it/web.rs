@@ -129,7 +129,7 @@ fn browser_host_unit_tests_and_lint_pass() {
     );
     assert!(text(&o.stdout).contains("# fail 0"), "{}", text(&o.stdout));
     let o = Command::new("node")
-        .args(["node_modules/eslint/bin/eslint.js", "src", "tests"])
+        .args(["node_modules/eslint/bin/eslint.js", "src", "tests", "bench"])
         .current_dir(web_dir())
         .output()
         .unwrap();
@@ -889,4 +889,38 @@ fn path_tracer_draws_and_refines_in_chromium() {
         changed > a.len() / 4 / 10,
         "only {changed} pixels changed between frames"
     );
+}
+
+/// astar-star's page sent JSON commands as strings; it answers with the path (as in
+/// pepper_real.rs), and "error" for what is not JSON.
+fn astar(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let sends = serde_json::json!([
+        r#"{"command":"setNodes","nodes":[{"x":0,"y":0},{"x":1,"y":0},{"x":2,"y":0},{"x":1,"y":5}]}"#,
+        r#"{"command":"setConnections","nodes":[[1,3],[0,2],[1],[0,2]]}"#,
+        r#"{"command":"solve","nodes":[0,2]}"#,
+        "not json",
+    ])
+    .to_string();
+    let Some(r) = drive(
+        browser,
+        "astar-star",
+        "messages",
+        &[("MESSAGES", &sends), ("EXPECT", "2")],
+    ) else {
+        return;
+    };
+    assert_eq!(strings(&r), [r#"{"array":[0, 1, 2]}"#, "error"], "{r:#}");
+}
+
+#[test]
+fn astar_star_solves_a_path_in_chromium() {
+    astar(Browser::Chromium);
+}
+
+#[test]
+fn astar_star_solves_a_path_in_firefox() {
+    astar(Browser::Firefox);
 }
