@@ -58,6 +58,12 @@ pub const CLI: &[&str] = &[
 pub const BROWSER: &[&str] = &[
     "PPB_Console;1.0",
     "PPB_Core;1.0",
+    "PPB_FileIO;1.0",
+    "PPB_FileIO;1.1",
+    "PPB_FileRef;1.0",
+    "PPB_FileRef;1.1",
+    "PPB_FileRef;1.2",
+    "PPB_FileSystem;1.0",
     "PPB_Graphics2D;1.0",
     "PPB_Graphics2D;1.1",
     "PPB_Graphics2D;1.2",

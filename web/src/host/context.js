@@ -13,6 +13,7 @@ import { Vars } from "./vars.js";
 import { wasiImports } from "./wasi.js";
 import { spawnThread } from "./threads.js";
 import * as core from "./ppb/core.js";
+import * as files from "./ppb/files.js";
 import * as graphics from "./ppb/graphics.js";
 import * as input from "./ppb/input.js";
 import * as loops from "./ppb/message_loop.js";
@@ -27,7 +28,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, files];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -60,6 +61,10 @@ export class Context {
     this.asked = new Set();
     this.gfx = new graphics.Gfx();
     this.currentLoop = 0; // the message loop attached to this thread
+    this.ioPort = null; // a MessagePort to the IO worker (set by the worker)
+    this.cell = null; // Int32Array over this thread's answer cell (blocking calls)
+    this.ioPending = new Map(); // request id -> finish(result, payload)
+    this.ioSeq = 0;
     this.exports = null;
     this.registry = buildRegistry(this);
   }
@@ -97,6 +102,52 @@ export class Context {
     }
   }
 
+  /**
+   * Starts IO worker request `op` for a PPB call with completion callback at `cbPtr`, as
+   * Chrome's rules say: a blocking call (NULL func) waits here, and is refused on the
+   * main thread; a callback needs the main thread or a thread with a message loop, where
+   * it runs. `finish(result, payload)` turns the worker's answer into the call's result
+   * (on this thread, so it may call into the module). Returns what the PPB call returns.
+   */
+  io(cbPtr, op, a, finish = (r) => r) {
+    const func = this.mem.u32(cbPtr);
+    const userData = this.mem.u32(cbPtr + 4);
+    if (func === 0 && this.isMain) return -13; // PP_ERROR_BLOCKS_MAIN_THREAD
+    if (func !== 0 && !this.isMain && !this.currentLoop) return -51; // PP_ERROR_NO_MESSAGE_LOOP
+    const id = ++this.ioSeq;
+    if (func === 0) {
+      Atomics.store(this.cell, 0, 0);
+      this.ioPort.postMessage({ id, op, a, reply: { to: "cell" } });
+      while (Atomics.load(this.cell, 0) === 0) Atomics.wait(this.cell, 0, 0);
+      return finish(this.cell[1], this.takePayload(this.cell[2] >>> 0, this.cell[3]));
+    }
+    this.ioPending.set(id, (r, payload) => this.runCallback(func, userData, finish(r, payload)));
+    const reply = this.isMain ? { to: "port" } : { to: "loop", loop: this.currentLoop };
+    this.ioPort.postMessage({ id, op, a, reply });
+    return -1; // PP_OK_COMPLETIONPENDING
+  }
+
+  /** A request with no answer (FileIO.Close). */
+  ioTell(op, a) {
+    this.ioPort?.postMessage({ id: 0, op, a, reply: null });
+  }
+
+  /** The IO worker's answer to request `id` arrived (port or message loop). */
+  finishIo(id, result, addr, len) {
+    const f = this.ioPending.get(id);
+    this.ioPending.delete(id);
+    const payload = this.takePayload(addr, len);
+    if (f) f(result, payload);
+  }
+
+  /** Copies a payload out of module memory and frees its block. */
+  takePayload(addr, len) {
+    if (!len) return null;
+    const bytes = this.mem.bytes(addr, len);
+    this.vars.locked(() => this.heap.free(addr, len));
+    return bytes;
+  }
+
   /** Runs a completion callback on this thread now. */
   runCallback(func, userData, result) {
     this.exports.__ppp_call_ii_v(func, userData, result);
@@ -129,6 +180,10 @@ export class Context {
       this.exports.__ppapi_free(gone.fields[4], gone.fields[5]);
     } else if (gone.kind === KIND.GRAPHICS_2D) {
       this.gfx.forget(res);
+    } else if (gone.kind === KIND.FILE_IO) {
+      this.ioTell("ioClose", [res]);
+    } else if (gone.kind === KIND.FILE_REF) {
+      files.freeRef(this, gone.fields);
     } else if (gone.kind === KIND.MESSAGE_LOOP) {
       loops.freeLoop(this, gone.fields);
     } else if (gone.kind === KIND.INPUT_EVENT) {

@@ -178,19 +178,42 @@ function onStart(cx, init, _shutdown, gi) {
   throw new StartUnwind();
 }
 
+/** Starts the IO worker (io-worker.js); resolves once it can take requests. */
+function startIoWorker(module, memory, hostSab) {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(new URL("./io-worker.js", import.meta.url), { type: "module" });
+    state.workers.add(w);
+    state.io = w;
+    w.onmessage = (e) => {
+      if (e.data.t === "ready") resolve();
+      else if (e.data.t === "page") toPage(e.data.msg);
+    };
+    w.onerror = (e) => reject(new Error(e.message || "the IO worker failed to load"));
+    w.postMessage({ t: "init", module, memory, hostSab });
+  });
+}
+
+/** A new port to the IO worker, for a module thread. */
+function ioPort() {
+  const ch = new MessageChannel();
+  state.io.postMessage({ t: "port", port: ch.port2 }, [ch.port2]);
+  return ch.port1;
+}
+
 function startThreadWorker(module, memory, hostSab, slot) {
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL("./thread-worker.js", import.meta.url), { type: "module" });
     state.workers.add(w);
     const ch = new MessageChannel();
     toPage({ t: "port", port: ch.port2 }, [ch.port2]);
+    const io = ioPort();
     w.onmessage = (e) => onThreadMessage(w, e.data, resolve);
     w.onerror = (e) => {
       const msg = e.message || "a thread worker failed to load";
       reject(new Error(msg));
       end({ t: "crash", error: msg, stack: "" });
     };
-    w.postMessage({ t: "init", module, memory, hostSab, slot, port: ch.port1, args: state.args }, [ch.port1]);
+    w.postMessage({ t: "init", module, memory, hostSab, slot, port: ch.port1, io, args: state.args }, [ch.port1, io]);
   });
 }
 
@@ -246,6 +269,12 @@ async function init(m) {
   state.cx = cx;
   cx.gfx.canvas = m.canvas ?? null;
   cx.schedule = (f, delay) => setTimeout(() => guarded(f), delay);
+  await startIoWorker(module, memory, hostSab);
+  cx.ioPort = ioPort();
+  cx.ioPort.onmessage = (e) => {
+    const a = e.data;
+    if (a.t === "io") guarded(() => cx.finishIo(a.id, a.r, a.addr, a.len));
+  };
   const target = m.threads ?? Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
   state.pool = new ThreadPool(h, target, (slot) => startThreadWorker(module, memory, hostSab, slot));
   cx.onRefill = () => setTimeout(() => state.pool.refill(), 0);

@@ -11,6 +11,9 @@ export const KIND = {
   INPUT_EVENT: 3,
   IMAGE_DATA: 4,
   GRAPHICS_2D: 5,
+  FILE_SYSTEM: 6,
+  FILE_REF: 7,
+  FILE_IO: 8,
 };
 
 const KIND_W = 0;

@@ -22,6 +22,11 @@ self.onmessage = async (e) => {
       toMain,
       args: m.args,
     });
+    // Its line to the IO worker, and the cell a blocking call waits on.
+    cx.ioPort = m.io;
+    const cell = new SharedArrayBuffer(16);
+    cx.cell = new Int32Array(cell);
+    m.io.postMessage({ t: "hello", cell });
     const instance = await WebAssembly.instantiate(m.module, cx.imports(m.module));
     cx.setExports(instance.exports);
     toMain({ t: "ready" });

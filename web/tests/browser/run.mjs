@@ -147,6 +147,12 @@ const scenarios = {
     await c.screenshot({ path: env.SHOT2 });
   },
 
+  /** The files harness page: waits for its result. */
+  async files(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.result = await page.evaluate(() => window.result ?? null);
+  },
+
   /** Only starts the app: DidCreate ran (load, or an error or crash after it). */
   async starts(page) {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));

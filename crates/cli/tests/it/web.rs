@@ -703,9 +703,8 @@ fn webpenc_output_decodes_in_firefox() {
 }
 
 /// Every Pepper plugin of the corpus reaches DidCreate in Chromium with no uncaught error;
-/// what each lacks is named on the element (`pexe2wasm.missing`). One does not yet:
-/// glbench27's nacl_io calls PPB_FileSystem/FileRef/FileIO unchecked before DidCreate,
-/// and this host does not offer them yet; for it the test checks that the user is told.
+/// what each lacks is named on the element (`pexe2wasm.missing`). (glbench27's nacl_io
+/// calls the file system interfaces unchecked before DidCreate: it needs them offered.)
 #[test]
 fn every_corpus_plugin_reaches_did_create_in_chromium() {
     if !Browser::Chromium.ready() {
@@ -732,13 +731,7 @@ fn every_corpus_plugin_reaches_did_create_in_chromium() {
             return;
         };
         let info = &r["pexe2wasm"];
-        if app == "glbench27" {
-            let missing = info["missing"].to_string();
-            assert!(
-                missing.contains("PPB_FileSystem;1.0") && r["events"].to_string().contains("crash"),
-                "glbench27 should end before DidCreate naming what it lacks (or reach it: then update this test): {r:#}"
-            );
-        } else if !info["didCreate"].is_boolean() {
+        if !info["didCreate"].is_boolean() {
             failed.push(format!("{app} never reached DidCreate: {r:#}"));
         }
         summary.push(format!(
@@ -923,4 +916,58 @@ fn astar_star_solves_a_path_in_chromium() {
 #[test]
 fn astar_star_solves_a_path_in_firefox() {
     astar(Browser::Firefox);
+}
+
+/// The file system interfaces called one by one from a module thread with blocking
+/// callbacks, against the real IO worker (web/tests/browser/pages/files-harness*.{html,js}),
+/// and Chrome's callback rules checked from the main thread and a thread without a loop.
+fn files(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch(&format!("files-{}", browser.name()));
+    let pexe = echo_pexe(&dir);
+    let o = bin()
+        .arg("web")
+        .arg(&pexe)
+        .arg("-o")
+        .arg(dir.join("site"))
+        .arg("--page")
+        .arg(web_dir().join("tests/browser/pages/sdk-page.html"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let served = Served::start(&dir.join("site"));
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let o = Command::new("node")
+        .arg("tests/browser/run.mjs")
+        .current_dir(web_dir())
+        .env("BROWSER", browser.name())
+        .env(
+            "URL",
+            format!("{}files-harness.html?wasm=input-echo.wasm", served.base),
+        )
+        .env("SCENARIO", "files")
+        .env("PROFILE", dir.join("profile"))
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}\n{}", text(&o.stderr));
+    let r: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let res = &r["result"];
+    assert_eq!(res["error"], Value::Null, "{r:#}");
+    let checks = res["checks"].as_array().unwrap();
+    assert!(checks.len() >= 29, "{r:#}");
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[test]
+fn file_systems_answer_as_chrome_did_in_chromium() {
+    files(Browser::Chromium);
+}
+
+#[test]
+fn file_systems_answer_as_chrome_did_in_firefox() {
+    files(Browser::Firefox);
 }

@@ -13,6 +13,7 @@ export const LOOP = { TID: 0, QADDR: 1, QCAP: 2, QLEN: 3, QUIT: 4, DESTROYED: 5,
 const ITEM = 32;
 export const ITEM_CALL = 0; // func(user_data, result)
 export const ITEM_MESSAGE = 1; // a Messaging 1.2 handler's HandleMessage(instance, user_data, &var)
+export const ITEM_FINISH = 2; // the IO worker's answer to request `func`: result, payload (addr, len)
 
 const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, INPROGRESS: -11, WRONG_THREAD: -52 };
 
@@ -24,7 +25,8 @@ export function loopAt(cx, res) {
 
 /**
  * Queues an item on a thread's loop (not the main one); false if it is gone. `extra` =
- * {kind, varType, varValue} for a message.
+ * {kind, varType, varValue} for a message, {kind: ITEM_FINISH, words: [addr, len]} for an
+ * IO answer.
  */
 export function post(cx, res, func, userData, result, delayMs, extra = null) {
   return cx.vars.locked(() => {
@@ -46,13 +48,15 @@ export function post(cx, res, func, userData, result, delayMs, extra = null) {
     const p = (h[b + LOOP.QADDR] >>> 0) + len * ITEM;
     cx.mem.setI32(p, func);
     cx.mem.setI32(p + 4, userData);
-    cx.mem.setI32(p + 8, extra ? extra.varType : result);
+    const message = extra?.kind === ITEM_MESSAGE;
+    cx.mem.setI32(p + 8, message ? extra.varType : result);
     cx.mem.setI32(p + 12, extra ? extra.kind : ITEM_CALL);
     cx.mem.setF64(p + 16, now() + Math.max(0, delayMs));
-    if (extra && extra.varType === 4) cx.mem.setF64(p + 24, extra.varValue);
+    if (message && extra.varType === 4) cx.mem.setF64(p + 24, extra.varValue);
     else {
-      cx.mem.setI32(p + 24, extra ? extra.varValue | 0 : 0);
-      cx.mem.setI32(p + 28, 0);
+      const [w0, w1] = message ? [extra.varValue | 0, 0] : (extra?.words ?? [0, 0]);
+      cx.mem.setI32(p + 24, w0);
+      cx.mem.setI32(p + 28, w1);
     }
     h[b + LOOP.QLEN] = len + 1;
     Atomics.add(h, b + LOOP.WAKE, 1);
@@ -115,6 +119,7 @@ function run(cx, res) {
       const userData = dv.getUint32(4, true);
       const kind = dv.getInt32(12, true);
       if (kind === ITEM_MESSAGE) cx.deliverToHandler(func, userData, dv);
+      else if (kind === ITEM_FINISH) cx.finishIo(func, dv.getInt32(8, true), dv.getUint32(24, true), dv.getUint32(28, true));
       else cx.runCallback(func, userData, dv.getInt32(8, true));
       continue;
     }
