@@ -229,23 +229,25 @@ export class Vars {
       return s < 0 ? 0 : this.h[s + LEN];
     });
   }
+  /** Moves slot s's payload to a block of `want` bytes, keeping its first `used`. Lock held. */
+  regrowLocked(s, want, used) {
+    const h = this.h;
+    const addr = this.heap.alloc(want);
+    const old = h[s + ADDR] >>> 0;
+    if (old !== 0) {
+      this.mem.write(addr, this.mem.bytes(old, used));
+      this.heap.free(old, h[s + CAP]);
+    }
+    h[s + ADDR] = addr;
+    h[s + CAP] = blockSize(want);
+  }
+
   /** Grows or shrinks an array to n elements (new ones undefined). Lock held. */
   setLengthLocked(s, n) {
     const h = this.h;
     const len = h[s + LEN];
     if (n > (1 << 26)) throw new VarError(`an array of ${n} elements is too large`);
-    if (n * ELEM > h[s + CAP]) {
-      const want = Math.max(n, 2 * len, 4) * ELEM;
-      const cap = blockSize(want);
-      const addr = this.heap.alloc(want);
-      const old = h[s + ADDR] >>> 0;
-      if (old !== 0) {
-        this.mem.write(addr, this.mem.bytes(old, len * ELEM));
-        this.heap.free(old, h[s + CAP]);
-      }
-      h[s + ADDR] = addr;
-      h[s + CAP] = cap;
-    }
+    if (n * ELEM > h[s + CAP]) this.regrowLocked(s, Math.max(n, 2 * len, 4) * ELEM, len * ELEM);
     const addr = h[s + ADDR] >>> 0;
     for (let i = n; i < len; i++) this.releaseLocked(this.read(addr + ELEM * i));
     if (n > len) this.mem.fill(addr + ELEM * len, 0, (n - len) * ELEM);
@@ -344,18 +346,7 @@ export class Vars {
       return true;
     }
     const n = h[s + LEN];
-    if ((n + 1) * ENTRY > h[s + CAP]) {
-      const want = Math.max(2 * n, 4) * ENTRY;
-      const cap = blockSize(want);
-      const addr = this.heap.alloc(want);
-      const old = h[s + ADDR] >>> 0;
-      if (old !== 0) {
-        this.mem.write(addr, this.mem.bytes(old, n * ENTRY));
-        this.heap.free(old, h[s + CAP]);
-      }
-      h[s + ADDR] = addr;
-      h[s + CAP] = cap;
-    }
+    if ((n + 1) * ENTRY > h[s + CAP]) this.regrowLocked(s, Math.max(2 * n, 4) * ENTRY, n * ENTRY);
     this.addRefLocked(key);
     this.addRefLocked(value);
     const p = (h[s + ADDR] >>> 0) + ENTRY * n;

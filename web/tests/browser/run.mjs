@@ -82,7 +82,7 @@ const scenarios = {
   async messages(page) {
     const sends = JSON.parse(env.MESSAGES ?? "[]");
     const expect = Number(env.EXPECT ?? sends.length);
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     for (const m of sends) await page.evaluate((m) => window.naclModule.postMessage(m), m);
     await waitFor(page, (n) => window.messages.length >= n || window.events.some((e) => e !== "load"), expect, 30000);
     await new Promise((r) => setTimeout(r, 300)); // any message too many shows up too
@@ -90,7 +90,7 @@ const scenarios = {
 
   /** Stockfish over UCI: `go depth N` ends with a bestmove. */
   async stockfish(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     for (const m of ["uci", "isready", "position startpos", `go depth ${env.DEPTH ?? 12}`]) {
       await page.evaluate((m) => window.naclModule.postMessage(m), m);
     }
@@ -101,7 +101,7 @@ const scenarios = {
 
   /** webpenc: an RGBA picture in, a lossless WebP out that the browser decodes to the same pixels. */
   async webp(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     report.decoded = await page.evaluate(async () => {
       const width = 64;
       const height = 48;
@@ -125,7 +125,7 @@ const scenarios = {
 
   /** Clicks the app at (30, 40) and types "a": the input-echo fixture posts one number per event. */
   async input(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     // The page knows which classes the app asked for before it forwards any.
     await waitFor(page, () => window.naclModule.pexe2wasm.inputClasses, null, 10000);
     const box = await (await page.$("canvas.pexe2wasm-canvas")).boundingBox();
@@ -137,25 +137,39 @@ const scenarios = {
     await new Promise((r) => setTimeout(r, 300));
   },
 
-  /** Lets the app draw: two screenshots of its canvas SHOTS_MS apart (SHOT1, SHOT2). */
+  /**
+   * Lets the app draw: SHOT1 is the canvas's first picture that differs from the blank
+   * canvas at load, SHOT2 the next one that differs from SHOT1 (each waited for up to
+   * 120 s, polling every second, so a slow machine is only slower).
+   */
   async canvas(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     const c = await page.$("canvas.pexe2wasm-canvas");
-    await new Promise((r) => setTimeout(r, Number(env.FIRST_MS ?? 3000)));
-    await c.screenshot({ path: env.SHOT1 });
-    await new Promise((r) => setTimeout(r, Number(env.SHOTS_MS ?? 2000)));
-    await c.screenshot({ path: env.SHOT2 });
+    const next = async (than) => {
+      for (let t = 0; t < 120; t++) {
+        const shot = await c.screenshot();
+        if (!shot.equals(than)) return shot;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      return than;
+    };
+    const blank = await c.screenshot();
+    const first = await next(blank);
+    const second = await next(first);
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(env.SHOT1, first);
+    writeFileSync(env.SHOT2, second);
   },
 
   /** The files harness page: waits for its result. */
   async files(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     report.result = await page.evaluate(() => window.result ?? null);
   },
 
   /** Only starts the app: DidCreate ran (load, or an error or crash after it). */
   async starts(page) {
-    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     await new Promise((r) => setTimeout(r, Number(env.SETTLE_MS ?? 1000)));
   },
 };

@@ -475,48 +475,50 @@ impl Browser {
     }
 }
 
-/// `pexe2wasm web` on a real plugin with the SDK-style test page, served; `None` without
-/// the corpus.
-fn site_for(app: &str) -> Option<(PathBuf, Served)> {
-    common::real_pexe(&format!("{app}.pexe"))?;
-    let dir = scratch(&format!("app-{app}"));
-    let out = dir.join("site");
+/// `pexe2wasm web PEXE --page sdk-page.html -o DIR/site`.
+fn write_site(pexe: &Path, dir: &Path) {
     let o = bin()
         .arg("web")
-        .arg(common::real_corpus_dir().join(format!("{app}.pexe")))
+        .arg(pexe)
         .arg("-o")
-        .arg(&out)
+        .arg(dir.join("site"))
         .arg("--page")
         .arg(web_dir().join("tests/browser/pages/sdk-page.html"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let s = Served::start(&out);
-    Some((dir, s))
+}
+
+/// A site for a real plugin (DIR/site); `None` without the corpus.
+fn site_for(app: &str) -> Option<PathBuf> {
+    common::real_pexe(&format!("{app}.pexe"))?;
+    let dir = scratch(&format!("app-{app}"));
+    write_site(&common::real_corpus_dir().join(format!("{app}.pexe")), &dir);
+    Some(dir)
 }
 
 /// One browser at a time: on two cores, browsers started together starve each other and
 /// time out in ways that say nothing about the host.
 static ONE_BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs web/tests/browser/run.mjs: the report it prints.
-fn drive(browser: Browser, app: &str, scenario: &str, env: &[(&str, &str)]) -> Option<Value> {
-    let (dir, served) = site_for(app)?;
+/// Serves DIR/site and runs web/tests/browser/run.mjs on `page` (a path with its query):
+/// the report it prints, checked for driver and page errors.
+fn run_page(
+    browser: Browser,
+    dir: &Path,
+    page: &str,
+    scenario: &str,
+    env: &[(&str, &str)],
+) -> Value {
+    let served = Served::start(&dir.join("site"));
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
-    let url = format!("{}sdk-page.html?nmf={app}.nmf", served.base);
     let mut c = Command::new("node");
     c.arg("tests/browser/run.mjs")
         .current_dir(web_dir())
         .env("BROWSER", browser.name())
-        .env("URL", &url)
+        .env("URL", format!("{}{page}", served.base))
         .env("SCENARIO", scenario)
-        .env("PROFILE", dir.join(format!("profile-{}", browser.name())))
-        .env(
-            "SCREENSHOT",
-            shots.join(format!("{app}-{}.png", browser.name())),
-        );
+        .env("PROFILE", dir.join(format!("profile-{}", browser.name())));
     for (k, v) in env {
         c.env(k, v);
     }
@@ -532,6 +534,24 @@ fn drive(browser: Browser, app: &str, scenario: &str, env: &[(&str, &str)]) -> O
         .unwrap_or_else(|e| panic!("{e}: {out}\n{}", text(&o.stderr)));
     assert_eq!(report["driverError"], Value::Null, "{report:#}");
     assert_eq!(report["pageErrors"], serde_json::json!([]), "{report:#}");
+    report
+}
+
+/// A real plugin on the SDK-style page, with a screenshot; `None` without the corpus.
+fn drive(browser: Browser, app: &str, scenario: &str, env: &[(&str, &str)]) -> Option<Value> {
+    let dir = site_for(app)?;
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join(format!("{app}-{}.png", browser.name()));
+    let mut env = env.to_vec();
+    env.push(("SCREENSHOT", shot.to_str().unwrap()));
+    let report = run_page(
+        browser,
+        &dir,
+        &format!("sdk-page.html?nmf={app}.nmf"),
+        scenario,
+        &env,
+    );
     assert_eq!(report["crossOriginIsolated"], true, "{report:#}");
     Some(report)
 }
@@ -743,41 +763,6 @@ fn every_corpus_plugin_reaches_did_create_in_chromium() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-/// Like `drive`, for a site already written (`dir/site`).
-fn drive_site(
-    browser: Browser,
-    dir: &Path,
-    nmf: &str,
-    scenario: &str,
-    env: &[(&str, &str)],
-) -> Value {
-    let served = Served::start(&dir.join("site"));
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let url = format!("{}sdk-page.html?nmf={nmf}", served.base);
-    let mut c = Command::new("node");
-    c.arg("tests/browser/run.mjs")
-        .current_dir(web_dir())
-        .env("BROWSER", browser.name())
-        .env("URL", &url)
-        .env("SCENARIO", scenario)
-        .env("PROFILE", dir.join(format!("profile-{}", browser.name())));
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let o = c.output().unwrap();
-    let out = text(&o.stdout);
-    assert!(
-        o.status.success(),
-        "run.mjs: {}\n{out}\n{}",
-        o.status,
-        text(&o.stderr)
-    );
-    let report: Value = serde_json::from_str(out.lines().last().unwrap_or_default()).unwrap();
-    assert_eq!(report["driverError"], Value::Null, "{report:#}");
-    assert_eq!(report["pageErrors"], serde_json::json!([]), "{report:#}");
-    report
-}
-
 /// Our own plugin (fixtures/pepper/input-echo.pnaclasm) answers each input event with
 /// type * 1000000 + x * 1000 + y + key code: a click and a key press reach
 /// HandleInputEvent as Chrome sent them (RAWKEYDOWN, CHAR, KEYUP; Windows key codes).
@@ -786,18 +771,14 @@ fn input_echo(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("input-{}", browser.name()));
-    let pexe = echo_pexe(&dir);
-    let o = bin()
-        .arg("web")
-        .arg(&pexe)
-        .arg("-o")
-        .arg(dir.join("site"))
-        .arg("--page")
-        .arg(web_dir().join("tests/browser/pages/sdk-page.html"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let r = drive_site(browser, &dir, "input-echo.nmf", "input", &[]);
+    write_site(&echo_pexe(&dir), &dir);
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=input-echo.nmf",
+        "input",
+        &[],
+    );
     let got: Vec<i64> = r["messages"]
         .as_array()
         .unwrap()
@@ -845,26 +826,23 @@ fn path_tracer_draws_and_refines_in_chromium() {
     if !browser.ready() {
         return;
     }
-    let Some((dir, served)) = site_for("path-tracer") else {
+    let Some(dir) = site_for("path-tracer") else {
         return;
     };
-    drop(served);
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let (s1, s2) = (
         shots.join("path-tracer-chromium-1.png"),
         shots.join("path-tracer-chromium-2.png"),
     );
-    let r = drive_site(
+    let r = run_page(
         browser,
         &dir,
-        "path-tracer.nmf",
+        "sdk-page.html?nmf=path-tracer.nmf",
         "canvas",
         &[
             ("SHOT1", s1.to_str().unwrap()),
             ("SHOT2", s2.to_str().unwrap()),
-            ("FIRST_MS", "5000"),
-            ("SHOTS_MS", "5000"),
         ],
     );
     assert_eq!(r["events"], serde_json::json!(["load"]), "{r:#}");
@@ -926,34 +904,14 @@ fn files(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("files-{}", browser.name()));
-    let pexe = echo_pexe(&dir);
-    let o = bin()
-        .arg("web")
-        .arg(&pexe)
-        .arg("-o")
-        .arg(dir.join("site"))
-        .arg("--page")
-        .arg(web_dir().join("tests/browser/pages/sdk-page.html"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let served = Served::start(&dir.join("site"));
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let o = Command::new("node")
-        .arg("tests/browser/run.mjs")
-        .current_dir(web_dir())
-        .env("BROWSER", browser.name())
-        .env(
-            "URL",
-            format!("{}files-harness.html?wasm=input-echo.wasm", served.base),
-        )
-        .env("SCENARIO", "files")
-        .env("PROFILE", dir.join("profile"))
-        .output()
-        .unwrap();
-    let out = text(&o.stdout);
-    assert!(o.status.success(), "{out}\n{}", text(&o.stderr));
-    let r: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    write_site(&echo_pexe(&dir), &dir);
+    let r = run_page(
+        browser,
+        &dir,
+        "files-harness.html?wasm=input-echo.wasm",
+        "files",
+        &[],
+    );
     let res = &r["result"];
     assert_eq!(res["error"], Value::Null, "{r:#}");
     let checks = res["checks"].as_array().unwrap();
