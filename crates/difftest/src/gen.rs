@@ -234,6 +234,8 @@ pub struct Program {
     pub calls: Vec<PlannedCall>,
     /// Global ids to compare after each call (the buffer and the fuel).
     pub compared_globals: Vec<u32>,
+    /// Convert for threads (atomics as wasm atomics on a shared memory).
+    pub threads: bool,
 }
 
 /// Infallible draws from the fuzzer's bytes (an exhausted input gives the smallest
@@ -503,12 +505,14 @@ pub fn generate(u: &mut Src<'_>, cfg: &Config) -> Program {
             PlannedCall { func, args }
         })
         .collect();
+    let threads = cfg.atomics && u.chance(1, 3);
     let text = render_module(&mg, &bodies, &buf_init);
     Program {
         text,
         sigs,
         calls,
         compared_globals: vec![G_BUF, G_FUEL],
+        threads,
     }
 }
 
@@ -631,8 +635,9 @@ struct FnGen {
     cur: usize,
     /// Values usable at the current point.
     avail: Vec<(Op, Ty)>,
-    /// Scratch memory of this function: (base, bytes) of zeroed allocas.
-    scratch: Vec<(Op, u32)>,
+    /// Scratch memory of this function: (base, bytes, alignment) of zeroed allocas in
+    /// the entry block.
+    scratch: Vec<(Op, u32, u32)>,
     /// The exit block (fuel used up), if any.
     exit: Option<usize>,
     /// Whether the function calls setjmp (it must, before a longjmp to its own slot).
@@ -860,8 +865,14 @@ impl FnGen {
     /// for 16 bytes.
     fn buf_addr(&mut self, align: u32, u: &mut Src<'_>) -> Op {
         let align = align.max(1);
-        let (base, size) = if !self.scratch.is_empty() && u.chance(1, 4) {
-            u.pick(&self.scratch)
+        let fits: Vec<(Op, u32)> = self
+            .scratch
+            .iter()
+            .filter(|s| s.2 >= align)
+            .map(|s| (s.0, s.1))
+            .collect();
+        let (base, size) = if !fits.is_empty() && u.chance(1, 4) {
+            u.pick(&fits)
         } else {
             (Op::G(G_BUF), BUF)
         };
@@ -929,7 +940,7 @@ impl FnGen {
                         false,
                     );
                     self.memset(mg, a, size, u);
-                    self.scratch.push((a, size));
+                    self.scratch.push((a, size, align));
                 }
                 if self.setjmp {
                     self.call_setjmp(mg, u);
@@ -1275,6 +1286,7 @@ impl FnGen {
         if cfg.sjlj && self.setjmp {
             kinds.push(15);
         }
+        kinds.push(16);
         match u.pick(&kinds) {
             0 => self.int_binop(u),
             1 => self.int_cast(u),
@@ -1291,7 +1303,8 @@ impl FnGen {
             12 => self.atomic(mg, u),
             13 => self.call(mg, u),
             14 => self.mem_intrinsic(mg, u),
-            _ => self.call_setjmp(mg, u),
+            15 => self.call_setjmp(mg, u),
+            _ => self.dynamic_alloca(mg, u),
         }
     }
 
@@ -1824,6 +1837,76 @@ impl FnGen {
                     );
                 }
             },
+        }
+    }
+
+    /// A dynamic alloca, zeroed, written and read back; inside stacksave/stackrestore or
+    /// not (then the stack grows each time it runs: at most the fuel times 48 bytes).
+    fn dynamic_alloca(&mut self, mg: &mut ModGen<'_>, u: &mut Src<'_>) {
+        let save = u.chance(1, 2);
+        let sp = if save {
+            self.call_intrinsic(mg, "llvm.stacksave", &[], false)
+        } else {
+            None
+        };
+        let x = self.pick(I32, u);
+        let m = self.i32c(31);
+        let sixteen = self.i32c(16);
+        let a = self.def(I32, Line::default().s("and i32 ").o(x).s(", ").o(m), false);
+        let n = self.def(
+            I32,
+            Line::default().s("add i32 ").o(a).s(", ").o(sixteen),
+            false,
+        );
+        let align = u.pick(&[1u32, 4, 8, 16]);
+        let p = self.def(
+            I32,
+            Line::default()
+                .s("alloca i8, ")
+                .t(I32, n)
+                .s(format!(", align {align}")),
+            false,
+        );
+        let f = mg.intrinsic("llvm.memset.p0i8.i32");
+        let zero = self.konst(I8, 0);
+        let one = self.i32c(1);
+        let fal = self.konst(I1, 0);
+        self.emit(
+            Line::default()
+                .s("call void ")
+                .o(f)
+                .s("(")
+                .t(I32, p)
+                .s(", ")
+                .t(I8, zero)
+                .s(", ")
+                .t(I32, n)
+                .s(", ")
+                .t(I32, one)
+                .s(", ")
+                .t(I1, fal)
+                .s(")"),
+        );
+        let t = u.pick(&[I8, I16, I32, I64, F64]);
+        let v = self.pick(t, u);
+        self.emit(
+            Line::default()
+                .s("store ")
+                .t(t, v)
+                .s(format!(", {}* ", t.name()))
+                .o(p)
+                .s(", align 1"),
+        );
+        self.def(
+            t,
+            Line::default()
+                .s(format!("load {}* ", t.name()))
+                .o(p)
+                .s(", align 1"),
+            true,
+        );
+        if let Some(sp) = sp {
+            self.call_intrinsic(mg, "llvm.stackrestore", &[(I32, sp)], false);
         }
     }
 

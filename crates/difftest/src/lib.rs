@@ -30,9 +30,10 @@ pub struct Report {
     pub out_of_fuel: usize,
     /// Set when the converter refused the module as unsupported (not a finding).
     pub unsupported: Option<String>,
-    /// Whether the module used setjmp/longjmp, SIMD, an irreducible CFG.
+    /// Whether the module used setjmp/longjmp, SIMD, wasm atomics.
     pub exceptions: bool,
     pub simd: bool,
+    pub threads: bool,
 }
 
 /// A difference between the converted module and the interpreter, or a converter error
@@ -107,7 +108,11 @@ pub fn check_program(prog: &Program) -> Result<Report, Finding> {
     }
     let opts = ConvertOptions {
         stack_size: STACK,
-        threads: Threads::Off,
+        threads: if prog.threads {
+            Threads::On
+        } else {
+            Threads::Off
+        },
         link_runtime: false,
         export_all_functions: true,
         runtime: None,
@@ -123,6 +128,7 @@ pub fn check_program(prog: &Program) -> Result<Report, Finding> {
     };
     report.exceptions = converted.features.exceptions;
     report.simd = converted.features.simd;
+    report.threads = converted.features.threads;
     let mut features = wasmparser::WasmFeatures::default();
     features |= wasmparser::WasmFeatures::EXCEPTIONS | wasmparser::WasmFeatures::THREADS;
     wasmparser::Validator::new_with_features(features)
@@ -134,9 +140,14 @@ pub fn check_program(prog: &Program) -> Result<Report, Finding> {
     let mut store = Store::new(engine, ());
     let instance = Instance::new(&mut store, &wmod, &[])
         .map_err(|e| finding(format!("instantiation failed: {e:#}"), prog))?;
-    let memory = instance
-        .get_memory(&mut store, "memory")
-        .ok_or_else(|| finding("no memory export", prog))?;
+    let memory = match instance.get_memory(&mut store, "memory") {
+        Some(m) => Mem::Plain(m),
+        None => Mem::Shared(
+            instance
+                .get_shared_memory(&mut store, "memory")
+                .ok_or_else(|| finding("no memory export", prog))?,
+        ),
+    };
 
     let mut mach = Machine::new(&module, STACK)
         .map_err(|e| finding(format!("interpreter setup: {e}"), prog))?;
@@ -155,7 +166,7 @@ pub fn check_program(prog: &Program) -> Result<Report, Finding> {
     // Memory must agree before any call, too (the data segments).
     compare_memory(
         &mach.mem,
-        memory.data(&store),
+        |a, n| memory.read(&store, a, n),
         &globals,
         "initial data",
         prog,
@@ -216,22 +227,55 @@ pub fn check_program(prog: &Program) -> Result<Report, Finding> {
                 ))
             }
         }
-        compare_memory(&mach.mem, memory.data(&store), &globals, &what, prog)?;
+        compare_memory(
+            &mach.mem,
+            |a, n| memory.read(&store, a, n),
+            &globals,
+            &what,
+            prog,
+        )?;
         report.calls += 1;
     }
     Ok(report)
 }
 
+/// The module's memory, plain or shared (a module converted for threads).
+enum Mem {
+    Plain(wasmtime::Memory),
+    Shared(wasmtime::SharedMemory),
+}
+
+impl Mem {
+    /// A copy of `len` bytes at `addr` (fewer past the end).
+    fn read(&self, store: &Store<()>, addr: usize, len: usize) -> Vec<u8> {
+        match self {
+            Mem::Plain(m) => {
+                let d = m.data(store);
+                d[addr.min(d.len())..(addr + len).min(d.len())].to_vec()
+            }
+            Mem::Shared(m) => {
+                let d = m.data();
+                d[addr.min(d.len())..(addr + len).min(d.len())]
+                    .iter()
+                    // Only this thread touches the memory: nothing races the reads.
+                    .map(|c| unsafe { *c.get() })
+                    .collect()
+            }
+        }
+    }
+}
+
 fn compare_memory(
     want: &[u8],
-    got: &[u8],
+    got: impl Fn(usize, usize) -> Vec<u8>,
     globals: &[(u32, usize)],
     what: &str,
     prog: &Program,
 ) -> Result<(), Finding> {
     for &(a, n) in globals {
         let (a, e) = (a as usize, a as usize + n);
-        let (w, g) = (&want[a..e], got.get(a..e).unwrap_or(&[]));
+        let g = got(a, n);
+        let (w, g) = (&want[a..e], &g[..]);
         if w != g {
             let first = w.iter().zip(g).position(|(x, y)| x != y).unwrap_or(0);
             let lo = first & !15;

@@ -20,7 +20,8 @@ fn seeded_programs_agree() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(300);
-    let (mut calls, mut traps, mut fuel, mut unsupported, mut exc, mut simd) = (0, 0, 0, 0, 0, 0);
+    let (mut calls, mut traps, mut fuel, mut unsupported, mut exc, mut simd, mut thr) =
+        (0, 0, 0, 0, 0, 0, 0);
     for seed in 0..n {
         let data = bytes(seed, 64 + (seed as usize * 37) % 4000);
         match check(&data, &cfg) {
@@ -30,6 +31,7 @@ fn seeded_programs_agree() {
                 fuel += r.out_of_fuel;
                 exc += r.exceptions as usize;
                 simd += r.simd as usize;
+                thr += r.threads as usize;
                 if let Some(u) = r.unsupported {
                     eprintln!("seed {seed}: unsupported: {u}");
                     unsupported += 1;
@@ -40,7 +42,7 @@ fn seeded_programs_agree() {
     }
     eprintln!(
         "{n} programs: {calls} calls compared ({traps} trapped alike), {fuel} out of interpreter fuel, \
-         {unsupported} unsupported, {exc} with setjmp/longjmp, {simd} with SIMD"
+         {unsupported} unsupported, {exc} with setjmp/longjmp, {simd} with SIMD, {thr} with wasm atomics"
     );
     assert!(calls > n as usize);
 }
