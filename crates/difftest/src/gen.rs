@@ -253,8 +253,10 @@ impl Src<'_> {
             self.int(0, n as u32 - 1) as usize
         }
     }
+    /// True with probability `num / den`; false once the input is used up (so an
+    /// exhausted input makes the plainest program, not one full of rare choices).
     pub fn chance(&mut self, num: u32, den: u32) -> bool {
-        self.0.ratio(num, den).unwrap_or(false)
+        self.int(1, den) > den - num
     }
     pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
         xs[self.below(xs.len())]
@@ -439,6 +441,8 @@ struct ModGen<'c> {
     /// Intrinsics declared, in id order after the defined functions.
     intrinsics: Vec<&'static str>,
     uses_vectors: bool,
+    /// Functions (so far) that call setjmp on entry.
+    setjmp_funcs: Vec<usize>,
 }
 
 impl ModGen<'_> {
@@ -489,6 +493,7 @@ pub fn generate(u: &mut Src<'_>, cfg: &Config) -> Program {
         sigs: sigs.clone(),
         intrinsics: Vec::new(),
         uses_vectors: cfg.simd,
+        setjmp_funcs: Vec::new(),
     };
     let mut bodies = Vec::new();
     for i in 0..nf {
@@ -642,6 +647,9 @@ struct FnGen {
     exit: Option<usize>,
     /// Whether the function calls setjmp (it must, before a longjmp to its own slot).
     setjmp: bool,
+    /// The jmp_buf slots a longjmp here may use: functions up to this one that call
+    /// setjmp (a longjmp to one that is not active traps, as it should).
+    jb_slots: Vec<usize>,
     /// Instructions emitted so far in the current block (bounded).
     budget: usize,
     simd: bool,
@@ -664,9 +672,14 @@ impl FnGen {
             scratch: Vec::new(),
             exit: None,
             setjmp: mg.cfg.sjlj && u.chance(1, 4),
+            jb_slots: Vec::new(),
             budget: 0,
             simd: mg.cfg.simd,
         };
+        if f.setjmp {
+            mg.setjmp_funcs.push(index);
+        }
+        f.jb_slots = mg.setjmp_funcs.clone();
         f.build_cfg(mg.cfg, u);
         f
     }
@@ -694,7 +707,9 @@ impl FnGen {
             }
             terms.push(if !s.is_empty() {
                 Term::Succs(s.clone())
-            } else if self.setjmp_target_ok(cfg) && u.chance(1, 3) {
+            } else if cfg.sjlj && !self.jb_slots.is_empty() && u.chance(1, 3)
+                || cfg.sjlj && u.chance(1, 16)
+            {
                 Term::Longjmp
             } else {
                 Term::Ret
@@ -759,10 +774,6 @@ impl FnGen {
         }
         self.blocks = blocks;
         self.idom = dominators(&self.blocks);
-    }
-
-    fn setjmp_target_ok(&self, cfg: &Config) -> bool {
-        cfg.sjlj
     }
 
     fn preds(&self, b: usize) -> Vec<usize> {
@@ -1103,17 +1114,12 @@ impl FnGen {
     }
 
     fn throw_block(&mut self, mg: &mut ModGen<'_>, u: &mut Src<'_>) {
-        // Whose jmp_buf: this function's (only if it called setjmp) or a caller's.
-        let mut slots: Vec<u32> = (0..self.index as u32).collect();
-        if self.setjmp {
-            slots.push(self.index as u32);
-        }
-        let slot = if self.setjmp && u.chance(2, 3) {
-            self.index as u32
-        } else if slots.is_empty() {
-            0
+        // Whose jmp_buf: mostly one of a function that calls setjmp (this one or a
+        // caller), sometimes any (a longjmp that finds no active setjmp traps).
+        let slot = if !self.jb_slots.is_empty() && !u.chance(1, 8) {
+            u.pick(&self.jb_slots) as u32
         } else {
-            u.pick(&slots)
+            u.below(self.index + 1) as u32
         };
         let buf = self.jb_addr(slot);
         let val = self.pick(I32, u);

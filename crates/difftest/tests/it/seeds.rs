@@ -1,17 +1,4 @@
-use pexe2wasm_difftest::{check, Config};
-
-/// Deterministic pseudo-random bytes (xorshift64*).
-fn bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
-        })
-        .collect()
-}
+use pexe2wasm_difftest::{check, seed_bytes, Config};
 
 #[test]
 fn seeded_programs_agree() {
@@ -22,8 +9,9 @@ fn seeded_programs_agree() {
         .unwrap_or(300);
     let (mut calls, mut traps, mut fuel, mut unsupported, mut exc, mut simd, mut thr) =
         (0, 0, 0, 0, 0, 0, 0);
+    let mut kinds = std::collections::BTreeMap::new();
     for seed in 0..n {
-        let data = bytes(seed, 64 + (seed as usize * 37) % 4000);
+        let data = seed_bytes(seed);
         match check(&data, &cfg) {
             Ok(r) => {
                 calls += r.calls;
@@ -32,6 +20,12 @@ fn seeded_programs_agree() {
                 exc += r.exceptions as usize;
                 simd += r.simd as usize;
                 thr += r.threads as usize;
+                if std::env::var("DIFFTEST_TRAPS").is_ok() && !r.trap_kinds.is_empty() {
+                    eprintln!("seed {seed}: {:?}", r.trap_kinds);
+                }
+                for k in r.trap_kinds {
+                    *kinds.entry(format!("{k:?}")).or_insert(0usize) += 1;
+                }
                 if let Some(u) = r.unsupported {
                     eprintln!("seed {seed}: unsupported: {u}");
                     unsupported += 1;
@@ -44,5 +38,6 @@ fn seeded_programs_agree() {
         "{n} programs: {calls} calls compared ({traps} trapped alike), {fuel} out of interpreter fuel, \
          {unsupported} unsupported, {exc} with setjmp/longjmp, {simd} with SIMD, {thr} with wasm atomics"
     );
+    eprintln!("traps: {kinds:?}");
     assert!(calls > n as usize);
 }

@@ -393,7 +393,11 @@ impl<'m> Machine<'m> {
             match self.exec(f, &mut fr, &mut pc, id) {
                 Ok(v) => {
                     if let Some(t) = self.trace.as_mut() {
-                        let _ = writeln!(t, "{:w$}return {v:?}", "", w = 2 * self.depth as usize);
+                        let w = 2 * self.depth as usize;
+                        let _ = match &v {
+                            Some(v) => writeln!(t, "{:w$}return {v}", ""),
+                            None => writeln!(t, "{:w$}return void", ""),
+                        };
                     }
                     return Ok(v);
                 }

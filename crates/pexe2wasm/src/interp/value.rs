@@ -41,7 +41,7 @@ impl std::fmt::Display for Val {
         match *self {
             Val::Int { bits, v } => {
                 let s = sext(v, bits as u32) as i64;
-                if bits == 1 || s == v as i64 {
+                if bits == 1 || s >= 0 {
                     write!(f, "i{bits} {v}")
                 } else {
                     write!(f, "i{bits} {v} ({s})")
