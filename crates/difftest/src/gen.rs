@@ -192,6 +192,8 @@ enum Piece {
     O(Op),
     /// The incoming list of phi number `n` of the function.
     Phi(usize),
+    /// A block label (`%bN`, numbered in the final layout).
+    B(usize),
 }
 
 /// A statement of a body.
@@ -210,6 +212,12 @@ impl Line {
     /// `T %x`
     fn t(self, t: Ty, o: Op) -> Self {
         self.s(format!("{} ", t.name())).o(o)
+    }
+    /// `label %bN`
+    fn label(mut self, b: usize) -> Self {
+        self.0.push(Piece::S("label ".into()));
+        self.0.push(Piece::B(b));
+        self
     }
 }
 
@@ -653,6 +661,12 @@ struct FnGen {
     /// Instructions emitted so far in the current block (bounded).
     budget: usize,
     simd: bool,
+    /// The type of each value, by generation order.
+    value_tys: Vec<Ty>,
+    /// The order blocks are written in (entry first): a permutation, so that dominators
+    /// may come after the blocks they dominate and values be used before the record
+    /// that defines them (forward type declarations).
+    layout: Vec<usize>,
 }
 
 impl FnGen {
@@ -675,6 +689,8 @@ impl FnGen {
             jb_slots: Vec::new(),
             budget: 0,
             simd: mg.cfg.simd,
+            value_tys: Vec::new(),
+            layout: Vec::new(),
         };
         if f.setjmp {
             mg.setjmp_funcs.push(index);
@@ -809,6 +825,7 @@ impl FnGen {
     fn def(&mut self, t: Ty, l: Line, pool: bool) -> Op {
         let v = Op::V(self.next_v);
         self.next_v += 1;
+        self.value_tys.push(t);
         let mut line = Line::default().o(v).s(" = ");
         line.0.extend(l.0);
         self.emit(line);
@@ -982,6 +999,13 @@ impl FnGen {
             }
         }
         self.fill_phis(u);
+        self.layout = (0..self.blocks.len()).collect();
+        if u.chance(1, 3) {
+            for i in (2..self.layout.len()).rev() {
+                let j = 1 + u.below(i);
+                self.layout.swap(i, j);
+            }
+        }
         self.render()
     }
 
@@ -1093,7 +1117,10 @@ impl FnGen {
             Line::default()
                 .s("br ")
                 .t(I1, z)
-                .s(format!(", label %b{}, label %b{}", s[0], s[1])),
+                .s(", ")
+                .label(s[0])
+                .s(", ")
+                .label(s[1]),
         );
         self.blocks[self.cur].edges = s;
     }
@@ -1212,9 +1239,12 @@ impl FnGen {
                 Line::default()
                     .s("br ")
                     .t(I1, z)
-                    .s(format!(", label %b{}, label %b{}", s[0], s[1]))
+                    .s(", ")
+                    .label(s[0])
+                    .s(", ")
+                    .label(s[1])
             }
-            1 if !u.chance(1, 6) => Line::default().s(format!("br label %b{}", s[0])),
+            1 if !u.chance(1, 6) => Line::default().s("br ").label(s[0]),
             1 | 2 if u.chance(3, 4) => {
                 let c = self.pick(I1, u);
                 let (a, b) = (s[0], *s.last().unwrap());
@@ -1222,7 +1252,10 @@ impl FnGen {
                 Line::default()
                     .s("br ")
                     .t(I1, c)
-                    .s(format!(", label %b{a}, label %b{b}"))
+                    .s(", ")
+                    .label(a)
+                    .s(", ")
+                    .label(b)
             }
             _ => {
                 let (l, e) = self.switch(&s, u);
@@ -1242,7 +1275,9 @@ impl FnGen {
         let mut l = Line::default()
             .s("switch ")
             .t(t, c)
-            .s(format!(" {{ default: br label %b{};", s[0]));
+            .s(" { default: br ")
+            .label(s[0])
+            .s(";");
         let mut edges = vec![s[0]];
         let mut used: Vec<u64> = Vec::new();
         let dense = u.chance(1, 2);
@@ -1266,7 +1301,7 @@ impl FnGen {
                 used.push(v);
                 edges.push(target);
                 let sv = pexe2wasm_sext(v, t.bits()) as i64;
-                l = l.s(format!(" {} {sv}: br label %b{target};", t.name()));
+                l = l.s(format!(" {} {sv}: br ", t.name())).label(target).s(";");
             }
         }
         (l.s(" }"), edges)
@@ -1995,11 +2030,41 @@ impl FnGen {
         for (k, &i) in order.iter().enumerate() {
             num[i] = k as u32;
         }
+        // Blocks' positions, and values numbered in the order their records come.
+        let mut pos = vec![0usize; self.blocks.len()];
+        for (k, &b) in self.layout.iter().enumerate() {
+            pos[b] = k;
+        }
+        let mut vnum = vec![0u32; self.value_tys.len()];
+        let mut defined = vec![false; self.value_tys.len()];
+        let mut forward = Vec::new();
+        let mut next = 0;
+        for &b in &self.layout {
+            for l in &self.blocks[b].lines {
+                let is_phi = l.0.iter().any(|p| matches!(p, Piece::Phi(_)));
+                if !is_phi {
+                    for p in l.0.iter().skip(1) {
+                        if let Piece::O(Op::V(x)) = p {
+                            if !defined[*x as usize] && !forward.contains(x) {
+                                forward.push(*x);
+                            }
+                        }
+                    }
+                }
+                if let (Some(Piece::O(Op::V(x))), Some(Piece::S(eq))) = (l.0.first(), l.0.get(1)) {
+                    if eq == " = " {
+                        vnum[*x as usize] = next;
+                        defined[*x as usize] = true;
+                        next += 1;
+                    }
+                }
+            }
+        }
         let op = |o: &Op| -> String {
             match *o {
                 Op::P(i) => format!("%p{i}"),
                 Op::C(i) => format!("%c{}", num[i as usize]),
-                Op::V(i) => format!("%v{i}"),
+                Op::V(i) => format!("%v{}", vnum[i as usize]),
                 Op::G(i) => format!("@g{i}"),
                 Op::F(i) => format!("@f{i}"),
             }
@@ -2038,9 +2103,18 @@ impl FnGen {
             }
             s += "\n    }\n";
         }
-        for (b, blk) in self.blocks.iter().enumerate() {
-            if b > 0 {
-                let _ = writeln!(s, "  %b{b}:");
+        for x in forward {
+            let _ = writeln!(
+                s,
+                "    declare {} %v{};",
+                self.value_tys[x as usize].name(),
+                vnum[x as usize]
+            );
+        }
+        for (k, &b) in self.layout.iter().enumerate() {
+            let blk = &self.blocks[b];
+            if k > 0 {
+                let _ = writeln!(s, "  %b{k}:");
             }
             for l in &blk.lines {
                 let start = s.len();
@@ -2049,11 +2123,14 @@ impl FnGen {
                     match p {
                         Piece::S(t) => s += t,
                         Piece::O(o) => s += &op(o),
+                        Piece::B(b) => {
+                            let _ = write!(s, "%b{}", pos[*b]);
+                        }
                         Piece::Phi(k) => {
                             let inc: Vec<String> = self.phis[*k]
                                 .incoming
                                 .iter()
-                                .map(|(v, pb)| format!("[{}, %b{pb}]", op(v)))
+                                .map(|(v, pb)| format!("[{}, %b{}]", op(v), pos[*pb]))
                                 .collect();
                             s += &inc.join(", ");
                         }
