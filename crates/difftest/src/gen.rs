@@ -382,12 +382,17 @@ enum Role {
     Exit,
     /// `call longjmp; unreachable`, after the fuel check of the block before.
     Throw,
+    /// Not reachable from the entry (it may branch to reachable blocks, whose phis then
+    /// have an entry for it).
+    Dead,
 }
 
 /// A terminator of the abstract CFG.
 #[derive(Debug, Clone)]
 enum Term {
     Ret,
+    /// `call @llvm.trap(); unreachable`
+    Trap,
     Longjmp,
     Succs(Vec<usize>),
 }
@@ -431,6 +436,7 @@ fn intrinsic_sig(name: &str) -> (&'static str, &'static [&'static str]) {
         "llvm.nacl.atomic.fence.all" => ("void", &[]),
         "llvm.nacl.atomic.is.lock.free" => ("i1", &["i32", "i32"]),
         "llvm.stacksave" => ("i32", &[]),
+        "llvm.trap" => ("void", &[]),
         "llvm.stackrestore" => ("void", &["i32"]),
         _ => unreachable!("intrinsic {name}"),
     }
@@ -628,6 +634,8 @@ struct Block {
     defs: Vec<(Op, Ty)>,
     /// The terminator's edges, repeats included (a phi has an entry per edge).
     edges: Vec<usize>,
+    /// Without successors: end with `llvm.trap` and `unreachable` (else `ret`).
+    trap: bool,
 }
 
 struct PhiGen {
@@ -727,6 +735,8 @@ impl FnGen {
                 || cfg.sjlj && u.chance(1, 16)
             {
                 Term::Longjmp
+            } else if u.chance(1, 16) {
+                Term::Trap
             } else {
                 Term::Ret
             });
@@ -768,6 +778,12 @@ impl FnGen {
             roles.push(Role::Exit);
         }
         self.exit = exit;
+        let dead_from = roles.len();
+        for _ in 0..u.int(0, 2) {
+            if u.chance(1, 2) {
+                roles.push(Role::Dead);
+            }
+        }
         let mut blocks: Vec<Block> = roles
             .iter()
             .map(|r| Block {
@@ -776,20 +792,40 @@ impl FnGen {
                 lines: Vec::new(),
                 defs: Vec::new(),
                 edges: Vec::new(),
+                trap: false,
             })
             .collect();
         for i in 0..n {
             if header[i] {
                 blocks[first[i]].succs = vec![exit.unwrap(), main[i]];
             }
+            blocks[main[i]].trap = matches!(terms[i], Term::Trap);
             blocks[main[i]].succs = match &terms[i] {
-                Term::Ret => vec![],
+                Term::Ret | Term::Trap => vec![],
                 Term::Longjmp => vec![exit.unwrap(), main[i] + 1],
                 Term::Succs(s) => s.iter().map(|&t| first[t]).collect(),
             };
         }
+        // Dead blocks branch to reachable blocks (not the entry) or to each other, or end.
+        for d in dead_from..blocks.len() {
+            let n_succ = u.int(0, 2);
+            blocks[d].trap = u.chance(1, 3);
+            for _ in 0..n_succ {
+                let t = if n == 1 || u.chance(1, 4) {
+                    u.int(dead_from as u32, blocks.len() as u32 - 1) as usize
+                } else {
+                    first[1 + u.below(n - 1)]
+                };
+                if t != 0 && !blocks[d].succs.contains(&t) {
+                    blocks[d].succs.push(t);
+                }
+            }
+        }
         self.blocks = blocks;
         self.idom = dominators(&self.blocks);
+        for b in dead_from..self.blocks.len() {
+            self.idom[b] = usize::MAX;
+        }
     }
 
     fn preds(&self, b: usize) -> Vec<usize> {
@@ -946,12 +982,18 @@ impl FnGen {
             self.avail = params.clone();
             let mut d = b;
             let mut chain = Vec::new();
-            while d != 0 {
+            while d != 0 && self.blocks[b].role != Role::Dead {
                 d = self.idom[d];
                 chain.push(d);
             }
             for &d in chain.iter().rev() {
                 self.avail.extend(self.blocks[d].defs.iter().copied());
+            }
+            if self.blocks[b].role == Role::Dead && mg.cfg.simd {
+                // Values for the vector phis of the blocks it branches to.
+                for t in VECS {
+                    self.make_vector(t, u);
+                }
             }
             if b == 0 {
                 // Scratch allocas, zeroed; and one vector of each type.
@@ -985,7 +1027,7 @@ impl FnGen {
                 Role::Header => self.header_block(mg, u),
                 Role::Exit => self.exit_block(u),
                 Role::Throw => self.throw_block(mg, u),
-                Role::Entry | Role::Normal | Role::Body => {
+                Role::Entry | Role::Normal | Role::Body | Role::Dead => {
                     if self.blocks[b].role == Role::Normal {
                         self.phis_here(mg, u);
                     }
@@ -1019,7 +1061,7 @@ impl FnGen {
             if mg.cfg.simd {
                 // Only types every predecessor has: those the entry defined.
                 for (_, t) in &self.blocks[0].defs {
-                    if t.is_vec() && !tys.contains(t) {
+                    if VECS.contains(t) && !tys.contains(t) {
                         tys.push(*t);
                     }
                 }
@@ -1057,6 +1099,9 @@ impl FnGen {
                     .collect();
                 let mut d = p;
                 loop {
+                    if self.blocks[d].role == Role::Dead && d != p {
+                        break;
+                    }
                     cands.extend(
                         self.blocks[d]
                             .defs
@@ -1064,7 +1109,7 @@ impl FnGen {
                             .filter(|(_, x)| *x == t)
                             .map(|(o, _)| *o),
                     );
-                    if d == 0 {
+                    if d == 0 || self.blocks[d].role == Role::Dead {
                         break;
                     }
                     d = self.idom[d];
@@ -1227,6 +1272,11 @@ impl FnGen {
         let s = self.blocks[self.cur].succs.clone();
         let mut edges = s.clone();
         let l = match s.len() {
+            0 if self.blocks[self.cur].trap => {
+                let f = mg.intrinsic("llvm.trap");
+                self.emit(Line::default().s("call void ").o(f).s("()"));
+                Line::default().s("unreachable")
+            }
             0 => self.ret_line(u),
             _ if self
                 .blocks
