@@ -895,9 +895,23 @@ impl FnGen {
             return self.random_const(t, u);
         }
         if !cands.is_empty() {
+            // Mostly a recent value, so that results feed further computations.
+            if cands.len() > 3 && u.chance(1, 2) {
+                return u.pick(&cands[cands.len() - 3..]);
+            }
             return u.pick(&cands);
         }
         self.make_vector(t, u)
+    }
+
+    /// A second operand: sometimes the first again (equal operands are where compares and
+    /// divisions have their edges).
+    fn pick_other(&mut self, t: Ty, a: Op, u: &mut Src<'_>) -> Op {
+        if u.chance(1, 5) {
+            a
+        } else {
+            self.pick(t, u)
+        }
     }
 
     /// Makes a vector of type `t` when none is available.
@@ -1114,7 +1128,17 @@ impl FnGen {
                     }
                     d = self.idom[d];
                 }
-                let v = if !t.is_vec() && (cands.is_empty() || u.chance(1, 3)) {
+                // On a back edge, often another phi of the same block: swaps and
+                // rotations, where a sequential copy would lose a value.
+                let siblings: Vec<Op> = self.blocks[b]
+                    .defs
+                    .iter()
+                    .filter(|(o, x)| *x == t && cands.contains(o))
+                    .map(|(o, _)| *o)
+                    .collect();
+                let v = if !siblings.is_empty() && u.chance(1, 2) {
+                    u.pick(&siblings)
+                } else if !t.is_vec() && (cands.is_empty() || u.chance(1, 3)) {
                     self.random_const(t, u)
                 } else {
                     u.pick(&cands)
@@ -1268,7 +1292,56 @@ impl FnGen {
         );
     }
 
+    /// Stores some of the block's values into `buf`, where the harness sees them
+    /// (otherwise most computed values would never be observed).
+    fn observe(&mut self, u: &mut Src<'_>) {
+        let defs: Vec<(Op, Ty)> = self.blocks[self.cur].defs.iter().copied().collect();
+        if defs.is_empty() {
+            return;
+        }
+        for _ in 0..1 + u.below(3) {
+            let (v, t) = if u.chance(1, 2) {
+                *defs.last().unwrap()
+            } else {
+                u.pick(&defs)
+            };
+            // Booleans are stored widened (i1 has no memory form).
+            let (v, t) = if t == I1 {
+                let w = self.def(I8, Line::default().s("zext ").t(I1, v).s(" to i8"), false);
+                (w, I8)
+            } else if t.is_mask() {
+                let wt = Ty::int_vec(t.lanes());
+                let w = self.def(
+                    wt,
+                    Line::default()
+                        .s("sext ")
+                        .t(t, v)
+                        .s(format!(" to {}", wt.name())),
+                    false,
+                );
+                (w, wt)
+            } else {
+                (v, t)
+            };
+            let p = self.buf_addr(1, u);
+            self.emit(
+                Line::default()
+                    .s("store ")
+                    .t(t, v)
+                    .s(format!(", {}* ", t.name()))
+                    .o(p)
+                    .s(format!(
+                        ", align {}",
+                        if t.is_vec() { t.bits() / 8 } else { 1 }
+                    )),
+            );
+        }
+    }
+
     fn terminator(&mut self, mg: &mut ModGen<'_>, u: &mut Src<'_>) {
+        if !self.blocks[self.cur].trap || u.chance(1, 2) {
+            self.observe(u);
+        }
         let s = self.blocks[self.cur].succs.clone();
         let mut edges = s.clone();
         let l = match s.len() {
@@ -1411,7 +1484,7 @@ impl FnGen {
         };
         let op = u.pick(ops);
         let a = self.pick(t, u);
-        let mut b = self.pick(t, u);
+        let mut b = self.pick_other(t, a, u);
         if matches!(op, "udiv" | "sdiv" | "urem" | "srem") && !u.chance(1, 16) {
             // Mostly a divisor that is not zero.
             let one = self.konst(t, 1);
@@ -1476,7 +1549,7 @@ impl FnGen {
             "eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
         ]);
         let a = self.pick(t, u);
-        let b = self.pick(t, u);
+        let b = self.pick_other(t, a, u);
         self.def(
             I1,
             Line::default()
@@ -1494,7 +1567,7 @@ impl FnGen {
         let t = u.pick(&tys);
         let c = self.pick(I1, u);
         let a = self.pick(t, u);
-        let b = self.pick(t, u);
+        let b = self.pick_other(t, a, u);
         self.def(
             t,
             Line::default()
@@ -1619,7 +1692,7 @@ impl FnGen {
             0 | 1 => {
                 let op = u.pick(&["fadd", "fsub", "fmul", "fdiv", "frem"]);
                 let a = self.pick(t, u);
-                let b = self.pick(t, u);
+                let b = self.pick_other(t, a, u);
                 self.def(
                     t,
                     Line::default()
@@ -1636,7 +1709,7 @@ impl FnGen {
                     "uge", "ult", "ule", "une", "true",
                 ]);
                 let a = self.pick(t, u);
-                let b = self.pick(t, u);
+                let b = self.pick_other(t, a, u);
                 self.def(
                     I1,
                     Line::default()
@@ -1737,7 +1810,7 @@ impl FnGen {
                 };
                 let op = u.pick(ops);
                 let a = self.pick(t, u);
-                let b = self.pick(t, u);
+                let b = self.pick_other(t, a, u);
                 if matches!(op, "udiv" | "sdiv" | "urem" | "srem") && u.chance(1, 2) {
                     // A zero lane traps (PNaCl has no vector constants to keep divisors
                     // nonzero with), so only some divisions are tried.
@@ -1758,7 +1831,7 @@ impl FnGen {
                     return;
                 }
                 let a = self.pick(t, u);
-                let b = self.pick(t, u);
+                let b = self.pick_other(t, a, u);
                 let line = if t.is_float() {
                     let p = u.pick(&[
                         "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "uno", "ueq",
@@ -1794,7 +1867,7 @@ impl FnGen {
                 let m = t.mask();
                 let c = (m, self.pick(m, u));
                 let a = self.pick(t, u);
-                let b = self.pick(t, u);
+                let b = self.pick_other(t, a, u);
                 self.def(
                     t,
                     Line::default()
