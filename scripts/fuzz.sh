@@ -44,7 +44,15 @@ seeded=0
 max_len=131072
 if [[ "$target" == lower_diff ]]; then
   # The input drives a program generator: no pexe seeds; a few KiB make a full module.
+  # Random inputs of 0.5-6 KiB start the corpus with whole programs (libFuzzer's own
+  # inputs start at a few bytes, which make the plainest programs).
   max_len=8192
+  if [[ -z "$(ls -A "$corpus")" ]]; then
+    for i in $(seq 1 64); do
+      head -c $((512 + RANDOM % 5632)) /dev/urandom > "$corpus/random-$i"
+    done
+    seeded=64
+  fi
 else
   for f in "$corpus_src"/*.pexe "$root"/fixtures/*.pexe; do
     [[ -f "$f" ]] || continue

@@ -647,8 +647,9 @@ struct PhiGen {
 struct FnGen {
     index: usize,
     sig: Sig,
-    consts: Vec<(Ty, u64)>,
-    const_ids: HashMap<(Ty, u64), u32>,
+    /// Constants: type, bits, and whether it is `undef` (bits 0).
+    consts: Vec<(Ty, u64, bool)>,
+    const_ids: HashMap<(Ty, u64, bool), u32>,
     next_v: u32,
     blocks: Vec<Block>,
     idom: Vec<usize>,
@@ -839,7 +840,12 @@ impl FnGen {
     }
 
     fn konst(&mut self, t: Ty, v: u64) -> Op {
-        let key = (t, v);
+        self.konst_undef(t, v, false)
+    }
+
+    /// A constant, or `undef` (the converter and the interpreter both read it as 0).
+    fn konst_undef(&mut self, t: Ty, v: u64, undef: bool) -> Op {
+        let key = (t, if undef { 0 } else { v }, undef);
         if let Some(&i) = self.const_ids.get(&key) {
             return Op::C(i);
         }
@@ -891,6 +897,9 @@ impl FnGen {
             .filter(|(_, x)| *x == t)
             .map(|(o, _)| *o)
             .collect();
+        if u.chance(1, 64) {
+            return self.konst_undef(t, 0, true);
+        }
         if !t.is_vec() && (cands.is_empty() || u.chance(1, 4)) {
             return self.random_const(t, u);
         }
@@ -2111,7 +2120,25 @@ impl FnGen {
         for t in &sig.params {
             args.push((*t, self.pick(*t, u)));
         }
-        let callee = if u.chance(1, 3) {
+        let callee = if u.chance(1, 4) {
+            // A pointer chosen between two functions of this type, as values.
+            let same: Vec<usize> = (self.index + 1..mg.sigs.len())
+                .filter(|&k| mg.sigs[k].params == sig.params && mg.sigs[k].ret == sig.ret)
+                .collect();
+            let k = u.pick(&same);
+            let c = self.pick(I1, u);
+            self.def(
+                I32,
+                Line::default()
+                    .s("select ")
+                    .t(I1, c)
+                    .s(", ")
+                    .t(I32, Op::F(j as u32))
+                    .s(", ")
+                    .t(I32, Op::F(k as u32)),
+                false,
+            )
+        } else if u.chance(1, 3) {
             let off = self.i32c(4 * j as u32);
             let a = self.def(
                 I32,
@@ -2211,7 +2238,7 @@ impl FnGen {
             s += "    constants {\n";
             let mut last = None;
             for &i in &order {
-                let (t, v) = self.consts[i];
+                let (t, v, undef) = self.consts[i];
                 if last != Some(t) {
                     let _ = write!(s, "\n      {}:", t.name());
                     last = Some(t);
@@ -2221,7 +2248,13 @@ impl FnGen {
                     F64 => pexe2wasm::text::format::double_text(v),
                     _ => (pexe2wasm_sext(v, t.bits()) as i64).to_string(),
                 };
-                let text = if t == I1 { (v & 1).to_string() } else { text };
+                let text = if undef {
+                    "undef".to_string()
+                } else if t == I1 {
+                    (v & 1).to_string()
+                } else {
+                    text
+                };
                 let _ = write!(s, " %c{} = {} {text};", num[i], t.name());
             }
             s += "\n    }\n";
