@@ -509,3 +509,117 @@ pub fn sqrt(a: &Val) -> Result<Val, Trap> {
         _ => Err(Trap::Invalid("sqrt of an integer")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::BinOp::*;
+
+    fn i(bits: u32, v: i64) -> Val {
+        Val::int(bits, v as u64)
+    }
+
+    #[test]
+    fn integer_operators_wrap_at_their_width() {
+        assert_eq!(binop(Add, &i(8, 200), &i(8, 100)), Ok(i(8, 44)));
+        assert_eq!(
+            binop(Mul, &i(16, 300), &i(16, 300)),
+            Ok(i(16, 90000 & 0xffff))
+        );
+        assert_eq!(binop(Sub, &i(1, 0), &i(1, 1)), Ok(i(1, 1)));
+        assert_eq!(binop(SRem, &i(8, -7), &i(8, 2)), Ok(i(8, -1)));
+        assert_eq!(binop(AShr, &i(16, -32768), &i(16, 15)), Ok(i(16, -1)));
+        assert_eq!(binop(LShr, &i(16, -32768), &i(16, 15)), Ok(i(16, 1)));
+    }
+
+    #[test]
+    fn division_traps_as_the_converted_module_does() {
+        assert_eq!(binop(UDiv, &i(32, 1), &i(32, 0)), Err(Trap::DivisionByZero));
+        assert_eq!(binop(SRem, &i(8, 1), &i(8, 0)), Err(Trap::DivisionByZero));
+        assert_eq!(
+            binop(SDiv, &i(32, i32::MIN as i64), &i(32, -1)),
+            Err(Trap::IntegerOverflow)
+        );
+        assert_eq!(
+            binop(SDiv, &i(64, i64::MIN), &i(64, -1)),
+            Err(Trap::IntegerOverflow)
+        );
+        // Narrower types divide in 32 bits and wrap; MIN % -1 is 0.
+        assert_eq!(binop(SDiv, &i(8, -128), &i(8, -1)), Ok(i(8, -128)));
+        assert_eq!(
+            binop(SRem, &i(32, i32::MIN as i64), &i(32, -1)),
+            Ok(i(32, 0))
+        );
+    }
+
+    #[test]
+    fn shifts_past_the_width() {
+        // i32/i64 and vector lanes: modulo the width; narrower scalars: an i32 shift.
+        assert_eq!(binop(Shl, &i(32, 1), &i(32, 33)), Ok(i(32, 2)));
+        assert_eq!(binop(Shl, &i(8, 1), &i(8, 9)), Ok(i(8, 0)));
+        assert_eq!(binop(AShr, &i(8, -2), &i(8, 9)), Ok(i(8, -1)));
+        let v = |x| Val::Vector {
+            elem: Scalar::I8,
+            n: 16,
+            lanes: [x; 16],
+        };
+        assert_eq!(binop(Shl, &v(1), &v(9)), Ok(v(2)));
+    }
+
+    #[test]
+    fn float_results_are_canonical_nans_and_conversions_saturate() {
+        let nan = Val::F32(0x7fc0_0001);
+        assert_eq!(binop(FAdd, &nan, &Val::F32(0)), Ok(Val::F32(CANON_F32)));
+        assert_eq!(
+            binop(
+                FSub,
+                &Val::F64(f64::INFINITY.to_bits()),
+                &Val::F64(f64::INFINITY.to_bits())
+            ),
+            Ok(Val::F64(CANON_F64))
+        );
+        assert_eq!(fabs(&Val::F32(0xffc0_0001)), Ok(Val::F32(0x7fc0_0001)));
+        assert_eq!(cast(CastOp::FpToSi, &nan, Scalar::I32), Ok(i(32, 0)));
+        assert_eq!(
+            cast(CastOp::FpToSi, &Val::F32(3e9f32.to_bits()), Scalar::I32),
+            Ok(i(32, i32::MAX as i64))
+        );
+        // 300.0 to i8: saturated to i32 (300), then truncated.
+        assert_eq!(
+            cast(CastOp::FpToUi, &Val::F64(300f64.to_bits()), Scalar::I8),
+            Ok(i(8, 44))
+        );
+        assert_eq!(
+            cast(CastOp::SiToFp, &i(1, 1), Scalar::F32),
+            Ok(Val::F32((-1f32).to_bits()))
+        );
+        assert_eq!(
+            cast(CastOp::UiToFp, &i(64, -1), Scalar::F32),
+            Ok(Val::F32(18446744073709551615f32.to_bits()))
+        );
+    }
+
+    #[test]
+    fn compares_and_masks() {
+        let nan = Val::F64(CANON_F64);
+        let one = Val::F64(1f64.to_bits());
+        assert_eq!(cmp(CmpPred::FUne, &nan, &one), Ok(Val::bool(true)));
+        assert_eq!(cmp(CmpPred::FOne, &nan, &one), Ok(Val::bool(false)));
+        assert_eq!(cmp(CmpPred::ISlt, &i(8, -1), &i(8, 1)), Ok(Val::bool(true)));
+        assert_eq!(
+            cmp(CmpPred::IUlt, &i(8, -1), &i(8, 1)),
+            Ok(Val::bool(false))
+        );
+        // An i16 as <16 x i1>: bit k is lane k.
+        let m = bitcast(&i(16, 0b1000_0000_0000_0101), Scalar::I1, 16).unwrap();
+        let Val::Vector { lanes, .. } = m else {
+            panic!("{m}")
+        };
+        assert_eq!(&lanes[..4], &[1, 0, 1, 0]);
+        assert_eq!(lanes[15], 1);
+        assert_eq!(
+            bitcast(&m, Scalar::I16, 0),
+            Ok(i(16, 0b1000_0000_0000_0101))
+        );
+    }
+}
