@@ -23,11 +23,14 @@ if [[ ! -x "$tools/llvm-cov" ]]; then
 fi
 target="${CARGO_TARGET_DIR:-$root/target}/coverage"
 cd "$root"
-RUSTFLAGS="-C instrument-coverage" cargo build --release -p pexe2wasm-difftest \
-  --no-default-features --example coverage_replay --target-dir "$target" >&2
-bin="$target/release/examples/coverage_replay"
 prof="$(mktemp -d)"
 trap 'rm -rf "$prof"' EXIT
+# Build scripts and proc macros are instrumented too: their profiles go to a scratch
+# directory, not into the working tree.
+LLVM_PROFILE_FILE="$prof/build/%p.profraw" RUSTFLAGS="-C instrument-coverage" \
+  cargo build --release -p pexe2wasm-difftest \
+  --no-default-features --example coverage_replay --target-dir "$target" >&2
+bin="$target/release/examples/coverage_replay"
 LLVM_PROFILE_FILE="$prof/%p-%m.profraw" "$bin" "$@" 2>/dev/null
 "$tools/llvm-profdata" merge -sparse "$prof"/*.profraw -o "$prof/merged.profdata"
 mapfile -t sources < <(find crates/pexe2wasm/src/lower crates/pexe2wasm/src/emit \
