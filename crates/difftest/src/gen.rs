@@ -711,7 +711,9 @@ impl FnGen {
 
     /// The abstract CFG, then the final one with headers, bodies, throws and the exit.
     fn build_cfg(&mut self, cfg: &Config, u: &mut Src<'_>) {
-        let n = 1 + u.below(cfg.max_blocks.max(1));
+        // One function in eight is large: deep nests and many merges for the structurizer.
+        let scale = if u.chance(1, 8) { 3 } else { 1 };
+        let n = 1 + u.below(cfg.max_blocks.max(1) * scale);
         let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
         for i in 1..n {
             let p = u.below(i);
