@@ -1306,7 +1306,7 @@ impl FnGen {
     /// Stores some of the block's values into `buf`, where the harness sees them
     /// (otherwise most computed values would never be observed).
     fn observe(&mut self, u: &mut Src<'_>) {
-        let defs: Vec<(Op, Ty)> = self.blocks[self.cur].defs.iter().copied().collect();
+        let defs: Vec<(Op, Ty)> = self.blocks[self.cur].defs.to_vec();
         if defs.is_empty() {
             return;
         }
