@@ -495,7 +495,7 @@ pub fn generate(u: &mut Src<'_>, cfg: &Config) -> Program {
     }
     let sigs: Vec<Sig> = (0..nf)
         .map(|_| {
-            let n = u.below(4);
+            let n = u.below(6);
             Sig {
                 params: (0..n).map(|_| u.pick(&param_tys)).collect(),
                 ret: u.pick(&ret_tys),
