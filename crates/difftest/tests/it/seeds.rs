@@ -2,7 +2,17 @@ use pexe2wasm_difftest::{check, seed_bytes, Config};
 
 #[test]
 fn seeded_programs_agree() {
-    let cfg = Config::default();
+    // DIFFTEST_LARGE=1: larger modules (more functions, blocks and instructions).
+    let cfg = if std::env::var("DIFFTEST_LARGE").is_ok() {
+        Config {
+            max_funcs: 6,
+            max_blocks: 16,
+            max_insts: 20,
+            ..Config::default()
+        }
+    } else {
+        Config::default()
+    };
     let n: u64 = std::env::var("DIFFTEST_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
