@@ -1380,7 +1380,13 @@ impl FnGen {
             }
             1 if !u.chance(1, 6) => Line::default().s("br ").label(s[0]),
             1 | 2 if u.chance(3, 4) => {
-                let c = self.pick(I1, u);
+                // Mostly a compare made just for the branch (as compilers emit them: it
+                // stays on the wasm stack, and the structurizer may invert it).
+                let c = if u.chance(2, 3) {
+                    self.fresh_compare(u)
+                } else {
+                    self.pick(I1, u)
+                };
                 let (a, b) = (s[0], *s.last().unwrap());
                 edges = vec![a, b];
                 Line::default()
@@ -1400,6 +1406,47 @@ impl FnGen {
         let _ = mg;
         self.emit(l);
         self.blocks[self.cur].edges = edges;
+    }
+
+    /// A compare whose only use is the next instruction.
+    fn fresh_compare(&mut self, u: &mut Src<'_>) -> Op {
+        if u.chance(1, 4) {
+            let t = u.pick(&[F32, F64]);
+            let p = u.pick(&[
+                "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "uno", "ueq", "ugt", "uge", "ult",
+                "ule", "une",
+            ]);
+            let a = self.pick(t, u);
+            let b = self.pick_other(t, a, u);
+            return self.def(
+                I1,
+                Line::default()
+                    .s(format!("fcmp {p} {} ", t.name()))
+                    .o(a)
+                    .s(", ")
+                    .o(b),
+                false,
+            );
+        }
+        let t = u.pick(&[I8, I16, I32, I32, I64]);
+        let p = u.pick(&[
+            "eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle",
+        ]);
+        let a = self.pick(t, u);
+        let b = if u.chance(1, 4) {
+            self.konst(t, 0)
+        } else {
+            self.pick_other(t, a, u)
+        };
+        self.def(
+            I1,
+            Line::default()
+                .s(format!("icmp {p} {} ", t.name()))
+                .o(a)
+                .s(", ")
+                .o(b),
+            false,
+        )
     }
 
     /// A switch to every block of `s` (`s[0]` the default); returns its edges.
@@ -2155,8 +2202,15 @@ impl FnGen {
         } else {
             Op::F(j as u32)
         };
+        // A call_indirect record whose callee is the function's address (what a call
+        // through a cast function pointer becomes): `call indirect`.
+        let indirect_known = callee == Op::F(j as u32) && u.chance(1, 4);
         let mut l = Line::default()
-            .s(format!("call {} ", sig.ret.map_or("void", |t| t.name())))
+            .s(format!(
+                "call {}{} ",
+                if indirect_known { "indirect " } else { "" },
+                sig.ret.map_or("void", |t| t.name())
+            ))
             .o(callee)
             .s("(");
         for (i, (t, a)) in args.iter().enumerate() {
