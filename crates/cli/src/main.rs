@@ -13,6 +13,8 @@
 mod batch;
 mod interp;
 mod pepper;
+mod serve;
+mod web;
 
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -198,6 +200,36 @@ enum Command {
         /// No progress bar and no summary line (errors are still printed).
         #[arg(short, long)]
         quiet: bool,
+    },
+    /// Write a folder that runs a Pepper plugin in a browser: the converted module, the
+    /// browser host, the manifest and a page.
+    ///
+    /// Without --page the page is generated: the app, a console to send and see its
+    /// messages, and its canvas. With --page the app's own page is kept (with its
+    /// neighbouring files) and gets the <embed> replacement script. Serve the folder with
+    /// `pexe2wasm serve`, or from any static host that sets the cross-origin isolation
+    /// headers (docs/JS-HOST.md).
+    Web {
+        /// The plugin: a pexe, or the .nmf manifest that names it.
+        file: PathBuf,
+        /// The folder to write (created if needed; files of the same names are replaced).
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        /// The app's own page, kept with the replacement script added.
+        #[arg(long, value_name = "PAGE.html")]
+        page: Option<PathBuf>,
+        /// The size of the app in the generated page (default 640x480).
+        #[arg(long, value_name = "WxH")]
+        size: Option<String>,
+    },
+    /// Serve a folder written by `pexe2wasm web` over HTTP, with the headers a converted
+    /// app needs (cross-origin isolation, WebAssembly's MIME type). A development server.
+    Serve {
+        /// The folder to serve.
+        dir: PathBuf,
+        /// The address to listen on (port 0: any free port; the URL is printed).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
     },
 }
 
@@ -610,6 +642,52 @@ fn run(command: Command) -> Result<ExitCode> {
             jobs,
             quiet,
         } => run_batch(&dir, &output, jobs, quiet),
+        Command::Web {
+            file,
+            output,
+            page,
+            size,
+        } => in_file(&file, || {
+            let size = match size {
+                Some(s) => {
+                    let (w, h) = pepper::parse_size(&s)?;
+                    (w as u32, h as u32)
+                }
+                None => (640, 480),
+            };
+            let args = web::WebArgs {
+                input: &file,
+                out: &output,
+                page: page.as_deref(),
+                size,
+            };
+            let written = web::write_folder(&args, |pexe| {
+                let (wasm, needs) =
+                    stages::convert_with_needs(pexe, pexe2wasm::convert::Threads::Auto)?;
+                use pexe2wasm::needs::Host;
+                if !matches!(needs.host, Some(Host::Pepper | Host::Browser)) {
+                    anyhow::bail!(
+                        "not a Pepper plugin (it never queries nacl-irt-ppapihook-0.1); run it with `pexe2wasm run`"
+                    );
+                }
+                Ok(wasm)
+            })?;
+            println!(
+                "wrote {}: {} (the page), {} (the module), pexe2wasm/ (the host)",
+                written.dir.display(),
+                written.page,
+                written.module
+            );
+            if !written.copied.is_empty() {
+                println!("copied beside the page: {}", written.copied.join(", "));
+            }
+            println!("serve it: pexe2wasm serve {}", written.dir.display());
+            Ok(())
+        }),
+        Command::Serve { dir, listen } => {
+            serve::serve(&dir, listen)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -66,7 +66,7 @@ impl PepperArgs {
 /// height is 300 x 150 CSS pixels.
 pub const DEFAULT_SIZE: (i32, i32) = (300, 150);
 
-fn parse_size(s: &str) -> Result<(i32, i32)> {
+pub(crate) fn parse_size(s: &str) -> Result<(i32, i32)> {
     let (w, h) = s
         .split_once(['x', 'X'])
         .ok_or_else(|| anyhow!("--size {s}: expected WIDTHxHEIGHT, e.g. 640x480"))?;
@@ -195,7 +195,7 @@ fn missing_note(missing: &[String], failed: bool) -> Option<String> {
     let mut parts = Vec::new();
     if !browser.is_empty() {
         parts.push(format!(
-            "{}, which only a browser can back (pexe2wasm's browser host is not written yet)",
+            "{}, which only a browser can back (pexe2wasm's browser host, `pexe2wasm web`, does not offer them yet either)",
             list(&browser)
         ));
     }

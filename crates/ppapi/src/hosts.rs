@@ -53,8 +53,47 @@ pub const CLI: &[&str] = &[
     "PPB_WheelInputEvent;1.0",
 ];
 
+/// The browser host (web/src/host, `pexe2wasm web`). Checked against what it registers by
+/// crates/cli/tests/it/web.rs.
+pub const BROWSER: &[&str] = &[
+    "PPB_Console;1.0",
+    "PPB_Core;1.0",
+    "PPB_FileIO;1.0",
+    "PPB_FileIO;1.1",
+    "PPB_FileRef;1.0",
+    "PPB_FileRef;1.1",
+    "PPB_FileRef;1.2",
+    "PPB_FileSystem;1.0",
+    "PPB_Graphics2D;1.0",
+    "PPB_Graphics2D;1.1",
+    "PPB_Graphics2D;1.2",
+    "PPB_ImageData;1.0",
+    "PPB_InputEvent;1.0",
+    "PPB_Instance;1.0",
+    "PPB_KeyboardInputEvent;1.0",
+    "PPB_KeyboardInputEvent;1.2",
+    "PPB_MessageLoop;1.0",
+    "PPB_Messaging;1.0",
+    "PPB_Messaging;1.2",
+    "PPB_MouseInputEvent;1.0",
+    "PPB_MouseInputEvent;1.1",
+    "PPB_Var;1.0",
+    "PPB_Var;1.1",
+    "PPB_Var;1.2",
+    "PPB_VarArray;1.0",
+    "PPB_VarArrayBuffer;1.0",
+    "PPB_VarDictionary;1.0",
+    "PPB_View;1.0",
+    "PPB_View;1.1",
+    "PPB_View;1.2",
+    "PPB_WheelInputEvent;1.0",
+];
+
 /// Every host with its list, for reports: (short name, what it is, interfaces).
-pub const ALL: &[(&str, &str, &[&str])] = &[("cli", "command line (`pexe2wasm run`)", CLI)];
+pub const ALL: &[(&str, &str, &[&str])] = &[
+    ("cli", "command line (`pexe2wasm run`)", CLI),
+    ("browser", "browser (`pexe2wasm web`)", BROWSER),
+];
 
 /// Whether the command-line host offers `interface`.
 pub fn cli_offers(interface: &str) -> bool {

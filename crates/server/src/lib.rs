@@ -4,8 +4,11 @@
 //! ([`upload`]), run the library on the bounded [`pool`], keep results in the byte-bounded
 //! LRU [`cache`] and answer errors as RFC 9457 [`problem`] details; `GET /healthz`,
 //! `GET /metrics` ([`metrics`]), `GET /openapi.json` ([`openapi`]) and the upload page at
-//! `/` complete it. `main.rs` binds it and shuts it down gracefully.
+//! `/` complete it. Uploads are charged to a global body-memory [`budget`]. [`serve`] is
+//! the accept loop: connection cap, header and idle timeouts, graceful shutdown; `main.rs`
+//! binds the listener and runs it.
 
+pub mod budget;
 pub mod cache;
 pub mod config;
 pub mod metrics;
@@ -13,6 +16,7 @@ pub mod openapi;
 pub mod pool;
 pub mod problem;
 mod routes;
+pub mod serve;
 pub mod upload;
 
 pub use config::Config;

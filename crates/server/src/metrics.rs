@@ -2,7 +2,9 @@
 //! (version 0.0.4) at `GET /metrics`. The names below are part of the interface: the
 //! README, the tests and dashboards use them.
 
-use prometheus_client::encoding::{prometheus_text, EncodeLabelSet};
+use prometheus_client::encoding::{
+    prometheus_text, EncodeLabelSet, EncodeLabelValue, LabelValueEncoder,
+};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -30,6 +32,45 @@ struct Route {
     route: String,
 }
 
+/// Why the server closed a connection before its client did (the `reason` label of
+/// `pexe2wasm_connections_cut_total`).
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum CutReason {
+    /// A request head did not arrive in full within the header timeout.
+    HeaderTimeout,
+    /// No byte moved for the idle timeout while no handler was at work.
+    IdleTimeout,
+    /// Closed to make room for a new connection at the connection cap.
+    Evicted,
+    /// A new connection at the cap with no idle connection to replace: 503 and closed.
+    OverCapacity,
+    /// Still open when the shutdown grace period ended.
+    Shutdown,
+}
+
+impl CutReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CutReason::HeaderTimeout => "header_timeout",
+            CutReason::IdleTimeout => "idle_timeout",
+            CutReason::Evicted => "evicted",
+            CutReason::OverCapacity => "over_capacity",
+            CutReason::Shutdown => "shutdown",
+        }
+    }
+}
+
+impl EncodeLabelValue for CutReason {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        EncodeLabelValue::encode(&self.as_str(), encoder)
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Reason {
+    reason: CutReason,
+}
+
 type U64Gauge = Gauge<u64, AtomicU64>;
 
 pub struct Metrics {
@@ -42,8 +83,13 @@ pub struct Metrics {
     pub cache_misses: Counter,
     pub queue_rejections: Counter,
     pub timeouts: Counter,
+    pub body_memory_rejections: Counter,
+    /// Connections open now (kept by the accept loop).
+    pub connections_open: U64Gauge,
+    cuts: Family<Reason, Counter>,
     cache_bytes: U64Gauge,
     in_flight: U64Gauge,
+    body_memory: U64Gauge,
 }
 
 impl Default for Metrics {
@@ -113,6 +159,29 @@ impl Metrics {
             "conversion_timeouts",
             "Jobs abandoned with 504 after their time limit",
         );
+        let body_memory_rejections = counter(
+            &mut registry,
+            "body_memory_rejections",
+            "Requests refused with 503 because their body did not fit the body-memory budget",
+        );
+        let body_memory = U64Gauge::default();
+        registry.register(
+            "body_memory_bytes",
+            "Request-body bytes charged to the body-memory budget",
+            body_memory.clone(),
+        );
+        let connections_open = U64Gauge::default();
+        registry.register(
+            "connections_open",
+            "HTTP connections open",
+            connections_open.clone(),
+        );
+        let cuts = Family::<Reason, Counter>::default();
+        registry.register(
+            "connections_cut",
+            "Connections the server closed before their client did, by reason",
+            cuts.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -123,9 +192,18 @@ impl Metrics {
             cache_misses,
             queue_rejections,
             timeouts,
+            body_memory_rejections,
+            connections_open,
+            cuts,
             cache_bytes,
             in_flight,
+            body_memory,
         }
+    }
+
+    /// Counts a connection the server closed before its client did.
+    pub fn connection_cut(&self, reason: CutReason) {
+        self.cuts.get_or_create(&Reason { reason }).inc();
     }
 
     /// Counts one finished request of `route` (the matched path template).
@@ -144,10 +222,12 @@ impl Metrics {
         self.bytes_out.inc_by(bytes_out);
     }
 
-    /// The text exposition; `in_flight` and `cache_bytes` are read from their owners.
-    pub fn render(&self, in_flight: u64, cache_bytes: u64) -> String {
+    /// The text exposition; `in_flight`, `cache_bytes` and `body_memory` are read from
+    /// their owners.
+    pub fn render(&self, in_flight: u64, cache_bytes: u64, body_memory: u64) -> String {
         self.in_flight.set(in_flight);
         self.cache_bytes.set(cache_bytes);
+        self.body_memory.set(body_memory);
         let mut s = String::new();
         prometheus_text::encode(&mut s, &self.registry).expect("writing to a String cannot fail");
         s
@@ -165,7 +245,9 @@ mod tests {
         m.record_request("/v1/convert", 200, Duration::from_secs(60), 5);
         m.record_request("a\"b", 404, Duration::from_millis(1), 0);
         m.cache_hits.inc();
-        let text = m.render(2, 1234);
+        m.connection_cut(CutReason::HeaderTimeout);
+        m.connections_open.inc();
+        let text = m.render(2, 1234, 77);
         for line in [
             "pexe2wasm_http_requests_total{route=\"/v1/convert\",status=\"200\"} 2",
             "pexe2wasm_http_requests_total{route=\"a\\\"b\",status=\"404\"} 1",
@@ -177,6 +259,10 @@ mod tests {
             "pexe2wasm_cache_hits_total 1",
             "pexe2wasm_cache_bytes 1234",
             "pexe2wasm_conversions_in_flight 2",
+            "pexe2wasm_body_memory_bytes 77",
+            "pexe2wasm_connections_open 1",
+            "pexe2wasm_connections_cut_total{reason=\"header_timeout\"} 1",
+            "pexe2wasm_body_memory_rejections_total 0",
             "# TYPE pexe2wasm_conversion_timeouts_total counter",
             "# TYPE pexe2wasm_http_request_duration_seconds histogram",
         ] {

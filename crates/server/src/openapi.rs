@@ -43,7 +43,7 @@ const UPLOAD_ERRORS: &[(&str, &str)] = &[
     ("415", "The Content-Type is neither application/octet-stream nor multipart/form-data."),
     ("422", "The pexe is valid but uses something the converter does not support."),
     ("500", "Internal converter error."),
-    ("503", "The work queue is full; retry after the Retry-After seconds."),
+    ("503", "Server busy, retry after the Retry-After seconds: the work queue is full (`queue-full`), the body would not fit the server's budget of request-body memory (`body-memory-full`, refused before the body is read), or every connection has a request in flight (`too-many-connections`)."),
     ("504", "The job exceeded its time limit."),
 ];
 

@@ -116,6 +116,36 @@ impl Problem {
         p.retry_after = Some(1);
         p
     }
+
+    /// The request's body does not fit the global budget of body bytes in memory
+    /// (`--max-body-memory`, `limit` bytes); refused before the body is read.
+    pub fn body_memory_full(limit: usize) -> Problem {
+        let mut p = Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "body-memory-full",
+            "Server busy",
+            format!(
+                "the request bodies held in memory would exceed the server's budget of {}; retry later",
+                bytesize::ByteSize::b(limit as u64).display().iec()
+            ),
+        );
+        p.retry_after = Some(1);
+        p
+    }
+
+    /// Every one of the server's `max` connections has a request in flight.
+    pub fn too_many_connections(max: usize) -> Problem {
+        let mut p = Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too-many-connections",
+            "Server busy",
+            format!(
+                "the server has its maximum of {max} connections open, each with a request in flight; retry later"
+            ),
+        );
+        p.retry_after = Some(1);
+        p
+    }
 }
 
 impl IntoResponse for Problem {

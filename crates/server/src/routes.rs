@@ -1,5 +1,6 @@
 //! The router and its handlers.
 
+use crate::budget::{BodyBudget, Reservation};
 use crate::cache::{Cache, CacheKey, Cached};
 use crate::config::Config;
 use crate::metrics::Metrics;
@@ -31,6 +32,8 @@ pub struct AppState {
     pub pool: Pool,
     pub cache: Cache,
     pub metrics: Metrics,
+    /// Request-body bytes held in memory, all requests together (`--max-body-memory`).
+    pub budget: Arc<BodyBudget>,
 }
 
 impl AppState {
@@ -43,6 +46,7 @@ impl AppState {
             ),
             cache: Cache::new(config.cache_bytes),
             metrics: Metrics::default(),
+            budget: BodyBudget::new(config.max_body_memory),
             config,
         })
     }
@@ -59,9 +63,10 @@ const PAGE: &str = include_str!("page.html");
 ///    `Content-Length` over the limit before the handler runs, and while streaming),
 ///    its bare 413 turned into a problem by `too_large_problem`.
 ///
-/// Connection hygiene (header-read and idle timeouts, connection caps) belongs to the
-/// listener in main.rs; request-wide budgets (e.g. a global request-bytes budget) slot in
-/// as layers between 3 and 4, so their refusals are counted and traced like any answer.
+/// Connection hygiene (header-read and idle timeouts, the connection cap, shutdown) is the
+/// accept loop's (`serve.rs`); the global body-memory budget is charged by the `/v1`
+/// handlers before they read a body (`read_pexe`), so its 503s are counted and traced
+/// like any answer.
 pub fn app(state: Arc<AppState>) -> Router {
     let limit = state.config.max_body_bytes;
     let uploads =
@@ -191,9 +196,11 @@ pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Json<Health> 
 pub(crate) async fn metrics_text(State(state): State<Arc<AppState>>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
-        state
-            .metrics
-            .render(state.pool.in_flight(), state.cache.used_bytes()),
+        state.metrics.render(
+            state.pool.in_flight(),
+            state.cache.used_bytes(),
+            state.budget.used() as u64,
+        ),
     )
 }
 
@@ -209,21 +216,43 @@ pub(crate) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
     Json(crate::openapi::document())
 }
 
-/// Reads the pexe of a `/v1/*` request (415, 413, 408, 400 on the way).
-async fn read_pexe(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, Problem> {
+/// Reads the pexe of a `/v1/*` request (415, 503, 413, 408, 400 on the way), with the
+/// charge to the body-memory budget that the caller keeps as long as it keeps the bytes.
+/// The declared length is charged before a byte of the body is read, so a request the
+/// budget cannot hold is refused at once.
+async fn read_pexe(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Bytes, Reservation), Problem> {
     let kind = upload_kind(headers)?;
+    let declared = body
+        .size_hint()
+        .exact()
+        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let mut reservation = state.budget.try_reserve(declared).map_err(|e| {
+        state.metrics.body_memory_rejections.inc();
+        tracing::info!(%e, "upload refused");
+        Problem::body_memory_full(e.limit)
+    })?;
     let raw = read_body(
         body,
         state.config.max_body_bytes,
         state.config.body_timeout(),
+        &mut reservation,
     )
-    .await?;
+    .await
+    .inspect_err(|p| {
+        if p.status == StatusCode::SERVICE_UNAVAILABLE.as_u16() {
+            state.metrics.body_memory_rejections.inc();
+        }
+    })?;
     state.metrics.bytes_in.inc_by(raw.len() as u64);
     let pexe = extract_pexe(&kind, raw).await?;
     if pexe.is_empty() {
         return Err(Problem::bad_request("the pexe is empty"));
     }
-    Ok(pexe)
+    Ok((pexe, reservation))
 }
 
 /// `threads=` as the library takes it and the cache key records it.
@@ -312,7 +341,7 @@ pub(crate) async fn convert_handler(
 ) -> Result<Response, Problem> {
     let q = parse_query(&uri)?;
     let (threads, threads_name) = threads_of(q.threads);
-    let pexe = read_pexe(&state, &headers, body).await?;
+    let (pexe, reservation) = read_pexe(&state, &headers, body).await?;
     let digest = Sha256::digest(&pexe);
     let sha = format!("{digest:x}");
     let key = CacheKey {
@@ -335,6 +364,8 @@ pub(crate) async fn convert_handler(
     let result = state
         .pool
         .run(move || -> Result<Cached, Problem> {
+            // The pexe's bytes stay charged to the budget until the job drops them.
+            let _reservation = reservation;
             let start = Instant::now();
             let opts = ConvertOptions {
                 threads,
@@ -450,11 +481,14 @@ pub(crate) async fn inspect_handler(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Problem> {
-    let pexe = read_pexe(&state, &headers, body).await?;
+    let (pexe, reservation) = read_pexe(&state, &headers, body).await?;
     let sha = format!("{:x}", Sha256::digest(&pexe));
     let info = state
         .pool
-        .run(move || pexe2wasm::info::info(&pexe))
+        .run(move || {
+            let _reservation = reservation;
+            pexe2wasm::info::info(&pexe)
+        })
         .await
         .map_err(|e| pool_problem(&state, e))?
         .map_err(|e| Problem::conversion(&ConvertError::Decode(e)))?;

@@ -1,11 +1,14 @@
 //! Reading the pexe out of a request: a raw `application/octet-stream` body or the first
 //! file field of a `multipart/form-data` body, within a size limit (413) and a time limit
-//! for the whole body (408), so oversize and drip-fed uploads are cut off early.
+//! for the whole body (408), so oversize and drip-fed uploads are cut off early, and
+//! within the global body-memory budget ([`crate::budget`]).
 
+use crate::budget::Reservation;
 use crate::problem::Problem;
 use axum::body::Body;
+use axum::body::HttpBody;
 use axum::http::{header, HeaderMap, StatusCode};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use bytesize::ByteSize;
 use http_body_util::{BodyExt, LengthLimitError};
 use std::time::Duration;
@@ -37,17 +40,30 @@ pub fn upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
     }
 }
 
-/// Reads the body, all of it within `time_limit`. The size limit is enforced by the
-/// `RequestBodyLimitLayer` in front of the `/v1` routes (on `Content-Length` before the
-/// handler runs, and while streaming); its error here becomes the same 413 problem, which
-/// names `limit`.
+/// Reads the body, all of it within `time_limit`, charging its buffer to `reservation`
+/// (the caller took the declared `Content-Length` from the body-memory budget already; a
+/// chunked body is charged as its buffer grows, 503 when the budget cannot grow). The
+/// size limit is enforced by the `RequestBodyLimitLayer` in front of the `/v1` routes (on
+/// `Content-Length` before the handler runs, and while streaming); its error here becomes
+/// the same 413 problem, which names `limit`.
 ///
 /// The buffer grows as bytes arrive and is never sized from the declared
-/// `Content-Length`: a client may declare the limit and send nothing, many times over.
-pub async fn read_body(body: Body, limit: usize, time_limit: Duration) -> Result<Bytes, Problem> {
+/// `Content-Length`: a client may declare the limit and send nothing, many times over. It
+/// doubles from 64 KiB, but never past the declared length (so it stays within what was
+/// charged) or past `limit`.
+pub async fn read_body(
+    body: Body,
+    limit: usize,
+    time_limit: Duration,
+    reservation: &mut Reservation,
+) -> Result<Bytes, Problem> {
     let deadline = tokio::time::Instant::now() + time_limit;
+    let ceiling = match body.size_hint().exact() {
+        Some(declared) => usize::try_from(declared).unwrap_or(usize::MAX),
+        None => limit,
+    };
     let mut body = body;
-    let mut buf = BytesMut::new();
+    let mut buf: Vec<u8> = Vec::new();
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_) => {
@@ -69,12 +85,27 @@ pub async fn read_body(body: Body, limit: usize, time_limit: Duration) -> Result
             }
             Ok(Some(Ok(frame))) => frame,
         };
-        if let Ok(data) = frame.into_data() {
-            buf.extend_from_slice(&data);
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        let needed = buf.len() + data.len();
+        if needed > buf.capacity() {
+            let grown = (buf.capacity() * 2)
+                .max(MIN_BUFFER)
+                .min(ceiling)
+                .max(needed);
+            reservation
+                .grow_to(grown)
+                .map_err(|e| Problem::body_memory_full(e.limit))?;
+            buf.reserve_exact(grown - buf.len());
         }
+        buf.extend_from_slice(&data);
     }
-    Ok(buf.freeze())
+    Ok(Bytes::from(buf))
 }
+
+/// The first allocation of a body buffer (or the declared length, when smaller).
+const MIN_BUFFER: usize = 64 << 10;
 
 /// Whether a body error is the body limit layer's "too long".
 fn is_length_limit(e: &axum::Error) -> bool {

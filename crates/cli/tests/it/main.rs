@@ -14,3 +14,4 @@ mod pepper_real;
 mod pepper_url;
 mod pepper_ws;
 mod run_cli;
+mod web;

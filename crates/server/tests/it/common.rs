@@ -18,12 +18,23 @@ impl Server {
     /// Starts the binary with `args` (plus `--listen 127.0.0.1:0`) and waits for the line
     /// that tells its address.
     pub fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pexe2wasm-server"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
-            .env("PEXE2WASM_LOG", "error")
+        let mut cmd = Server::command(args);
+        cmd.env("PEXE2WASM_LOG", "error").stderr(Stdio::inherit());
+        Server::spawn(cmd)
+    }
+
+    /// The command [`Server::start`] runs, for a caller that adds to it (environment,
+    /// limits, where stderr goes) before [`Server::spawn`].
+    pub fn command(args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pexe2wasm-server"));
+        cmd.args(["--listen", "127.0.0.1:0"]).args(args);
+        cmd
+    }
+
+    /// Spawns `cmd` (from [`Server::command`]) and waits for its address line.
+    pub fn spawn(mut cmd: Command) -> Server {
+        let mut child = cmd
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .expect("start pexe2wasm-server");
         let stdout = child.stdout.take().unwrap();

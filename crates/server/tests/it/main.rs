@@ -5,5 +5,6 @@
 mod api;
 mod browser;
 mod common;
+mod connections;
 mod load;
 mod uploads;

@@ -1,6 +1,7 @@
 //! Uploads the way a bad network or a bad client sends them: drip-fed bodies (cut off by
 //! the body time limit with 408 while other requests go on), a slow upload that still
-//! arrives in time, broken multipart bodies, and graceful shutdown with a request in flight.
+//! arrives in time, broken multipart bodies, graceful shutdown with a request in flight,
+//! and uploads beyond the body-memory budget (refused before their bodies are read).
 
 use crate::common::{fixture, validate_wasm, Server};
 use std::io::{Read, Write};
@@ -227,11 +228,14 @@ fn vm_size(pid: u32) -> u64 {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_declared_content_length_reserves_no_memory() {
-    // Each request declares 2 GiB (under a 4 GiB limit) and sends 4 bytes. A server that
-    // sized its buffer from Content-Length would map 2 GiB per request: 8 GiB here.
+    // Each request declares 2 GiB (under a 4 GiB limit, within an 8 GiB body-memory
+    // budget, so all four are admitted) and sends 4 bytes. A server that sized its buffer
+    // from Content-Length would map 2 GiB per request: 8 GiB here.
     let s = Server::start(&[
         "--max-body-bytes",
         "4294967296",
+        "--max-body-memory",
+        "8GiB",
         "--body-timeout-ms",
         "30000",
     ]);
@@ -258,4 +262,114 @@ fn a_declared_content_length_reserves_no_memory() {
     // The server still answers, and the stalled uploads are cut off by their connections.
     assert_eq!(c.get(s.url("/healthz")).send().unwrap().status(), 200);
     drop(conns);
+}
+
+/// Reads until the server closes `t` or `limit` passes: what arrived.
+fn read_until_closed(t: &mut TcpStream, limit: Duration) -> String {
+    t.set_read_timeout(Some(limit)).unwrap();
+    let mut raw = Vec::new();
+    let _ = t.read_to_end(&mut raw);
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+fn upload_head(path: &str, len: usize) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: {len}\r\n\r\n"
+    )
+}
+
+#[test]
+fn uploads_beyond_the_body_memory_budget_are_503_before_their_bodies_are_read() {
+    let s = Server::start(&[
+        "--max-body-bytes",
+        "1MiB",
+        "--max-body-memory",
+        "1536KiB",
+        "--body-timeout-ms",
+        "1500",
+    ]);
+    // 1 MiB + 512 KiB declared and stalled: the budget is full.
+    let stalled: Vec<TcpStream> = [1 << 20, 512 << 10]
+        .iter()
+        .map(|&len| {
+            let mut t = TcpStream::connect(s.addr).unwrap();
+            t.write_all(upload_head("/v1/convert", len).as_bytes())
+                .unwrap();
+            t.write_all(b"PEXE").unwrap();
+            t
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let c = reqwest::blocking::Client::new();
+    let post = || {
+        c.post(s.url("/v1/convert"))
+            .header("content-type", "application/octet-stream")
+            .body(fixture("hello.pexe"))
+            .send()
+            .unwrap()
+    };
+    let r = post();
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let p: serde_json::Value = r.json().unwrap();
+    assert_eq!(p["type"], "urn:pexe2wasm:problem:body-memory-full");
+    assert!(p["detail"].as_str().unwrap().contains("1.5 MiB"), "{p}");
+    // The stalled uploads get 408 and give their budget back.
+    for mut t in stalled {
+        let got = read_until_closed(&mut t, Duration::from_secs(5));
+        assert!(got.starts_with("HTTP/1.1 408"), "{got:?}");
+    }
+    assert_eq!(post().status(), 200);
+    let m = c.get(s.url("/metrics")).send().unwrap().text().unwrap();
+    assert!(
+        m.lines().any(|l| l == "pexe2wasm_body_memory_bytes 0"),
+        "{m}"
+    );
+    assert!(
+        m.lines()
+            .any(|l| l == "pexe2wasm_body_memory_rejections_total 1"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_chunked_upload_is_charged_as_it_grows_and_refused_when_the_budget_runs_out() {
+    let s = Server::start(&[
+        "--max-body-bytes",
+        "1MiB",
+        "--max-body-memory",
+        "1536KiB",
+        "--body-timeout-ms",
+        "3000",
+    ]);
+    // 1 MiB declared and stalled leaves 512 KiB for a chunked body of 1 MiB, which
+    // starts (it declares nothing) and is refused when its buffer must grow past that.
+    let mut stalled = TcpStream::connect(s.addr).unwrap();
+    stalled
+        .write_all(upload_head("/v1/convert", 1 << 20).as_bytes())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut t = TcpStream::connect(s.addr).unwrap();
+    t.write_all(b"POST /v1/inspect HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    t.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let mut sent = 0;
+    let mut first = [0u8; 1];
+    while sent < 1 << 20 {
+        write!(t, "4000\r\n").unwrap();
+        t.write_all(&[7u8; 0x4000]).unwrap();
+        t.write_all(b"\r\n").unwrap();
+        sent += 0x4000;
+        if matches!(t.peek(&mut first), Ok(n) if n > 0) {
+            break;
+        }
+    }
+    assert!(
+        sent > 512 << 10 && sent < 1 << 20,
+        "answered after {sent} bytes"
+    );
+    let got = read_until_closed(&mut t, Duration::from_secs(5));
+    assert!(got.starts_with("HTTP/1.1 503"), "{got:?}");
+    assert!(got.contains("body-memory-full"), "{got:?}");
+    drop(stalled);
 }

@@ -1,0 +1,238 @@
+//! `pexe2wasm web`: a folder that runs a Pepper plugin in a browser as it is. The converted
+//! module beside the pexe and its manifest, the browser host (web/src, embedded in this
+//! binary), and a page: a generated one with the app, a message console and its canvas, or
+//! the app's own page with the `<embed>` replacement added (docs/JS-HOST.md).
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+/// (path under web/src, contents) for each file named.
+macro_rules! host_files {
+    ($($f:literal),* $(,)?) => {
+        &[$(($f, include_str!(concat!("../../../web/src/", $f)))),*]
+    };
+}
+
+/// The browser host's files, as served from DIR/pexe2wasm/ (web/src in the repository).
+/// `web_writes_a_folder_with_the_module_the_host_and_a_page` (tests) checks this list
+/// against web/src.
+pub const HOST_FILES: &[(&str, &str)] = host_files![
+    "advertise.js",
+    "embed.js",
+    "isolation.js",
+    "host/clock.js",
+    "host/context.js",
+    "host/heap.js",
+    "host/instance-worker.js",
+    "host/io-worker.js",
+    "host/io/memfs.js",
+    "host/mem.js",
+    "host/ppp.js",
+    "host/registry.js",
+    "host/resources.js",
+    "host/shared.js",
+    "host/thread-worker.js",
+    "host/threads.js",
+    "host/vars.js",
+    "host/wasi.js",
+    "host/wasm-info.js",
+    "host/ppb/core.js",
+    "host/ppb/files.js",
+    "host/ppb/graphics.js",
+    "host/ppb/input.js",
+    "host/ppb/message_loop.js",
+    "host/ppb/messaging.js",
+    "host/ppb/var.js",
+    "host/ppb/view.js",
+];
+
+/// The generated page (web/templates/app.html).
+const APP_PAGE: &str = include_str!("../../../web/templates/app.html");
+
+/// What `web` wrote, for its summary.
+pub struct Written {
+    pub dir: PathBuf,
+    pub page: String,
+    pub module: String,
+    pub copied: Vec<String>,
+}
+
+/// The options of `pexe2wasm web`.
+pub struct WebArgs<'a> {
+    pub input: &'a Path,
+    pub out: &'a Path,
+    pub page: Option<&'a Path>,
+    pub size: (u32, u32),
+}
+
+/// A manifest's program: the pexe's URL as the manifest gives it.
+fn manifest_program(nmf: &[u8], name: &str) -> Result<String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(nmf).with_context(|| format!("{name} is not a JSON manifest"))?;
+    v.pointer("/program/portable/pnacl-translate/url")
+        .and_then(|u| u.as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            anyhow!("{name} names no program.portable.pnacl-translate.url (the entry of a pexe)")
+        })
+}
+
+/// A relative URL of a file inside the folder: no scheme, no `..`, no root.
+fn relative_inside(url: &str) -> Result<PathBuf> {
+    let path = url.split(['?', '#']).next().unwrap_or_default();
+    if url.contains("://") || path.starts_with('/') || path.is_empty() {
+        bail!("the manifest's program URL {url:?} is not a relative path beside it");
+    }
+    let p = PathBuf::from(path);
+    if p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        bail!("the manifest's program URL {url:?} leaves the manifest's folder");
+    }
+    Ok(p)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(d) = path.parent() {
+        fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
+    }
+    fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The scripts the replacement needs, put first in the page's <head> (or at its start).
+const PAGE_SCRIPTS: &str = "<script src=\"pexe2wasm-isolation.js\"></script>\n\
+<script src=\"pexe2wasm/advertise.js\"></script>\n\
+<script type=\"module\" src=\"pexe2wasm/embed.js\"></script>\n";
+
+/// The page with the replacement's scripts added right after `<head>` (so the NaCl check
+/// in the page's own scripts already sees it), or at the start.
+pub fn add_scripts(page: &str) -> String {
+    let lower = page.to_ascii_lowercase();
+    if let Some(i) = lower.find("<head") {
+        if let Some(j) = lower[i..].find('>') {
+            let at = i + j + 1;
+            return format!("{}\n{PAGE_SCRIPTS}{}", &page[..at], &page[at..]);
+        }
+    }
+    format!("{PAGE_SCRIPTS}{page}")
+}
+
+/// Writes the folder (see the module documentation).
+pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) -> Result<Written> {
+    let input = args.input;
+    let name = input
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| anyhow!("{}: not a file name", input.display()))?
+        .to_owned();
+    let bytes = fs::read(input).with_context(|| format!("{}: cannot read", input.display()))?;
+    fs::create_dir_all(args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let is_nmf = name.to_ascii_lowercase().ends_with(".nmf");
+    // (manifest name, pexe path relative to the folder, pexe bytes)
+    let (nmf_name, pexe_rel, pexe) = if is_nmf {
+        let url = manifest_program(&bytes, &name)?;
+        let rel = relative_inside(&url)?;
+        let src = input.parent().unwrap_or(Path::new(".")).join(&rel);
+        let pexe = fs::read(&src).with_context(|| {
+            format!("{}: cannot read the pexe the manifest names", src.display())
+        })?;
+        write(&args.out.join(&name), &bytes)?;
+        (name.clone(), rel, pexe)
+    } else {
+        let stem = Path::new(&name)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("app")
+            .to_owned();
+        let nmf_name = format!("{stem}.nmf");
+        let nmf = serde_json::json!({
+            "program": { "portable": { "pnacl-translate": { "url": name } } }
+        });
+        write(
+            &args.out.join(&nmf_name),
+            serde_json::to_string_pretty(&nmf)?.as_bytes(),
+        )?;
+        (nmf_name, PathBuf::from(&name), bytes)
+    };
+    // A pexe given directly is named by the caller's context; one a manifest names, here.
+    let wasm = if is_nmf {
+        convert(&pexe).with_context(|| pexe_rel.display().to_string())?
+    } else {
+        convert(&pexe)?
+    };
+    let wasm_rel = pexe_rel.with_extension("wasm");
+    write(&args.out.join(&wasm_rel), &wasm)?;
+    // The pexe stays beside its module: the manifest names it, and nothing is lost.
+    write(&args.out.join(&pexe_rel), &pexe)?;
+    for (file, text) in HOST_FILES {
+        write(&args.out.join("pexe2wasm").join(file), text.as_bytes())?;
+    }
+    let isolation = HOST_FILES
+        .iter()
+        .find(|(f, _)| *f == "isolation.js")
+        .map(|(_, t)| *t)
+        .unwrap_or_default();
+    write(
+        &args.out.join("pexe2wasm-isolation.js"),
+        isolation.as_bytes(),
+    )?;
+
+    let mut copied = Vec::new();
+    let page = match args.page {
+        None => {
+            let title = Path::new(&nmf_name)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("app");
+            let html = APP_PAGE
+                .replace("{{TITLE}}", &html_escape(title))
+                .replace("{{NMF}}", &html_escape(&nmf_name))
+                .replace("{{WIDTH}}", &args.size.0.to_string())
+                .replace("{{HEIGHT}}", &args.size.1.to_string());
+            write(&args.out.join("index.html"), html.as_bytes())?;
+            "index.html".to_owned()
+        }
+        Some(p) => {
+            let page_name = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .ok_or_else(|| anyhow!("{}: not a file name", p.display()))?
+                .to_owned();
+            let html = fs::read_to_string(p)
+                .with_context(|| format!("{}: cannot read the page", p.display()))?;
+            // The page's neighbours (its scripts, styles, images) come along, unless this
+            // folder already has a file of that name.
+            if let Ok(entries) = fs::read_dir(p.parent().unwrap_or(Path::new("."))) {
+                for e in entries.flatten() {
+                    let Ok(n) = e.file_name().into_string() else {
+                        continue;
+                    };
+                    let dest = args.out.join(&n);
+                    if n == page_name || dest.exists() || !e.path().is_file() {
+                        continue;
+                    }
+                    fs::copy(e.path(), &dest)
+                        .with_context(|| format!("{}: cannot copy", e.path().display()))?;
+                    copied.push(n);
+                }
+            }
+            write(&args.out.join(&page_name), add_scripts(&html).as_bytes())?;
+            page_name
+        }
+    };
+    copied.sort();
+    Ok(Written {
+        dir: args.out.to_path_buf(),
+        page,
+        module: wasm_rel.display().to_string(),
+        copied,
+    })
+}

@@ -1,0 +1,26 @@
+import globals from "globals";
+
+export default [
+  {
+    files: ["src/**/*.js", "tests/**/*.js", "tests/**/*.mjs", "bench/**/*.mjs"],
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: "module",
+      globals: { ...globals.browser, ...globals.worker },
+    },
+    rules: {
+      "no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-undef": "error",
+      "prefer-const": "error",
+      eqeqeq: "error",
+    },
+  },
+  {
+    files: ["src/advertise.js", "src/isolation.js"],
+    languageOptions: { sourceType: "script" },
+  },
+  {
+    files: ["tests/**", "bench/**"],
+    languageOptions: { globals: { ...globals.node } },
+  },
+];

@@ -1,0 +1,40 @@
+// navigator.mimeTypes and navigator.plugins answer as in a Chrome with NaCl, for pages that
+// tested for NaCl before embedding a module. A classic script, so that it runs before the
+// page's own scripts when included first; embed.js runs it too when it was not.
+(function advertise() {
+  "use strict";
+  const TYPE = "application/x-pnacl";
+  if (globalThis.__pexe2wasmAdvertised) return;
+  globalThis.__pexe2wasmAdvertised = true;
+  const plugin = { name: "Native Client", filename: "internal-nacl-plugin", description: "", length: 1 };
+  const mime = { type: TYPE, suffixes: "pexe", description: "Portable Native Client Executable", enabledPlugin: plugin };
+  plugin[0] = mime;
+  plugin[TYPE] = mime;
+  plugin.item = (i) => (i === 0 ? mime : null);
+  plugin.namedItem = (n) => (n === TYPE ? mime : null);
+  // The real arrays with one more entry, found by index, by name and by item/namedItem.
+  const wrap = (orig, key, extra) =>
+    new Proxy(orig, {
+      get(t, p) {
+        if (p === key) return extra;
+        if (p === "length") return t.length + 1;
+        if (p === String(t.length)) return extra;
+        if (p === "namedItem") return (n) => (n === key ? extra : t.namedItem(n));
+        if (p === "item") return (i) => (i === t.length ? extra : t.item(i));
+        if (p === Symbol.iterator) return function* () { yield* Array.from(t); yield extra; };
+        const v = Reflect.get(t, p, t);
+        return typeof v === "function" ? v.bind(t) : v;
+      },
+      has(t, p) {
+        return p === key || p === String(t.length) || Reflect.has(t, p);
+      },
+    });
+  try {
+    const mimes = wrap(navigator.mimeTypes, TYPE, mime);
+    const plugins = wrap(navigator.plugins, "Native Client", plugin);
+    Object.defineProperty(navigator, "mimeTypes", { configurable: true, get: () => mimes });
+    Object.defineProperty(navigator, "plugins", { configurable: true, get: () => plugins });
+  } catch (e) {
+    console.warn(`pexe2wasm: navigator.mimeTypes cannot be extended here (${e.message}); pages that test for NaCl may refuse to embed`);
+  }
+})();

@@ -1,0 +1,354 @@
+// The <embed> replacement: include once in a page (as a module script) and every
+// <embed>/<object> of type application/x-pnacl, present now or added later, runs its
+// converted module in workers (host/instance-worker.js), keeping the NaCl element's API:
+// postMessage, readyState, lastError, exitStatus, and the events loadstart, progress,
+// load, loadend, error, crash and message. docs/JS-HOST.md tells how.
+
+import "./advertise.js";
+
+const MIME = "application/x-pnacl";
+const HOST = new URL("./host/", import.meta.url);
+const instances = new WeakMap();
+let warnedIsolation = false;
+
+function note(text, level = "info") {
+  console[level](`pexe2wasm: ${text}`);
+}
+
+/** The converted module's URL for a manifest: its pnacl-translate url, .pexe → .wasm. */
+export async function moduleUrl(nmfUrl) {
+  const r = await fetch(nmfUrl);
+  if (!r.ok) throw new Error(`${nmfUrl}: HTTP ${r.status}`);
+  let nmf;
+  try {
+    nmf = await r.json();
+  } catch (e) {
+    throw new Error(`${nmfUrl} is not a JSON manifest: ${e.message}`);
+  }
+  const url = nmf?.program?.portable?.["pnacl-translate"]?.url;
+  if (typeof url !== "string") {
+    throw new Error(`${nmfUrl} names no program.portable.pnacl-translate.url (the only entry a pexe has)`);
+  }
+  const pexe = new URL(url, new URL(nmfUrl, location.href));
+  pexe.pathname = pexe.pathname.replace(/\.pexe$/i, "") + ".wasm";
+  return pexe.href;
+}
+
+function fire(el, type, init = {}) {
+  let ev;
+  if (type === "message") ev = new MessageEvent("message", { data: init.data });
+  else if (["loadstart", "progress", "load", "loadend", "error", "abort"].includes(type)) {
+    ev = new ProgressEvent(type, { lengthComputable: !!init.total, loaded: init.loaded ?? 0, total: init.total ?? 0 });
+  } else ev = new Event(type);
+  el.dispatchEvent(ev);
+}
+
+// PPAPI's input event classes and modifiers (ppb_input_event.h).
+const CLASS = { MOUSE: 1, KEYBOARD: 2, WHEEL: 4 };
+const TYPE = { MOUSEDOWN: 0, MOUSEUP: 1, MOUSEMOVE: 2, MOUSEENTER: 3, MOUSELEAVE: 4, WHEEL: 5, RAWKEYDOWN: 6, KEYUP: 8, CHAR: 9, CONTEXTMENU: 10 };
+
+function modifiers(e) {
+  let m = 0;
+  if (e.shiftKey) m |= 1;
+  if (e.ctrlKey) m |= 2;
+  if (e.altKey) m |= 4;
+  if (e.metaKey) m |= 8;
+  if (e.repeat) m |= 32;
+  const b = e.buttons ?? 0;
+  if (b & 1) m |= 64;
+  if (b & 4) m |= 128;
+  if (b & 2) m |= 256;
+  if (e.getModifierState?.("CapsLock")) m |= 512;
+  if (e.getModifierState?.("NumLock")) m |= 1024;
+  return m;
+}
+
+/** The event time as PPAPI's TimeTicks (seconds, the clock the host's workers share). */
+function ticks(e) {
+  return (performance.timeOrigin + e.timeStamp) / 1000;
+}
+
+function viewOf(el) {
+  const r = el.getBoundingClientRect();
+  const w = Math.round(r.width || Number(el.getAttribute("width")) || 0);
+  const h = Math.round(r.height || Number(el.getAttribute("height")) || 0);
+  const visible = document.visibilityState === "visible";
+  return {
+    rect: [0, 0, w, h],
+    clip: visible ? [0, 0, w, h] : [0, 0, 0, 0],
+    visible,
+    pageVisible: visible,
+    fullscreen: document.fullscreenElement === el,
+    deviceScale: window.devicePixelRatio || 1,
+    cssScale: 1,
+    scroll: [Math.round(window.scrollX), Math.round(window.scrollY)],
+  };
+}
+
+class Instance {
+  constructor(el) {
+    this.el = el;
+    this.worker = null;
+    this.ended = false;
+    // Messages the module posts before its load event wait for it, as in Chrome (the
+    // plugin held them until the instance was up).
+    this.early = [];
+    // Not NaCl's: what pexe2wasm knows of the instance, for people and tests.
+    this.info = { state: "loading", didCreate: null, missing: [] };
+    Object.defineProperty(el, "pexe2wasm", { configurable: true, value: this.info });
+    el.readyState = 0;
+    el.lastError = "";
+    el.exitStatus = -1;
+    // The NaCl element's postMessage: structured clone to the module's main thread.
+    Object.defineProperty(el, "postMessage", {
+      configurable: true,
+      value: (data) => {
+        if (this.worker && !this.ended) this.worker.postMessage({ t: "message", data });
+      },
+    });
+  }
+
+  async start() {
+    const el = this.el;
+    const src = el.getAttribute(el.localName === "object" ? "data" : "src");
+    el.readyState = 1;
+    fire(el, "loadstart");
+    if (!globalThis.crossOriginIsolated) this.warnIsolation();
+    let url;
+    try {
+      if (!src) throw new Error("the element has no src");
+      url = await moduleUrl(new URL(src, document.baseURI).href);
+    } catch (e) {
+      return this.fail(e.message);
+    }
+    const attrs = [];
+    for (const a of el.attributes) attrs.push([a.name, a.value]);
+    // The element keeps NaCl's API and events; a canvas in its place shows what the
+    // module draws and takes its input.
+    const view = viewOf(el);
+    const canvas = document.createElement("canvas");
+    canvas.width = view.rect[2];
+    canvas.height = view.rect[3];
+    canvas.tabIndex = 0;
+    canvas.className = "pexe2wasm-canvas";
+    canvas.style.cssText = el.style.cssText;
+    canvas.style.outline = "none";
+    el.before(canvas);
+    el.style.display = "none";
+    this.canvas = canvas;
+    this.box = canvas;
+    this.listenForInput(canvas);
+    const offscreen = typeof canvas.transferControlToOffscreen === "function" ? canvas.transferControlToOffscreen() : null;
+    this.worker = new Worker(new URL("instance-worker.js", HOST), { type: "module", name: `pexe2wasm ${src}` });
+    this.worker.onmessage = (e) => this.onMessage(e.data);
+    this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
+    const threads = Number(el.getAttribute("data-pexe2wasm-threads")) || undefined;
+    this.worker.postMessage(
+      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen },
+      offscreen ? [offscreen] : [],
+    );
+    this.watchView();
+  }
+
+  warnIsolation() {
+    if (warnedIsolation) return;
+    warnedIsolation = true;
+    note(
+      "this page is not cross-origin isolated, so SharedArrayBuffer and shared WebAssembly memory are " +
+        "missing and a converted Pepper module cannot start. Serve the page with the headers " +
+        "'Cross-Origin-Opener-Policy: same-origin' and 'Cross-Origin-Embedder-Policy: require-corp' " +
+        "(pexe2wasm serve does), or include pexe2wasm's isolation.js first on a host that cannot set them.",
+      "error",
+    );
+  }
+
+  /** Input events on the canvas go to the module when it asked for their class. */
+  listenForInput(c) {
+    this.classes = { requested: 0, filtering: 0 };
+    const wants = (cls) => (this.classes.requested | this.classes.filtering) & cls;
+    const send = (e, ev) => {
+      if (!this.worker || this.ended) return;
+      // A class requested without filtering is the module's alone (Chrome did not bubble
+      // it); a filtered one goes on to the page as well.
+      if (this.classes.requested & ev.cls) e.preventDefault();
+      delete ev.cls;
+      this.worker.postMessage({ t: "input", event: ev });
+    };
+    const mouse = (type) => (e) => {
+      if (!wants(CLASS.MOUSE)) return;
+      if (type === TYPE.MOUSEDOWN) c.focus();
+      const pressed = type === TYPE.MOUSEDOWN || type === TYPE.MOUSEUP || type === TYPE.CONTEXTMENU;
+      send(e, {
+        cls: CLASS.MOUSE,
+        type,
+        time: ticks(e),
+        modifiers: modifiers(e),
+        button: pressed ? e.button : -1,
+        x: Math.round(e.offsetX),
+        y: Math.round(e.offsetY),
+        clicks: pressed ? e.detail : 0,
+        mx: e.movementX ?? 0,
+        my: e.movementY ?? 0,
+      });
+    };
+    c.addEventListener("mousedown", mouse(TYPE.MOUSEDOWN));
+    c.addEventListener("mouseup", mouse(TYPE.MOUSEUP));
+    c.addEventListener("mousemove", mouse(TYPE.MOUSEMOVE));
+    c.addEventListener("mouseenter", mouse(TYPE.MOUSEENTER));
+    c.addEventListener("mouseleave", mouse(TYPE.MOUSELEAVE));
+    c.addEventListener("contextmenu", mouse(TYPE.CONTEXTMENU));
+    c.addEventListener("wheel", (e) => {
+      if (!wants(CLASS.WHEEL)) return;
+      // DOM deltas point the other way from PPAPI's (positive: content moves down/right).
+      const scale = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? c.height : 1;
+      send(e, {
+        cls: CLASS.WHEEL,
+        type: TYPE.WHEEL,
+        time: ticks(e),
+        modifiers: modifiers(e),
+        dx: -e.deltaX * scale,
+        dy: -e.deltaY * scale,
+        tx: -e.deltaX * scale / 40,
+        ty: -e.deltaY * scale / 40,
+        byPage: e.deltaMode === 2,
+      });
+    }, { passive: false });
+    c.addEventListener("keydown", (e) => {
+      if (!wants(CLASS.KEYBOARD)) return;
+      const base = { cls: CLASS.KEYBOARD, time: ticks(e), modifiers: modifiers(e), key: e.keyCode, code: e.code };
+      send(e, { ...base, type: TYPE.RAWKEYDOWN });
+      // Chrome followed a key that types with a CHAR event carrying the text.
+      if (e.key.length === 1 && !e.ctrlKey && !e.metaKey) {
+        this.worker?.postMessage({ t: "input", event: { ...base, cls: undefined, type: TYPE.CHAR, key: e.key.charCodeAt(0), text: e.key } });
+      }
+    });
+    c.addEventListener("keyup", (e) => {
+      if (!wants(CLASS.KEYBOARD)) return;
+      send(e, { cls: CLASS.KEYBOARD, type: TYPE.KEYUP, time: ticks(e), modifiers: modifiers(e), key: e.keyCode, code: e.code });
+    });
+  }
+
+  watchView() {
+    let last = JSON.stringify(viewOf(this.box));
+    const check = () => {
+      if (this.ended) return;
+      const v = viewOf(this.box);
+      const s = JSON.stringify(v);
+      if (s !== last) {
+        last = s;
+        this.worker.postMessage({ t: "view", view: v });
+      }
+    };
+    if (typeof ResizeObserver === "function") new ResizeObserver(check).observe(this.box);
+    document.addEventListener("visibilitychange", check);
+    this.box.addEventListener("focus", () => this.worker?.postMessage({ t: "focus", has: true }));
+    this.box.addEventListener("blur", () => this.worker?.postMessage({ t: "focus", has: false }));
+  }
+
+  fail(error) {
+    const el = this.el;
+    el.lastError = error;
+    el.readyState = 4;
+    note(`${el.getAttribute("src") ?? "module"}: ${error}`, "error");
+    fire(el, "error");
+    fire(el, "loadend");
+    this.stop();
+  }
+
+  stop() {
+    this.info.state = "ended";
+    this.ended = true;
+    this.worker?.terminate();
+  }
+
+  onMessage(m) {
+    const el = this.el;
+    switch (m.t) {
+      case "message":
+        if (this.early) this.early.push(m.data);
+        else fire(el, "message", { data: m.data });
+        break;
+      case "console":
+        console[["log", "info", "warn", "error"][m.level] ?? "log"](m.text);
+        break;
+      case "output":
+        (m.fd === 2 ? console.warn : console.log)(m.text);
+        break;
+      case "created":
+        this.info.didCreate = m.ok;
+        break;
+      case "missing":
+        this.info.missing.push(m.name);
+        note(`the app asked for ${m.name}, which the browser host lacks: it got NULL, as in a Chrome without it`, "warn");
+        break;
+      case "input-request":
+        if (m.filtering) this.classes.filtering |= m.classes;
+        else this.classes.requested |= m.classes;
+        this.info.inputClasses = this.classes.requested | this.classes.filtering;
+        break;
+      case "input-clear":
+        this.classes.requested &= ~m.classes;
+        this.classes.filtering &= ~m.classes;
+        this.info.inputClasses = this.classes.requested | this.classes.filtering;
+        break;
+      case "port":
+        m.port.onmessage = (e) => this.onMessage(e.data);
+        break;
+      case "progress":
+        el.readyState = 3;
+        fire(el, "progress", { loaded: m.bytes ?? 0, total: m.bytes ?? 0 });
+        break;
+      case "load": {
+        this.info.state = "running";
+        el.readyState = 4;
+        fire(el, "load");
+        fire(el, "loadend");
+        const early = this.early;
+        this.early = null;
+        for (const data of early) fire(el, "message", { data });
+        break;
+      }
+      case "error":
+        this.fail(m.error);
+        break;
+      case "exit":
+        // NaCl reported a module's exit, whatever its status, as a crash.
+        el.exitStatus = m.code;
+        el.lastError = `the module exited with status ${m.code}`;
+        this.stop();
+        fire(el, "crash");
+        break;
+      case "crash":
+        el.exitStatus = -1;
+        el.lastError = m.error;
+        note(`the module crashed: ${m.error}\n${m.stack ?? ""}`, "error");
+        this.stop();
+        fire(el, "crash");
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+function adopt(el) {
+  if (instances.has(el)) return;
+  const inst = new Instance(el);
+  instances.set(el, inst);
+  inst.start();
+}
+
+function scan(root) {
+  if (root.nodeType !== 1) return;
+  if (isPnacl(root)) adopt(root);
+  for (const el of root.querySelectorAll("embed, object")) if (isPnacl(el)) adopt(el);
+}
+
+function isPnacl(el) {
+  return (el.localName === "embed" || el.localName === "object") && (el.getAttribute("type") ?? "").toLowerCase() === MIME;
+}
+
+scan(document.documentElement);
+new MutationObserver((records) => {
+  for (const r of records) for (const n of r.addedNodes) scan(n);
+}).observe(document.documentElement, { childList: true, subtree: true });

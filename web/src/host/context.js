@@ -1,0 +1,267 @@
+// What one worker of an instance knows: the shared memory and host block, the var and
+// resource tables over them, its role (the module's main thread or another), its port to
+// the page, and the import object its instance of the module is made with. Both kinds of
+// worker (instance-worker.js, thread-worker.js) build one.
+
+import { Heap } from "./heap.js";
+import { Mem } from "./mem.js";
+import { PppFrames } from "./ppp.js";
+import { Registry } from "./registry.js";
+import { KIND, Resources } from "./resources.js";
+import { MAIN_LOOP } from "./shared.js";
+import { Vars } from "./vars.js";
+import { wasiImports } from "./wasi.js";
+import { spawnThread } from "./threads.js";
+import * as core from "./ppb/core.js";
+import * as files from "./ppb/files.js";
+import * as graphics from "./ppb/graphics.js";
+import * as input from "./ppb/input.js";
+import * as loops from "./ppb/message_loop.js";
+import * as messaging from "./ppb/messaging.js";
+import * as vars from "./ppb/var.js";
+import * as view from "./ppb/view.js";
+
+export const MODULE = 1;
+export const INSTANCE = 2;
+
+/** Thrown by `pexe2wasm.thread_exit`: the thread's normal end. */
+export class ThreadExit extends Error {}
+
+/** Every PPB family this host implements, in registration order. */
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, files];
+
+/** The registry of PPB functions for `cx` (the description check lists it too). */
+export function buildRegistry(cx) {
+  const reg = new Registry();
+  for (const f of FAMILIES) f.register(reg, cx);
+  return reg;
+}
+
+export class Context {
+  /**
+   * opts: {isMain, tid, memory, hostSab, toPage(msg), toMain(msg) (threads), args,
+   * onStart(cx, init, shutdown, getInterface) (main)}
+   */
+  constructor(opts) {
+    this.isMain = opts.isMain;
+    this.tid = opts.tid;
+    this.instance = INSTANCE;
+    this.memory = opts.memory;
+    this.hostSab = opts.hostSab;
+    this.h = new Int32Array(opts.hostSab);
+    this.mem = new Mem(opts.memory);
+    this.heap = new Heap(this.h, this.mem, null);
+    this.vars = new Vars(this.h, this.mem, this.heap);
+    this.res = new Resources(this.h, this.vars);
+    this.frames = new PppFrames(this.mem);
+    this.toPage = opts.toPage;
+    this.toMain = opts.toMain ?? null;
+    this.args = opts.args ?? ["app"];
+    this.onStart = opts.onStart ?? null;
+    this.asked = new Set();
+    this.gfx = new graphics.Gfx();
+    this.currentLoop = 0; // the message loop attached to this thread
+    this.ioPort = null; // a MessagePort to the IO worker (set by the worker)
+    this.cell = null; // Int32Array over this thread's answer cell (blocking calls)
+    this.ioPending = new Map(); // request id -> finish(result, payload)
+    this.ioSeq = 0;
+    this.exports = null;
+    this.registry = buildRegistry(this);
+  }
+
+  setExports(exports) {
+    this.exports = exports;
+    this.heap.exports = exports;
+  }
+
+  console(level, text) {
+    this.toPage({ t: "console", level, text });
+  }
+  output(fd, text) {
+    this.toPage({ t: "output", fd, text });
+  }
+
+  /** The main thread's message loop (made by the instance worker at start). */
+  mainLoop() {
+    return Atomics.load(this.h, MAIN_LOOP);
+  }
+
+  /** Runs a queued page message: a Messaging 1.2 handler's HandleMessage(instance, user_data, &var). */
+  deliverToHandler(handleMessage, userData, item) {
+    const t = item.getInt32(8, true);
+    const v = { t, v: t === 4 ? item.getFloat64(24, true) : item.getInt32(24, true) };
+    const bytes = new Uint8Array(16);
+    const dv = new DataView(bytes.buffer);
+    dv.setInt32(0, v.t, true);
+    if (t === 4) dv.setFloat64(8, v.v, true);
+    else dv.setInt32(8, v.v, true);
+    try {
+      this.frames.call(this.exports, "__ppp_callbuf_iii_v", [handleMessage, 16, 4, this.instance, userData, 0], () => bytes);
+    } finally {
+      this.vars.release(v);
+    }
+  }
+
+  /**
+   * Starts IO worker request `op` for a PPB call with completion callback at `cbPtr`, as
+   * Chrome's rules say: a blocking call (NULL func) waits here, and is refused on the
+   * main thread; a callback needs the main thread or a thread with a message loop, where
+   * it runs. `finish(result, payload)` turns the worker's answer into the call's result
+   * (on this thread, so it may call into the module). Returns what the PPB call returns.
+   */
+  io(cbPtr, op, a, finish = (r) => r) {
+    const func = this.mem.u32(cbPtr);
+    const userData = this.mem.u32(cbPtr + 4);
+    if (func === 0 && this.isMain) return -13; // PP_ERROR_BLOCKS_MAIN_THREAD
+    if (func !== 0 && !this.isMain && !this.currentLoop) return -51; // PP_ERROR_NO_MESSAGE_LOOP
+    const id = ++this.ioSeq;
+    if (func === 0) {
+      Atomics.store(this.cell, 0, 0);
+      this.ioPort.postMessage({ id, op, a, reply: { to: "cell" } });
+      while (Atomics.load(this.cell, 0) === 0) Atomics.wait(this.cell, 0, 0);
+      return finish(this.cell[1], this.takePayload(this.cell[2] >>> 0, this.cell[3]));
+    }
+    this.ioPending.set(id, (r, payload) => this.runCallback(func, userData, finish(r, payload)));
+    const reply = this.isMain ? { to: "port" } : { to: "loop", loop: this.currentLoop };
+    this.ioPort.postMessage({ id, op, a, reply });
+    return -1; // PP_OK_COMPLETIONPENDING
+  }
+
+  /** A request with no answer (FileIO.Close). */
+  ioTell(op, a) {
+    this.ioPort?.postMessage({ id: 0, op, a, reply: null });
+  }
+
+  /** The IO worker's answer to request `id` arrived (port or message loop). */
+  finishIo(id, result, addr, len) {
+    const f = this.ioPending.get(id);
+    this.ioPending.delete(id);
+    const payload = this.takePayload(addr, len);
+    if (f) f(result, payload);
+  }
+
+  /** Copies a payload out of module memory and frees its block. */
+  takePayload(addr, len) {
+    if (!len) return null;
+    const bytes = this.mem.bytes(addr, len);
+    this.vars.locked(() => this.heap.free(addr, len));
+    return bytes;
+  }
+
+  /** Runs a completion callback on this thread now. */
+  runCallback(func, userData, result) {
+    this.exports.__ppp_call_ii_v(func, userData, result);
+  }
+
+  callOnMainThread(func, userData, result, delay) {
+    if (this.isMain) {
+      this.schedule(() => this.runCallback(func, userData, result), delay);
+    } else {
+      this.toMain({ t: "call", func, userData, result, delay });
+    }
+  }
+
+  /** Main thread: runs f from the event loop after `delay` ms (set by the worker). */
+  schedule(f, delay) {
+    setTimeout(f, delay);
+  }
+
+  /** Asks for the thread pool to be refilled (the instance worker does it). */
+  refillThreads() {
+    if (this.isMain) this.onRefill?.();
+    else this.toMain({ t: "refill" });
+  }
+
+  /** Drops a reference to a resource; the last one frees what it held. */
+  releaseResource(res) {
+    const gone = this.res.release(res);
+    if (!gone) return;
+    if (gone.kind === KIND.IMAGE_DATA) {
+      this.exports.__ppapi_free(gone.fields[4], gone.fields[5]);
+    } else if (gone.kind === KIND.GRAPHICS_2D) {
+      this.gfx.forget(res);
+    } else if (gone.kind === KIND.FILE_IO) {
+      this.ioTell("ioClose", [res]);
+    } else if (gone.kind === KIND.FILE_REF) {
+      files.freeRef(this, gone.fields);
+    } else if (gone.kind === KIND.MESSAGE_LOOP) {
+      loops.freeLoop(this, gone.fields);
+    } else if (gone.kind === KIND.INPUT_EVENT) {
+      input.freeEvent(this, gone.fields);
+    }
+  }
+
+  requestInput(instance, classes, filtering) {
+    if (instance !== this.instance) return -4;
+    this.toPage({ t: "input-request", classes: classes >>> 0, filtering });
+    return 0;
+  }
+  clearInput(instance, classes) {
+    if (instance === this.instance) this.toPage({ t: "input-clear", classes: classes >>> 0 });
+  }
+
+  /** `pexe2wasm_ppapi.get_interface(name, len)`. */
+  getInterface(name, len) {
+    const s = this.mem.string(name >>> 0, Math.min(Math.max(len, 0), 255));
+    const offered = this.registry.offers(s);
+    if (!offered && !this.asked.has(s)) {
+      this.asked.add(s);
+      this.toPage({ t: "missing", name: s });
+    }
+    return offered ? 1 : 0;
+  }
+
+  /** The import object for `module`: every import it names, known or a trap. */
+  imports(module) {
+    const wasi = wasiImports(this);
+    this.flushOutput = wasi.flush;
+    const groups = {
+      wasi_snapshot_preview1: wasi.imports,
+      wasi: { "thread-spawn": (arg) => spawnThread(this, arg) },
+      pexe2wasm: {
+        thread_exit: () => {
+          throw new ThreadExit("thread_exit");
+        },
+        cpu_count: () => Math.max(1, navigator.hardwareConcurrency | 0),
+      },
+      pexe2wasm_ppapi: {
+        start: (init, shutdown, gi, bgi) => {
+          if (!this.onStart) throw new Error("ppapi_start called on a thread other than the main one");
+          return this.onStart(this, init, shutdown, gi, bgi);
+        },
+        get_interface: (name, len) => this.getInterface(name, len),
+        register_thread_creator: (create, join) => {
+          this.threadCreator = { create, join };
+        },
+        fill: (ptr, n) => this.frames.fill(ptr, n),
+        done: (ptr, n) => this.frames.done(ptr, n),
+        wait: () => {},
+      },
+      env: { memory: this.memory },
+    };
+    const out = {};
+    for (const imp of WebAssembly.Module.imports(module)) {
+      const m = (out[imp.module] ??= {});
+      if (imp.kind !== "function") {
+        if (imp.module === "env" && imp.name === "memory") m.memory = this.memory;
+        continue;
+      }
+      const known = groups[imp.module]?.[imp.name];
+      if (known) {
+        m[imp.name] = known;
+        continue;
+      }
+      const ppb = this.registry.get(imp.module, imp.name);
+      if (ppb) {
+        m[imp.name] = ppb.impl;
+        continue;
+      }
+      // An interface this host lacks: the app got NULL for it, so nothing calls this.
+      const what = `${imp.module}.${imp.name}`;
+      m[imp.name] = () => {
+        throw new Error(`${what} is not offered by the browser host`);
+      };
+    }
+    return out;
+  }
+}

@@ -1,0 +1,326 @@
+// The instance worker: the module's main thread (tid 0). It instantiates the module over a
+// new shared memory, starts the thread pool, runs `_start`; the runtime calls
+// `pexe2wasm_ppapi.start`, which makes the start-up PPP calls and then unwinds the wasm
+// stack (docs/JS-HOST.md, "The main module thread returns to its event loop"), so that from
+// then on this worker's event loop drives the app: page messages, callbacks, events.
+
+import { Context, INSTANCE, MODULE, ThreadExit } from "./context.js";
+import { createEvent } from "./ppb/input.js";
+import { createView } from "./ppb/view.js";
+import { didCreateSpace, pppInterface } from "./ppp.js";
+import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
+import { H } from "./ppb/messaging.js";
+import { KIND } from "./resources.js";
+import { createSharedBlock, HANDLER, MAIN_LOOP, NEXT_TID } from "./shared.js";
+import { ThreadPool } from "./threads.js";
+import { Exit } from "./wasi.js";
+import { importedMemory } from "./wasm-info.js";
+
+/** Unwinds `_start` once the instance is up; caught below, never an error. */
+class StartUnwind extends Error {}
+
+const state = {
+  cx: null,
+  ppp: null,
+  started: false,
+  ended: false,
+  pending: [],
+  pool: null,
+  workers: new Set(),
+  view: null,
+};
+
+function toPage(msg, transfer) {
+  self.postMessage(msg, transfer ?? []);
+}
+
+/** Ends the instance: tells the page, stops every thread. */
+function end(msg) {
+  if (state.ended) return;
+  state.ended = true;
+  try {
+    state.cx?.flushOutput?.();
+  } catch {
+    // nothing more can be said
+  }
+  toPage(msg);
+  for (const w of state.workers) w.terminate();
+  state.workers.clear();
+}
+
+/** Runs module code from the event loop; an exit or a trap ends the instance. */
+function guarded(f) {
+  if (state.ended) return;
+  try {
+    f();
+  } catch (e) {
+    fail(e);
+  }
+}
+
+function fail(e) {
+  if (e instanceof Exit) end({ t: "exit", code: e.code });
+  else if (e instanceof ThreadExit) end({ t: "exit", code: 0 });
+  else end({ t: "crash", error: String(e?.message ?? e), stack: String(e?.stack ?? "") });
+}
+
+function varBytes(v) {
+  const b = new Uint8Array(16);
+  const dv = new DataView(b.buffer);
+  dv.setInt32(0, v.t, true);
+  if (v.t === 4) dv.setFloat64(8, v.v, true);
+  else dv.setInt32(8, v.v | 0, true);
+  return b;
+}
+
+function deliverMessage(data) {
+  const cx = state.cx;
+  // A Messaging 1.2 handler takes the message on its own thread's loop.
+  const handler = cx.vars.locked(() =>
+    cx.h[HANDLER + H.ACTIVE] ? { loop: cx.h[HANDLER + H.LOOP], user: cx.h[HANDLER + H.USER], fn: cx.h[HANDLER + H.HANDLE] } : null,
+  );
+  if (handler) {
+    const v = cx.vars.fromJS(data);
+    const extra = { kind: ITEM_MESSAGE, varType: v.t, varValue: v.v };
+    if (!post(cx, handler.loop, handler.fn, handler.user, 0, 0, extra)) cx.vars.release(v);
+    return;
+  }
+  if (!state.ppp.messaging) {
+    cx.console(2, "the app has no PPP_Messaging: the message is dropped, as in Chrome");
+    return;
+  }
+  const v = cx.vars.fromJS(data);
+  try {
+    const handle = cx.mem.u32(state.ppp.messaging);
+    cx.frames.call(cx.exports, "__ppp_callbuf_ii_v", [handle, 16, 2, INSTANCE, 0], () => varBytes(v));
+  } finally {
+    cx.vars.release(v);
+  }
+}
+
+/** An input event from the page: PPP_InputEvent.HandleInputEvent, with the event as a resource. */
+function handleInput(e) {
+  const cx = state.cx;
+  if (!state.ppp.inputEvent) return;
+  const res = createEvent(cx, e);
+  try {
+    const handle = cx.mem.u32(state.ppp.inputEvent);
+    const handled = cx.exports.__ppp_call_ii_i(handle, INSTANCE, res);
+    toPage({ t: "input-handled", seq: e.seq, handled: handled !== 0 });
+  } finally {
+    cx.releaseResource(res);
+  }
+}
+
+function changeView(view) {
+  const cx = state.cx;
+  state.view = view;
+  const res = createView(cx, view);
+  try {
+    if (state.ppp.instance10) {
+      const r = new Int32Array([...view.rect, ...view.clip]);
+      cx.frames.call(cx.exports, "__ppp_callbuf_iii_v", [state.ppp.didChangeView, 32, 6, INSTANCE, 0, 16], () =>
+        new Uint8Array(r.buffer),
+      );
+    } else {
+      cx.exports.__ppp_call_ii_v(state.ppp.didChangeView, INSTANCE, res);
+    }
+  } finally {
+    cx.releaseResource(res);
+  }
+}
+
+/** `pexe2wasm_ppapi.start`: the start-up PPP calls, then the unwind. */
+function onStart(cx, init, _shutdown, gi) {
+  const ex = cx.exports;
+  Atomics.store(cx.h, MAIN_LOOP, cx.res.create(KIND.MESSAGE_LOOP));
+  const r = ex.__ppp_initialize_module(init, MODULE);
+  if (r !== 0) {
+    end({ t: "error", error: `the app's PPP_InitializeModule failed (${r})` });
+    throw new StartUnwind();
+  }
+  const ppp = { instance10: false };
+  ppp.instance = pppInterface(cx.frames, ex, gi, "PPP_Instance;1.1");
+  if (!ppp.instance) {
+    ppp.instance = pppInterface(cx.frames, ex, gi, "PPP_Instance;1.0");
+    ppp.instance10 = ppp.instance !== 0;
+  }
+  if (!ppp.instance) {
+    end({ t: "error", error: "the app offers no PPP_Instance, so no instance can be made" });
+    throw new StartUnwind();
+  }
+  ppp.messaging = pppInterface(cx.frames, ex, gi, "PPP_Messaging;1.0");
+  ppp.inputEvent = pppInterface(cx.frames, ex, gi, "PPP_InputEvent;0.1");
+  const t = ppp.instance;
+  [ppp.didCreate, ppp.didDestroy, ppp.didChangeView, ppp.didChangeFocus] = [0, 4, 8, 12].map((o) =>
+    cx.mem.u32(t + o),
+  );
+  state.ppp = ppp;
+
+  const attrs = state.attrs;
+  const space = didCreateSpace(attrs);
+  const n = attrs.length;
+  const created = cx.frames.call(
+    ex,
+    "__ppp_callbuf_iiii_i",
+    [ppp.didCreate, space.size, 4 | 8, INSTANCE, n, 0, 4 * n],
+    space.fill,
+  );
+  toPage({ t: "created", ok: !!created });
+  if (!created) {
+    end({ t: "error", error: "the app's DidCreate returned false: the instance failed to start" });
+    throw new StartUnwind();
+  }
+  changeView(state.initialView);
+  ex.__ppp_call_ii_v(ppp.didChangeFocus, INSTANCE, 0);
+  state.started = true;
+  toPage({ t: "load" });
+  throw new StartUnwind();
+}
+
+/** Starts the IO worker (io-worker.js); resolves once it can take requests. */
+function startIoWorker(module, memory, hostSab) {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(new URL("./io-worker.js", import.meta.url), { type: "module" });
+    state.workers.add(w);
+    state.io = w;
+    w.onmessage = (e) => {
+      if (e.data.t === "ready") resolve();
+      else if (e.data.t === "page") toPage(e.data.msg);
+    };
+    w.onerror = (e) => reject(new Error(e.message || "the IO worker failed to load"));
+    w.postMessage({ t: "init", module, memory, hostSab });
+  });
+}
+
+/** A new port to the IO worker, for a module thread. */
+function ioPort() {
+  const ch = new MessageChannel();
+  state.io.postMessage({ t: "port", port: ch.port2 }, [ch.port2]);
+  return ch.port1;
+}
+
+function startThreadWorker(module, memory, hostSab, slot) {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(new URL("./thread-worker.js", import.meta.url), { type: "module" });
+    state.workers.add(w);
+    const ch = new MessageChannel();
+    toPage({ t: "port", port: ch.port2 }, [ch.port2]);
+    const io = ioPort();
+    w.onmessage = (e) => onThreadMessage(w, e.data, resolve);
+    w.onerror = (e) => {
+      const msg = e.message || "a thread worker failed to load";
+      reject(new Error(msg));
+      end({ t: "crash", error: msg, stack: "" });
+    };
+    w.postMessage({ t: "init", module, memory, hostSab, slot, port: ch.port1, io, args: state.args }, [ch.port1, io]);
+  });
+}
+
+function onThreadMessage(w, m, ready) {
+  switch (m.t) {
+    case "ready":
+      ready();
+      break;
+    case "call":
+      setTimeout(() => guarded(() => state.cx.runCallback(m.func, m.userData, m.result)), m.delay);
+      break;
+    case "refill":
+      state.pool.refill();
+      break;
+    case "done":
+      state.workers.delete(w);
+      state.pool.refill();
+      break;
+    case "exit":
+      end({ t: "exit", code: m.code });
+      break;
+    case "crash":
+      end({ t: "crash", error: m.error, stack: m.stack });
+      break;
+    default:
+      break;
+  }
+}
+
+async function init(m) {
+  state.attrs = m.attrs ?? [];
+  state.initialView = m.view;
+  state.args = m.args ?? ["app"];
+  toPage({ t: "progress", what: "fetch" });
+  const resp = await fetch(m.url);
+  if (!resp.ok) throw new Error(`${m.url}: HTTP ${resp.status}`);
+  // Streaming compilation lets the browser cache the compiled code with the response, so
+  // a second visit starts without compiling; the bytes are read too, for the memory's
+  // limits. A server that does not send application/wasm gets a plain compile.
+  const streamed = WebAssembly.compileStreaming(resp.clone()).catch(() => null);
+  const bytes = await resp.arrayBuffer();
+  const mt = importedMemory(bytes);
+  if (!mt || !mt.shared) throw new Error(`${m.url} is not a converted Pepper module (no shared memory import)`);
+  toPage({ t: "progress", what: "compile", bytes: bytes.byteLength });
+  const module = (await streamed) ?? (await WebAssembly.compile(bytes));
+  toPage({ t: "progress", what: "compiled" });
+  const maximum = Math.max(mt.min, Math.min(mt.max ?? 65536, m.maxPages ?? 16384));
+  const memory = new WebAssembly.Memory({ initial: mt.min, maximum, shared: true });
+  const hostSab = createSharedBlock();
+  const h = new Int32Array(hostSab);
+  h[NEXT_TID] = 1;
+  const cx = new Context({ isMain: true, tid: 0, memory, hostSab, toPage, args: state.args, onStart });
+  state.cx = cx;
+  cx.gfx.canvas = m.canvas ?? null;
+  cx.schedule = (f, delay) => setTimeout(() => guarded(f), delay);
+  await startIoWorker(module, memory, hostSab);
+  cx.ioPort = ioPort();
+  cx.ioPort.onmessage = (e) => {
+    const a = e.data;
+    if (a.t === "io") guarded(() => cx.finishIo(a.id, a.r, a.addr, a.len));
+  };
+  const target = m.threads ?? Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
+  state.pool = new ThreadPool(h, target, (slot) => startThreadWorker(module, memory, hostSab, slot));
+  cx.onRefill = () => setTimeout(() => state.pool.refill(), 0);
+  await state.pool.refill();
+  const instance = await WebAssembly.instantiate(module, cx.imports(module));
+  cx.setExports(instance.exports);
+  toPage({ t: "progress", what: "start" });
+  try {
+    instance.exports._start();
+    // _start returned: the app's main ended without ever starting an instance.
+    end({ t: "exit", code: 0 });
+  } catch (e) {
+    if (!(e instanceof StartUnwind)) return fail(e);
+  }
+  for (const p of state.pending.splice(0)) onPage(p);
+}
+
+function onPage(m) {
+  if (state.ended) return;
+  if (!state.started) {
+    state.pending.push(m);
+    return;
+  }
+  switch (m.t) {
+    case "message":
+      guarded(() => deliverMessage(m.data));
+      break;
+    case "view":
+      guarded(() => changeView(m.view));
+      break;
+    case "input":
+      guarded(() => handleInput(m.event));
+      break;
+    case "focus":
+      guarded(() => state.cx.exports.__ppp_call_ii_v(state.ppp.didChangeFocus, INSTANCE, m.has ? 1 : 0));
+      break;
+    default:
+      break;
+  }
+}
+
+self.onmessage = (e) => {
+  const m = e.data;
+  if (m.t === "init") {
+    init(m).catch((err) => end({ t: "error", error: String(err?.message ?? err) }));
+  } else {
+    onPage(m);
+  }
+};

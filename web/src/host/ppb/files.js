@@ -1,0 +1,217 @@
+// PPB_FileSystem;1.0, PPB_FileRef;1.0-1.2, PPB_FileIO;1.0-1.1. The resources (a file
+// system's type, a reference's path, an open file's state) are in the shared table; the
+// files themselves are the IO worker's (io-worker.js, io/memfs.js), reached through
+// `cx.io`, which applies Chrome's callback rules.
+
+import { FIELDS, KIND } from "../resources.js";
+import { T } from "../vars.js";
+
+const FS = { TYPE: 0, OPENED: 1 }; // OPENED: 0 no, 1 opening, 2 open
+const REF = { FS: 0, TYPE: 1, PATH: 2 }; // PATH: a string var's slot
+const FIO = { OPEN: 0 }; // 0 no, 1 opening, 2 open
+const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5 };
+const TYPES = { EXTERNAL: 1, LOCALPERSISTENT: 2, LOCALTEMPORARY: 3, ISOLATED: 4 };
+
+/** Chrome\x27s path rules for a file system\x27s FileRef: absolute, no `..`, no trailing slash. */
+function normalize(path) {
+  if (!path.startsWith("/") || path.split("/").includes("..")) return null;
+  const p = path.replace(/\/+/g, "/");
+  return p.length > 1 && p.endsWith("/") ? p.slice(0, -1) : p;
+}
+
+/** Whether cx.io refused a call before starting it (Chrome's callback rules). */
+const refused = (r) => r === -13 || r === -51;
+
+/** Frees what a FileRef held (its path var), given its state words at release. */
+export function freeRef(cx, fields) {
+  if (fields[REF.PATH]) cx.vars.release({ t: T.STRING, v: fields[REF.PATH] });
+  if (fields[REF.FS]) cx.releaseResource(fields[REF.FS]);
+}
+
+export function register(reg, cx) {
+  const at = (res, kind) => {
+    const b = cx.res.of(res, kind);
+    return b < 0 ? -1 : b + FIELDS;
+  };
+  const h = cx.h;
+
+  const S = "PPB_FileSystem;1.0";
+  reg.def(S, "Create", "ii->i", (instance, type) => {
+    if (instance !== cx.instance || type < TYPES.EXTERNAL || type > TYPES.ISOLATED) return 0;
+    return cx.vars.locked(() => {
+      const id = cx.res.createLocked(KIND.FILE_SYSTEM);
+      h[cx.res.base(id) + FIELDS + FS.TYPE] = type;
+      return id;
+    });
+  });
+  reg.def(S, "IsFileSystem", "i->i", (res) => (at(res, KIND.FILE_SYSTEM) >= 0 ? 1 : 0));
+  reg.def(S, "GetType", "i->i", (res) => {
+    const b = at(res, KIND.FILE_SYSTEM);
+    return b < 0 ? 0 : h[b + FS.TYPE];
+  });
+  reg.def(S, "Open", "iIi->i", (res, _expected, cb) => {
+    const b = at(res, KIND.FILE_SYSTEM);
+    if (b < 0) return E.BADRESOURCE;
+    // A file system is opened once.
+    if (Atomics.compareExchange(h, b + FS.OPENED, 0, 1) !== 0) return E.FAILED;
+    const r = cx.io(cb, "fsOpen", [h[b + FS.TYPE]], (code) => {
+      Atomics.store(h, b + FS.OPENED, code === E.OK ? 2 : 0);
+      return code;
+    });
+    if (refused(r)) Atomics.store(h, b + FS.OPENED, 0);
+    return r;
+  });
+
+  /** A new FileRef (one reference) on file system `fs` for a normalized `path`. */
+  const newRef = (fs, type, path) => {
+    const v = cx.vars.fromJS(path);
+    return cx.vars.locked(() => {
+      cx.res.addRefLocked(fs);
+      const id = cx.res.createLocked(KIND.FILE_REF);
+      const b = cx.res.base(id) + FIELDS;
+      h[b + REF.FS] = fs;
+      h[b + REF.TYPE] = type;
+      h[b + REF.PATH] = v.v;
+      return id;
+    });
+  };
+  const refOf = (res) => {
+    const b = at(res, KIND.FILE_REF);
+    if (b < 0) return null;
+    const path = cx.vars.toJS({ t: T.STRING, v: h[b + REF.PATH] });
+    return { b, fs: h[b + REF.FS], type: h[b + REF.TYPE], path };
+  };
+  const R = ["PPB_FileRef;1.0", "PPB_FileRef;1.1", "PPB_FileRef;1.2"];
+  reg.defAll(R, "Create", "ii->i", (fs, pathPtr) => {
+    const b = at(fs, KIND.FILE_SYSTEM);
+    if (b < 0 || pathPtr === 0) return 0;
+    const type = h[b + FS.TYPE];
+    if (type === TYPES.EXTERNAL) return 0; // only a browser could make those
+    const path = normalize(cx.mem.cstring(pathPtr));
+    return path === null ? 0 : newRef(fs, type, path);
+  });
+  reg.defAll(R, "IsFileRef", "i->i", (res) => (at(res, KIND.FILE_REF) >= 0 ? 1 : 0));
+  reg.defAll(R, "GetFileSystemType", "i->i", (res) => refOf(res)?.type ?? 0);
+  reg.defAll(R, "GetName", "ii->", (ret, res) => {
+    const r = refOf(res);
+    const name = !r ? null : r.path === "/" ? "/" : r.path.slice(r.path.lastIndexOf("/") + 1);
+    cx.vars.write(ret, name === null ? { t: T.UNDEFINED, v: 0 } : cx.vars.fromJS(name));
+  });
+  reg.defAll(R, "GetPath", "ii->", (ret, res) => {
+    const r = refOf(res);
+    cx.vars.write(ret, r ? cx.vars.fromJS(r.path) : { t: T.UNDEFINED, v: 0 });
+  });
+  reg.defAll(R, "GetParent", "i->i", (res) => {
+    const r = refOf(res);
+    if (!r) return 0;
+    const cut = r.path.lastIndexOf("/");
+    return newRef(r.fs, r.type, cut <= 0 ? "/" : r.path.slice(0, cut));
+  });
+  const withRef = (res, cb, f) => {
+    const r = refOf(res);
+    if (!r) return E.BADRESOURCE;
+    return f(r);
+  };
+  reg.def(R[0], "MakeDirectory", "iii->i", (res, ancestors, cb) =>
+    withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, ancestors ? 1 : 0])),
+  );
+  reg.def(R[1], "MakeDirectory", "iii->i", (res, ancestors, cb) =>
+    withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, ancestors ? 1 : 0])),
+  );
+  reg.def(R[2], "MakeDirectory", "iii->i", (res, flags, cb) =>
+    withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, flags])),
+  );
+  reg.defAll(R, "Touch", "iddi->i", (res, atime, mtime, cb) =>
+    withRef(res, cb, (r) => cx.io(cb, "refTouch", [r.type, r.path, atime, mtime])),
+  );
+  reg.defAll(R, "Delete", "ii->i", (res, cb) => withRef(res, cb, (r) => cx.io(cb, "refDelete", [r.type, r.path])));
+  reg.defAll(R, "Rename", "iii->i", (res, to, cb) =>
+    withRef(res, cb, (r) => {
+      const t = refOf(to);
+      if (!t || t.type !== r.type) return E.BADARGUMENT;
+      return cx.io(cb, "refRename", [r.type, r.path, t.path]);
+    }),
+  );
+  for (const i of R.slice(1)) {
+    reg.def(i, "Query", "iii->i", (res, info, cb) =>
+      withRef(res, cb, (r) => (info === 0 ? E.BADARGUMENT : cx.io(cb, "refQuery", [r.type, r.path, info]))),
+    );
+    // Entries come back as a payload; the app\x27s PP_ArrayOutput gets PP_DirectoryEntry
+    // {file_ref, file_type} each, with a new FileRef for every entry.
+    reg.def(i, "ReadDirectoryEntries", "iii->i", (res, output, cb) =>
+      withRef(res, cb, (r) => {
+        if (output === 0) return E.BADARGUMENT;
+        const getBuffer = cx.mem.u32(output);
+        const outData = cx.mem.u32(output + 4);
+        return cx.io(cb, "refList", [r.type, r.path], (code, payload) => {
+          if (code !== E.OK) return code;
+          const list = JSON.parse(new TextDecoder().decode(payload ?? new Uint8Array([0x5b, 0x5d])));
+          const buf = cx.exports.__ppp_call_iii_i(getBuffer, outData, list.length, 8) >>> 0;
+          if (list.length > 0 && buf === 0) return E.FAILED;
+          list.forEach((e, k) => {
+            const child = newRef(r.fs, r.type, (r.path === "/" ? "" : r.path) + "/" + e.name);
+            cx.mem.setI32(buf + 8 * k, child);
+            cx.mem.setI32(buf + 8 * k + 4, e.dir ? 1 : 0);
+          });
+          return E.OK;
+        });
+      }),
+    );
+  }
+
+  const I = ["PPB_FileIO;1.0", "PPB_FileIO;1.1"];
+  const fio = (res) => at(res, KIND.FILE_IO);
+  const whenOpen = (res, f) => {
+    const b = fio(res);
+    if (b < 0) return E.BADRESOURCE;
+    if (h[b + FIO.OPEN] !== 2) return E.FAILED;
+    return f(b);
+  };
+  reg.defAll(I, "Create", "i->i", (instance) => (instance === cx.instance ? cx.res.create(KIND.FILE_IO) : 0));
+  reg.defAll(I, "IsFileIO", "i->i", (res) => (fio(res) >= 0 ? 1 : 0));
+  reg.defAll(I, "Open", "iiii->i", (res, ref, flags, cb) => {
+    const b = fio(res);
+    const r = refOf(ref);
+    if (b < 0 || !r) return E.BADRESOURCE;
+    if (Atomics.compareExchange(h, b + FIO.OPEN, 0, 1) !== 0) return E.FAILED;
+    const code = cx.io(cb, "ioOpen", [res, r.type, r.path, flags], (c) => {
+      Atomics.store(h, b + FIO.OPEN, c === E.OK ? 2 : 0);
+      return c;
+    });
+    if (refused(code)) Atomics.store(h, b + FIO.OPEN, 0);
+    return code;
+  });
+  reg.defAll(I, "Query", "iii->i", (res, info, cb) =>
+    whenOpen(res, () => (info === 0 ? E.BADARGUMENT : cx.io(cb, "ioQuery", [res, info]))),
+  );
+  reg.defAll(I, "Touch", "iddi->i", (res, atime, mtime, cb) => whenOpen(res, () => cx.io(cb, "ioTouch", [res, atime, mtime])));
+  reg.defAll(I, "Read", "iIiii->i", (res, offset, buf, n, cb) =>
+    whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, "ioRead", [res, Number(offset), buf, n]))),
+  );
+  reg.defAll(I, "Write", "iIiii->i", (res, offset, buf, n, cb) =>
+    whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, "ioWrite", [res, Number(offset), buf, n]))),
+  );
+  reg.defAll(I, "SetLength", "iIi->i", (res, len, cb) => whenOpen(res, () => cx.io(cb, "ioSetLength", [res, Number(len)])));
+  reg.defAll(I, "Flush", "ii->i", (res, cb) => whenOpen(res, () => cx.io(cb, "ioFlush", [res])));
+  reg.defAll(I, "Close", "i->", (res) => {
+    const b = fio(res);
+    if (b < 0) return;
+    Atomics.store(h, b + FIO.OPEN, 3); // closed: nothing more on it
+    cx.ioTell("ioClose", [res]);
+  });
+  reg.def(I[1], "ReadToArray", "iIiii->i", (res, offset, max, output, cb) =>
+    whenOpen(res, () => {
+      if (max < 0 || offset < 0n || output === 0) return E.BADARGUMENT;
+      const getBuffer = cx.mem.u32(output);
+      const outData = cx.mem.u32(output + 4);
+      return cx.io(cb, "ioReadToArray", [res, Number(offset), max], (code, payload) => {
+        if (code < 0) return code;
+        const n = payload?.length ?? 0;
+        const buf = cx.exports.__ppp_call_iii_i(getBuffer, outData, n, 1) >>> 0;
+        if (n > 0 && buf === 0) return E.FAILED;
+        if (n > 0) cx.mem.write(buf, payload);
+        return n;
+      });
+    }),
+  );
+}

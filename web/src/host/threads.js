@@ -1,0 +1,97 @@
+// Module threads (wasi-threads `thread-spawn`). A worker cannot be started and waited for
+// synchronously, so the instance worker keeps a pool of thread workers that have already
+// instantiated the module and sleep in Atomics.wait on their slot in the host block;
+// `thread-spawn` hands a slot its (tid, arg) and wakes it, from any thread, with no event
+// loop involved. The instance worker refills the pool from its own event loop.
+
+import { NEXT_TID, POOL, POOL_GEN, POOL_SLOTS, SLOT_ASSIGNED, SLOT_EMPTY, SLOT_IDLE } from "./shared.js";
+
+export const SLOT_STARTING = 3;
+const STATE = 0;
+const TID = 1;
+const ARG = 2;
+
+export function slotBase(i) {
+  return POOL + 4 * i;
+}
+
+const EAGAIN = 6;
+
+/** `wasi.thread-spawn(arg)`: the new thread's id, or a negative errno. */
+export function spawnThread(cx, arg) {
+  const h = cx.h;
+  // The main thread cannot wait for a worker to start (that needs its own event loop);
+  // other threads wait up to 10 s for the pool to be refilled.
+  const deadline = performance.now() + (cx.isMain ? 0 : 10000);
+  for (;;) {
+    for (let i = 0; i < POOL_SLOTS; i++) {
+      const b = slotBase(i);
+      if (Atomics.compareExchange(h, b + STATE, SLOT_IDLE, SLOT_ASSIGNED) === SLOT_IDLE) {
+        const tid = Atomics.add(h, NEXT_TID, 1);
+        Atomics.store(h, b + TID, tid);
+        Atomics.store(h, b + ARG, arg);
+        Atomics.notify(h, b + STATE, 1);
+        cx.refillThreads();
+        return tid;
+      }
+    }
+    cx.refillThreads();
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      cx.console(2, "a thread could not be started: no thread worker is ready (the pool is refilled as threads start; raise data-pexe2wasm-threads to start more at once)");
+      return -EAGAIN;
+    }
+    const gen = Atomics.load(h, POOL_GEN);
+    Atomics.wait(h, POOL_GEN, gen, Math.min(left, 100));
+  }
+}
+
+/** Thread worker: marks its slot idle and sleeps until a thread is given; {tid, arg}. */
+export function waitForThread(h, i) {
+  const b = slotBase(i);
+  Atomics.store(h, b + STATE, SLOT_IDLE);
+  Atomics.add(h, POOL_GEN, 1);
+  Atomics.notify(h, POOL_GEN);
+  while (Atomics.load(h, b + STATE) === SLOT_IDLE) Atomics.wait(h, b + STATE, SLOT_IDLE);
+  return { tid: Atomics.load(h, b + TID), arg: Atomics.load(h, b + ARG) };
+}
+
+/** Thread worker: its thread ended; the slot may take a new worker. */
+export function releaseSlot(h, i) {
+  Atomics.store(h, slotBase(i) + STATE, SLOT_EMPTY);
+}
+
+/** The instance worker's side: keeps `target` workers idle or starting. */
+export class ThreadPool {
+  constructor(h, target, startWorker) {
+    this.h = h;
+    this.target = Math.min(target, POOL_SLOTS);
+    this.startWorker = startWorker; // (slot) => Promise resolved when it is idle
+    this.workers = new Map();
+  }
+
+  counts() {
+    let ready = 0;
+    let starting = 0;
+    for (let i = 0; i < POOL_SLOTS; i++) {
+      const s = Atomics.load(this.h, slotBase(i) + STATE);
+      if (s === SLOT_IDLE) ready++;
+      else if (s === SLOT_STARTING) starting++;
+    }
+    return { ready, starting };
+  }
+
+  /** Starts workers until `target` are idle or starting; resolves when those are idle. */
+  refill() {
+    const { ready, starting } = this.counts();
+    let want = this.target - ready - starting;
+    const started = [];
+    for (let i = 0; i < POOL_SLOTS && want > 0; i++) {
+      const b = slotBase(i);
+      if (Atomics.compareExchange(this.h, b + STATE, SLOT_EMPTY, SLOT_STARTING) !== SLOT_EMPTY) continue;
+      started.push(this.startWorker(i));
+      want--;
+    }
+    return Promise.all(started);
+  }
+}

@@ -1,0 +1,116 @@
+// The files harness (files-harness.html): a main-thread context and a module-thread
+// context over one instance of a converted module, the real IO worker behind them.
+
+import { Context } from "./pexe2wasm/host/context.js";
+import { createSharedBlock, NEXT_TID } from "./pexe2wasm/host/shared.js";
+import { importedMemory } from "./pexe2wasm/host/wasm-info.js";
+
+class Started extends Error {}
+
+self.onmessage = async (e) => {
+  const checks = [];
+  const check = (name, got, want) => checks.push({ name, got, want, ok: JSON.stringify(got) === JSON.stringify(want) });
+  try {
+    const bytes = await (await fetch(e.data.wasm)).arrayBuffer();
+    const mt = importedMemory(bytes);
+    const module = await WebAssembly.compile(bytes);
+    const memory = new WebAssembly.Memory({ initial: mt.min, maximum: 16384, shared: true });
+    const hostSab = createSharedBlock();
+    new Int32Array(hostSab)[NEXT_TID] = 1;
+    const quiet = () => {};
+    // The runtime initializes itself in _start; the app's start is cut short at ppapi_start.
+    const main = new Context({ isMain: true, tid: 0, memory, hostSab, toPage: quiet, onStart: () => { throw new Started(); } });
+    const instance = await WebAssembly.instantiate(module, main.imports(module));
+    main.setExports(instance.exports);
+    try {
+      instance.exports._start();
+    } catch (err) {
+      if (!(err instanceof Started)) throw err;
+    }
+    const thread = new Context({ isMain: false, tid: 1, memory, hostSab, toPage: quiet, toMain: quiet });
+    thread.setExports(instance.exports);
+    const io = new Worker(new URL("./pexe2wasm/host/io-worker.js", location.href), { type: "module" });
+    await new Promise((resolve) => {
+      io.onmessage = (m) => m.data.t === "ready" && resolve();
+      io.postMessage({ t: "init", module, memory, hostSab });
+    });
+    const port = (cx) => {
+      const ch = new MessageChannel();
+      io.postMessage({ t: "port", port: ch.port2 }, [ch.port2]);
+      cx.ioPort = ch.port1;
+    };
+    port(main);
+    port(thread);
+    const cell = new SharedArrayBuffer(16);
+    thread.cell = new Int32Array(cell);
+    thread.ioPort.postMessage({ t: "hello", cell });
+
+    const base = instance.exports.__ppapi_alloc(65536);
+    const m = thread.mem;
+    const CB = base; // {func 0, user_data 0, flags 0}: PP_BlockUntilComplete()
+    const ASYNC = base + 16; // a callback with a function: the rules are checked before it runs
+    m.setI32(ASYNC, 1);
+    const STR = base + 64;
+    const BUF = base + 4096;
+    const INFO = base + 1024;
+    const cstr = (s) => {
+      m.write(STR, new TextEncoder().encode(s + "\0"));
+      return STR;
+    };
+    const f = (cx, iface, name) => cx.registry.get(iface, name).impl;
+    const T = (iface, name) => f(thread, iface, name);
+    const FS = "PPB_FileSystem;1.0";
+    const REF = "PPB_FileRef;1.2";
+    const IO = "PPB_FileIO;1.1";
+
+    const fs = T(FS, "Create")(2, 2);
+    check("FileSystem.Create", fs > 0, true);
+    check("Open blocking on the main thread", f(main, FS, "Open")(fs, 0n, CB), -13);
+    check("Open with a callback on a thread without a loop", T(FS, "Open")(fs, 0n, ASYNC), -51);
+    check("Open", T(FS, "Open")(fs, 0n, CB), 0);
+    check("Open again", T(FS, "Open")(fs, 0n, CB), -2);
+    const dir = T(REF, "Create")(fs, cstr("/saves/"));
+    const file = T(REF, "Create")(fs, cstr("/saves/slot1.dat"));
+    check("FileRef.Create of a relative path", T(REF, "Create")(fs, cstr("saves")), 0);
+    check("MakeDirectory", T(REF, "MakeDirectory")(dir, 1, CB), 0);
+    check("MakeDirectory exclusive", T(REF, "MakeDirectory")(dir, 2, CB), -21);
+    const fio = T(IO, "Create")(2);
+    check("FileIO.Open of a missing file", T(IO, "Open")(fio, file, 1, CB), -20);
+    const w = T(IO, "Create")(2);
+    check("FileIO.Open write|create", T(IO, "Open")(w, file, 2 | 4, CB), 0);
+    m.write(BUF, new TextEncoder().encode("hello, saves"));
+    check("Write", T(IO, "Write")(w, 0n, BUF, 12, CB), 12);
+    check("Write at 20 (a hole)", T(IO, "Write")(w, 20n, BUF, 5, CB), 5);
+    check("Query", T(IO, "Query")(w, INFO, CB), 0);
+    check("size in PP_FileInfo", Number(m.dv.getBigInt64(INFO, true)), 25);
+    check("Read on a write-only file", T(IO, "Read")(w, 0n, BUF, 10, CB), -7);
+    T(IO, "Close")(w);
+    const r = T(IO, "Create")(2);
+    check("FileIO.Open read", T(IO, "Open")(r, file, 1, CB), 0);
+    m.fill(BUF, 0, 64);
+    check("Read", T(IO, "Read")(r, 7n, BUF, 100, CB), 18);
+    check("bytes read", new TextDecoder().decode(m.bytes(BUF, 5)), "saves");
+    check("the hole reads as zeros", [...m.bytes(BUF + 5, 8)], [0, 0, 0, 0, 0, 0, 0, 0]);
+    check("Delete of a non-empty directory", T(REF, "Delete")(dir, CB), -2);
+    const moved = T(REF, "Create")(fs, cstr("/moved.dat"));
+    check("Rename", T(REF, "Rename")(file, moved, CB), 0);
+    check("Query of the old name", T(REF, "Query")(file, INFO, CB), -20);
+    check("Query of the new name", T(REF, "Query")(moved, INFO, CB), 0);
+    check("it is a regular file", m.i32(INFO + 8), 0);
+    check("Delete of the emptied directory", T(REF, "Delete")(dir, CB), 0);
+    // GetPath/GetName/GetParent.
+    const VAR = base + 2048;
+    T(REF, "GetName")(VAR, moved);
+    check("GetName", thread.vars.toJS(thread.vars.read(VAR)), "moved.dat");
+    const parent = T(REF, "GetParent")(moved);
+    T(REF, "GetPath")(VAR, parent);
+    check("GetParent's path", thread.vars.toJS(thread.vars.read(VAR)), "/");
+    // A temporary file system is another tree.
+    const tmp = T(FS, "Create")(2, 3);
+    check("temporary Open", T(FS, "Open")(tmp, 0n, CB), 0);
+    check("the persistent file is not in the temporary one", T(REF, "Query")(T(REF, "Create")(tmp, cstr("/moved.dat")), INFO, CB), -20);
+    self.postMessage({ checks, failed: checks.filter((c) => !c.ok).length });
+  } catch (err) {
+    self.postMessage({ error: String(err?.stack ?? err), checks });
+  }
+};

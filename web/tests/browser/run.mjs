@@ -1,0 +1,188 @@
+// Drives a converted Pepper app in a real browser and prints a JSON report on its last
+// line; crates/cli/tests/it/web.rs runs it and checks the report. Debian's Chromium goes
+// through playwright-core, Debian's Firefox ESR through puppeteer-core over WebDriver BiDi;
+// neither downloads a browser. Everything stays on loopback.
+//
+// Environment: BROWSER (chromium | firefox), URL (the page), SCENARIO (below), SCREENSHOT
+// (a PNG path), PROFILE (an empty directory for the browser's profile), plus what a
+// scenario reads (MESSAGES: a JSON array of messages to send).
+
+import { mkdirSync } from "node:fs";
+
+const env = process.env;
+const browserName = env.BROWSER ?? "chromium";
+const report = { browser: browserName, pageErrors: [], consoleErrors: [], console: [] };
+
+async function launch() {
+  mkdirSync(env.PROFILE, { recursive: true });
+  if (browserName === "firefox") {
+    const puppeteer = (await import("puppeteer-core")).default;
+    const browser = await puppeteer.launch({
+      browser: "firefox",
+      executablePath: env.FIREFOX ?? "/usr/bin/firefox-esr",
+      headless: true,
+      // Two busy cores make a cold Firefox slow to start; give it time rather than fail.
+      timeout: 120000,
+      protocolTimeout: 180000,
+      userDataDir: env.PROFILE,
+      extraPrefsFirefox: {
+        // No update checks, telemetry or remote settings: nothing leaves loopback.
+        "app.update.enabled": false,
+        "browser.safebrowsing.malware.enabled": false,
+        "browser.safebrowsing.phishing.enabled": false,
+        "datareporting.policy.dataSubmissionEnabled": false,
+        "network.captive-portal-service.enabled": false,
+        "network.connectivity-service.enabled": false,
+        "services.settings.server": "http://127.0.0.1:9/",
+      },
+    });
+    const page = await browser.newPage();
+    return { browser, page, close: () => browser.close() };
+  }
+  const { chromium } = await import("playwright-core");
+  const context = await chromium.launchPersistentContext(env.PROFILE, {
+    executablePath: env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    timeout: 120000,
+    args: [
+      "--no-sandbox",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--use-angle=swiftshader",
+      "--enable-unsafe-swiftshader",
+    ],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return { browser: context, page, close: () => context.close() };
+}
+
+/** Polls `f` in the page until it returns a truthy value; that value, or null at the deadline. */
+async function waitFor(page, f, arg, ms) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await page.evaluate(f, arg);
+    if (v) return v;
+    if (Date.now() > end) return null;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The page's messages so far, ArrayBuffers as {arrayBuffer: [bytes…]} (JSON-safe). */
+function pageMessages() {
+  return window.messages.map((m) =>
+    m instanceof ArrayBuffer ? { arrayBuffer: Array.from(new Uint8Array(m)) } : m,
+  );
+}
+
+const scenarios = {
+  /** Sends MESSAGES one after the other once loaded; waits for EXPECT messages. */
+  async messages(page) {
+    const sends = JSON.parse(env.MESSAGES ?? "[]");
+    const expect = Number(env.EXPECT ?? sends.length);
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    for (const m of sends) await page.evaluate((m) => window.naclModule.postMessage(m), m);
+    await waitFor(page, (n) => window.messages.length >= n || window.events.some((e) => e !== "load"), expect, 30000);
+    await new Promise((r) => setTimeout(r, 300)); // any message too many shows up too
+  },
+
+  /** Stockfish over UCI: `go depth N` ends with a bestmove. */
+  async stockfish(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    for (const m of ["uci", "isready", "position startpos", `go depth ${env.DEPTH ?? 12}`]) {
+      await page.evaluate((m) => window.naclModule.postMessage(m), m);
+    }
+    const t0 = Date.now();
+    await waitFor(page, () => window.messages.some((m) => typeof m === "string" && m.startsWith("bestmove")), null, 120000);
+    report.searchMs = Date.now() - t0;
+  },
+
+  /** webpenc: an RGBA picture in, a lossless WebP out that the browser decodes to the same pixels. */
+  async webp(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.decoded = await page.evaluate(async () => {
+      const width = 64;
+      const height = 48;
+      const data = new Uint8Array(width * height * 4);
+      for (let i = 0; i < width * height; i++) data.set([i % 256, (i * 7) % 256, 128, 255], 4 * i);
+      window.naclModule.postMessage({ rgba: data.buffer.slice(0), width, height, quality: "lossless", id: 1 });
+      const reply = () => window.messages.find((m) => m && m.data instanceof ArrayBuffer);
+      for (let t = 0; t < 300 && !reply(); t++) await new Promise((r) => setTimeout(r, 100));
+      if (!reply()) return { error: "no WebP came back", messages: window.messages.map((m) => JSON.stringify(m)) };
+      const { id, data: webp } = reply();
+      const bitmap = await createImageBitmap(new Blob([webp], { type: "image/webp" }));
+      const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+      const ctx = canvas.getContext("2d");
+      ctx.drawImage(bitmap, 0, 0);
+      const got = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data;
+      let differ = 0;
+      for (let i = 0; i < Math.min(got.length, data.length); i++) if (got[i] !== data[i]) differ++;
+      return { id, bytes: webp.byteLength, width: bitmap.width, height: bitmap.height, differingBytes: differ };
+    });
+  },
+
+  /** Clicks the app at (30, 40) and types "a": the input-echo fixture posts one number per event. */
+  async input(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    // The page knows which classes the app asked for before it forwards any.
+    await waitFor(page, () => window.naclModule.pexe2wasm.inputClasses, null, 10000);
+    const box = await (await page.$("canvas.pexe2wasm-canvas")).boundingBox();
+    await page.mouse.move(box.x + 30, box.y + 40);
+    await page.mouse.down();
+    await page.mouse.up();
+    await page.keyboard.press("a");
+    await waitFor(page, () => window.messages.length >= 6, null, 10000);
+    await new Promise((r) => setTimeout(r, 300));
+  },
+
+  /** Lets the app draw: two screenshots of its canvas SHOTS_MS apart (SHOT1, SHOT2). */
+  async canvas(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    const c = await page.$("canvas.pexe2wasm-canvas");
+    await new Promise((r) => setTimeout(r, Number(env.FIRST_MS ?? 3000)));
+    await c.screenshot({ path: env.SHOT1 });
+    await new Promise((r) => setTimeout(r, Number(env.SHOTS_MS ?? 2000)));
+    await c.screenshot({ path: env.SHOT2 });
+  },
+
+  /** The files harness page: waits for its result. */
+  async files(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    report.result = await page.evaluate(() => window.result ?? null);
+  },
+
+  /** Only starts the app: DidCreate ran (load, or an error or crash after it). */
+  async starts(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 60000));
+    await new Promise((r) => setTimeout(r, Number(env.SETTLE_MS ?? 1000)));
+  },
+};
+
+const { page, close } = await launch();
+page.on("console", (m) => {
+  const line = `${m.type()}: ${m.text()}`;
+  if (report.console.length < 200) report.console.push(line);
+  // A favicon the test server does not have is not the app's error.
+  if (m.type() === "error" && !/favicon|Failed to load resource/.test(m.text())) report.consoleErrors.push(m.text());
+});
+page.on("pageerror", (e) => report.pageErrors.push(String(e?.message ?? e)));
+const t0 = Date.now();
+try {
+  await page.goto(env.URL);
+  await scenarios[env.SCENARIO](page);
+  report.events = await page.evaluate(() => window.events);
+  report.messages = await page.evaluate(pageMessages);
+  report.firstMessageMs = await page.evaluate(() => window.firstMessageAt);
+  report.pexe2wasm = await page.evaluate(() => window.naclModule?.pexe2wasm ?? null);
+  report.status = await page.evaluate(() => document.getElementById("status").textContent);
+  report.crossOriginIsolated = await page.evaluate(() => globalThis.crossOriginIsolated);
+  if (env.SCREENSHOT) await page.screenshot({ path: env.SCREENSHOT });
+} catch (e) {
+  report.driverError = String(e?.stack ?? e);
+} finally {
+  report.totalMs = Date.now() - t0;
+  await close();
+}
+console.log(JSON.stringify(report));
