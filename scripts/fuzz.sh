@@ -3,8 +3,10 @@
 #
 #   scripts/fuzz.sh [TARGET] [SECONDS] [-- extra libFuzzer flags]
 #
-# TARGET is `decode` (decode must not panic) or `decode_verify` (decode -> verify ->
-# check_runnable -> dis must not panic); default `decode`. SECONDS defaults to 1800.
+# TARGET is `decode` (decode must not panic), `decode_verify` (decode -> verify ->
+# check_runnable -> dis must not panic) or `lower_diff` (differential fuzzing of the
+# lowering: generated valid modules converted and run under wasmtime against the reference
+# interpreter, docs/FUZZING.md); default `decode`. SECONDS defaults to 1800.
 #
 # The corpus lives in fuzz/corpus/TARGET (ignored by git). It is seeded at run time from the
 # real pexes under 128 KiB ($PEXE2WASM_REAL_CORPUS, else ../shared/fixtures/real) and from
@@ -26,8 +28,8 @@ shift $(( $# > 2 ? 2 : $# ))
 [[ "${1:-}" == "--" ]] && shift
 
 case "$target" in
-  decode|decode_verify) ;;
-  *) echo "error: unknown fuzz target '$target' (decode, decode_verify)" >&2; exit 2 ;;
+  decode|decode_verify|lower_diff) ;;
+  *) echo "error: unknown fuzz target '$target' (decode, decode_verify, lower_diff)" >&2; exit 2 ;;
 esac
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -39,18 +41,41 @@ corpus_src="${PEXE2WASM_REAL_CORPUS:-$root/../shared/fixtures/real}"
 corpus="$root/fuzz/corpus/$target"
 mkdir -p "$corpus"
 seeded=0
-for f in "$corpus_src"/*.pexe "$root"/fixtures/*.pexe; do
-  [[ -f "$f" ]] || continue
-  [[ $(stat -c %s "$f") -le 131072 ]] || continue
-  cp -n "$f" "$corpus/seed-$(basename "$f")"
-  seeded=$((seeded + 1))
-done
+max_len=131072
+if [[ "$target" == lower_diff ]]; then
+  # The input drives a program generator: no pexe seeds; a few KiB make a full module.
+  # Random inputs of 0.5-6 KiB start the corpus with whole programs (libFuzzer's own
+  # inputs start at a few bytes, which make the plainest programs).
+  max_len=8192
+  if [[ -z "$(ls -A "$corpus")" ]]; then
+    for i in $(seq 1 64); do
+      head -c $((512 + RANDOM % 5632)) /dev/urandom > "$corpus/random-$i"
+    done
+    seeded=64
+  fi
+else
+  for f in "$corpus_src"/*.pexe "$root"/fixtures/*.pexe; do
+    [[ -f "$f" ]] || continue
+    [[ $(stat -c %s "$f") -le 131072 ]] || continue
+    cp -n "$f" "$corpus/seed-$(basename "$f")"
+    seeded=$((seeded + 1))
+  done
+fi
 echo "corpus: $corpus ($seeded seed files available, $(ls "$corpus" | wc -l) inputs)" >&2
 
 cd "$root/fuzz"
-exec cargo fuzz run -s none -a "$target" "$corpus" -- \
+build_flags=(-s none -a)
+if [[ "$target" == lower_diff ]]; then
+  # The differential target spends its time in Cranelift compiling the converted module,
+  # which is instrumented too (stable Rust cannot leave dependencies out): no debug
+  # assertions (-O; a wrong result is found by the comparison, and Cranelift's assertions
+  # cost more than they find here) and no compare tracing, in a target directory of its
+  # own so the decode targets' build is kept.
+  build_flags=(-O -s none --no-trace-compares --target-dir "$root/fuzz/target/lower_diff")
+fi
+exec cargo fuzz run "${build_flags[@]}" "$target" "$corpus" -- \
   -max_total_time="$seconds" \
-  -max_len=131072 \
+  -max_len="$max_len" \
   -rss_limit_mb=2048 \
   -malloc_limit_mb=512 \
   -timeout=10 \

@@ -11,6 +11,7 @@
 //! when any file failed (each failure one `error:` line), after converting all the others.
 
 mod batch;
+mod interp;
 mod pepper;
 mod serve;
 mod web;
@@ -64,6 +65,27 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Run one function of a pexe in the reference interpreter (no conversion): its
+    /// result, and with --trace every instruction's value (a debugging aid for a function
+    /// that misbehaves once converted; docs/FUZZING.md).
+    Interp {
+        /// The pexe to read ('-' for stdin).
+        file: PathBuf,
+        /// The function: its name, or its id as @fN.
+        function: String,
+        /// Its arguments, one per parameter: integers (decimal, or hex with 0x), floats,
+        /// vectors as comma-separated lanes (put `--` before a negative one).
+        args: Vec<String>,
+        /// Print each executed instruction and its value on stderr.
+        #[arg(long)]
+        trace: bool,
+        /// After the call, print the bytes of these globals (@gN) in hex.
+        #[arg(long = "dump", value_name = "@gN")]
+        dump: Vec<String>,
+        /// Instructions to run at most.
+        #[arg(long, default_value_t = 10_000_000)]
+        max_steps: u64,
     },
     /// Decode a pexe, check it against the PNaCl ABI and check that it can run (`_start`)
     /// and converts.
@@ -508,6 +530,18 @@ fn run(command: Command) -> Result<ExitCode> {
             };
             written.context("cannot write the output")?;
             out.commit()
+        }),
+        Command::Interp {
+            file,
+            function,
+            args,
+            trace,
+            dump,
+            max_steps,
+        } => in_file(&file, || {
+            let data = read_pexe(&file)?;
+            let module = pexe2wasm::decode::decode(&data)?;
+            interp::run(&module, &function, &args, trace, &dump, max_steps)
         }),
         Command::Verify { file, no_runnable } => in_file(&file, || {
             let name = display_name(&file);

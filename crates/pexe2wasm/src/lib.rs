@@ -24,6 +24,7 @@ pub mod decode;
 pub mod emit;
 mod error;
 pub mod info;
+pub mod interp;
 pub mod ir;
 pub mod lower;
 pub mod malloc;

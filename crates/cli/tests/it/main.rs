@@ -4,6 +4,7 @@
 
 mod cli_batch;
 mod cli_info;
+mod cli_interp;
 mod cli_manners;
 mod cli_status;
 mod dockerfile;

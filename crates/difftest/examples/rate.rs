@@ -1,0 +1,24 @@
+//! Measures the harness's rate: the seeded test's programs (`--seeds N`, default 300)
+//! checked one after the other, repeated `--rounds R` times; prints checks per second.
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let get = |k: &str, d: u64| {
+        args.iter()
+            .position(|a| a == k)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(d)
+    };
+    let (seeds, rounds) = (get("--seeds", 300), get("--rounds", 3));
+    let cfg = pexe2wasm_difftest::Config::default();
+    let inputs: Vec<Vec<u8>> = (0..seeds).map(pexe2wasm_difftest::seed_bytes).collect();
+    let t = std::time::Instant::now();
+    for _ in 0..rounds {
+        for d in &inputs {
+            let _ = pexe2wasm_difftest::check(d, &cfg);
+        }
+    }
+    let n = seeds * rounds;
+    let s = t.elapsed().as_secs_f64();
+    println!("{n} checks in {s:.2} s: {:.0} per second", n as f64 / s);
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Executions of libFuzzer jobs so far: the last "#N" of every job log (scripts/fuzz.sh with
+# -jobs writes fuzz/fuzz-J.log; older runs' logs may be kept under fuzz/artifacts/runs/),
+# their sum, the current rate and the artifacts (findings) saved.
+#
+#   scripts/fuzz-status.sh [TARGET]        default: lower_diff
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+target="${1:-lower_diff}"
+total=0
+rate=0
+for f in "$root"/fuzz/fuzz-*.log "$root"/fuzz/artifacts/runs/*.log; do
+  [[ -f "$f" ]] || continue
+  last="$(grep -aE '^#[0-9]+' "$f" | tail -n 1 || true)"
+  [[ -n "$last" ]] || continue
+  n="${last%%[!#0-9]*}"
+  n="${n#\#}"
+  total=$((total + n))
+  if [[ "$f" == "$root"/fuzz/fuzz-*.log ]]; then
+    r="$(sed -n 's/.*exec\/s: \([0-9]*\).*/\1/p' <<<"$last")"
+    rate=$((rate + ${r:-0}))
+    echo "$(basename "$f"): $last" | cut -c1-150
+  fi
+done
+echo "executions: $total (all job logs); current rate: $rate exec/s (running jobs)"
+ls "$root/fuzz/artifacts/$target" 2>/dev/null | sed 's/^/finding: /' || true
