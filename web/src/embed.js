@@ -295,6 +295,7 @@ class Instance {
         m.port.onmessage = (e) => this.onMessage(e.data);
         break;
       case "progress":
+        this.info.progress = m.what;
         el.readyState = 3;
         fire(el, "progress", { loaded: m.bytes ?? 0, total: m.bytes ?? 0 });
         break;

@@ -269,6 +269,7 @@ async function init(m) {
   state.cx = cx;
   cx.gfx.canvas = m.canvas ?? null;
   cx.schedule = (f, delay) => setTimeout(() => guarded(f), delay);
+  toPage({ t: "progress", what: "io-worker" });
   await startIoWorker(module, memory, hostSab);
   cx.ioPort = ioPort();
   cx.ioPort.onmessage = (e) => {
@@ -278,7 +279,9 @@ async function init(m) {
   const target = m.threads ?? Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
   state.pool = new ThreadPool(h, target, (slot) => startThreadWorker(module, memory, hostSab, slot));
   cx.onRefill = () => setTimeout(() => state.pool.refill(), 0);
+  toPage({ t: "progress", what: "thread-pool" });
   await state.pool.refill();
+  toPage({ t: "progress", what: "instantiate" });
   const instance = await WebAssembly.instantiate(module, cx.imports(module));
   cx.setExports(instance.exports);
   toPage({ t: "progress", what: "start" });
