@@ -457,6 +457,9 @@ struct ModGen<'c> {
     uses_vectors: bool,
     /// Functions (so far) that call setjmp on entry.
     setjmp_funcs: Vec<usize>,
+    /// Function types of calls through a pointer of another type (declared in the
+    /// types block).
+    call_types: Vec<Sig>,
 }
 
 impl ModGen<'_> {
@@ -508,6 +511,7 @@ pub fn generate(u: &mut Src<'_>, cfg: &Config) -> Program {
         intrinsics: Vec::new(),
         uses_vectors: cfg.simd,
         setjmp_funcs: Vec::new(),
+        call_types: Vec::new(),
     };
     let mut bodies = Vec::new();
     for i in 0..nf {
@@ -564,6 +568,9 @@ fn render_module(mg: &ModGen<'_>, bodies: &[String], buf_init: &[u8]) -> String 
     for n in &mg.intrinsics {
         let (r, ps) = intrinsic_sig(n);
         add(format!("{r} ({})", ps.join(", ")), &mut types);
+    }
+    for s in &mg.call_types {
+        add(sig_text(s), &mut types);
     }
     let mut o = String::new();
     o += "module {\n  version 1;\n  types {\n";
@@ -2164,12 +2171,55 @@ impl FnGen {
 
     fn call(&mut self, mg: &mut ModGen<'_>, u: &mut Src<'_>) {
         let j = self.index + 1 + u.below(mg.sigs.len() - self.index - 1);
-        let sig = mg.sigs[j].clone();
+        let mut sig = mg.sigs[j].clone();
+        // Sometimes a call of another type that C tolerates (decision 0016): fewer or
+        // more arguments, a result dropped or asked of a void function. Such a call goes
+        // through a pointer, and the callee gets its arguments and result adapted.
+        let other_type = u.chance(1, 6);
+        if other_type {
+            if !sig.params.is_empty() && u.chance(1, 2) {
+                let keep = u.below(sig.params.len());
+                sig.params.truncate(keep);
+            } else {
+                for _ in 0..1 + u.below(2) {
+                    sig.params.push(u.pick(&[I32, I64, F32, F64, V4I32]));
+                }
+            }
+            if u.chance(1, 2) {
+                sig.ret = match sig.ret {
+                    Some(_) => None,
+                    None => Some(u.pick(&[I32, I64, F64])),
+                };
+            }
+            if !mg
+                .call_types
+                .iter()
+                .any(|t| t.params == sig.params && t.ret == sig.ret)
+            {
+                mg.call_types.push(sig.clone());
+            }
+        }
         let mut args = Vec::new();
         for t in &sig.params {
             args.push((*t, self.pick(*t, u)));
         }
-        let callee = if u.chance(1, 4) {
+        let callee = if other_type {
+            if u.chance(1, 2) {
+                let off = self.i32c(4 * j as u32);
+                let a = self.def(
+                    I32,
+                    Line::default().s(format!("add i32 @g{G_TAB}, ")).o(off),
+                    false,
+                );
+                self.def(
+                    I32,
+                    Line::default().s("load i32* ").o(a).s(", align 1"),
+                    false,
+                )
+            } else {
+                Op::F(j as u32)
+            }
+        } else if u.chance(1, 4) {
             // A pointer chosen between two functions of this type, as values.
             let same: Vec<usize> = (self.index + 1..mg.sigs.len())
                 .filter(|&k| mg.sigs[k].params == sig.params && mg.sigs[k].ret == sig.ret)
@@ -2204,7 +2254,7 @@ impl FnGen {
         };
         // A call_indirect record whose callee is the function's address (what a call
         // through a cast function pointer becomes): `call indirect`.
-        let indirect_known = callee == Op::F(j as u32) && u.chance(1, 4);
+        let indirect_known = callee == Op::F(j as u32) && (other_type || u.chance(1, 4));
         let mut l = Line::default()
             .s(format!(
                 "call {}{} ",

@@ -567,42 +567,36 @@ impl<'m> Machine<'m> {
                     for a in f.args(c) {
                         args.push(get(self, fr, *a)?);
                     }
-                    let callee = match c.callee {
-                        Callee::Direct(d) => d,
+                    match c.callee {
+                        Callee::Direct(d) => {
+                            let decl = m.function(d).ok_or(Trap::Invalid("callee"))?;
+                            if let Some(i) = decl.intrinsic {
+                                self.intrinsic(i, idx, &args, inst.ty, id)?
+                            } else {
+                                let body = self.bodies[d.index()].ok_or_else(|| {
+                                    Trap::Unsupported(format!(
+                                        "call to the declared function @f{}",
+                                        d.0
+                                    ))
+                                })?;
+                                self.run(body, &args)?
+                            }
+                        }
                         Callee::Indirect(v) => {
                             let slot = get(self, fr, v)?.as_u32();
-                            let fid = slot.wrapping_sub(1);
-                            let ok = m.function(FuncId(fid)).is_some_and(|d| {
-                                let want = m.types.function(d.ty);
-                                // The call's own type: its arguments and result.
-                                want.is_some_and(|ft| {
-                                    ft.params.len() == args.len()
-                                        && ft
-                                            .params
-                                            .iter()
-                                            .zip(&args)
-                                            .all(|(p, a)| self.fits(*p, a))
-                                        && (m.types.is_void(ft.ret) == m.types.is_void(inst.ty))
-                                        && (m.types.is_void(ft.ret) || ft.ret == inst.ty)
-                                })
-                            });
-                            if !ok || self.bodies.get(fid as usize).copied().flatten().is_none() {
+                            let fid = FuncId(slot.wrapping_sub(1));
+                            let Some(body) = self.bodies.get(fid.index()).copied().flatten() else {
                                 return Err(Trap::BadIndirectCall(slot).into());
-                            }
-                            FuncId(fid)
+                            };
+                            // A function of another type that C tolerates is called with
+                            // its arguments and result adapted (decision 0016); any other
+                            // mismatch traps, as `call_indirect` does.
+                            let Some(adapted) = self.adapt_args(fid, &args, inst.ty) else {
+                                return Err(Trap::BadIndirectCall(slot).into());
+                            };
+                            let r = self.run(body, &adapted)?;
+                            self.adapt_result(r, inst.ty)
                         }
-                    };
-                    let decl = m.function(callee).ok_or(Trap::Invalid("callee"))?;
-                    if let Some(i) = decl.intrinsic {
-                        self.intrinsic(i, idx, &args, inst.ty, id)?
-                    } else {
-                        let body = self.bodies[callee.index()].ok_or_else(|| {
-                            Trap::Unsupported(format!(
-                                "call to the declared function @f{}",
-                                callee.0
-                            ))
-                        })?;
-                        self.run(body, &args)?
                     }
                 }
             };
@@ -610,6 +604,46 @@ impl<'m> Machine<'m> {
                 self.trace_val(f, r, &v);
                 fr.set(f, r, v);
             }
+        }
+    }
+
+    /// The arguments for calling `fid` with `args` from a call whose result type is `ret`:
+    /// as they are when the types match; adapted when they differ only in ways decision
+    /// 0016 allows (the wasm types agree where both sides have a parameter, the results
+    /// agree or one side has none): extra arguments dropped, missing ones zero, a vector
+    /// passed for another vector shape reinterpreted (both are a `v128`). `None`: the call
+    /// traps.
+    fn adapt_args(&self, fid: FuncId, args: &[Val], ret: TypeId) -> Option<Vec<Val>> {
+        let m = self.m;
+        let ft = m.types.function(m.function(fid)?.ty)?;
+        let (callee_void, call_void) = (m.types.is_void(ft.ret), m.types.is_void(ret));
+        if !callee_void && !call_void && wasm_kind(&m.types, ft.ret) != wasm_kind(&m.types, ret) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(ft.params.len());
+        for (k, &p) in ft.params.iter().enumerate() {
+            match args.get(k) {
+                Some(a) if self.fits(p, a) => out.push(*a),
+                Some(a) if wasm_kind_of(a) == wasm_kind(&m.types, p) => {
+                    out.push(value::bitcast(a, m.types.scalar(p)?, m.types.vector_len(p)).ok()?)
+                }
+                Some(_) => return None,
+                None => out.push(zero(&m.types, p)?),
+            }
+        }
+        Some(out)
+    }
+
+    /// A callee's result as the call's (`ret`): dropped, zero, or a vector reinterpreted.
+    fn adapt_result(&self, r: Option<Val>, ret: TypeId) -> Option<Val> {
+        let types = &self.m.types;
+        if types.is_void(ret) {
+            return None;
+        }
+        match r {
+            Some(v) if self.fits(ret, &v) => Some(v),
+            Some(v) => value::bitcast(&v, types.scalar(ret)?, types.vector_len(ret)).ok(),
+            None => zero(types, ret),
         }
     }
 
@@ -765,6 +799,44 @@ impl<'m> Machine<'m> {
 }
 
 use std::io::Write as _;
+
+/// The wasm value type a pexe type lowers to, as a small number (0 none, 1 i32, 2 i64,
+/// 3 f32, 4 f64, 5 v128).
+fn wasm_kind(types: &crate::ir::TypeTable, t: TypeId) -> u8 {
+    match types.get(t) {
+        Some(Type::Int(64)) => 2,
+        Some(Type::Int(_)) => 1,
+        Some(Type::Float) => 3,
+        Some(Type::Double) => 4,
+        Some(Type::Vector { .. }) => 5,
+        _ => 0,
+    }
+}
+
+fn wasm_kind_of(v: &Val) -> u8 {
+    match v {
+        Val::Int { bits: 64, .. } => 2,
+        Val::Int { .. } => 1,
+        Val::F32(_) => 3,
+        Val::F64(_) => 4,
+        Val::Vector { .. } => 5,
+    }
+}
+
+/// The zero of a type (a missing argument, a missing result).
+fn zero(types: &crate::ir::TypeTable, t: TypeId) -> Option<Val> {
+    let s = types.scalar(t)?;
+    let n = types.vector_len(t);
+    Some(if n > 0 {
+        Val::Vector {
+            elem: s,
+            n: n as u8,
+            lanes: [0; 16],
+        }
+    } else {
+        Val::scalar(s, 0)
+    })
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Pc {
