@@ -440,6 +440,21 @@ fn serve_gives_the_headers_a_converted_app_needs() {
     );
 }
 
+/// Two tests of one scenario: `$f(Browser::Chromium)` and `$f(Browser::Firefox)`.
+macro_rules! both_browsers {
+    ($f:ident: $chromium:ident, $firefox:ident) => {
+        #[test]
+        fn $chromium() {
+            $f(Browser::Chromium);
+        }
+
+        #[test]
+        fn $firefox() {
+            $f(Browser::Firefox);
+        }
+    };
+}
+
 // --- real apps in real browsers -------------------------------------------------------------
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -637,15 +652,7 @@ fn cptaffe(browser: Browser) {
     assert_eq!(r["consoleErrors"], serde_json::json!([]), "{r:#}");
 }
 
-#[test]
-fn cptaffe_hello_tutorial_in_chromium() {
-    cptaffe(Browser::Chromium);
-}
-
-#[test]
-fn cptaffe_hello_tutorial_in_firefox() {
-    cptaffe(Browser::Firefox);
-}
+both_browsers!(cptaffe: cptaffe_hello_tutorial_in_chromium, cptaffe_hello_tutorial_in_firefox);
 
 fn lpdevs(browser: Browser) {
     if !browser.ready() {
@@ -663,15 +670,7 @@ fn lpdevs(browser: Browser) {
     assert_eq!(strings(&r), ["hello from NaCl", "hello from NaCl"], "{r:#}");
 }
 
-#[test]
-fn lpdevs_part2_in_chromium() {
-    lpdevs(Browser::Chromium);
-}
-
-#[test]
-fn lpdevs_part2_in_firefox() {
-    lpdevs(Browser::Firefox);
-}
+both_browsers!(lpdevs: lpdevs_part2_in_chromium, lpdevs_part2_in_firefox);
 
 fn stockfish(browser: Browser) {
     if !browser.ready() {
@@ -706,15 +705,7 @@ fn stockfish(browser: Browser) {
     );
 }
 
-#[test]
-fn stockfish_plays_a_legal_move_in_chromium() {
-    stockfish(Browser::Chromium);
-}
-
-#[test]
-fn stockfish_plays_a_legal_move_in_firefox() {
-    stockfish(Browser::Firefox);
-}
+both_browsers!(stockfish: stockfish_plays_a_legal_move_in_chromium, stockfish_plays_a_legal_move_in_firefox);
 
 fn webpenc(browser: Browser) {
     if !browser.ready() {
@@ -734,15 +725,7 @@ fn webpenc(browser: Browser) {
     );
 }
 
-#[test]
-fn webpenc_output_decodes_in_chromium() {
-    webpenc(Browser::Chromium);
-}
-
-#[test]
-fn webpenc_output_decodes_in_firefox() {
-    webpenc(Browser::Firefox);
-}
+both_browsers!(webpenc: webpenc_output_decodes_in_chromium, webpenc_output_decodes_in_firefox);
 
 /// Every Pepper plugin of the corpus reaches DidCreate in Chromium with no uncaught error;
 /// what each lacks is named on the element (`pexe2wasm.missing`). (glbench27's nacl_io
@@ -820,15 +803,7 @@ fn input_echo(browser: Browser) {
     );
 }
 
-#[test]
-fn input_events_reach_the_plugin_in_chromium() {
-    input_echo(Browser::Chromium);
-}
-
-#[test]
-fn input_events_reach_the_plugin_in_firefox() {
-    input_echo(Browser::Firefox);
-}
+both_browsers!(input_echo: input_events_reach_the_plugin_in_chromium, input_events_reach_the_plugin_in_firefox);
 
 /// The non-blank fraction of a PNG's pixels and its RGBA bytes.
 fn png_pixels(path: &Path) -> Vec<u8> {
@@ -908,15 +883,7 @@ fn astar(browser: Browser) {
     assert_eq!(strings(&r), [r#"{"array":[0, 1, 2]}"#, "error"], "{r:#}");
 }
 
-#[test]
-fn astar_star_solves_a_path_in_chromium() {
-    astar(Browser::Chromium);
-}
-
-#[test]
-fn astar_star_solves_a_path_in_firefox() {
-    astar(Browser::Firefox);
-}
+both_browsers!(astar: astar_star_solves_a_path_in_chromium, astar_star_solves_a_path_in_firefox);
 
 /// The file system interfaces called one by one from a module thread with blocking
 /// callbacks, against the real IO worker (web/tests/browser/pages/files-harness*.{html,js}),
@@ -942,12 +909,4 @@ fn files(browser: Browser) {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
-#[test]
-fn file_systems_answer_as_chrome_did_in_chromium() {
-    files(Browser::Chromium);
-}
-
-#[test]
-fn file_systems_answer_as_chrome_did_in_firefox() {
-    files(Browser::Firefox);
-}
+both_browsers!(files: file_systems_answer_as_chrome_did_in_chromium, file_systems_answer_as_chrome_did_in_firefox);
