@@ -504,10 +504,12 @@ fn write_site(pexe: &Path, dir: &Path) {
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
 
-/// A site for a real plugin (DIR/site); `None` without the corpus.
-fn site_for(app: &str) -> Option<PathBuf> {
+/// A site for a real plugin (DIR/site); `None` without the corpus. One folder per browser
+/// and scenario: tests of one app run at the same time, and one writing its site must not
+/// delete the files another is serving (CI saw a thread worker's script 404).
+fn site_for(app: &str, browser: Browser, scenario: &str) -> Option<PathBuf> {
     common::real_pexe(&format!("{app}.pexe"))?;
-    let dir = scratch(&format!("app-{app}"));
+    let dir = scratch(&format!("app-{app}-{}-{scenario}", browser.name()));
     write_site(&common::real_corpus_dir().join(format!("{app}.pexe")), &dir);
     Some(dir)
 }
@@ -576,7 +578,7 @@ fn run_page_once(
 
 /// A real plugin on the SDK-style page, with a screenshot; `None` without the corpus.
 fn drive(browser: Browser, app: &str, scenario: &str, env: &[(&str, &str)]) -> Option<Value> {
-    let dir = site_for(app)?;
+    let dir = site_for(app, browser, scenario)?;
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let shot = shots.join(format!("{app}-{}.png", browser.name()));
@@ -823,7 +825,7 @@ fn path_tracer_draws_and_refines_in_chromium() {
     if !browser.ready() {
         return;
     }
-    let Some(dir) = site_for("path-tracer") else {
+    let Some(dir) = site_for("path-tracer", browser, "canvas") else {
         return;
     };
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
