@@ -12,7 +12,7 @@
 #              PEXE2WASM_SKIP_WASMTIME_CLI=1 skips it (the test then skips, or fails
 #              under CI=true).
 #   chromium, node, npm and playwright-core   for the service's browser test (see below).
-#   firefox-esr and web/'s npm packages (playwright-core, puppeteer-core, eslint)   for the
+#   firefox-esr, xvfb and web/'s npm packages (playwright-core, puppeteer-core, eslint)   for the
 #              browser host's tests (crates/cli/tests/it/web.rs): Debian's Chromium and
 #              Firefox ESR, never a downloaded browser.
 # Optional tools:
@@ -68,6 +68,8 @@ else
   need_apt=()
   [[ -x /usr/bin/chromium ]] || need_apt+=(chromium)
   [[ -x /usr/bin/firefox-esr ]] || need_apt+=(firefox-esr)
+  # Firefox's WebGL test runs in a window on xvfb-run's display (headless Firefox has no GL here).
+  command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb)
   command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
   command -v npm >/dev/null 2>&1 || need_apt+=(npm)
   if (( ${#need_apt[@]} )); then

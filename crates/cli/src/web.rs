@@ -41,6 +41,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/core.js",
     "host/ppb/files.js",
     "host/ppb/graphics.js",
+    "host/ppb/gl.js",
     "host/ppb/input.js",
     "host/ppb/message_loop.js",
     "host/ppb/messaging.js",

@@ -14,6 +14,7 @@ import { wasiImports } from "./wasi.js";
 import { spawnThread } from "./threads.js";
 import * as core from "./ppb/core.js";
 import * as files from "./ppb/files.js";
+import * as gl from "./ppb/gl.js";
 import * as graphics from "./ppb/graphics.js";
 import * as input from "./ppb/input.js";
 import * as loops from "./ppb/message_loop.js";
@@ -28,7 +29,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, files];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -39,7 +40,7 @@ export function buildRegistry(cx) {
 
 export class Context {
   /**
-   * opts: {isMain, tid, memory, hostSab, toPage(msg), toMain(msg) (threads), args,
+   * opts: {isMain, tid, memory, hostSab, toPage(msg), toMain(msg, transfer) (threads), args,
    * onStart(cx, init, shutdown, getInterface) (main)}
    */
   constructor(opts) {
@@ -59,7 +60,7 @@ export class Context {
     this.args = opts.args ?? ["app"];
     this.onStart = opts.onStart ?? null;
     this.asked = new Set();
-    this.gfx = new graphics.Gfx();
+    this.gfx = new graphics.Gfx(this.h);
     this.currentLoop = 0; // the message loop attached to this thread
     this.ioPort = null; // a MessagePort to the IO worker (set by the worker)
     this.cell = null; // Int32Array over this thread's answer cell (blocking calls)
@@ -180,6 +181,9 @@ export class Context {
       this.exports.__ppapi_free(gone.fields[4], gone.fields[5]);
     } else if (gone.kind === KIND.GRAPHICS_2D) {
       this.gfx.forget(res);
+    } else if (gone.kind === KIND.GRAPHICS_3D) {
+      gl.forgetContext(this, res);
+      if (this.gfx.bound === res) this.gfx.bound = 0;
     } else if (gone.kind === KIND.FILE_IO) {
       this.ioTell("ioClose", [res]);
     } else if (gone.kind === KIND.FILE_REF) {

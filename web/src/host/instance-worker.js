@@ -228,6 +228,11 @@ function onThreadMessage(w, m, ready) {
     case "refill":
       state.pool.refill();
       break;
+    case "frame":
+      // A Graphics3D frame drawn on a module thread (ppb/gl.js).
+      state.cx.gfx.show3d(m.res, m.bitmap);
+      m.bitmap.close();
+      break;
     case "done":
       state.workers.delete(w);
       state.pool.refill();

@@ -14,6 +14,7 @@ export const KIND = {
   FILE_SYSTEM: 6,
   FILE_REF: 7,
   FILE_IO: 8,
+  GRAPHICS_3D: 9,
 };
 
 const KIND_W = 0;

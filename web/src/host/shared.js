@@ -17,6 +17,7 @@ export const MAIN_LOOP = 6; // the main thread's message loop resource
 export const HANDLER = 7; // 8 words: the Messaging 1.2 handler (see ppb/messaging.js)
 export const POOL_GEN = 16; // bumped whenever a pooled thread worker becomes idle
 export const LIVE_VARS = 17; // vars alive now (for tests and leak reports)
+export const BOUND = 18; // the device bound to the instance (Graphics2D or 3D), 0 for none
 export const HEAP_FREE = 32; // CLASSES words: heads of the size classes' free lists
 export const CLASSES = 12; // 16 B … 32 KiB
 export const POOL = 48; // POOL_SLOTS slots of 4 words: state, tid, arg, spare

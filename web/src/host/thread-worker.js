@@ -10,7 +10,7 @@ self.onmessage = async (e) => {
   const m = e.data;
   if (m.t !== "init") return;
   const port = m.port;
-  const toMain = (msg) => self.postMessage(msg);
+  const toMain = (msg, transfer = []) => self.postMessage(msg, transfer);
   let cx;
   try {
     cx = new Context({

@@ -20,7 +20,8 @@ async function launch() {
     const browser = await puppeteer.launch({
       browser: "firefox",
       executablePath: env.FIREFOX ?? "/usr/bin/firefox-esr",
-      headless: true,
+      // HEADFUL=1 shows a window (under xvfb-run): headless Firefox has no WebGL here.
+      headless: !env.HEADFUL,
       // Two busy cores make a cold Firefox slow to start; give it time rather than fail.
       timeout: 120000,
       protocolTimeout: 180000,
@@ -161,8 +162,8 @@ const scenarios = {
     writeFileSync(env.SHOT2, second);
   },
 
-  /** The files harness page: waits for its result. */
-  async files(page) {
+  /** A harness page (files, GL): waits for its result. */
+  async harness(page) {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     report.result = await page.evaluate(() => window.result ?? null);
   },

@@ -551,7 +551,16 @@ fn run_page_once(
 ) -> Value {
     let served = Served::start(&dir.join("site"));
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = Command::new("node");
+    // Headless Firefox gets no WebGL on this machine (no GL driver without a display):
+    // a scenario that needs it (HEADFUL=1) runs Firefox in a window on xvfb-run's display.
+    let headful = browser == Browser::Firefox && env.iter().any(|(k, _)| *k == "HEADFUL");
+    let mut c = if headful {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "node"]);
+        c
+    } else {
+        Command::new("node")
+    };
     c.arg("tests/browser/run.mjs")
         .current_dir(web_dir())
         .env("BROWSER", browser.name())
@@ -900,7 +909,7 @@ fn files(browser: Browser) {
         browser,
         &dir,
         "files-harness.html?wasm=input-echo.wasm",
-        "files",
+        "harness",
         &[],
     );
     let res = &r["result"];
@@ -912,3 +921,36 @@ fn files(browser: Browser) {
 }
 
 both_browsers!(files: file_systems_answer_as_chrome_did_in_chromium, file_systems_answer_as_chrome_did_in_firefox);
+
+/// Graphics3D and OpenGLES2 called one by one on a real WebGL 2 context
+/// (web/tests/browser/pages/gl-harness*.{html,js}): shaders, programs, buffers, client-side
+/// arrays, textures (BGRA swizzled), VAOs, instancing, MapSub, errors, names and threads,
+/// with pixels read back as the oracle.
+fn gl(browser: Browser) {
+    if !browser.ready()
+        || (browser == Browser::Firefox
+            && !have(
+                "xvfb-run (Debian package xvfb)",
+                Command::new("xvfb-run").arg("--help").output().is_ok(),
+            ))
+    {
+        return;
+    }
+    let dir = scratch(&format!("gl-{}", browser.name()));
+    write_site(&echo_pexe(&dir), &dir);
+    let r = run_page(
+        browser,
+        &dir,
+        "gl-harness.html?wasm=input-echo.wasm",
+        "harness",
+        &[("HEADFUL", "1")],
+    );
+    let res = &r["result"];
+    assert_eq!(res["error"], Value::Null, "{r:#}");
+    let checks = res["checks"].as_array().unwrap();
+    assert!(checks.len() >= 50, "{} checks: {r:#}", checks.len());
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+both_browsers!(gl: gl_calls_draw_on_webgl_in_chromium, gl_calls_draw_on_webgl_in_firefox);

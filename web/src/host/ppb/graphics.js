@@ -6,6 +6,7 @@
 // calls are its message loop's in Chrome; Flush completes on the next animation frame.
 
 import { FIELDS, KIND } from "../resources.js";
+import { BOUND } from "../shared.js";
 
 const BGRA = 0; // PP_IMAGEDATAFORMAT_BGRA_PREMUL: Chrome's native format on little-endian
 const RGBA = 1;
@@ -182,11 +183,42 @@ export function register(reg, cx) {
  * device, and the canvas they are shown on.
  */
 export class Gfx {
-  constructor() {
+  constructor(h) {
+    this.h = h; // the host block: the bound device is shared, BindGraphics may come from any thread
     this.devices = new Map();
-    this.bound = 0;
     this.canvas = null; // an OffscreenCanvas from the page, when it gave one
     this.frames = 0;
+  }
+
+  get bound() {
+    return Atomics.load(this.h, BOUND);
+  }
+  set bound(res) {
+    Atomics.store(this.h, BOUND, res);
+  }
+  boundDevice() {
+    return this.bound;
+  }
+
+  /** A Graphics3D context's drawing buffer (a canvas or an ImageBitmap), shown if it is bound. */
+  show3d(res, image) {
+    if (this.bound !== res || !this.canvas) return;
+    const c = this.canvas.getContext("2d");
+    c.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    c.drawImage(image, 0, 0, this.canvas.width, this.canvas.height);
+    this.frames++;
+  }
+
+  /** Runs `done` at the next animation frame (a timer stands in when frames stop). */
+  nextFrame(done) {
+    let fired = false;
+    const once = () => {
+      if (fired) return;
+      fired = true;
+      done();
+    };
+    if (typeof requestAnimationFrame === "function") requestAnimationFrame(once);
+    setTimeout(once, typeof requestAnimationFrame === "function" ? 50 : 16);
   }
 
   device(res, size) {
@@ -226,13 +258,6 @@ export class Gfx {
     }
     // The next animation frame paces the app, as Chrome's did; a worker's frames stop
     // when its canvas is hidden or throttled, so a timer stands in after 50 ms.
-    let fired = false;
-    const once = () => {
-      if (fired) return;
-      fired = true;
-      done();
-    };
-    if (typeof requestAnimationFrame === "function") requestAnimationFrame(once);
-    setTimeout(once, typeof requestAnimationFrame === "function" ? 50 : 16);
+    this.nextFrame(done);
   }
 }

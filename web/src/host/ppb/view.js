@@ -78,10 +78,11 @@ export function register(reg, cx) {
   });
 
   const I = "PPB_Instance;1.0";
-  // Binding shows a device on the instance's canvas (0 unbinds); Graphics2D only so far.
+  // Binding shows a device (Graphics2D or 3D) on the instance's canvas (0 unbinds).
   reg.def(I, "BindGraphics", "ii->i", (instance, device) => {
     if (instance !== cx.instance) return 0;
-    if (device !== 0 && cx.res.kindOf(device) !== KIND.GRAPHICS_2D) return 0;
+    const kind = device === 0 ? 0 : cx.res.kindOf(device);
+    if (device !== 0 && kind !== KIND.GRAPHICS_2D && kind !== KIND.GRAPHICS_3D) return 0;
     cx.gfx.bound = device;
     return 1;
   });
