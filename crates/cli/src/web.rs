@@ -45,6 +45,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/input.js",
     "host/ppb/message_loop.js",
     "host/ppb/messaging.js",
+    "host/ppb/net.js",
     "host/ppb/var.js",
     "host/ppb/view.js",
 ];

@@ -19,6 +19,7 @@ import * as graphics from "./ppb/graphics.js";
 import * as input from "./ppb/input.js";
 import * as loops from "./ppb/message_loop.js";
 import * as messaging from "./ppb/messaging.js";
+import * as net from "./ppb/net.js";
 import * as vars from "./ppb/var.js";
 import * as view from "./ppb/view.js";
 
@@ -29,7 +30,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {

@@ -15,6 +15,10 @@ export const KIND = {
   FILE_REF: 7,
   FILE_IO: 8,
   GRAPHICS_3D: 9,
+  NET_ADDRESS: 10,
+  HOST_RESOLVER: 11,
+  TCP_SOCKET: 12,
+  UDP_SOCKET: 13,
 };
 
 const KIND_W = 0;
