@@ -8,6 +8,22 @@ import "./advertise.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
+
+/**
+ * What `pexe2wasm web` wrote into the page: `<script type="application/json"
+ * id="pexe2wasm-config">{"urlMap": {FROM: TO}}</script>` (its --url-map); {} without one.
+ */
+function pageConfig() {
+  const el = document.getElementById("pexe2wasm-config");
+  if (!el) return {};
+  try {
+    const c = JSON.parse(el.textContent);
+    return c && typeof c === "object" ? c : {};
+  } catch (e) {
+    note(`the page's pexe2wasm-config is not JSON (${e.message}); it is ignored`);
+    return {};
+  }
+}
 const instances = new WeakMap();
 let warnedIsolation = false;
 
@@ -144,7 +160,7 @@ class Instance {
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     const threads = Number(el.getAttribute("data-pexe2wasm-threads")) || undefined;
     this.worker.postMessage(
-      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen },
+      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen, urlMap: pageConfig().urlMap ?? {} },
       offscreen ? [offscreen] : [],
     );
     this.watchView();

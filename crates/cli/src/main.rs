@@ -221,6 +221,11 @@ enum Command {
         /// The size of the app in the generated page (default 640x480).
         #[arg(long, value_name = "WxH")]
         size: Option<String>,
+        /// Fetch URLs that start with FROM from TO instead (URLLoader, WebSocket): for an
+        /// app's hard-coded servers that are gone or must stay local. Repeatable; the
+        /// longest FROM wins. Written into the page.
+        #[arg(long = "url-map", value_name = "FROM=TO")]
+        url_map: Vec<String>,
     },
     /// Serve a folder written by `pexe2wasm web` over HTTP, with the headers a converted
     /// app needs (cross-origin isolation, WebAssembly's MIME type). A development server.
@@ -647,6 +652,7 @@ fn run(command: Command) -> Result<ExitCode> {
             output,
             page,
             size,
+            url_map,
         } => in_file(&file, || {
             let size = match size {
                 Some(s) => {
@@ -660,6 +666,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 out: &output,
                 page: page.as_deref(),
                 size,
+                url_map: &url_map,
             };
             let written = web::write_folder(&args, |pexe| {
                 let (wasm, needs) =

@@ -28,6 +28,8 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/instance-worker.js",
     "host/io-worker.js",
     "host/io/memfs.js",
+    "host/io/urlmap.js",
+    "host/io/websocket.js",
     "host/mem.js",
     "host/ppp.js",
     "host/registry.js",
@@ -48,6 +50,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/net.js",
     "host/ppb/var.js",
     "host/ppb/view.js",
+    "host/ppb/websocket.js",
 ];
 
 /// The generated page (web/templates/app.html).
@@ -67,6 +70,46 @@ pub struct WebArgs<'a> {
     pub out: &'a Path,
     pub page: Option<&'a Path>,
     pub size: (u32, u32),
+    /// `--url-map FROM=TO`, as given.
+    pub url_map: &'a [String],
+}
+
+/// The page's configuration script for the host (`{"urlMap": {FROM: TO}}`), or "" without
+/// a map. Each FROM and TO must be an absolute URL (scheme://...); a FROM given twice is an
+/// error. `<` is escaped so no value can end the script element.
+pub fn config_script(url_map: &[String]) -> Result<String> {
+    if url_map.is_empty() {
+        return Ok(String::new());
+    }
+    let mut map = serde_json::Map::new();
+    for entry in url_map {
+        let (from, to) = entry
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--url-map {entry}: expected FROM=TO"))?;
+        for (what, u) in [("FROM", from), ("TO", to)] {
+            let scheme_ok = u.split_once("://").is_some_and(|(s, rest)| {
+                !s.is_empty()
+                    && !rest.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            });
+            if !scheme_ok || u.chars().any(char::is_whitespace) {
+                bail!("--url-map {entry}: {what} must be an absolute URL (scheme://host/...)");
+            }
+        }
+        if map
+            .insert(from.to_owned(), serde_json::Value::from(to))
+            .is_some()
+        {
+            bail!("--url-map {entry}: {from} is mapped twice");
+        }
+    }
+    let json = serde_json::json!({ "urlMap": map })
+        .to_string()
+        .replace('<', "\\u003c");
+    Ok(format!(
+        "<script type=\"application/json\" id=\"pexe2wasm-config\">{json}</script>\n"
+    ))
 }
 
 /// A manifest's program: the pexe's URL as the manifest gives it.
@@ -115,15 +158,16 @@ const PAGE_SCRIPTS: &str = "<script src=\"pexe2wasm-isolation.js\"></script>\n\
 
 /// The page with the replacement's scripts added right after `<head>` (so the NaCl check
 /// in the page's own scripts already sees it), or at the start.
-pub fn add_scripts(page: &str) -> String {
+/// `config` (from [`config_script`]) goes before them.
+pub fn add_scripts(page: &str, config: &str) -> String {
     let lower = page.to_ascii_lowercase();
     if let Some(i) = lower.find("<head") {
         if let Some(j) = lower[i..].find('>') {
             let at = i + j + 1;
-            return format!("{}\n{PAGE_SCRIPTS}{}", &page[..at], &page[at..]);
+            return format!("{}\n{config}{PAGE_SCRIPTS}{}", &page[..at], &page[at..]);
         }
     }
-    format!("{PAGE_SCRIPTS}{page}")
+    format!("{config}{PAGE_SCRIPTS}{page}")
 }
 
 /// Writes the folder (see the module documentation).
@@ -187,6 +231,7 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         isolation.as_bytes(),
     )?;
 
+    let config = config_script(args.url_map)?;
     let mut copied = Vec::new();
     let page = match args.page {
         None => {
@@ -198,7 +243,11 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
                 .replace("{{TITLE}}", &html_escape(title))
                 .replace("{{NMF}}", &html_escape(&nmf_name))
                 .replace("{{WIDTH}}", &args.size.0.to_string())
-                .replace("{{HEIGHT}}", &args.size.1.to_string());
+                .replace("{{HEIGHT}}", &args.size.1.to_string())
+                .replace(
+                    "<script src=\"pexe2wasm-isolation.js\">",
+                    &format!("{config}<script src=\"pexe2wasm-isolation.js\">"),
+                );
             write(&args.out.join("index.html"), html.as_bytes())?;
             "index.html".to_owned()
         }
@@ -226,7 +275,10 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
                     copied.push(n);
                 }
             }
-            write(&args.out.join(&page_name), add_scripts(&html).as_bytes())?;
+            write(
+                &args.out.join(&page_name),
+                add_scripts(&html, &config).as_bytes(),
+            )?;
             page_name
         }
     };
@@ -237,4 +289,28 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         module: wasm_rel.display().to_string(),
         copied,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_script_writes_the_url_map_and_refuses_bad_entries() {
+        assert_eq!(config_script(&[]).unwrap(), "");
+        let s = config_script(&["ws://localhost:8081/=ws://127.0.0.1:9/".into()]).unwrap();
+        assert_eq!(
+            s,
+            "<script type=\"application/json\" id=\"pexe2wasm-config\">{\"urlMap\":{\"ws://localhost:8081/\":\"ws://127.0.0.1:9/\"}}</script>\n"
+        );
+        // Nothing a user writes can end the script element.
+        let s = config_script(&["http://a/</script>=http://b/".into()]).unwrap();
+        assert!(!s[..s.len() - 10].contains("</"), "{s}");
+        for bad in ["no-equals", "a=http://b/", "http://a/=b", "http://a/=http://b c/"] {
+            let e = config_script(&[bad.into()]).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--url-map {bad}: ")), "{e}");
+        }
+        let twice = ["http://a/=http://b/".into(), "http://a/=http://c/".into()];
+        assert!(config_script(&twice).unwrap_err().to_string().contains("mapped twice"));
+    }
 }

@@ -104,6 +104,7 @@ pub const BROWSER: &[&str] = &[
     "PPB_View;1.0",
     "PPB_View;1.1",
     "PPB_View;1.2",
+    "PPB_WebSocket;1.0",
     "PPB_WheelInputEvent;1.0",
 ];
 

@@ -21,6 +21,7 @@ import * as loops from "./ppb/message_loop.js";
 import * as messaging from "./ppb/messaging.js";
 import * as net from "./ppb/net.js";
 import * as vars from "./ppb/var.js";
+import * as websocket from "./ppb/websocket.js";
 import * as view from "./ppb/view.js";
 
 export const MODULE = 1;
@@ -30,7 +31,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -191,6 +192,8 @@ export class Context {
       files.freeRef(this, gone.fields);
     } else if (gone.kind === KIND.MESSAGE_LOOP) {
       loops.freeLoop(this, gone.fields);
+    } else if (gone.kind === KIND.WEBSOCKET) {
+      this.ioTell("wsForget", [res]);
     } else if (gone.kind === KIND.INPUT_EVENT) {
       input.freeEvent(this, gone.fields);
     }

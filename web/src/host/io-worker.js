@@ -1,4 +1,4 @@
-// The IO worker: host work that outlives a call (file systems now; URL loads and sockets
+// The IO worker: host work that outlives a call (file systems, WebSockets; URL loads
 // belong here too). It never runs module code, so it can answer a module thread blocked
 // in a call while the main thread is busy. Requests come on a port per module thread;
 // answers go back on the port (the main thread: its event loop), into the caller's cell
@@ -9,6 +9,8 @@
 
 import { Context } from "./context.js";
 import { ERR, FILE_TYPE, MemFs } from "./io/memfs.js";
+import { mapUrl, urlMapOf } from "./io/urlmap.js";
+import { Sockets } from "./io/websocket.js";
 import { ITEM_FINISH, post } from "./ppb/message_loop.js";
 
 const FS_TYPE = { EXTERNAL: 1, LOCALPERSISTENT: 2, LOCALTEMPORARY: 3 };
@@ -20,6 +22,8 @@ const systems = new Map([
   [FS_TYPE.LOCALTEMPORARY, new MemFs()],
 ]);
 const open = new Map(); // FileIO resource -> {node, flags, type}
+let sockets = null; // the WebSockets (io/websocket.js)
+let urlMap = []; // the page's URL map (io/urlmap.js)
 
 function writeInfo(ptr, info, type) {
   const m = cx.mem;
@@ -40,10 +44,20 @@ const infoOf = (n) => ({
   mtime: n.mtime,
 });
 
-/** Runs one request: [result, payload bytes or null]. */
+/** Runs one request: [result, payload bytes or null], or a promise of it. */
 function run(op, a) {
   const fsOf = (type) => systems.get(type);
   switch (op) {
+    case "wsConnect":
+      return sockets.connect(a[0], a[1], a[2]);
+    case "wsRecv":
+      return sockets.receive(a[0]);
+    case "wsSend":
+      return sockets.send(a[0], a[1], a[2]);
+    case "wsClose":
+      return sockets.close(a[0], a[1], a[2]);
+    case "wsForget":
+      return sockets.forget(a[0]);
     case "fsOpen":
       return [a[0] === FS_TYPE.EXTERNAL ? ERR.NOACCESS : fsOf(a[0]) ? ERR.OK : ERR.FAILED, null];
     case "refMkdir":
@@ -123,11 +137,11 @@ function place(bytes) {
   return [addr, bytes.length];
 }
 
-function answer(port, m) {
+async function answer(port, m) {
   let r;
   let payload = null;
   try {
-    [r, payload] = run(m.op, m.a);
+    [r, payload] = await run(m.op, m.a);
   } catch (e) {
     console.error(`pexe2wasm io: ${m.op}: ${e?.stack ?? e}`);
     r = ERR.FAILED;
@@ -163,6 +177,8 @@ self.onmessage = async (e) => {
     const instance = await WebAssembly.instantiate(m.module, ctx.imports(m.module));
     ctx.setExports(instance.exports);
     cx = ctx;
+    urlMap = urlMapOf(m.urlMap);
+    sockets = new Sockets(ctx.h, ctx.res, (u) => mapUrl(u, urlMap));
     self.postMessage({ t: "ready" });
   } else if (m.t === "port") {
     const port = m.port;

@@ -19,6 +19,7 @@ export const KIND = {
   HOST_RESOLVER: 11,
   TCP_SOCKET: 12,
   UDP_SOCKET: 13,
+  WEBSOCKET: 14,
 };
 
 const KIND_W = 0;

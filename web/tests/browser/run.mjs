@@ -84,6 +84,8 @@ const scenarios = {
     const sends = JSON.parse(env.MESSAGES ?? "[]");
     const expect = Number(env.EXPECT ?? sends.length);
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
+    // SEND_AFTER_MS: time for what the app starts at load (sockets opening) before sending.
+    await new Promise((r) => setTimeout(r, Number(env.SEND_AFTER_MS ?? 0)));
     for (const m of sends) await page.evaluate((m) => window.naclModule.postMessage(m), m);
     await waitFor(page, (n) => window.messages.length >= n || window.events.some((e) => e !== "load"), expect, 30000);
     await new Promise((r) => setTimeout(r, 300)); // any message too many shows up too

@@ -66,3 +66,13 @@ test("sockets and the resolver are refused with NOACCESS, said once", () => {
   assert.equal(lines.length, 1);
   assert.match(lines[0], /warning: .*TCPSocket.Connect.*PP_ERROR_NOACCESS/);
 });
+
+test("the URL map replaces the longest matching prefix", async () => {
+  const { mapUrl, urlMapOf } = await import("../../src/host/io/urlmap.js");
+  const map = urlMapOf({ "ws://a/": "ws://127.0.0.1:1/", "ws://a/deep/": "ws://127.0.0.1:2/x/", "": "ignored" });
+  assert.equal(map.length, 2, "an empty FROM is dropped");
+  assert.equal(mapUrl("ws://a/deep/path?q", map), "ws://127.0.0.1:2/x/path?q");
+  assert.equal(mapUrl("ws://a/other", map), "ws://127.0.0.1:1/other");
+  assert.equal(mapUrl("ws://b/", map), "ws://b/");
+  assert.deepEqual(urlMapOf(null), []);
+});

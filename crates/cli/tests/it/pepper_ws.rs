@@ -37,13 +37,13 @@ use tungstenite::Message;
 
 /// What the server saw and keeps.
 #[derive(Default)]
-struct Seen {
+pub(crate) struct Seen {
     /// Connections by path.
-    connections: HashMap<String, usize>,
+    pub(crate) connections: HashMap<String, usize>,
     /// Uploads (path /b), in order.
-    uploads: Vec<Vec<u8>>,
+    pub(crate) uploads: Vec<Vec<u8>>,
     /// Files by name, served on path /a.
-    files: HashMap<String, Vec<u8>>,
+    pub(crate) files: HashMap<String, Vec<u8>>,
 }
 
 /// One connection: /b stores each binary message as `upload-N.lzo` and answers the name;
@@ -93,7 +93,7 @@ fn serve(stream: TcpStream, seen: Arc<Mutex<Seen>>) {
 }
 
 /// Starts the server on a free loopback port; it takes at most 200 connections.
-fn start_server() -> (u16, Arc<Mutex<Seen>>) {
+pub(crate) fn start_server() -> (u16, Arc<Mutex<Seen>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -110,7 +110,7 @@ fn start_server() -> (u16, Arc<Mutex<Seen>>) {
 
 /// The LZO1X stream of `data` as one literal run and the end marker: what LZO1X-1 makes
 /// of data in which it finds no match.
-fn lzo1x_literals(data: &[u8]) -> Vec<u8> {
+pub(crate) fn lzo1x_literals(data: &[u8]) -> Vec<u8> {
     let n = data.len();
     let mut out = Vec::new();
     if n == 0 {
@@ -131,7 +131,7 @@ fn lzo1x_literals(data: &[u8]) -> Vec<u8> {
     out
 }
 
-fn has_repeated_trigram(data: &[u8]) -> bool {
+pub(crate) fn has_repeated_trigram(data: &[u8]) -> bool {
     let mut seen = std::collections::HashSet::new();
     data.windows(3).any(|w| !seen.insert(w))
 }

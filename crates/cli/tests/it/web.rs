@@ -492,8 +492,14 @@ impl Browser {
 
 /// `pexe2wasm web PEXE --page sdk-page.html -o DIR/site`.
 fn write_site(pexe: &Path, dir: &Path) {
+    write_site_with(pexe, dir, &[]);
+}
+
+/// The same with more arguments (`--url-map ...`).
+fn write_site_with(pexe: &Path, dir: &Path, args: &[&str]) {
     let o = bin()
         .arg("web")
+        .args(args)
         .arg(pexe)
         .arg("-o")
         .arg(dir.join("site"))
@@ -954,3 +960,77 @@ fn gl(browser: Browser) {
 }
 
 both_browsers!(gl: gl_calls_draw_on_webgl_in_chromium, gl_calls_draw_on_webgl_in_firefox);
+
+/// ds923y's WebSocket plugins against the loopback server of pepper_ws.rs (their
+/// hard-coded ws://localhost:8081/ mapped to it by `web --url-map`): compress uploads the
+/// message's compressed size from the main thread's callbacks; decompress opens 75 sockets
+/// at load and, on a file name, a thread of its own sends it and blocks in ReceiveMessage
+/// for the file, which it decompresses. The same round trip as on the command line.
+fn websocket(browser: Browser) {
+    use super::pepper_ws::{has_repeated_trigram, lzo1x_literals, start_server};
+    if !browser.ready()
+        || common::real_pexe("ds923y-compress.pexe").is_none()
+        || common::real_pexe("ds923y-decompress.pexe").is_none()
+    {
+        return;
+    }
+    let (port, seen) = start_server();
+    let map = format!("ws://localhost:8081/=ws://127.0.0.1:{port}/");
+    let message = "Pepper in a browser: WebSockets from the IO worker, 0123456789!";
+    assert!(!has_repeated_trigram(message.as_bytes()));
+    let site = |app: &str| {
+        let dir = scratch(&format!("ws-{app}-{}", browser.name()));
+        let pexe = common::real_corpus_dir().join(format!("{app}.pexe"));
+        write_site_with(&pexe, &dir, &["--url-map", &map]);
+        dir
+    };
+    let sends = serde_json::json!([message]).to_string();
+    let dir = site("ds923y-compress");
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=ds923y-compress.nmf",
+        "messages",
+        &[("MESSAGES", &sends), ("EXPECT", "3")],
+    );
+    let name = "upload-0.lzo";
+    assert_eq!(
+        strings(&r),
+        ["compressing", "done compressing", name],
+        "{r:#}"
+    );
+    let lzo = lzo1x_literals(message.as_bytes());
+    {
+        let mut s = seen.lock().unwrap();
+        assert_eq!(s.uploads.len(), 1, "{r:#}");
+        assert_eq!(
+            s.uploads[0].len(),
+            lzo.len(),
+            "the LZO1X-1 size of the message"
+        );
+        s.files.insert(name.to_string(), lzo);
+    }
+    let sends = serde_json::json!([name]).to_string();
+    let dir = site("ds923y-decompress");
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=ds923y-decompress.nmf",
+        "messages",
+        &[
+            ("MESSAGES", &sends),
+            ("EXPECT", "1"),
+            ("SEND_AFTER_MS", "2000"),
+        ],
+    );
+    assert_eq!(strings(&r), [format!("{name}:OK:{message}")], "{r:#}");
+    // Its sockets reached the server; not always all 75 in the few seconds the page is
+    // open: browsers open one connection to a host at a time (RFC 6455 4.1), and Chromium
+    // throttles the rest, as it did for NaCl.
+    let s = seen.lock().unwrap();
+    let opened = s.connections.get("/prj2/websocket/a").copied().unwrap_or(0);
+    assert!((1..=76).contains(&opened), "{opened} connections: {r:#}");
+    assert_eq!(s.connections.get("/prj2/websocket/b"), Some(&1));
+}
+
+both_browsers!(websocket: ds923y_websockets_round_trip_in_chromium, ds923y_websockets_round_trip_in_firefox);
