@@ -11,7 +11,8 @@ const HOST = new URL("./host/", import.meta.url);
 
 /**
  * What `pexe2wasm web` wrote into the page: `<script type="application/json"
- * id="pexe2wasm-config">{"urlMap": {FROM: TO}}</script>` (its --url-map); {} without one.
+ * id="pexe2wasm-config">{"urlMap": {FROM: TO}, "refuseUnmapped": true}</script>` (its
+ * --url-map and --refuse-unmapped); {} without one.
  */
 function pageConfig() {
   const el = document.getElementById("pexe2wasm-config");
@@ -160,7 +161,7 @@ class Instance {
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     const threads = Number(el.getAttribute("data-pexe2wasm-threads")) || undefined;
     this.worker.postMessage(
-      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen, urlMap: pageConfig().urlMap ?? {} },
+      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen, urlMap: pageConfig().urlMap ?? {}, refuseUnmapped: pageConfig().refuseUnmapped === true, pageUrl: document.baseURI },
       offscreen ? [offscreen] : [],
     );
     this.watchView();

@@ -226,6 +226,11 @@ enum Command {
         /// longest FROM wins. Written into the page.
         #[arg(long = "url-map", value_name = "FROM=TO")]
         url_map: Vec<String>,
+        /// URL loads of another origin than the page's go only through --url-map; any
+        /// other is refused (PP_ERROR_NOACCESS), even when the app allows cross-origin
+        /// requests. For apps that must not reach the network (untrusted ones, tests).
+        #[arg(long)]
+        refuse_unmapped: bool,
     },
     /// Serve a folder written by `pexe2wasm web` over HTTP, with the headers a converted
     /// app needs (cross-origin isolation, WebAssembly's MIME type). A development server.
@@ -653,6 +658,7 @@ fn run(command: Command) -> Result<ExitCode> {
             page,
             size,
             url_map,
+            refuse_unmapped,
         } => in_file(&file, || {
             let size = match size {
                 Some(s) => {
@@ -667,6 +673,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 page: page.as_deref(),
                 size,
                 url_map: &url_map,
+                refuse_unmapped,
             };
             let written = web::write_folder(&args, |pexe| {
                 let (wasm, needs) =

@@ -27,6 +27,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/heap.js",
     "host/instance-worker.js",
     "host/io-worker.js",
+    "host/io/loader.js",
     "host/io/memfs.js",
     "host/io/urlmap.js",
     "host/io/websocket.js",
@@ -49,6 +50,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/messaging.js",
     "host/ppb/net.js",
     "host/ppb/var.js",
+    "host/ppb/url.js",
     "host/ppb/view.js",
     "host/ppb/websocket.js",
 ];
@@ -72,13 +74,15 @@ pub struct WebArgs<'a> {
     pub size: (u32, u32),
     /// `--url-map FROM=TO`, as given.
     pub url_map: &'a [String],
+    /// `--refuse-unmapped`: URL loads of other origins only through the map.
+    pub refuse_unmapped: bool,
 }
 
-/// The page's configuration script for the host (`{"urlMap": {FROM: TO}}`), or "" without
-/// a map. Each FROM and TO must be an absolute URL (scheme://...); a FROM given twice is an
+/// The page's configuration script for the host (`{"urlMap": {FROM: TO}, "refuseUnmapped":
+/// true}`), or "" when there is nothing to say. Each FROM and TO must be an absolute URL (scheme://...); a FROM given twice is an
 /// error. `<` is escaped so no value can end the script element.
-pub fn config_script(url_map: &[String]) -> Result<String> {
-    if url_map.is_empty() {
+pub fn config_script(url_map: &[String], refuse_unmapped: bool) -> Result<String> {
+    if url_map.is_empty() && !refuse_unmapped {
         return Ok(String::new());
     }
     let mut map = serde_json::Map::new();
@@ -104,9 +108,11 @@ pub fn config_script(url_map: &[String]) -> Result<String> {
             bail!("--url-map {entry}: {from} is mapped twice");
         }
     }
-    let json = serde_json::json!({ "urlMap": map })
-        .to_string()
-        .replace('<', "\\u003c");
+    let mut config = serde_json::json!({ "urlMap": map });
+    if refuse_unmapped {
+        config["refuseUnmapped"] = true.into();
+    }
+    let json = config.to_string().replace('<', "\\u003c");
     Ok(format!(
         "<script type=\"application/json\" id=\"pexe2wasm-config\">{json}</script>\n"
     ))
@@ -231,7 +237,7 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         isolation.as_bytes(),
     )?;
 
-    let config = config_script(args.url_map)?;
+    let config = config_script(args.url_map, args.refuse_unmapped)?;
     let mut copied = Vec::new();
     let page = match args.page {
         None => {
@@ -297,20 +303,31 @@ mod tests {
 
     #[test]
     fn config_script_writes_the_url_map_and_refuses_bad_entries() {
-        assert_eq!(config_script(&[]).unwrap(), "");
-        let s = config_script(&["ws://localhost:8081/=ws://127.0.0.1:9/".into()]).unwrap();
+        assert_eq!(config_script(&[], false).unwrap(), "");
+        assert!(config_script(&[], true)
+            .unwrap()
+            .contains(r#"{"refuseUnmapped":true,"urlMap":{}}"#));
+        let s = config_script(&["ws://localhost:8081/=ws://127.0.0.1:9/".into()], false).unwrap();
         assert_eq!(
             s,
             "<script type=\"application/json\" id=\"pexe2wasm-config\">{\"urlMap\":{\"ws://localhost:8081/\":\"ws://127.0.0.1:9/\"}}</script>\n"
         );
         // Nothing a user writes can end the script element.
-        let s = config_script(&["http://a/</script>=http://b/".into()]).unwrap();
+        let s = config_script(&["http://a/</script>=http://b/".into()], false).unwrap();
         assert!(!s[..s.len() - 10].contains("</"), "{s}");
-        for bad in ["no-equals", "a=http://b/", "http://a/=b", "http://a/=http://b c/"] {
-            let e = config_script(&[bad.into()]).unwrap_err().to_string();
+        for bad in [
+            "no-equals",
+            "a=http://b/",
+            "http://a/=b",
+            "http://a/=http://b c/",
+        ] {
+            let e = config_script(&[bad.into()], false).unwrap_err().to_string();
             assert!(e.starts_with(&format!("--url-map {bad}: ")), "{e}");
         }
         let twice = ["http://a/=http://b/".into(), "http://a/=http://c/".into()];
-        assert!(config_script(&twice).unwrap_err().to_string().contains("mapped twice"));
+        assert!(config_script(&twice, false)
+            .unwrap_err()
+            .to_string()
+            .contains("mapped twice"));
     }
 }

@@ -20,6 +20,7 @@ import * as input from "./ppb/input.js";
 import * as loops from "./ppb/message_loop.js";
 import * as messaging from "./ppb/messaging.js";
 import * as net from "./ppb/net.js";
+import * as url from "./ppb/url.js";
 import * as vars from "./ppb/var.js";
 import * as websocket from "./ppb/websocket.js";
 import * as view from "./ppb/view.js";
@@ -31,7 +32,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -192,6 +193,8 @@ export class Context {
       files.freeRef(this, gone.fields);
     } else if (gone.kind === KIND.MESSAGE_LOOP) {
       loops.freeLoop(this, gone.fields);
+    } else if (gone.kind === KIND.URL_LOADER || gone.kind === KIND.URL_REQUEST || gone.kind === KIND.URL_RESPONSE) {
+      this.forgetUrl?.(res, gone.kind);
     } else if (gone.kind === KIND.WEBSOCKET) {
       this.ioTell("wsForget", [res]);
     } else if (gone.kind === KIND.INPUT_EVENT) {

@@ -179,7 +179,7 @@ function onStart(cx, init, _shutdown, gi) {
 }
 
 /** Starts the IO worker (io-worker.js); resolves once it can take requests. */
-function startIoWorker(module, memory, hostSab, urlMap) {
+function startIoWorker(module, memory, hostSab, net) {
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL("./io-worker.js", import.meta.url), { type: "module" });
     state.workers.add(w);
@@ -189,7 +189,7 @@ function startIoWorker(module, memory, hostSab, urlMap) {
       else if (e.data.t === "page") toPage(e.data.msg);
     };
     w.onerror = (e) => reject(new Error(e.message || "the IO worker failed to load"));
-    w.postMessage({ t: "init", module, memory, hostSab, urlMap });
+    w.postMessage({ t: "init", module, memory, hostSab, ...net });
   });
 }
 
@@ -275,7 +275,7 @@ async function init(m) {
   cx.gfx.canvas = m.canvas ?? null;
   cx.schedule = (f, delay) => setTimeout(() => guarded(f), delay);
   toPage({ t: "progress", what: "io-worker" });
-  await startIoWorker(module, memory, hostSab, m.urlMap ?? {});
+  await startIoWorker(module, memory, hostSab, { urlMap: m.urlMap ?? {}, pageUrl: m.pageUrl, refuseUnmapped: !!m.refuseUnmapped });
   cx.ioPort = ioPort();
   cx.ioPort.onmessage = (e) => {
     const a = e.data;

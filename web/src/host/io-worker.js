@@ -1,5 +1,4 @@
-// The IO worker: host work that outlives a call (file systems, WebSockets; URL loads
-// belong here too). It never runs module code, so it can answer a module thread blocked
+// The IO worker: host work that outlives a call (file systems, WebSockets, URL loads). It never runs module code, so it can answer a module thread blocked
 // in a call while the main thread is busy. Requests come on a port per module thread;
 // answers go back on the port (the main thread: its event loop), into the caller's cell
 // (a blocking call: Atomics.notify) or onto the caller's message loop (ITEM_FINISH).
@@ -10,6 +9,7 @@
 import { Context } from "./context.js";
 import { ERR, FILE_TYPE, MemFs } from "./io/memfs.js";
 import { mapUrl, urlMapOf } from "./io/urlmap.js";
+import { Loaders } from "./io/loader.js";
 import { Sockets } from "./io/websocket.js";
 import { ITEM_FINISH, post } from "./ppb/message_loop.js";
 
@@ -23,7 +23,10 @@ const systems = new Map([
 ]);
 const open = new Map(); // FileIO resource -> {node, flags, type}
 let sockets = null; // the WebSockets (io/websocket.js)
+let loaders = null; // the URL loads (io/loader.js)
 let urlMap = []; // the page's URL map (io/urlmap.js)
+let refuseUnmapped = false; // other hosts only through the map (web --refuse-unmapped)
+let pageUrl = "";
 
 function writeInfo(ptr, info, type) {
   const m = cx.mem;
@@ -49,6 +52,10 @@ function run(op, a) {
   const fsOf = (type) => systems.get(type);
   switch (op) {
     case "wsConnect":
+      if (refuseUnmapped && mapUrl(a[1], urlMap) === a[1] && new URL(a[1]).host !== new URL(pageUrl).host) {
+        cx.console("warning", `pexe2wasm: WebSocket refused ${a[1]} (PP_ERROR_NOACCESS): another host than the page's, and this page reaches other hosts only through its URL map (pexe2wasm web --refuse-unmapped)`);
+        return [ERR.NOACCESS, null];
+      }
       return sockets.connect(a[0], a[1], a[2]);
     case "wsRecv":
       return sockets.receive(a[0]);
@@ -58,6 +65,12 @@ function run(op, a) {
       return sockets.close(a[0], a[1], a[2]);
     case "wsForget":
       return sockets.forget(a[0]);
+    case "urlOpen":
+      return loaders.open(a[0], a[1]);
+    case "urlRead":
+      return loaders.read(a[0], cx.mem, a[1], a[2]);
+    case "urlClose":
+      return loaders.close(a[0]);
     case "fsOpen":
       return [a[0] === FS_TYPE.EXTERNAL ? ERR.NOACCESS : fsOf(a[0]) ? ERR.OK : ERR.FAILED, null];
     case "refMkdir":
@@ -179,6 +192,10 @@ self.onmessage = async (e) => {
     cx = ctx;
     urlMap = urlMapOf(m.urlMap);
     sockets = new Sockets(ctx.h, ctx.res, (u) => mapUrl(u, urlMap));
+    const note = (text) => ctx.console("warning", text);
+    refuseUnmapped = !!m.refuseUnmapped;
+    pageUrl = m.pageUrl ?? self.location.href;
+    loaders = new Loaders(ctx.h, ctx.res, pageUrl, urlMap, note, refuseUnmapped);
     self.postMessage({ t: "ready" });
   } else if (m.t === "port") {
     const port = m.port;

@@ -20,6 +20,9 @@ export const KIND = {
   TCP_SOCKET: 12,
   UDP_SOCKET: 13,
   WEBSOCKET: 14,
+  URL_LOADER: 15,
+  URL_REQUEST: 16,
+  URL_RESPONSE: 17,
 };
 
 const KIND_W = 0;

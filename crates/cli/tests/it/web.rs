@@ -1034,3 +1034,94 @@ fn websocket(browser: Browser) {
 }
 
 both_browsers!(websocket: ds923y_websockets_round_trip_in_chromium, ds923y_websockets_round_trip_in_firefox);
+
+/// shhnjk's URLLoader proof of concept (SOURCES.md, "Safety notes"): with `web --url-map`
+/// its two hard-coded https hosts are loopback servers of the test (answering with CORS
+/// headers, as another origin must for a request with credentials), the secret is read and "leaked" to the second; without
+/// a map and with --refuse-unmapped its loads of another origin are refused (NOACCESS) and
+/// nothing is fetched.
+fn url_loader(browser: Browser) {
+    use pexe2wasm_testkit::http::{Reply, TestServer};
+    const SECRET: &str = "TOPSECRET-42";
+    if !browser.ready() || common::real_pexe("shhnjk-url_loader.pexe").is_none() {
+        return;
+    }
+    // The app asks for credentials, so CORS wants its origin named, not "*".
+    let cors = |q: &pexe2wasm_testkit::http::Request, r: Reply| {
+        r.with_header(
+            "Access-Control-Allow-Origin",
+            q.header("Origin").unwrap_or("null"),
+        )
+        .with_header("Access-Control-Allow-Credentials", "true")
+    };
+    let site = TestServer::start(move |q| {
+        if q.target == "/secret.html" {
+            cors(q, Reply::text(SECRET))
+        } else {
+            cors(q, Reply::status(404, "Not Found"))
+        }
+    });
+    let attacker = TestServer::start(move |q| cors(q, Reply::text("test")));
+    let pexe = common::real_corpus_dir().join("shhnjk-url_loader.pexe");
+    let logged = |r: &Value, what: &str| {
+        r["console"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l.as_str().unwrap_or_default().contains(what))
+            .count()
+    };
+
+    let dir = scratch(&format!("url-{}", browser.name()));
+    let maps = [
+        format!("https://test.shhnjk.com/={}", site.url("/")),
+        format!("https://attack.shhnjk.com/={}", attacker.url("/")),
+    ];
+    write_site_with(&pexe, &dir, &["--url-map", &maps[0], "--url-map", &maps[1]]);
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=shhnjk-url_loader.nmf",
+        "starts",
+        &[("SETTLE_MS", "3000")],
+    );
+    let asked = site.wait_for(1, std::time::Duration::from_secs(5));
+    assert_eq!(asked.len(), 1, "{asked:?} {r:#}");
+    assert_eq!(
+        (asked[0].method.as_str(), asked[0].target.as_str()),
+        ("GET", "/secret.html")
+    );
+    let leaked = attacker.wait_for(1, std::time::Duration::from_secs(5));
+    assert_eq!(leaked.len(), 1, "{r:#}");
+    assert_eq!(
+        leaked[0].target,
+        format!("/?leak={SECRET}"),
+        "the body it read"
+    );
+    assert_eq!(
+        logged(&r, "URLLoaderHandler::ReportResult(Ok)."),
+        2,
+        "{r:#}"
+    );
+
+    // Unmapped, with --refuse-unmapped: the app allows cross-origin requests, and a page
+    // without that flag would try the real host; a test reaches nothing beyond loopback.
+    let dir = scratch(&format!("url-unmapped-{}", browser.name()));
+    write_site_with(&pexe, &dir, &["--refuse-unmapped"]);
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=shhnjk-url_loader.nmf",
+        "starts",
+        &[("SETTLE_MS", "2000")],
+    );
+    assert_eq!(
+        logged(&r, "URLLoader refused https://test.shhnjk.com/secret.html"),
+        1,
+        "{r:#}"
+    );
+    assert_eq!(logged(&r, "ReportResult(Err)"), 1, "{r:#}");
+    assert_eq!(site.requests().len(), 1, "nothing more was fetched");
+}
+
+both_browsers!(url_loader: shhnjk_url_loader_fetches_through_the_url_map_in_chromium, shhnjk_url_loader_fetches_through_the_url_map_in_firefox);
