@@ -29,6 +29,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/io-worker.js",
     "host/io/loader.js",
     "host/io/memfs.js",
+    "host/io/persist.js",
     "host/io/urlmap.js",
     "host/io/websocket.js",
     "host/mem.js",

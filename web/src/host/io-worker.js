@@ -1,5 +1,6 @@
-// The IO worker: host work that outlives a call (file systems, WebSockets, URL loads). It never runs module code, so it can answer a module thread blocked
-// in a call while the main thread is busy. Requests come on a port per module thread;
+// The IO worker: host work that outlives a call (file systems, WebSockets, URL loads).
+// It never runs module code, so it can answer a module thread blocked in a call while the
+// main thread is busy. Requests come on a port per module thread;
 // answers go back on the port (the main thread: its event loop), into the caller's cell
 // (a blocking call: Atomics.notify) or onto the caller's message loop (ITEM_FINISH).
 // A payload (directory entries, ReadToArray's bytes) goes in a block of module memory
@@ -8,6 +9,7 @@
 
 import { Context } from "./context.js";
 import { ERR, FILE_TYPE, MemFs } from "./io/memfs.js";
+import { Persist } from "./io/persist.js";
 import { mapUrl, urlMapOf } from "./io/urlmap.js";
 import { Loaders } from "./io/loader.js";
 import { Sockets } from "./io/websocket.js";
@@ -22,6 +24,16 @@ const systems = new Map([
   [FS_TYPE.LOCALTEMPORARY, new MemFs()],
 ]);
 const open = new Map(); // FileIO resource -> {node, flags, type}
+let persist = null; // LOCALPERSISTENT in IndexedDB (io/persist.js)
+
+/** The file system type a request works on, or 0 for a request on no file system. */
+function fsTypeOf(op, a) {
+  if (op.startsWith("ref")) return a[0];
+  if (op === "ioOpen") return a[1];
+  if (op.startsWith("io")) return open.get(a[0])?.type ?? 0;
+  return 0;
+}
+const READ_ONLY = new Set(["fsOpen", "refQuery", "refList", "ioQuery", "ioRead", "ioReadToArray", "ioClose"]);
 let sockets = null; // the WebSockets (io/websocket.js)
 let loaders = null; // the URL loads (io/loader.js)
 let urlMap = []; // the page's URL map (io/urlmap.js)
@@ -136,7 +148,8 @@ function run(op, a) {
       if (!(f.flags & 2)) return [ERR.NOACCESS, null];
       return [MemFs.setLength(n, a[1]), null];
     case "ioFlush":
-      return [ERR.OK, null];
+      // Flush means "on disk": for the persistent file system, in IndexedDB.
+      return f.type === FS_TYPE.LOCALPERSISTENT && persist ? persist.save().then(() => [ERR.OK, null]) : [ERR.OK, null];
     default:
       return [ERR.FAILED, null];
   }
@@ -154,7 +167,9 @@ async function answer(port, m) {
   let r;
   let payload = null;
   try {
+    const type = fsTypeOf(m.op, m.a);
     [r, payload] = await run(m.op, m.a);
+    if (type === FS_TYPE.LOCALPERSISTENT && !READ_ONLY.has(m.op)) persist?.schedule();
   } catch (e) {
     console.error(`pexe2wasm io: ${m.op}: ${e?.stack ?? e}`);
     r = ERR.FAILED;
@@ -196,6 +211,8 @@ self.onmessage = async (e) => {
     refuseUnmapped = !!m.refuseUnmapped;
     pageUrl = m.pageUrl ?? self.location.href;
     loaders = new Loaders(ctx.h, ctx.res, pageUrl, urlMap, note, refuseUnmapped);
+    persist = new Persist(systems.get(FS_TYPE.LOCALPERSISTENT), note);
+    await persist.load();
     self.postMessage({ t: "ready" });
   } else if (m.t === "port") {
     const port = m.port;

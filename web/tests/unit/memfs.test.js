@@ -46,3 +46,31 @@ test("directories, files and their errors as Chrome gave them", () => {
   assert.equal(fs.touch("/a/b/t", 5, 6), ERR.OK);
   assert.equal(fs.query("/a/b/t").mtime, 6);
 });
+
+test("persistence writes only what changed, and restores the tree", async () => {
+  const { diff, restore, signature, walk } = await import("../../src/host/io/persist.js");
+  const fs = new MemFs();
+  fs.mkdir("/a/b", 1);
+  MemFs.write(fs.open("/a/b/f", 2 | 4), 0, new Uint8Array([1, 2, 3]));
+  const first = walk(fs);
+  assert.deepEqual([...first.keys()].sort(), ["/a", "/a/b", "/a/b/f"]);
+  assert.deepEqual(diff(new Map(), first), { put: ["/a", "/a/b", "/a/b/f"], del: [] });
+  const written = new Map([...first].map(([p, n]) => [p, signature(n)]));
+  assert.deepEqual(diff(written, walk(fs)), { put: [], del: [] }, "nothing changed");
+  const n = fs.lookup("/a/b/f");
+  MemFs.write(n, 3, new Uint8Array([4]));
+  assert.deepEqual(diff(written, walk(fs)).put, ["/a/b/f"], "a write changes the size");
+  fs.remove("/a/b/f");
+  assert.deepEqual(diff(written, walk(fs)).del, ["/a/b/f"]);
+  // Records, in any order, make the tree again.
+  const back = new MemFs();
+  restore(back, [
+    { path: "/a/b/f", dir: false, data: new Uint8Array([9, 8]), ctime: 1, atime: 2, mtime: 3 },
+    { path: "/a", dir: true, data: null, ctime: 1, atime: 1, mtime: 1 },
+    { path: "/a/b", dir: true, data: null, ctime: 1, atime: 1, mtime: 1 },
+    { path: "/lost/x", dir: false, data: new Uint8Array([1]), ctime: 1, atime: 1, mtime: 1 },
+  ]);
+  assert.deepEqual(Array.from(MemFs.read(back.lookup("/a/b/f"), 0, 10)), [9, 8]);
+  assert.equal(back.query("/a/b/f").mtime, 3);
+  assert.equal(back.lookup("/lost/x"), null, "a record without its parent is dropped");
+});

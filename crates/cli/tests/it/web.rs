@@ -336,10 +336,14 @@ struct Served {
 
 impl Served {
     fn start(dir: &Path) -> Served {
+        Served::start_on(dir, "127.0.0.1:0")
+    }
+
+    fn start_on(dir: &Path, listen: &str) -> Served {
         let mut child = bin()
             .arg("serve")
             .arg(dir)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -555,7 +559,12 @@ fn run_page_once(
     scenario: &str,
     env: &[(&str, &str)],
 ) -> Value {
-    let served = Served::start(&dir.join("site"));
+    // LISTEN: a fixed address, for tests that need the same origin on every visit.
+    let listen = env
+        .iter()
+        .find(|(k, _)| *k == "LISTEN")
+        .map_or("127.0.0.1:0", |(_, v)| *v);
+    let served = Served::start_on(&dir.join("site"), listen);
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     // Headless Firefox gets no WebGL on this machine (no GL driver without a display):
     // a scenario that needs it (HEADFUL=1) runs Firefox in a window on xvfb-run's display.
@@ -1125,3 +1134,38 @@ fn url_loader(browser: Browser) {
 }
 
 both_browsers!(url_loader: shhnjk_url_loader_fetches_through_the_url_map_in_chromium, shhnjk_url_loader_fetches_through_the_url_map_in_firefox);
+
+/// LOCALPERSISTENT across visits: a file written and flushed on one visit (the files
+/// harness, `?persist=write`) is read back on the next (`?persist=read`), in a new browser
+/// on the same profile: the IO worker keeps the file system in IndexedDB.
+fn persistence(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch(&format!("persist-{}", browser.name()));
+    write_site(&echo_pexe(&dir), &dir);
+    // IndexedDB is per origin: both visits on the same port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    for mode in ["write", "read"] {
+        let r = run_page(
+            browser,
+            &dir,
+            &format!("files-harness.html?wasm=input-echo.wasm&persist={mode}"),
+            "harness",
+            &[("LISTEN", &listen)],
+        );
+        let res = &r["result"];
+        assert_eq!(res["error"], Value::Null, "{mode}: {r:#}");
+        let checks = res["checks"].as_array().unwrap();
+        assert!(checks.len() >= 4, "{mode}: {r:#}");
+        let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
+        assert!(failed.is_empty(), "{mode}: {failed:#?}");
+    }
+}
+
+both_browsers!(persistence: persistent_files_outlive_the_visit_in_chromium, persistent_files_outlive_the_visit_in_firefox);

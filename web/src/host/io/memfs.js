@@ -1,7 +1,7 @@
 // The sandboxed file systems of an instance (PP_FILESYSTEMTYPE_LOCALPERSISTENT and
 // LOCALTEMPORARY) as Chrome's behaved to a plugin: absolute paths, directories, files of
-// bytes, times. Kept in memory by the IO worker for the instance's life (persistence
-// across visits is not built yet). Pure: no workers, no module memory, so it is tested
+// bytes, times. Kept in memory by the IO worker for the instance's life; persist.js keeps
+// LOCALPERSISTENT in IndexedDB across visits. Pure: no workers, no module memory, so it is tested
 // alone (tests/unit/memfs.test.js).
 
 export const ERR = {

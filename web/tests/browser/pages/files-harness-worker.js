@@ -63,6 +63,28 @@ self.onmessage = async (e) => {
     const REF = "PPB_FileRef;1.2";
     const IO = "PPB_FileIO;1.1";
 
+    // ?persist=write|read: a file written on one visit is read on the next (IndexedDB).
+    if (e.data.persist) {
+      const pfs = T(FS, "Create")(2, 2);
+      check("persistent Open", T(FS, "Open")(pfs, 0n, CB), 0);
+      const ref = T(REF, "Create")(pfs, cstr("/visits/keep.txt"));
+      const text = "kept across visits";
+      const f = T(IO, "Create")(2);
+      if (e.data.persist === "write") {
+        check("MakeDirectory", T(REF, "MakeDirectory")(T(REF, "Create")(pfs, cstr("/visits")), 1, CB), 0);
+        check("Open write|create|truncate", T(IO, "Open")(f, ref, 2 | 4 | 8, CB), 0);
+        m.write(BUF, new TextEncoder().encode(text));
+        check("Write", T(IO, "Write")(f, 0n, BUF, text.length, CB), text.length);
+        check("Flush (into IndexedDB)", T(IO, "Flush")(f, CB), 0);
+      } else {
+        check("the file of the last visit opens", T(IO, "Open")(f, ref, 1, CB), 0);
+        m.fill(BUF, 0, 64);
+        check("and holds what was written", [T(IO, "Read")(f, 0n, BUF, 64, CB), new TextDecoder().decode(m.bytes(BUF, text.length))], [text.length, text]);
+        check("the temporary file system was not kept", T(FS, "Open")(T(FS, "Create")(2, 3), 0n, CB), 0);
+      }
+      self.postMessage({ checks, failed: checks.filter((c) => !c.ok).length });
+      return;
+    }
     const fs = T(FS, "Create")(2, 2);
     check("FileSystem.Create", fs > 0, true);
     check("Open blocking on the main thread", f(main, FS, "Open")(fs, 0n, CB), -13);
