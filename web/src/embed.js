@@ -5,6 +5,7 @@
 // load, loadend, error, crash and message. docs/JS-HOST.md tells how.
 
 import "./advertise.js";
+import { cursorCss, pageCall, setFullscreen, startGamepads } from "./page-services.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
@@ -155,13 +156,14 @@ class Instance {
     this.canvas = canvas;
     this.box = canvas;
     this.listenForInput(canvas);
+    this.watchPageStates(canvas);
     const offscreen = typeof canvas.transferControlToOffscreen === "function" ? canvas.transferControlToOffscreen() : null;
     this.worker = new Worker(new URL("instance-worker.js", HOST), { type: "module", name: `pexe2wasm ${src}` });
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     const threads = Number(el.getAttribute("data-pexe2wasm-threads")) || undefined;
     this.worker.postMessage(
-      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen, urlMap: pageConfig().urlMap ?? {}, refuseUnmapped: pageConfig().refuseUnmapped === true, pageUrl: document.baseURI },
+      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen, urlMap: pageConfig().urlMap ?? {}, refuseUnmapped: pageConfig().refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
       offscreen ? [offscreen] : [],
     );
     this.watchView();
@@ -275,7 +277,23 @@ class Instance {
   stop() {
     this.info.state = "ended";
     this.ended = true;
+    this.stopGamepads?.();
     this.worker?.terminate();
+  }
+
+  /** Fullscreen and pointer lock as the module sees them (IsFullscreen, MouseLockLost). */
+  watchPageStates(canvas) {
+    document.addEventListener("fullscreenchange", () => {
+      this.worker?.postMessage({ t: "fullscreen-state", on: document.fullscreenElement === canvas });
+    });
+    let locked = false;
+    document.addEventListener("pointerlockchange", () => {
+      const now = document.pointerLockElement === canvas;
+      // Lost without UnlockMouse (Escape, another window): the app is told, as in Chrome.
+      if (locked && !now && !this.unlocking) this.worker?.postMessage({ t: "mouse-lock-lost" });
+      if (!now) this.unlocking = false;
+      locked = now;
+    });
   }
 
   onMessage(m) {
@@ -310,6 +328,22 @@ class Instance {
         break;
       case "port":
         m.port.onmessage = (e) => this.onMessage(e.data);
+        break;
+      case "cursor":
+        this.canvas.style.cursor = cursorCss(m);
+        break;
+      case "page-call":
+        pageCall(this.canvas, m, (result) => this.worker?.postMessage({ t: "page-reply", done: m.done, result }));
+        break;
+      case "unlock-mouse":
+        this.unlocking = true;
+        if (document.pointerLockElement === this.canvas) document.exitPointerLock();
+        break;
+      case "fullscreen":
+        setFullscreen(this.canvas, m.on);
+        break;
+      case "gamepad-start":
+        this.stopGamepads = startGamepads(m.sab, m.at);
         break;
       case "progress":
         this.info.progress = m.what;

@@ -20,6 +20,7 @@ import * as input from "./ppb/input.js";
 import * as loops from "./ppb/message_loop.js";
 import * as messaging from "./ppb/messaging.js";
 import * as net from "./ppb/net.js";
+import * as page from "./ppb/page.js";
 import * as url from "./ppb/url.js";
 import * as vars from "./ppb/var.js";
 import * as websocket from "./ppb/websocket.js";
@@ -32,7 +33,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url, page];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -129,6 +130,21 @@ export class Context {
     const reply = this.isMain ? { to: "port" } : { to: "loop", loop: this.currentLoop };
     this.ioPort.postMessage({ id, op, a, reply });
     return -1; // PP_OK_COMPLETIONPENDING
+  }
+
+  /**
+   * A call the page completes (LockMouse): the page runs it and answers the instance
+   * worker, which runs the callback here (main thread) or posts it to this thread's loop.
+   * Blocking is refused on the main thread, as every blocking call is; a thread must have
+   * a loop (a blocking page call from a thread is not supported: PP_ERROR_NOTSUPPORTED).
+   */
+  pageCall(cbPtr, what) {
+    const func = this.mem.u32(cbPtr);
+    const userData = this.mem.u32(cbPtr + 4);
+    if (func === 0) return this.isMain ? -13 : -12;
+    if (!this.isMain && !this.currentLoop) return -51;
+    this.toPage({ t: "page-call", what, done: { loop: this.isMain ? 0 : this.currentLoop, func, userData } });
+    return -1;
   }
 
   /** A request with no answer (FileIO.Close). */

@@ -11,7 +11,7 @@ import { didCreateSpace, pppInterface } from "./ppp.js";
 import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
 import { H } from "./ppb/messaging.js";
 import { KIND } from "./resources.js";
-import { createSharedBlock, HANDLER, MAIN_LOOP, NEXT_TID } from "./shared.js";
+import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
 import { ThreadPool } from "./threads.js";
 import { Exit } from "./wasi.js";
 import { importedMemory } from "./wasm-info.js";
@@ -151,6 +151,7 @@ function onStart(cx, init, _shutdown, gi) {
   }
   ppp.messaging = pppInterface(cx.frames, ex, gi, "PPP_Messaging;1.0");
   ppp.inputEvent = pppInterface(cx.frames, ex, gi, "PPP_InputEvent;0.1");
+  ppp.mouseLock = pppInterface(cx.frames, ex, gi, "PPP_MouseLock;1.0");
   const t = ppp.instance;
   [ppp.didCreate, ppp.didDestroy, ppp.didChangeView, ppp.didChangeFocus] = [0, 4, 8, 12].map((o) =>
     cx.mem.u32(t + o),
@@ -270,6 +271,8 @@ async function init(m) {
   const hostSab = createSharedBlock();
   const h = new Int32Array(hostSab);
   h[NEXT_TID] = 1;
+  h[SCREEN_W] = m.screen?.[0] ?? 0;
+  h[SCREEN_H] = m.screen?.[1] ?? 0;
   const cx = new Context({ isMain: true, tid: 0, memory, hostSab, toPage, args: state.args, onStart });
   state.cx = cx;
   cx.gfx.canvas = m.canvas ?? null;
@@ -315,6 +318,20 @@ function onPage(m) {
       break;
     case "input":
       guarded(() => handleInput(m.event));
+      break;
+    case "page-reply": {
+      // A page call's answer (ppb/page.js): the callback on its thread.
+      const d = m.done;
+      if (d.loop === 0) guarded(() => state.cx.runCallback(d.func, d.userData, m.result));
+      else post(state.cx, d.loop, d.func, d.userData, m.result, 0);
+      break;
+    }
+    case "fullscreen-state":
+      Atomics.store(state.cx.h, FULLSCREEN, m.on ? 1 : 0);
+      break;
+    case "mouse-lock-lost":
+      // PPP_MouseLock;1.0 MouseLockLost(instance), if the app has it.
+      if (state.ppp.mouseLock) guarded(() => state.cx.exports.__ppp_call_i_v(state.cx.mem.u32(state.ppp.mouseLock), INSTANCE));
       break;
     case "focus":
       guarded(() => state.cx.exports.__ppp_call_ii_v(state.ppp.didChangeFocus, INSTANCE, m.has ? 1 : 0));

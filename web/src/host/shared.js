@@ -18,6 +18,10 @@ export const HANDLER = 7; // 8 words: the Messaging 1.2 handler (see ppb/messagi
 export const POOL_GEN = 16; // bumped whenever a pooled thread worker becomes idle
 export const LIVE_VARS = 17; // vars alive now (for tests and leak reports)
 export const BOUND = 18; // the device bound to the instance (Graphics2D or 3D), 0 for none
+export const FULLSCREEN = 19; // 1 while the instance's canvas is fullscreen (set by the page)
+export const SCREEN_W = 20; // the screen's size in CSS pixels (from the page at start)
+export const SCREEN_H = 21;
+export const GAMEPAD_ON = 22; // 1 once the page has been asked to sample gamepads
 export const HEAP_FREE = 32; // CLASSES words: heads of the size classes' free lists
 export const CLASSES = 12; // 16 B … 32 KiB
 export const POOL = 48; // POOL_SLOTS slots of 4 words: state, tid, arg, spare
@@ -28,7 +32,11 @@ export const MAX_VARS = 1 << 17;
 export const RES_BASE = VAR_BASE + VAR_WORDS * MAX_VARS;
 export const RES_WORDS = 16;
 export const MAX_RES = 1 << 14;
-export const WORDS = RES_BASE + RES_WORDS * MAX_RES;
+// The page's gamepad samples: a sequence word (odd while the page writes), then a
+// PP_GamepadsSampleData (1896 bytes) as the module reads it.
+export const GAMEPAD = RES_BASE + RES_WORDS * MAX_RES;
+export const GAMEPAD_BYTES = 1896;
+export const WORDS = GAMEPAD + 2 + GAMEPAD_BYTES / 4;
 
 // Pool slot states.
 export const SLOT_EMPTY = 0;

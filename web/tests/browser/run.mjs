@@ -164,9 +164,14 @@ const scenarios = {
     writeFileSync(env.SHOT2, second);
   },
 
-  /** A harness page (files, GL): waits for its result. */
+  /** A harness page (files, GL, page services): waits for its result. */
   async harness(page) {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
+    // The page harness waits for a click (a user gesture, which pointer lock needs).
+    if (await page.evaluate(() => window.events.includes("ready-for-click"))) {
+      await page.click("#c");
+      await waitFor(page, () => window.events.includes("done"), null, 30000);
+    }
     report.result = await page.evaluate(() => window.result ?? null);
   },
 

@@ -1169,3 +1169,24 @@ fn persistence(browser: Browser) {
 }
 
 both_browsers!(persistence: persistent_files_outlive_the_visit_in_chromium, persistent_files_outlive_the_visit_in_firefox);
+
+/// The page's side of the cursor, pointer lock and gamepads (web/src/page-services.js),
+/// driven alone by web/tests/browser/pages/page-harness.html: cursor types and a custom
+/// cursor as CSS, a test gamepad sampled into shared memory and read back as the module
+/// reads PP_GamepadsSampleData, and LockMouse answered after a click.
+fn page_services(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch(&format!("page-{}", browser.name()));
+    write_site(&echo_pexe(&dir), &dir);
+    let r = run_page(browser, &dir, "page-harness.html", "harness", &[]);
+    let res = &r["result"];
+    assert_eq!(res["error"], Value::Null, "{r:#}");
+    let checks = res["checks"].as_array().unwrap();
+    assert!(checks.len() >= 18, "{} checks: {r:#}", checks.len());
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+both_browsers!(page_services: page_services_answer_the_module_in_chromium, page_services_answer_the_module_in_firefox);
