@@ -5,7 +5,7 @@
 // load, loadend, error, crash and message. docs/JS-HOST.md tells how.
 
 import "./advertise.js";
-import { cursorCss, pageCall, setFullscreen, startGamepads } from "./page-services.js";
+import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from "./page-services.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
@@ -278,6 +278,7 @@ class Instance {
     this.info.state = "ended";
     this.ended = true;
     this.stopGamepads?.();
+    for (const a of this.audio?.values() ?? []) a.stop();
     this.worker?.terminate();
   }
 
@@ -344,6 +345,13 @@ class Instance {
         break;
       case "gamepad-start":
         this.stopGamepads = startGamepads(m.sab, m.at);
+        break;
+      case "audio-start":
+        (this.audio ??= new Map()).set(m.res, startAudio(m, new URL("audio-worklet.js", import.meta.url)));
+        break;
+      case "audio-stop":
+        this.audio?.get(m.res)?.stop();
+        this.audio?.delete(m.res);
         break;
       case "progress":
         this.info.progress = m.what;

@@ -53,6 +53,52 @@ export function pageCall(canvas, m, reply) {
   }
 }
 
+let audioNoted = false;
+
+/**
+ * Plays an audio resource's ring (host/ppb/audio.js): an AudioContext at the app's sample
+ * rate with the pexe2wasm-audio worklet reading module memory. Browsers start audio only
+ * after a user gesture: until then the context waits, and resumes at the first click or
+ * key on the page (the console says so once). Returns a stop function.
+ */
+export function startAudio(m, workletUrl) {
+  const ctx = new AudioContext({ sampleRate: m.rate });
+  let node = null;
+  let stopped = false;
+  const ready = ctx.audioWorklet.addModule(workletUrl).then(() => {
+    if (stopped) return;
+    node = new AudioWorkletNode(ctx, "pexe2wasm-audio", {
+      numberOfInputs: 0,
+      outputChannelCount: [2],
+      processorOptions: { memory: m.memory, ring: m.ring },
+    });
+    node.connect(ctx.destination);
+  });
+  if (ctx.state === "suspended") {
+    if (!audioNoted) {
+      audioNoted = true;
+      console.info("pexe2wasm: the app's sound starts at the first click or key on the page (browsers let audio start only after a user gesture)");
+    }
+    const resume = () => {
+      ctx.resume();
+      document.removeEventListener("pointerdown", resume, true);
+      document.removeEventListener("keydown", resume, true);
+    };
+    document.addEventListener("pointerdown", resume, true);
+    document.addEventListener("keydown", resume, true);
+  }
+  return {
+    ctx,
+    ready,
+    stop() {
+      stopped = true;
+      node?.port.postMessage("stop");
+      node?.disconnect();
+      ctx.close();
+    },
+  };
+}
+
 /** Fullscreen on or off for `canvas`; the browser's answer comes as a fullscreenchange. */
 export function setFullscreen(canvas, on) {
   const p = on ? canvas.requestFullscreen?.() : document.fullscreenElement ? document.exitFullscreen() : null;

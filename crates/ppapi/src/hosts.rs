@@ -56,6 +56,10 @@ pub const CLI: &[&str] = &[
 /// The browser host (web/src/host, `pexe2wasm web`). Checked against what it registers by
 /// crates/cli/tests/it/web.rs.
 pub const BROWSER: &[&str] = &[
+    "PPB_Audio;1.0",
+    "PPB_Audio;1.1",
+    "PPB_AudioConfig;1.0",
+    "PPB_AudioConfig;1.1",
     "PPB_Console;1.0",
     "PPB_Core;1.0",
     "PPB_FileIO;1.0",

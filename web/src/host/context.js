@@ -8,11 +8,12 @@ import { Mem } from "./mem.js";
 import { PppFrames } from "./ppp.js";
 import { Registry } from "./registry.js";
 import { KIND, Resources } from "./resources.js";
-import { MAIN_LOOP } from "./shared.js";
+import { CREATOR, MAIN_LOOP } from "./shared.js";
 import { Vars } from "./vars.js";
 import { wasiImports } from "./wasi.js";
 import { spawnThread } from "./threads.js";
 import * as core from "./ppb/core.js";
+import * as audio from "./ppb/audio.js";
 import * as files from "./ppb/files.js";
 import * as gl from "./ppb/gl.js";
 import * as graphics from "./ppb/graphics.js";
@@ -33,7 +34,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url, page];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url, page, audio];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -211,6 +212,8 @@ export class Context {
       loops.freeLoop(this, gone.fields);
     } else if (gone.kind === KIND.URL_LOADER || gone.kind === KIND.URL_REQUEST || gone.kind === KIND.URL_RESPONSE) {
       this.forgetUrl?.(res, gone.kind);
+    } else if (gone.kind === KIND.AUDIO) {
+      audio.freeAudio(this, gone.fields);
     } else if (gone.kind === KIND.WEBSOCKET) {
       this.ioTell("wsForget", [res]);
     } else if (gone.kind === KIND.INPUT_EVENT) {
@@ -258,8 +261,11 @@ export class Context {
         },
         get_interface: (name, len) => this.getInterface(name, len),
         register_thread_creator: (create, join) => {
-          this.threadCreator = { create, join };
+          // Shared: StartPlayback may come from any thread.
+          Atomics.store(this.h, CREATOR, create);
+          Atomics.store(this.h, CREATOR + 1, join);
         },
+        host_thread: (arg) => audio.hostThread(this, arg),
         fill: (ptr, n) => this.frames.fill(ptr, n),
         done: (ptr, n) => this.frames.done(ptr, n),
         wait: () => {},

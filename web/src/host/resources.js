@@ -23,6 +23,8 @@ export const KIND = {
   URL_LOADER: 15,
   URL_REQUEST: 16,
   URL_RESPONSE: 17,
+  AUDIO_CONFIG: 18,
+  AUDIO: 19,
 };
 
 const KIND_W = 0;

@@ -1184,7 +1184,7 @@ fn page_services(browser: Browser) {
     let res = &r["result"];
     assert_eq!(res["error"], Value::Null, "{r:#}");
     let checks = res["checks"].as_array().unwrap();
-    assert!(checks.len() >= 18, "{} checks: {r:#}", checks.len());
+    assert!(checks.len() >= 22, "{} checks: {r:#}", checks.len());
     let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }

@@ -92,6 +92,7 @@
   ;;@pepper (import "pexe2wasm_ppapi" "fill" (func $host_fill (param i32 i32)))
   ;;@pepper (import "pexe2wasm_ppapi" "done" (func $host_done (param i32 i32)))
   ;;@pepper (import "pexe2wasm_ppapi" "wait" (func $host_wait (param i32)))
+  ;;@pepper (import "pexe2wasm_ppapi" "host_thread" (func $host_thread (param i32)))
 
   (import "env" "memory" (memory 1))  ;;@unthreaded
   ;;@threads (import "env" "memory" (memory 1 65536 shared))
@@ -133,6 +134,7 @@
     $irt_futex_wait_abs $irt_futex_wake                                ;; 49-50
     ;;@pepper $ppapi_start $ppapi_register_thread_creator              ;; 51-52
     ;;@pepper $ppb_get_interface                                       ;; 53
+    ;;@pepper $ppapi_host_thread                                       ;; 54
   )
 
   ;; Copied to RT+0x200 by _start (431 bytes; 456 in the Pepper variant).
@@ -1688,5 +1690,14 @@
       (else (i32.shl (local.get $p) (i32.const 16)))))
   (func (export "__ppapi_free") (param $addr i32) (param $len i32)
     (drop (call $irt_munmap_locked (local.get $addr) (local.get $len))))
+
+  ;; A thread of the host's own in the app (PPB_Audio's: NaCl's IRT ran it in the plugin):
+  ;; the host hands the app's registered thread_create this function (slot 54) and an
+  ;; argument, and the new thread runs the host's loop for it (host_thread), which calls
+  ;; back into the app (the audio callback) through the __ppp_call exports.
+  (func $ppapi_host_thread (param $arg i32)
+    (call $host_thread (local.get $arg)))
+  (func (export "__ppapi_host_thread_slot") (result i32)
+    (i32.add (global.get $__table_base) (i32.const 54)))
 @pepper;)
 )

@@ -47,8 +47,8 @@ pub const EXPORT_FMODF: &str = "__pnacl_fmodf";
 /// Number of table entries the runtime's element segment fills from `__table_base`.
 pub const TABLE_SLOTS: u32 = 51;
 /// The same for the Pepper runtime (ppapi_start, ppapi_register_thread_creator,
-/// PPB_GetInterface follow).
-pub const PEPPER_TABLE_SLOTS: u32 = 54;
+/// PPB_GetInterface and the host-thread entry follow).
+pub const PEPPER_TABLE_SLOTS: u32 = 55;
 
 /// Import module of the Pepper runtime's host interface (docs/PEPPER-ABI.md).
 pub const PEPPER_HOST: &str = "pexe2wasm_ppapi";
@@ -73,6 +73,7 @@ pub const PEPPER_EXPORTS: &[&str] = &[
     "__ppp_callbuf_iii_i",
     "__ppp_callbuf_iiii_v",
     "__ppp_callbuf_iiii_i",
+    "__ppapi_host_thread_slot",
     "__ppapi_alloc",
     "__ppapi_free",
 ];

@@ -34,6 +34,7 @@ fn check(name: &str) {
         "fill",
         "done",
         "wait",
+        "host_thread",
     ];
     let d = pexe2wasm_ppapi::description();
     let mut ppb_imports = 0;

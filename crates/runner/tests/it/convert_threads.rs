@@ -185,6 +185,7 @@ fn pepper_runtime_variant() {
         "fill",
         "done",
         "wait",
+        "host_thread",
     ] {
         assert!(
             s.func_imports
