@@ -376,6 +376,25 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
     Ok(b.build_p1())
 }
 
+/// A module compiled ahead of time by [`Program::precompile`].
+pub struct Precompiled {
+    bytes: Vec<u8>,
+    threaded: bool,
+    interruptible: bool,
+}
+
+impl Precompiled {
+    /// The size of the compiled artefact (what `wasmtime compile` would write).
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether the artefact is empty (never, for a valid module).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
 /// A compiled module with its hosts, ready to run any number of times (each run is a
 /// [`Process`]: its own instances, WASI contexts and host states).
 pub struct Program {
@@ -402,6 +421,40 @@ impl Program {
             hosts: vec![Arc::new(IrtHost)],
             threaded,
             interruptible,
+        })
+    }
+
+    /// Compiles `wasm` ahead of time, as `wasmtime compile` does, for
+    /// [`Program::from_precompiled`] (which then only deserializes it, as `wasmtime run
+    /// --allow-precompiled` does).
+    pub fn precompile(wasm: &[u8], interruptible: bool) -> Result<Precompiled, RunError> {
+        let threaded = imports_thread_spawn(wasm);
+        let interruptible = interruptible || threaded;
+        let engine = new_engine(interruptible)?;
+        let bytes = engine
+            .precompile_module(wasm)
+            .map_err(|e| RunError::Compile(format!("{e:#}")))?;
+        Ok(Precompiled {
+            bytes,
+            threaded,
+            interruptible,
+        })
+    }
+
+    /// The program [`Program::precompile`] compiled, with a new engine (as a new `wasmtime
+    /// run` process has).
+    pub fn from_precompiled(pre: &Precompiled) -> Result<Program, RunError> {
+        let engine = new_engine(pre.interruptible)?;
+        // SAFETY: the bytes are what `Engine::precompile_module` made for an engine of
+        // this same configuration (`new_engine(pre.interruptible)`), kept private since.
+        let module = unsafe { Module::deserialize(&engine, &pre.bytes) }
+            .map_err(|e| RunError::Compile(format!("{e:#}")))?;
+        Ok(Program {
+            engine,
+            module,
+            hosts: vec![Arc::new(IrtHost)],
+            threaded: pre.threaded,
+            interruptible: pre.interruptible,
         })
     }
 
