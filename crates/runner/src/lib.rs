@@ -70,6 +70,7 @@ mod irt;
 mod mailbox;
 pub mod pepper;
 mod process;
+mod stdio;
 
 pub use guest::{call_export, call_function_pointer, read_memory, read_memory_into, write_memory};
 pub use host::{Ctx, Host, ThreadInfo, ThreadKind};
@@ -233,13 +234,25 @@ pub fn wasi_linker(engine: &Engine) -> Result<Linker<Ctx>, RunError> {
     Ok(linker)
 }
 
-/// The pipes of a WASI context made by [`wasi_ctx`]: captured output, and standard input
-/// given as bytes. Clones share them, so every thread of a run reads and writes the same.
+/// The pipes of a WASI context made by [`wasi_ctx`]: captured output, standard input given
+/// as bytes, and the buffer in front of an inherited stdout that is not a terminal
+/// (`stdio.rs`). Clones share them, so every thread of a run reads and writes the same;
+/// the buffer is written out when the run ends, or when the last clone is dropped.
 #[derive(Clone)]
 pub struct CapturedStreams {
     stdin: Option<MemoryInputPipe>,
     stdout: Option<MemoryOutputPipe>,
     stderr: Option<MemoryOutputPipe>,
+    coalesced: Option<Arc<CoalescedOwner>>,
+}
+
+/// Owns a run's stdout buffer: closes it (writes it out) when dropped.
+struct CoalescedOwner(Arc<stdio::Coalescer>);
+
+impl Drop for CoalescedOwner {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
 
 impl CapturedStreams {
@@ -254,6 +267,16 @@ impl CapturedStreams {
             },
             stdout: capture(opts.stdout),
             stderr: capture(opts.stderr),
+            coalesced: (opts.stdout == Output::Inherit && stdio::host_stdout_coalesces())
+                .then(|| Arc::new(CoalescedOwner(stdio::Coalescer::new()))),
+        }
+    }
+
+    /// Writes out what the program wrote to a coalesced stdout and not yet written; from
+    /// now on its writes go straight through. The run calls it as it ends.
+    pub fn finish_stdout(&self) {
+        if let Some(c) = &self.coalesced {
+            c.0.close();
         }
     }
 
@@ -297,19 +320,28 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
     b.monotonic_clock(SharedMonotonicClock);
     b.args(&opts.args);
     b.envs(&opts.env);
-    match (&opts.stdin, &streams.stdin) {
-        (Input::Inherit, _) => {
+    let coalesced = streams.coalesced.as_ref().map(|c| c.0.clone());
+    match (&opts.stdin, &streams.stdin, &coalesced) {
+        (Input::Inherit, _, Some(c)) => {
+            b.stdin(stdio::StdinAfterStdout(c.clone()));
+        }
+        (Input::Inherit, _, None) => {
             b.inherit_stdin();
         }
-        (Input::Bytes(_), Some(p)) => {
+        (Input::Bytes(_), Some(p), _) => {
             b.stdin(p.clone());
         }
         _ => {}
     }
     match (opts.stdout, &streams.stdout) {
-        (Output::Inherit, _) => {
-            b.inherit_stdout();
-        }
+        (Output::Inherit, _) => match &coalesced {
+            Some(c) => {
+                b.stdout(stdio::CoalescedStdout(c.clone()));
+            }
+            None => {
+                b.inherit_stdout();
+            }
+        },
         (Output::HostStderr, _) => {
             b.stdout(tokio::io::stderr());
         }
@@ -319,9 +351,14 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
         _ => {}
     }
     match (opts.stderr, &streams.stderr) {
-        (Output::Inherit | Output::HostStderr, _) => {
-            b.inherit_stderr();
-        }
+        (Output::Inherit | Output::HostStderr, _) => match &coalesced {
+            Some(c) => {
+                b.stderr(stdio::StderrAfterStdout(c.clone()));
+            }
+            None => {
+                b.inherit_stderr();
+            }
+        },
         (Output::Capture, Some(p)) => {
             b.stderr(p.clone());
         }
@@ -337,6 +374,25 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
             })?;
     }
     Ok(b.build_p1())
+}
+
+/// A module compiled ahead of time by [`Program::precompile`].
+pub struct Precompiled {
+    bytes: Vec<u8>,
+    threaded: bool,
+    interruptible: bool,
+}
+
+impl Precompiled {
+    /// The size of the compiled artefact (what `wasmtime compile` would write).
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether the artefact is empty (never, for a valid module).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
 }
 
 /// A compiled module with its hosts, ready to run any number of times (each run is a
@@ -365,6 +421,40 @@ impl Program {
             hosts: vec![Arc::new(IrtHost)],
             threaded,
             interruptible,
+        })
+    }
+
+    /// Compiles `wasm` ahead of time, as `wasmtime compile` does, for
+    /// [`Program::from_precompiled`] (which then only deserializes it, as `wasmtime run
+    /// --allow-precompiled` does).
+    pub fn precompile(wasm: &[u8], interruptible: bool) -> Result<Precompiled, RunError> {
+        let threaded = imports_thread_spawn(wasm);
+        let interruptible = interruptible || threaded;
+        let engine = new_engine(interruptible)?;
+        let bytes = engine
+            .precompile_module(wasm)
+            .map_err(|e| RunError::Compile(format!("{e:#}")))?;
+        Ok(Precompiled {
+            bytes,
+            threaded,
+            interruptible,
+        })
+    }
+
+    /// The program [`Program::precompile`] compiled, with a new engine (as a new `wasmtime
+    /// run` process has).
+    pub fn from_precompiled(pre: &Precompiled) -> Result<Program, RunError> {
+        let engine = new_engine(pre.interruptible)?;
+        // SAFETY: the bytes are what `Engine::precompile_module` made for an engine of
+        // this same configuration (`new_engine(pre.interruptible)`), kept private since.
+        let module = unsafe { Module::deserialize(&engine, &pre.bytes) }
+            .map_err(|e| RunError::Compile(format!("{e:#}")))?;
+        Ok(Program {
+            engine,
+            module,
+            hosts: vec![Arc::new(IrtHost)],
+            threaded: pre.threaded,
+            interruptible: pre.interruptible,
         })
     }
 

@@ -189,6 +189,8 @@ impl Process {
         self.stopping.store(true, Ordering::SeqCst);
         self.engine.increment_epoch();
         if first {
+            // Whatever the program wrote before its end reaches the host's stdout.
+            self.streams.finish_stdout();
             for m in lock(&self.threads).values() {
                 m.close();
             }

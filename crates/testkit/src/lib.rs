@@ -7,11 +7,13 @@
 //! - [`counting_alloc`]: a counting global allocator for memory tests and benchmarks.
 //! - [`measure`]: peak RSS, page faults, MB.
 //! - [`http`]: a loopback HTTP server that records what it is asked.
+//! - [`stdio_script`]: small pexes that write, read, exit and trap through the IRT.
 pub mod corpus;
 pub mod counting_alloc;
 pub mod fixtures;
 pub mod http;
 pub mod measure;
+pub mod stdio_script;
 
 use std::path::PathBuf;
 

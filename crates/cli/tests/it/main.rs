@@ -14,4 +14,5 @@ mod pepper_real;
 mod pepper_url;
 mod pepper_ws;
 mod run_cli;
+mod run_stdio;
 mod web;
