@@ -62,8 +62,8 @@ function fire(el, type, init = {}) {
 }
 
 // PPAPI's input event classes and modifiers (ppb_input_event.h).
-const CLASS = { MOUSE: 1, KEYBOARD: 2, WHEEL: 4 };
-const TYPE = { MOUSEDOWN: 0, MOUSEUP: 1, MOUSEMOVE: 2, MOUSEENTER: 3, MOUSELEAVE: 4, WHEEL: 5, RAWKEYDOWN: 6, KEYUP: 8, CHAR: 9, CONTEXTMENU: 10 };
+const CLASS = { MOUSE: 1, KEYBOARD: 2, WHEEL: 4, TOUCH: 8 };
+const TYPE = { MOUSEDOWN: 0, MOUSEUP: 1, MOUSEMOVE: 2, MOUSEENTER: 3, MOUSELEAVE: 4, WHEEL: 5, RAWKEYDOWN: 6, KEYUP: 8, CHAR: 9, CONTEXTMENU: 10, TOUCHSTART: 15, TOUCHMOVE: 16, TOUCHEND: 17, TOUCHCANCEL: 18 };
 
 function modifiers(e) {
   let m = 0;
@@ -245,6 +245,17 @@ class Instance {
       if (!wants(CLASS.KEYBOARD)) return;
       send(e, { cls: CLASS.KEYBOARD, type: TYPE.KEYUP, time: ticks(e), modifiers: modifiers(e), key: e.keyCode, code: e.code });
     });
+    // Touches, relative to the canvas, in PPAPI's three lists (all, changed, on the target).
+    const touch = (type) => (e) => {
+      if (!wants(CLASS.TOUCH)) return;
+      const r = c.getBoundingClientRect();
+      const list = (l) =>
+        Array.from(l ?? [], (t) => [t.identifier, t.clientX - r.left, t.clientY - r.top, t.radiusX ?? 0, t.radiusY ?? 0, t.rotationAngle ?? 0, t.force ?? 0, 0, 0]);
+      send(e, { cls: CLASS.TOUCH, type, time: ticks(e), modifiers: modifiers(e), touches: list(e.touches), changed: list(e.changedTouches), targets: list(e.targetTouches) });
+    };
+    for (const [name, type] of [["touchstart", TYPE.TOUCHSTART], ["touchmove", TYPE.TOUCHMOVE], ["touchend", TYPE.TOUCHEND], ["touchcancel", TYPE.TOUCHCANCEL]]) {
+      c.addEventListener(name, touch(type), { passive: false });
+    }
   }
 
   watchView() {

@@ -140,6 +140,21 @@ const scenarios = {
     await new Promise((r) => setTimeout(r, 300));
   },
 
+  /** A touch and its release on the canvas, as synthetic TouchEvents (headless has no touchscreen). */
+  async touch(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
+    await waitFor(page, () => window.naclModule.pexe2wasm.inputClasses & 8, null, 10000);
+    await page.evaluate(() => {
+      const c = document.querySelector("canvas.pexe2wasm-canvas");
+      const r = c.getBoundingClientRect();
+      const t = new Touch({ identifier: 7, target: c, clientX: r.left + 12, clientY: r.top + 34 });
+      c.dispatchEvent(new TouchEvent("touchstart", { touches: [t], changedTouches: [t], targetTouches: [t], cancelable: true, bubbles: true }));
+      c.dispatchEvent(new TouchEvent("touchend", { touches: [], changedTouches: [t], targetTouches: [], cancelable: true, bubbles: true }));
+    });
+    await waitFor(page, () => window.messages.length >= 2, null, 10000);
+    await new Promise((r) => setTimeout(r, 300));
+  },
+
   /**
    * Lets the app draw: SHOT1 is the canvas's first picture that differs from the blank
    * canvas at load, SHOT2 the next one that differs from SHOT1 (each waited for up to

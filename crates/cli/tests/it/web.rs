@@ -831,6 +831,52 @@ fn input_echo(browser: Browser) {
 
 both_browsers!(input_echo: input_events_reach_the_plugin_in_chromium, input_events_reach_the_plugin_in_firefox);
 
+/// The same plugin asking for touch events too (its RequestInputEvents classes 3 -> 11):
+/// a touch and its release on the canvas reach HandleInputEvent as TOUCHSTART (15) and
+/// TOUCHEND (17). Chromium only: Firefox on a desktop has no TouchEvent.
+#[test]
+fn touch_events_reach_the_plugin_in_chromium() {
+    let browser = Browser::Chromium;
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch("touch-chromium");
+    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/input-echo.pnaclasm");
+    let echo = std::fs::read_to_string(src).unwrap();
+    let touch = echo.replace(
+        "%c1 = i32 3;                        // MOUSE and KEYBOARD",
+        "%c1 = i32 11;                       // MOUSE, KEYBOARD and TOUCH",
+    );
+    assert_ne!(touch, echo, "the fixture's request changed");
+    let asm = dir.join("touch-echo.pnaclasm");
+    std::fs::write(&asm, touch).unwrap();
+    let pexe = dir.join("touch-echo.pexe");
+    let o = bin()
+        .arg("asm")
+        .arg(&asm)
+        .arg("-o")
+        .arg(&pexe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    write_site(&pexe, &dir);
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=touch-echo.nmf",
+        "touch",
+        &[],
+    );
+    let got: Vec<i64> = r["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_i64().unwrap())
+        .collect();
+    // A touch event has no mouse position or key code: the plugin reads zeros for them.
+    assert_eq!(got, [15_000_000, 17_000_000], "{r:#}");
+}
+
 /// The non-blank fraction of a PNG's pixels and its RGBA bytes.
 fn png_pixels(path: &Path) -> Vec<u8> {
     let d = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));

@@ -4,6 +4,7 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
+import { TOUCH_BYTES, writeTouches } from "./touch_ime.js";
 
 // State words of an input event (after FIELDS). Wheel events reuse the mouse words.
 export const EV = {
@@ -25,6 +26,12 @@ export const EV = {
   TX: 6,
   TY: 7,
   PAGE: 8,
+  BLOCK: 4, // touch and IME events: their block of module memory (touch_ime.js) and its size
+  BLOCK_BYTES: 5,
+  SEGMENTS: 6, // IME: segment count, target segment, selection (TEXT as above)
+  TARGET: 7,
+  SEL_START: 8,
+  SEL_END: 9,
 };
 
 export const TYPE = {
@@ -39,7 +46,17 @@ export const TYPE = {
   KEYUP: 8,
   CHAR: 9,
   CONTEXTMENU: 10,
+  IME_COMPOSITION_START: 11,
+  IME_COMPOSITION_UPDATE: 12,
+  IME_COMPOSITION_END: 13,
+  IME_TEXT: 14,
+  TOUCHSTART: 15,
+  TOUCHMOVE: 16,
+  TOUCHEND: 17,
+  TOUCHCANCEL: 18,
 };
+
+const hasBlock = (t) => t >= TYPE.IME_COMPOSITION_START && t <= TYPE.TOUCHCANCEL;
 
 const f64 = new Float64Array(1);
 const f64i = new Int32Array(f64.buffer);
@@ -54,6 +71,7 @@ const isKey = (t) => t >= TYPE.RAWKEYDOWN && t <= TYPE.CHAR;
  * key, text, code, dx, dy, tx, ty, byPage}.
  */
 export function createEvent(cx, e) {
+  if (e.type >= TYPE.TOUCHSTART && e.type <= TYPE.TOUCHCANCEL) return createTouch(cx, e);
   const text = e.text ? cx.vars.fromJS(e.text) : null;
   const code = e.code ? cx.vars.fromJS(e.code) : null;
   return cx.vars.locked(() => {
@@ -86,8 +104,32 @@ export function createEvent(cx, e) {
   });
 }
 
-/** Frees what an event held (its text vars), given its state words at release. */
+/** A touch event from the page: {type, time, modifiers, touches, changed, targets}. */
+function createTouch(cx, e) {
+  const block = cx.vars.locked(() => cx.heap.alloc(TOUCH_BYTES));
+  writeTouches(cx.mem, block, e);
+  return cx.vars.locked(() => {
+    const id = cx.res.createLocked(KIND.INPUT_EVENT);
+    const b = cx.res.base(id) + FIELDS;
+    cx.h[b + EV.TYPE] = e.type;
+    cx.h[b + EV.MODIFIERS] = e.modifiers ?? 0;
+    f64[0] = e.time ?? 0;
+    cx.h[b + EV.TIME_LO] = f64i[0];
+    cx.h[b + EV.TIME_HI] = f64i[1];
+    cx.h[b + EV.BLOCK] = block;
+    cx.h[b + EV.BLOCK_BYTES] = TOUCH_BYTES;
+    return id;
+  });
+}
+
+/** Frees what an event held (its text vars, its block), given its state words at release. */
 export function freeEvent(cx, fields) {
+  if (hasBlock(fields[EV.TYPE])) {
+    const block = fields[EV.BLOCK] >>> 0;
+    if (block) cx.vars.locked(() => cx.heap.free(block, fields[EV.BLOCK_BYTES]));
+    if (fields[EV.TYPE] <= TYPE.IME_TEXT && fields[EV.TEXT]) cx.vars.release({ t: T.STRING, v: fields[EV.TEXT] });
+    return;
+  }
   if (fields[EV.TYPE] === TYPE.WHEEL) return;
   for (const w of [EV.TEXT, EV.CODE]) if (fields[w]) cx.vars.release({ t: T.STRING, v: fields[w] });
 }
