@@ -231,7 +231,7 @@ function onThreadMessage(w, m, ready) {
       break;
     case "frame":
       // A Graphics3D frame drawn on a module thread (ppb/gl.js).
-      state.cx.gfx.show3d(m.res, m.bitmap);
+      state.cx.gfx.show3d(m.res, m.bitmap, m.scaled !== false);
       m.bitmap.close();
       break;
     case "done":

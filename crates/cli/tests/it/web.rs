@@ -1009,7 +1009,7 @@ fn gl(browser: Browser) {
     let res = &r["result"];
     assert_eq!(res["error"], Value::Null, "{r:#}");
     let checks = res["checks"].as_array().unwrap();
-    assert!(checks.len() >= 50, "{} checks: {r:#}", checks.len());
+    assert!(checks.len() >= 65, "{} checks: {r:#}", checks.len());
     let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }

@@ -2,11 +2,13 @@
 // from the runtime's allocator) with its description in the resource's state words, so
 // Map and Describe work from any thread. A Graphics2D device keeps its queued operations
 // and backing store in the instance worker, which owns the canvas (an OffscreenCanvas
-// transferred from the page): painting and Flush are the main thread's, as a device's
-// calls are its message loop's in Chrome; Flush completes on the next animation frame.
+// transferred from the page): Flush there completes on the next animation frame. A
+// module thread's Flush paints a backing store of its own worker and sends the frame to
+// the instance worker (as ppapi_simple-style apps paint from their own thread).
 
 import { FIELDS, KIND } from "../resources.js";
 import { BOUND } from "../shared.js";
+import * as loops from "./message_loop.js";
 
 const BGRA = 0; // PP_IMAGEDATAFORMAT_BGRA_PREMUL: Chrome's native format on little-endian
 const RGBA = 1;
@@ -143,11 +145,36 @@ export function register(reg, cx) {
     if (gAt(res) < 0 || b < 0) return;
     ops(res).queue.push({ op: "replace", image: rgbaOf(b) });
   });
+  const pause = new Int32Array(new SharedArrayBuffer(4));
   reg.defAll(G, "Flush", "ii->i", (res, cb) => {
     if (gAt(res) < 0) return E.BADRESOURCE;
     const func = cx.mem.u32(cb);
     const userData = cx.mem.u32(cb + 4);
-    if (!cx.isMain) return func === 0 ? E.FAILED : E.NO_MESSAGE_LOOP;
+    if (!cx.isMain) {
+      // A module thread (ppapi_simple-style apps paint from their own): the device's
+      // backing store is this worker's; the frame goes to the instance worker as an
+      // ImageBitmap. Frames are paced at 60 a second: a blocking Flush waits, a callback
+      // is posted to the thread's loop.
+      if (func !== 0 && !cx.currentLoop) return E.NO_MESSAGE_LOOP;
+      const d = ops(res);
+      cx.gfx.apply(d);
+      if (cx.gfx.bound === res) {
+        d.present ??= new OffscreenCanvas(d.store.width, d.store.height);
+        const p = d.present.getContext("2d");
+        p.clearRect(0, 0, d.present.width, d.present.height);
+        p.drawImage(d.store, 0, 0);
+        const bitmap = d.present.transferToImageBitmap();
+        cx.toMain({ t: "frame", res, bitmap, scaled: false }, [bitmap]);
+      }
+      const wait = Math.max(0, (d.lastFlush ?? 0) + 1000 / 60 - performance.now());
+      d.lastFlush = performance.now() + wait;
+      if (func === 0) {
+        if (wait > 0) Atomics.wait(pause, 0, 0, wait);
+        return E.OK;
+      }
+      loops.post(cx, cx.currentLoop, func, userData, E.OK, wait);
+      return -1;
+    }
     if (func === 0) return E.BLOCKS_MAIN_THREAD;
     const d = ops(res);
     if (d.flushing) return E.INPROGRESS;
@@ -200,13 +227,32 @@ export class Gfx {
     return this.bound;
   }
 
-  /** A Graphics3D context's drawing buffer (a canvas or an ImageBitmap), shown if it is bound. */
-  show3d(res, image) {
+  /**
+   * A frame (a canvas or an ImageBitmap) shown if its device is bound: a Graphics3D
+   * context's scaled to the canvas, a Graphics2D device's at its own size.
+   */
+  show3d(res, image, scaled = true) {
     if (this.bound !== res || !this.canvas) return;
     const c = this.canvas.getContext("2d");
     c.clearRect(0, 0, this.canvas.width, this.canvas.height);
-    c.drawImage(image, 0, 0, this.canvas.width, this.canvas.height);
+    if (scaled) c.drawImage(image, 0, 0, this.canvas.width, this.canvas.height);
+    else c.drawImage(image, 0, 0);
     this.frames++;
+  }
+
+  /** Applies a device's queued operations to its backing store. */
+  apply(d) {
+    for (const o of d.queue.splice(0)) {
+      if (o.op === "replace") d.ctx.putImageData(o.image, 0, 0);
+      else if (o.op === "paint") {
+        const [sx, sy, sw, sh] = o.src ?? [0, 0, o.image.width, o.image.height];
+        d.ctx.putImageData(o.image, o.x, o.y, sx, sy, sw, sh);
+      } else if (o.op === "scroll") {
+        const [rx, ry, rw, rh] = o.rect ?? [0, 0, d.store.width, d.store.height];
+        const part = d.ctx.getImageData(rx, ry, rw, rh);
+        d.ctx.putImageData(part, rx + o.dx, ry + o.dy);
+      }
+    }
   }
 
   /** Runs `done` at the next animation frame (a timer stands in when frames stop). */
@@ -239,17 +285,7 @@ export class Gfx {
 
   /** Applies the queue to the backing store, shows it if bound, completes at the next frame. */
   flush(res, d, done) {
-    for (const o of d.queue.splice(0)) {
-      if (o.op === "replace") d.ctx.putImageData(o.image, 0, 0);
-      else if (o.op === "paint") {
-        const [sx, sy, sw, sh] = o.src ?? [0, 0, o.image.width, o.image.height];
-        d.ctx.putImageData(o.image, o.x, o.y, sx, sy, sw, sh);
-      } else if (o.op === "scroll") {
-        const [rx, ry, rw, rh] = o.rect ?? [0, 0, d.store.width, d.store.height];
-        const part = d.ctx.getImageData(rx, ry, rw, rh);
-        d.ctx.putImageData(part, rx + o.dx, ry + o.dy);
-      }
-    }
+    this.apply(d);
     if (this.bound === res && this.canvas) {
       const c = this.canvas.getContext("2d");
       c.clearRect(0, 0, this.canvas.width, this.canvas.height);

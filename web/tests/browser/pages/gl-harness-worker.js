@@ -60,7 +60,7 @@ self.onmessage = async (e) => {
       if (!(err instanceof Started)) throw err;
     }
     // A thread's frames reach the instance worker's canvas as the instance worker shows them.
-    const toMain = (msg) => msg.t === "frame" && main.gfx.show3d(msg.res, msg.bitmap);
+    const toMain = (msg) => msg.t === "frame" && main.gfx.show3d(msg.res, msg.bitmap, msg.scaled !== false);
     const thread = new Context({ isMain: false, tid: 1, memory, hostSab, toPage, toMain });
     // The page's canvas, and completion callbacks recorded instead of run.
     main.gfx.canvas = new OffscreenCanvas(20, 10);
@@ -318,6 +318,24 @@ self.onmessage = async (e) => {
     putI32s(OUT, [0, 0, 0]);
     check("a thread's blocking SwapBuffers", f(thread, "PPB_Graphics3D;1.0", "SwapBuffers")(tctx, OUT), 0);
     check("its frame reaches the instance's canvas", shown(), [255, 0, 255, 255]);
+    // Graphics2D from a module thread: painted in its worker, the frame sent as a bitmap.
+    const T2 = (n) => f(thread, "PPB_Graphics2D;1.1", n);
+    const TI = (n) => f(thread, "PPB_ImageData;1.0", n);
+    putI32s(OUT, [4, 4]);
+    const g2 = T2("Create")(2, OUT, 1);
+    const img = TI("Create")(2, 1, OUT, 1); // RGBA
+    const px = TI("Map")(img);
+    for (let k = 0; k < 16; k++) m.write(px + 4 * k, [0, 128, 255, 255]);
+    putI32s(OUT + 16, [0, 0]);
+    T2("PaintImageData")(g2, img, OUT + 16, 0);
+    check("a thread binds a Graphics2D device", f(thread, "PPB_Instance;1.0", "BindGraphics")(2, g2), 1);
+    putI32s(OUT + 32, [0, 0, 0]);
+    check("a thread's blocking Flush", T2("Flush")(g2, OUT + 32), 0);
+    const at = Array.from(main.gfx.canvas.getContext("2d").getImageData(2, 2, 1, 1).data);
+    check("its frame reaches the instance's canvas at its own size", at, [0, 128, 255, 255]);
+    check("outside the device the canvas is clear", Array.from(main.gfx.canvas.getContext("2d").getImageData(10, 5, 1, 1).data), [0, 0, 0, 0]);
+    putI32s(OUT + 32, [5, 0, 0]);
+    check("a Flush with a callback on a thread without a loop", T2("Flush")(g2, OUT + 32), -51);
     f(main, "PPB_Instance;1.0", "BindGraphics")(2, ctx);
     const live = main.res.kindOf(ctx);
     f(main, "PPB_Core;1.0", "ReleaseResource")(ctx);
