@@ -124,6 +124,18 @@ class Instance {
         if (this.worker && !this.ended) this.worker.postMessage({ t: "message", data });
       },
     });
+    // Chrome's blocking messages (PPP_MessageHandler's HandleBlockingMessage) made the
+    // page's thread wait for the module; a page's thread cannot wait for a worker, so the
+    // call fails at once and says why, rather than hang or answer wrongly.
+    Object.defineProperty(el, "postMessageAndAwaitResponse", {
+      configurable: true,
+      value: () => {
+        throw new Error(
+          "pexe2wasm: postMessageAndAwaitResponse (Pepper's blocking messages) cannot work in a browser page: " +
+            "the page's thread cannot wait for the module's worker. Use postMessage and a 'message' listener.",
+        );
+      },
+    });
   }
 
   async start() {

@@ -213,6 +213,16 @@ try {
   report.messages = await page.evaluate(pageMessages);
   report.firstMessageMs = await page.evaluate(() => window.firstMessageAt);
   report.pexe2wasm = await page.evaluate(() => window.naclModule?.pexe2wasm ?? null);
+  // What a blocking message (Chrome's postMessageAndAwaitResponse) does here.
+  report.blockingMessage = await page.evaluate(() => {
+    if (!window.naclModule?.postMessageAndAwaitResponse) return null;
+    try {
+      window.naclModule.postMessageAndAwaitResponse("ping");
+      return "returned";
+    } catch (e) {
+      return String(e.message);
+    }
+  });
   report.status = await page.evaluate(() => document.getElementById("status").textContent);
   report.crossOriginIsolated = await page.evaluate(() => globalThis.crossOriginIsolated);
   if (env.SCREENSHOT) await page.screenshot({ path: env.SCREENSHOT });

@@ -694,6 +694,15 @@ fn lpdevs(browser: Browser) {
     };
     assert_eq!(r["status"], "RUNNING", "{r:#}");
     assert_eq!(strings(&r), ["hello from NaCl", "hello from NaCl"], "{r:#}");
+    // Chrome's blocking messages fail at once and say why (a page cannot wait for a
+    // worker), and the instance goes on.
+    let blocking = r["blockingMessage"].as_str().unwrap_or_default();
+    assert!(
+        blocking.starts_with(
+            "pexe2wasm: postMessageAndAwaitResponse (Pepper's blocking messages) cannot work"
+        ),
+        "{r:#}"
+    );
 }
 
 both_browsers!(lpdevs: lpdevs_part2_in_chromium, lpdevs_part2_in_firefox);
