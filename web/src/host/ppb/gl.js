@@ -259,6 +259,12 @@ class VertexArray {
   constructor(n) {
     this.attribs = Array.from({ length: n }, () => ({ enabled: false, size: 4, type: GL.FLOAT, norm: false, stride: 0, ptr: 0, client: false, integer: false }));
     this.elements = null; // the bound element array buffer object
+    this.clients = 0; // attributes enabled and client-side: a draw with none copies nothing
+  }
+
+  /** Counts again after an attribute's enabled or client flag changed. */
+  recount() {
+    this.clients = this.attribs.reduce((n, a) => n + (a.enabled && a.client ? 1 : 0), 0);
   }
 }
 
@@ -742,6 +748,7 @@ export function register(reg, cx) {
   gl2("DisableVertexAttribArray", "ii->", (s, i) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
     s.vao.attribs[i].enabled = false;
+    s.vao.recount();
     s.gl.disableVertexAttribArray(i);
   });
 
@@ -769,8 +776,7 @@ export function register(reg, cx) {
     if (touched.length) s.gl.bindBuffer(GL.ARRAY_BUFFER, s.arrayBuffer);
     return touched.length > 0;
   };
-  const hasClientArrays = (s) => s.vao.attribs.some((a) => a.enabled && a.client);
-  /** After a draw with client arrays: the attributes are left on the scratch buffers (re-pointed at the next draw). */
+  const hasClientArrays = (s) => s.vao.clients > 0;
 
   const drawArrays = (s, mode, first, count, instances) => {
     if (first < 0 || count < 0) return s.error(GL.INVALID_VALUE);
@@ -819,6 +825,7 @@ export function register(reg, cx) {
   gl2("EnableVertexAttribArray", "ii->", (s, i) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
     s.vao.attribs[i].enabled = true;
+    s.vao.recount();
     s.gl.enableVertexAttribArray(i);
   });
   gl2("Finish", "i->", (s) => s.gl.finish());
@@ -1178,6 +1185,7 @@ export function register(reg, cx) {
     if (type === GL.FIXED) return s.error(GL.INVALID_ENUM);
     const a = s.vao.attribs[i];
     Object.assign(a, { size, type, norm: !!norm, stride, ptr, client: s.arrayBuffer === null, integer: false });
+    s.vao.recount();
     // A client array is pointed at its scratch buffer at each draw.
     if (!a.client) s.gl.vertexAttribPointer(i, size, type, !!norm, stride, ptr);
   });
