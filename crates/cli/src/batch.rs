@@ -229,7 +229,7 @@ pub struct ByHost {
     pub runner: usize,
     /// Pepper (PPAPI) plugins the command-line Pepper host runs (`pexe2wasm run`).
     pub pepper: usize,
-    /// Pepper plugins that use interfaces only a browser backs (no host yet).
+    /// Pepper plugins that use interfaces only a browser backs (`pexe2wasm web`).
     pub browser: usize,
 }
 
@@ -249,7 +249,7 @@ impl ByHost {
     }
 
     /// `13 WASI programs, 2 need pexe2wasm run (threads), 10 Pepper plugins (pexe2wasm
-    /// run), 3 need a browser (no host yet)`.
+    /// run), 3 need a browser (pexe2wasm web)`.
     pub fn text(&self) -> String {
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -267,8 +267,8 @@ impl ByHost {
             ),
             plural(
                 self.browser,
-                "needs a browser (no host yet)",
-                "need a browser (no host yet)",
+                "needs a browser (pexe2wasm web)",
+                "need a browser (pexe2wasm web)",
             ),
         ]
         .join(", ")

@@ -35,8 +35,8 @@ impl Host {
     /// Every kind, in the order reports list them.
     pub const ALL: [Host; 4] = [Host::Wasi, Host::Runner, Host::Pepper, Host::Browser];
 
-    /// The hosts pexe2wasm itself provides for this kind, by name (empty: none yet; the
-    /// browser host will be named here when it exists).
+    /// The hosts on this machine's command line that run this kind, by name (empty for a
+    /// plugin that needs a browser: `pexe2wasm web` makes it a page for one).
     pub fn provided_by(self) -> &'static [&'static str] {
         match self {
             Host::Wasi | Host::Runner | Host::Pepper => &["pexe2wasm run"],
@@ -44,7 +44,7 @@ impl Host {
         }
     }
 
-    /// Whether pexe2wasm can run such a module today.
+    /// Whether pexe2wasm runs such a module here, without a browser.
     pub fn available(self) -> bool {
         !self.provided_by().is_empty()
     }
@@ -55,7 +55,7 @@ impl Host {
             Host::Wasi => "WASI program",
             Host::Runner => "needs pexe2wasm run (threads)",
             Host::Pepper => "Pepper plugin (pexe2wasm run)",
-            Host::Browser => "Pepper plugin needing a browser (no host yet)",
+            Host::Browser => "Pepper plugin needing a browser (pexe2wasm web)",
         }
     }
 }
@@ -70,7 +70,8 @@ pub struct Needs {
     /// for [`Host::Browser`] the first PPB interface the command-line host lacks), when
     /// one did.
     pub interface: Option<String>,
-    /// Whether pexe2wasm provides such a host today ([`Host::available`]).
+    /// Whether pexe2wasm runs it here, without a browser ([`Host::available`]); a plugin
+    /// that needs a browser runs through `pexe2wasm web`.
     pub available: bool,
     /// For a Pepper plugin: the PPB interfaces it names that the command-line Pepper host
     /// does not offer (it gets NULL for them there).
@@ -193,7 +194,7 @@ impl fmt::Display for Needs {
                 )?;
                 write!(
                     f,
-                    ", which the command-line Pepper host does not offer (pexe2wasm run gives it NULL for {}); pexe2wasm has no browser host yet",
+                    ", which the command-line Pepper host does not offer (pexe2wasm run gives it NULL for {}); pexe2wasm web makes it a page that runs in a browser",
                     if self.lacking.len() == 1 { "it" } else { "them" }
                 )
             }

@@ -393,7 +393,7 @@ fn fixture_tree_report_is_exact_per_file() {
         assert!(
             stdout.starts_with(&format!(
                 "4 of {} files converted: 4 WASI programs, 0 need pexe2wasm run (threads), \
-                 0 Pepper plugins (pexe2wasm run), 0 need a browser (no host yet); \
+                 0 Pepper plugins (pexe2wasm run), 0 need a browser (pexe2wasm web); \
                  {failed} failed, 1 skipped;",
                 expected.len()
             )),
@@ -585,7 +585,7 @@ fn real_corpus_batch() {
     let want = format!(
         "28 of 36 files converted: 13 WASI programs, 2 need pexe2wasm run (threads), {}, {}; 8 failed; report in ",
         plural(pepper, "Pepper plugin (pexe2wasm run)", "Pepper plugins (pexe2wasm run)"),
-        plural(browser, "needs a browser (no host yet)", "need a browser (no host yet)"),
+        plural(browser, "needs a browser (pexe2wasm web)", "need a browser (pexe2wasm web)"),
     );
     assert!(stdout.starts_with(&want), "{stdout}\nwanted: {want}");
     let md = std::fs::read_to_string(s.join("out/report.md")).unwrap();
@@ -595,7 +595,7 @@ fn real_corpus_batch() {
     );
     assert!(
         md.contains(
-            "| `glbench27.pexe` | converted: Pepper plugin needing a browser (no host yet) |"
+            "| `glbench27.pexe` | converted: Pepper plugin needing a browser (pexe2wasm web) |"
         ),
         "{md}"
     );

@@ -57,7 +57,10 @@ fn every_well_formed_pexe_needs_what_sources_md_says() {
                 assert!(n.lacking.is_empty());
             }
             Some(Host::Browser) => {
-                assert!(!n.available, "{file}: no browser host exists yet");
+                assert!(
+                    !n.available,
+                    "{file}: only a browser runs it (pexe2wasm web)"
+                );
                 assert_eq!(n.interface.as_ref(), n.lacking.first());
                 assert!(n.summary.contains("needs a browser"), "{}", n.summary);
             }
