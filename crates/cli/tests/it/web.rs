@@ -966,8 +966,24 @@ fn astar(browser: Browser) {
 
 both_browsers!(astar: astar_star_solves_a_path_in_chromium, astar_star_solves_a_path_in_firefox);
 
+/// Runs a harness page (`page`, a path with its query) on our input-echo module and checks
+/// its report: no error, at least `min` checks, none failed. `what` names the run.
+fn harness(browser: Browser, dir: &Path, page: &str, min: usize, env: &[(&str, &str)], what: &str) {
+    let r = run_page(browser, dir, page, "harness", env);
+    let res = &r["result"];
+    assert_eq!(res["error"], Value::Null, "{what}: {r:#}");
+    let checks = res["checks"].as_array().unwrap();
+    assert!(
+        checks.len() >= min,
+        "{what}: {} checks: {r:#}",
+        checks.len()
+    );
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
+    assert!(failed.is_empty(), "{what}: {failed:#?}");
+}
+
 /// The file system interfaces called one by one from a module thread with blocking
-/// callbacks, against the real IO worker (web/tests/browser/pages/files-harness*.{html,js}),
+/// callbacks, against the real IO worker (web/tests/browser/pages/harness.html, files-harness-worker.js),
 /// and Chrome's callback rules checked from the main thread and a thread without a loop.
 fn files(browser: Browser) {
     if !browser.ready() {
@@ -975,25 +991,20 @@ fn files(browser: Browser) {
     }
     let dir = scratch(&format!("files-{}", browser.name()));
     write_site(&echo_pexe(&dir), &dir);
-    let r = run_page(
+    harness(
         browser,
         &dir,
-        "files-harness.html?wasm=input-echo.wasm",
-        "harness",
+        "harness.html?worker=files-harness-worker.js&wasm=input-echo.wasm",
+        29,
         &[],
+        "files",
     );
-    let res = &r["result"];
-    assert_eq!(res["error"], Value::Null, "{r:#}");
-    let checks = res["checks"].as_array().unwrap();
-    assert!(checks.len() >= 29, "{r:#}");
-    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
-    assert!(failed.is_empty(), "{failed:#?}");
 }
 
 both_browsers!(files: file_systems_answer_as_chrome_did_in_chromium, file_systems_answer_as_chrome_did_in_firefox);
 
 /// Graphics3D and OpenGLES2 called one by one on a real WebGL 2 context
-/// (web/tests/browser/pages/gl-harness*.{html,js}): shaders, programs, buffers, client-side
+/// (web/tests/browser/pages/harness.html, gl-harness-worker.js): shaders, programs, buffers, client-side
 /// arrays, textures (BGRA swizzled), VAOs, instancing, MapSub, errors, names and threads,
 /// with pixels read back as the oracle.
 fn gl(browser: Browser) {
@@ -1008,19 +1019,8 @@ fn gl(browser: Browser) {
     }
     let dir = scratch(&format!("gl-{}", browser.name()));
     write_site(&echo_pexe(&dir), &dir);
-    let r = run_page(
-        browser,
-        &dir,
-        "gl-harness.html?wasm=input-echo.wasm",
-        "harness",
-        &[("HEADFUL", "1")],
-    );
-    let res = &r["result"];
-    assert_eq!(res["error"], Value::Null, "{r:#}");
-    let checks = res["checks"].as_array().unwrap();
-    assert!(checks.len() >= 65, "{} checks: {r:#}", checks.len());
-    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
-    assert!(failed.is_empty(), "{failed:#?}");
+    let page = "harness.html?worker=gl-harness-worker.js&wasm=input-echo.wasm";
+    harness(browser, &dir, page, 65, &[("HEADFUL", "1")], "gl");
 }
 
 both_browsers!(gl: gl_calls_draw_on_webgl_in_chromium, gl_calls_draw_on_webgl_in_firefox);
@@ -1207,19 +1207,10 @@ fn persistence(browser: Browser) {
         .port();
     let listen = format!("127.0.0.1:{port}");
     for mode in ["write", "read"] {
-        let r = run_page(
-            browser,
-            &dir,
-            &format!("files-harness.html?wasm=input-echo.wasm&persist={mode}"),
-            "harness",
-            &[("LISTEN", &listen)],
+        let page = format!(
+            "harness.html?worker=files-harness-worker.js&wasm=input-echo.wasm&persist={mode}"
         );
-        let res = &r["result"];
-        assert_eq!(res["error"], Value::Null, "{mode}: {r:#}");
-        let checks = res["checks"].as_array().unwrap();
-        assert!(checks.len() >= 4, "{mode}: {r:#}");
-        let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
-        assert!(failed.is_empty(), "{mode}: {failed:#?}");
+        harness(browser, &dir, &page, 4, &[("LISTEN", &listen)], mode);
     }
 }
 
@@ -1235,13 +1226,7 @@ fn page_services(browser: Browser) {
     }
     let dir = scratch(&format!("page-{}", browser.name()));
     write_site(&echo_pexe(&dir), &dir);
-    let r = run_page(browser, &dir, "page-harness.html", "harness", &[]);
-    let res = &r["result"];
-    assert_eq!(res["error"], Value::Null, "{r:#}");
-    let checks = res["checks"].as_array().unwrap();
-    assert!(checks.len() >= 22, "{} checks: {r:#}", checks.len());
-    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != true).collect();
-    assert!(failed.is_empty(), "{failed:#?}");
+    harness(browser, &dir, "page-harness.html", 22, &[], "page services");
 }
 
 both_browsers!(page_services: page_services_answer_the_module_in_chromium, page_services_answer_the_module_in_firefox);

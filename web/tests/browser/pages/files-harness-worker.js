@@ -1,32 +1,14 @@
-// The files harness (files-harness.html): a main-thread context and a module-thread
+// The files harness (harness.html?worker=files-harness-worker.js): a main-thread context and a module-thread
 // context over one instance of a converted module, the real IO worker behind them.
 
 import { Context } from "./pexe2wasm/host/context.js";
-import { createSharedBlock, NEXT_TID } from "./pexe2wasm/host/shared.js";
-import { importedMemory } from "./pexe2wasm/host/wasm-info.js";
-
-class Started extends Error {}
+import { boot, checker } from "./harness-boot.js";
 
 self.onmessage = async (e) => {
-  const checks = [];
-  const check = (name, got, want) => checks.push({ name, got, want, ok: JSON.stringify(got) === JSON.stringify(want) });
+  const { checks, check } = checker();
   try {
-    const bytes = await (await fetch(e.data.wasm)).arrayBuffer();
-    const mt = importedMemory(bytes);
-    const module = await WebAssembly.compile(bytes);
-    const memory = new WebAssembly.Memory({ initial: mt.min, maximum: 16384, shared: true });
-    const hostSab = createSharedBlock();
-    new Int32Array(hostSab)[NEXT_TID] = 1;
     const quiet = () => {};
-    // The runtime initializes itself in _start; the app's start is cut short at ppapi_start.
-    const main = new Context({ isMain: true, tid: 0, memory, hostSab, toPage: quiet, onStart: () => { throw new Started(); } });
-    const instance = await WebAssembly.instantiate(module, main.imports(module));
-    main.setExports(instance.exports);
-    try {
-      instance.exports._start();
-    } catch (err) {
-      if (!(err instanceof Started)) throw err;
-    }
+    const { module, memory, hostSab, main, instance } = await boot(e.data.wasm, quiet);
     const thread = new Context({ isMain: false, tid: 1, memory, hostSab, toPage: quiet, toMain: quiet });
     thread.setExports(instance.exports);
     const io = new Worker(new URL("./pexe2wasm/host/io-worker.js", location.href), { type: "module" });

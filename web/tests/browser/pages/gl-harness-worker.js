@@ -1,13 +1,10 @@
-// The GL harness (gl-harness.html): Graphics3D and OpenGLES2 called through the host's
+// The GL harness (harness.html?worker=gl-harness-worker.js): Graphics3D and OpenGLES2 called through the host's
 // registry, as the module's main thread calls them, on a real WebGL 2 context; pixels read
 // back with ReadPixels into module memory are the oracle. A second context (a module
 // thread's) checks that calls on another thread's context are dropped.
 
 import { Context } from "./pexe2wasm/host/context.js";
-import { createSharedBlock, NEXT_TID } from "./pexe2wasm/host/shared.js";
-import { importedMemory } from "./pexe2wasm/host/wasm-info.js";
-
-class Started extends Error {}
+import { boot, checker } from "./harness-boot.js";
 
 const GL = {
   VERTEX_SHADER: 0x8b31,
@@ -40,25 +37,11 @@ const GL = {
 };
 
 self.onmessage = async (e) => {
-  const checks = [];
-  const check = (name, got, want) => checks.push({ name, got, want, ok: JSON.stringify(got) === JSON.stringify(want) });
+  const { checks, check } = checker();
   try {
-    const bytes = await (await fetch(e.data.wasm)).arrayBuffer();
-    const mt = importedMemory(bytes);
-    const module = await WebAssembly.compile(bytes);
-    const memory = new WebAssembly.Memory({ initial: mt.min, maximum: 16384, shared: true });
-    const hostSab = createSharedBlock();
-    new Int32Array(hostSab)[NEXT_TID] = 1;
     const consoleLines = [];
     const toPage = (m) => m.t === "console" && consoleLines.push(m.text);
-    const main = new Context({ isMain: true, tid: 0, memory, hostSab, toPage, onStart: () => { throw new Started(); } });
-    const instance = await WebAssembly.instantiate(module, main.imports(module));
-    main.setExports(instance.exports);
-    try {
-      instance.exports._start();
-    } catch (err) {
-      if (!(err instanceof Started)) throw err;
-    }
+    const { memory, hostSab, main, instance } = await boot(e.data.wasm, toPage);
     // A thread's frames reach the instance worker's canvas as the instance worker shows them.
     const toMain = (msg) => msg.t === "frame" && main.gfx.show3d(msg.res, msg.bitmap, msg.scaled !== false);
     const thread = new Context({ isMain: false, tid: 1, memory, hostSab, toPage, toMain });
