@@ -4,7 +4,7 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
-import { TOUCH_BYTES, writeTouches } from "./touch_ime.js";
+import { createTouch } from "./touch_ime.js";
 
 // State words of an input event (after FIELDS). Wheel events reuse the mouse words.
 export const EV = {
@@ -100,24 +100,6 @@ export function createEvent(cx, e) {
       h[b + EV.TEXT] = text ? text.v : 0;
       h[b + EV.CODE] = code ? code.v : 0;
     }
-    return id;
-  });
-}
-
-/** A touch event from the page: {type, time, modifiers, touches, changed, targets}. */
-function createTouch(cx, e) {
-  const block = cx.vars.locked(() => cx.heap.alloc(TOUCH_BYTES));
-  writeTouches(cx.mem, block, e);
-  return cx.vars.locked(() => {
-    const id = cx.res.createLocked(KIND.INPUT_EVENT);
-    const b = cx.res.base(id) + FIELDS;
-    cx.h[b + EV.TYPE] = e.type;
-    cx.h[b + EV.MODIFIERS] = e.modifiers ?? 0;
-    f64[0] = e.time ?? 0;
-    cx.h[b + EV.TIME_LO] = f64i[0];
-    cx.h[b + EV.TIME_HI] = f64i[1];
-    cx.h[b + EV.BLOCK] = block;
-    cx.h[b + EV.BLOCK_BYTES] = TOUCH_BYTES;
     return id;
   });
 }

@@ -29,6 +29,34 @@ export function writeTouches(mem, addr, lists) {
   });
 }
 
+const f64 = new Float64Array(1);
+const f64i = new Int32Array(f64.buffer);
+
+/** A new input event of `type` with a zeroed block of `bytes` in the shared heap: its id. */
+export function createBlockEvent(cx, type, time, modifiers, bytes) {
+  const block = cx.vars.locked(() => cx.heap.alloc(bytes));
+  cx.mem.fill(block, 0, bytes);
+  return cx.vars.locked(() => {
+    const id = cx.res.createLocked(KIND.INPUT_EVENT);
+    const b = cx.res.base(id) + FIELDS;
+    cx.h[b + EV.TYPE] = type;
+    cx.h[b + EV.MODIFIERS] = modifiers;
+    f64[0] = time;
+    cx.h[b + EV.TIME_LO] = f64i[0];
+    cx.h[b + EV.TIME_HI] = f64i[1];
+    cx.h[b + EV.BLOCK] = block;
+    cx.h[b + EV.BLOCK_BYTES] = bytes;
+    return id;
+  });
+}
+
+/** A touch event from the page: {type, time, modifiers, touches, changed, targets}. */
+export function createTouch(cx, e) {
+  const id = createBlockEvent(cx, e.type, e.time ?? 0, e.modifiers ?? 0, TOUCH_BYTES);
+  writeTouches(cx.mem, cx.h[cx.res.base(id) + FIELDS + EV.BLOCK] >>> 0, e);
+  return id;
+}
+
 export function register(reg, cx) {
   const isTouch = (t) => t >= TYPE.TOUCHSTART && t <= TYPE.TOUCHCANCEL;
   const isIme = (t) => t >= TYPE.IME_COMPOSITION_START && t <= TYPE.IME_TEXT;
@@ -37,29 +65,10 @@ export function register(reg, cx) {
     return b < 0 || !is(cx.h[b + FIELDS + EV.TYPE]) ? -1 : b + FIELDS;
   };
   const base = (b) => cx.h[b + EV.BLOCK] >>> 0;
-  const f64 = new Float64Array(1);
-  const f64i = new Int32Array(f64.buffer);
-  /** A new event of `type` whose block of `bytes` is zeroed; its state words' base. */
-  const create = (type, time, modifiers, bytes) => {
-    const block = cx.vars.locked(() => cx.heap.alloc(bytes));
-    cx.mem.fill(block, 0, bytes);
-    return cx.vars.locked(() => {
-      const id = cx.res.createLocked(KIND.INPUT_EVENT);
-      const b = cx.res.base(id) + FIELDS;
-      cx.h[b + EV.TYPE] = type;
-      cx.h[b + EV.MODIFIERS] = modifiers;
-      f64[0] = time;
-      cx.h[b + EV.TIME_LO] = f64i[0];
-      cx.h[b + EV.TIME_HI] = f64i[1];
-      cx.h[b + EV.BLOCK] = block;
-      cx.h[b + EV.BLOCK_BYTES] = bytes;
-      return id;
-    });
-  };
 
   const TI = ["PPB_TouchInputEvent;1.0", "PPB_TouchInputEvent;1.4"];
   reg.defAll(TI, "Create", "iidi->i", (instance, type, time, modifiers) =>
-    instance === cx.instance && isTouch(type) ? create(type, time, modifiers, TOUCH_BYTES) : 0,
+    instance === cx.instance && isTouch(type) ? createBlockEvent(cx, type, time, modifiers, TOUCH_BYTES) : 0,
   );
   reg.defAll(TI, "AddTouchPoint", "iii->", (res, list, point) => {
     const b = at(res, isTouch);
@@ -101,7 +110,7 @@ export function register(reg, cx) {
     if (instance !== cx.instance || !isIme(type) || segments > MAX_SEGMENTS) return 0;
     if (segments > 0 && offsets === 0) return 0;
     const text = cx.vars.read(textPtr);
-    const id = create(type, time, 0, 4 * (segments + 1));
+    const id = createBlockEvent(cx, type, time, 0, 4 * (segments + 1));
     const b = cx.res.base(id) + FIELDS;
     if (segments > 0) cx.mem.write(cx.h[b + EV.BLOCK] >>> 0, cx.mem.bytes(offsets, 4 * (segments + 1)));
     if (text.t === T.STRING) {
