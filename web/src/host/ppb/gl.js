@@ -16,7 +16,7 @@
 // handed out as pointers into module memory, and the CHROMIUM map-sub extension.
 
 import { FIELDS, KIND } from "../resources.js";
-import * as loops from "./message_loop.js";
+import { threadFrame } from "./graphics.js";
 
 const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, INPROGRESS: -11, BLOCKS_MAIN_THREAD: -13, NO_MESSAGE_LOOP: -51, WRONG_THREAD: -52 };
 const G3 = { W: 0, H: 1, TID: 2 };
@@ -295,7 +295,7 @@ class GlState {
     this.unpackAlign = 4;
     this.packAlign = 4;
     this.swapping = false;
-    this.lastSwap = 0;
+    this.lastFrame = 0; // a thread's last SwapBuffers (graphics.js threadFrame)
   }
   error(e) {
     if (this.err === GL.NO_ERROR) this.err = e;
@@ -309,6 +309,15 @@ function record(obj, isProgram) {
 
 function objName(v) {
   return v && typeof v === "object" && "ppName" in v ? v.ppName : 0;
+}
+
+/** A WebGL answer as the numbers GL writes: booleans 1/0, objects their GL names, none 0. */
+function numbers(v) {
+  if (v === null || v === undefined || typeof v === "string") return [0];
+  if (typeof v === "boolean") return [v ? 1 : 0];
+  if (typeof v === "number") return [v];
+  if (ArrayBuffer.isView(v) || Array.isArray(v)) return Array.from(v, (x) => (typeof x === "boolean" ? (x ? 1 : 0) : x));
+  return [objName(v)];
 }
 
 export function register(reg, cx) {
@@ -480,17 +489,8 @@ export function register(reg, cx) {
       });
       return -1; // PP_OK_COMPLETIONPENDING
     }
-    // A module thread: frames are paced at 60 a second from the last one.
-    const wait = Math.max(0, s.lastSwap + 1000 / 60 - performance.now());
-    s.lastSwap = performance.now() + wait;
-    if (func === 0) {
-      if (wait > 0) Atomics.wait(pause, 0, 0, wait);
-      return E.OK;
-    }
-    loops.post(cx, cx.currentLoop, func, userData, E.OK, wait);
-    return -1;
+    return threadFrame(cx, s, func, userData);
   });
-  const pause = new Int32Array(new SharedArrayBuffer(4));
 
   /** Shows the drawing buffer on the instance's canvas if the context is bound. */
   const present = (s) => {
@@ -885,13 +885,7 @@ export function register(reg, cx) {
       default:
         break;
     }
-    const v = gl.getParameter(pname);
-    if (v === null || v === undefined) return [0];
-    if (typeof v === "boolean") return [v ? 1 : 0];
-    if (typeof v === "number") return [v];
-    if (typeof v === "string") return [0];
-    if (ArrayBuffer.isView(v) || Array.isArray(v)) return Array.from(v, (x) => (typeof x === "boolean" ? (x ? 1 : 0) : x));
-    return [objName(v)];
+    return numbers(gl.getParameter(pname));
   };
   gl2("GetBooleanv", "iii->", (s, pname, out) => {
     param(s, pname).forEach((x, k) => cx.mem.write(out + k, [x ? 1 : 0]));
@@ -906,8 +900,7 @@ export function register(reg, cx) {
     param(s, pname).forEach((x, k) => cx.mem.setF32(out + 4 * k, x));
   });
   gl2("GetFramebufferAttachmentParameteriv", "iiiii->", (s, t, att, pname, out) => {
-    const v = s.gl.getFramebufferAttachmentParameter(t, att, pname);
-    cx.mem.setI32(out, typeof v === "object" && v !== null ? objName(v) : (v ?? 0));
+    cx.mem.setI32(out, numbers(s.gl.getFramebufferAttachmentParameter(t, att, pname))[0]);
   });
   gl2("GetIntegerv", "iii->", (s, pname, out) => {
     param(s, pname).forEach((x, k) => cx.mem.setI32(out + 4 * k, Math.round(x)));
@@ -930,7 +923,7 @@ export function register(reg, cx) {
       }
     } else {
       const x = gl.getProgramParameter(r.obj, pname);
-      v = typeof x === "boolean" ? (x ? 1 : 0) : (x ?? 0);
+      v = numbers(x)[0];
     }
     cx.mem.setI32(out, v);
   });
@@ -952,7 +945,7 @@ export function register(reg, cx) {
       v = src.length ? new TextEncoder().encode(src).length + 1 : 0;
     } else {
       const x = gl.getShaderParameter(r.obj, pname);
-      v = typeof x === "boolean" ? (x ? 1 : 0) : (x ?? 0);
+      v = numbers(x)[0];
     }
     cx.mem.setI32(out, v);
   });
@@ -985,7 +978,7 @@ export function register(reg, cx) {
   gl2("GetTexParameterfv", "iiii->", (s, t, pname, out) => cx.mem.setF32(out, s.gl.getTexParameter(t, pname) ?? 0));
   gl2("GetTexParameteriv", "iiii->", (s, t, pname, out) => {
     const v = s.gl.getTexParameter(t, pname);
-    cx.mem.setI32(out, typeof v === "boolean" ? (v ? 1 : 0) : (v ?? 0));
+    cx.mem.setI32(out, numbers(v)[0]);
   });
   /** The WebGL uniform location for GL location `loc` of the program in use, or of `p`. */
   const location = (s, r, loc) => (r && loc >= 0 ? (r.locs[loc] ?? null) : null);
@@ -1013,15 +1006,13 @@ export function register(reg, cx) {
   });
   gl2("GetVertexAttribfv", "iiii->", (s, i, pname, out) => {
     const v = s.gl.getVertexAttrib(i, pname);
-    const list = typeof v === "number" || typeof v === "boolean" ? [Number(v)] : v && typeof v === "object" && !ArrayBuffer.isView(v) ? [objName(v)] : Array.from(v ?? [0]);
-    list.forEach((x, k) => cx.mem.setF32(out + 4 * k, x));
+    numbers(v).forEach((x, k) => cx.mem.setF32(out + 4 * k, x));
   });
   gl2("GetVertexAttribiv", "iiii->", (s, i, pname, out) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
     if (pname === GL.VERTEX_ATTRIB_ARRAY_BUFFER_BINDING && s.vao.attribs[i].client) return cx.mem.setI32(out, 0);
     const v = s.gl.getVertexAttrib(i, pname);
-    const list = typeof v === "number" || typeof v === "boolean" ? [Number(v)] : v && typeof v === "object" && !ArrayBuffer.isView(v) ? [objName(v)] : Array.from(v ?? [0]);
-    list.forEach((x, k) => cx.mem.setI32(out + 4 * k, Math.trunc(x)));
+    numbers(v).forEach((x, k) => cx.mem.setI32(out + 4 * k, Math.trunc(x)));
   });
   gl2("GetVertexAttribPointerv", "iiii->", (s, i, pname, out) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
@@ -1265,7 +1256,7 @@ export function register(reg, cx) {
     const o = s.queries.get(id);
     if (!o) return s.error(GL.INVALID_OPERATION);
     const v = s.gl.getQueryParameter(o, pname);
-    cx.mem.setI32(out, typeof v === "boolean" ? (v ? 1 : 0) : (v ?? 0));
+    cx.mem.setI32(out, numbers(v)[0]);
   });
 
   const vao = def("PPB_OpenGLES2VertexArrayObject;1.0");

@@ -145,7 +145,6 @@ export function register(reg, cx) {
     if (gAt(res) < 0 || b < 0) return;
     ops(res).queue.push({ op: "replace", image: rgbaOf(b) });
   });
-  const pause = new Int32Array(new SharedArrayBuffer(4));
   reg.defAll(G, "Flush", "ii->i", (res, cb) => {
     if (gAt(res) < 0) return E.BADRESOURCE;
     const func = cx.mem.u32(cb);
@@ -166,14 +165,7 @@ export function register(reg, cx) {
         const bitmap = d.present.transferToImageBitmap();
         cx.toMain({ t: "frame", res, bitmap, scaled: false }, [bitmap]);
       }
-      const wait = Math.max(0, (d.lastFlush ?? 0) + 1000 / 60 - performance.now());
-      d.lastFlush = performance.now() + wait;
-      if (func === 0) {
-        if (wait > 0) Atomics.wait(pause, 0, 0, wait);
-        return E.OK;
-      }
-      loops.post(cx, cx.currentLoop, func, userData, E.OK, wait);
-      return -1;
+      return threadFrame(cx, d, func, userData);
     }
     if (func === 0) return E.BLOCKS_MAIN_THREAD;
     const d = ops(res);
@@ -203,6 +195,24 @@ export function register(reg, cx) {
   reg.def(G[2], "SetLayerTransform", "ifii->i", (res, scale, _origin, _translate) =>
     gAt(res) >= 0 && scale > 0 ? 1 : 0,
   );
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A module thread's frame (a Graphics2D Flush, a Graphics3D SwapBuffers) is done: frames
+ * are paced at 60 a second from `device`'s last one. A blocking call waits here; a
+ * callback is posted to the thread's loop. Returns what the PPB call returns.
+ */
+export function threadFrame(cx, device, func, userData) {
+  const wait = Math.max(0, (device.lastFrame ?? 0) + 1000 / 60 - performance.now());
+  device.lastFrame = performance.now() + wait;
+  if (func === 0) {
+    if (wait > 0) Atomics.wait(pause, 0, 0, wait);
+    return E.OK;
+  }
+  loops.post(cx, cx.currentLoop, func, userData, E.OK, wait);
+  return -1; // PP_OK_COMPLETIONPENDING
 }
 
 /**
