@@ -287,8 +287,12 @@ async function init(m) {
   const target = m.threads ?? Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
   state.pool = new ThreadPool(h, target, (slot) => startThreadWorker(module, memory, hostSab, slot));
   cx.onRefill = () => setTimeout(() => state.pool.refill(), 0);
-  toPage({ t: "progress", what: "thread-pool" });
-  await state.pool.refill();
+  // Each thread worker that is up is counted, so a start that stalls says how far it got.
+  let up = 0;
+  toPage({ t: "progress", what: `thread-pool 0/${state.pool.target}` });
+  await Promise.all(
+    state.pool.starts().map((p) => p.then(() => toPage({ t: "progress", what: `thread-pool ${++up}/${state.pool.target}` }))),
+  );
   toPage({ t: "progress", what: "instantiate" });
   const instance = await WebAssembly.instantiate(module, cx.imports(module));
   cx.setExports(instance.exports);

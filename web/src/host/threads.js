@@ -81,8 +81,8 @@ export class ThreadPool {
     return { ready, starting };
   }
 
-  /** Starts workers until `target` are idle or starting; resolves when those are idle. */
-  refill() {
+  /** Starts workers until `target` are idle or starting: a promise per worker started, resolved when it is idle. */
+  starts() {
     const { ready, starting } = this.counts();
     let want = this.target - ready - starting;
     const started = [];
@@ -92,6 +92,11 @@ export class ThreadPool {
       started.push(this.startWorker(i));
       want--;
     }
-    return Promise.all(started);
+    return started;
+  }
+
+  /** The same, resolved when all those are idle. */
+  refill() {
+    return Promise.all(this.starts());
   }
 }

@@ -540,7 +540,7 @@ fn run_page(
     scenario: &str,
     env: &[(&str, &str)],
 ) -> Value {
-    let report = run_page_once(browser, dir, page, scenario, env);
+    let report = run_page_once(browser, dir, page, scenario, env, "");
     // Seen once in Firefox on a loaded machine, not reproduced alone: the instance never
     // left "loading". One retry, said out loud; the report names the last stage reached
     // (pexe2wasm.progress) for the issue that tracks it.
@@ -550,7 +550,8 @@ fn run_page(
             browser.name(),
             report["pexe2wasm"]["progress"]
         );
-        return run_page_once(browser, dir, page, scenario, env);
+        // A fresh profile: nothing the first browser left behind can matter.
+        return run_page_once(browser, dir, page, scenario, env, "retry");
     }
     report
 }
@@ -561,6 +562,7 @@ fn run_page_once(
     page: &str,
     scenario: &str,
     env: &[(&str, &str)],
+    profile: &str,
 ) -> Value {
     // LISTEN: a fixed address, for tests that need the same origin on every visit.
     let listen = env
@@ -584,7 +586,10 @@ fn run_page_once(
         .env("BROWSER", browser.name())
         .env("URL", format!("{}{page}", served.base))
         .env("SCENARIO", scenario)
-        .env("PROFILE", dir.join(format!("profile-{}", browser.name())));
+        .env(
+            "PROFILE",
+            dir.join(format!("profile-{}{profile}", browser.name())),
+        );
     for (k, v) in env {
         c.env(k, v);
     }
