@@ -35,15 +35,6 @@ async function launch() {
         "network.captive-portal-service.enabled": false,
         "network.connectivity-service.enabled": false,
         "services.settings.server": "http://127.0.0.1:9/",
-        // Anything but loopback goes to a proxy that is not there (a second guard after
-        // the pages' --refuse-unmapped): tests reach nothing beyond this machine.
-        "network.proxy.type": 1,
-        "network.proxy.http": "127.0.0.1",
-        "network.proxy.http_port": 9,
-        "network.proxy.ssl": "127.0.0.1",
-        "network.proxy.ssl_port": 9,
-        "network.proxy.no_proxies_on": "localhost, 127.0.0.1",
-        "network.proxy.allow_hijacking_localhost": false,
       },
     });
     const page = await browser.newPage();
