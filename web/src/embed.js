@@ -9,6 +9,8 @@ import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from ".
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
+/** The workers an instance worker may ask the page to create (Instance.spawn). */
+const HOST_WORKERS = new Set(["io-worker.js", "thread-worker.js"]);
 
 /**
  * What `pexe2wasm web` wrote into the page: `<script type="application/json"
@@ -107,6 +109,7 @@ class Instance {
   constructor(el) {
     this.el = el;
     this.worker = null;
+    this.children = new Map(); // spawn id -> a host worker created for the instance worker
     this.ended = false;
     // Messages the module posts before its load event wait for it, as in Chrome (the
     // plugin held them until the instance was up).
@@ -300,6 +303,8 @@ class Instance {
   stop() {
     this.info.state = "ended";
     this.ended = true;
+    for (const w of this.children.values()) w.terminate();
+    this.children.clear();
     this.stopGamepads?.();
     for (const a of this.audio?.values() ?? []) a.stop();
     this.worker?.terminate();
@@ -320,9 +325,33 @@ class Instance {
     });
   }
 
+  /**
+   * Creates a host worker the instance worker asked for, and gives the instance worker a
+   * port to it. They are created here, not in the instance worker, because Firefox
+   * sometimes hangs for good in a worker's `new Worker`.
+   */
+  spawn(m) {
+    if (this.ended || !HOST_WORKERS.has(m.script)) return;
+    const w = new Worker(new URL(m.script, HOST), { type: "module", name: `pexe2wasm ${m.script}` });
+    this.children.set(m.id, w);
+    w.onerror = (e) => this.worker?.postMessage({ t: "worker-error", id: m.id, message: e.message || "" });
+    const ch = new MessageChannel();
+    // The first message (the module, its memory) goes with the port: Firefox cannot send a
+    // WebAssembly.Module over a MessagePort.
+    w.postMessage({ t: "parent", port: ch.port2, init: m.init }, [ch.port2, ...(m.transfer ?? [])]);
+    this.worker.postMessage({ t: "spawned", id: m.id, port: ch.port1 }, [ch.port1]);
+  }
+
   onMessage(m) {
     const el = this.el;
     switch (m.t) {
+      case "spawn":
+        this.spawn(m);
+        break;
+      case "terminate":
+        this.children.get(m.id)?.terminate();
+        this.children.delete(m.id);
+        break;
       case "message":
         if (this.early) this.early.push(m.data);
         else fire(el, "message", { data: m.data });

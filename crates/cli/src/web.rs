@@ -35,6 +35,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/io/urlmap.js",
     "host/io/websocket.js",
     "host/mem.js",
+    "host/parent.js",
     "host/ppp.js",
     "host/registry.js",
     "host/resources.js",

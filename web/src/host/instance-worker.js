@@ -26,7 +26,6 @@ const state = {
   ended: false,
   pending: [],
   pool: null,
-  workers: new Set(),
   view: null,
 };
 
@@ -43,9 +42,8 @@ function end(msg) {
   } catch {
     // nothing more can be said
   }
+  // The page stops the host workers it created for this instance when it reads this.
   toPage(msg);
-  for (const w of state.workers) w.terminate();
-  state.workers.clear();
 }
 
 /** Runs module code from the event loop; an exit or a trap ends the instance. */
@@ -180,17 +178,55 @@ function onStart(cx, init, _shutdown, gi) {
 }
 
 /** Starts the IO worker (io-worker.js); resolves once it can take requests. */
+// The page creates the host workers (the IO worker, thread workers), not this worker:
+// Firefox sometimes hangs for good in a worker's `new Worker` (one start in about ten in
+// the browser tests: the constructor never returns and this worker's event loop stops).
+// The page posts the worker its first message (`init`, with the module and memory, which
+// Firefox cannot send over a MessagePort), answers `spawn` with a port to the new worker
+// (parent.js), and reports the worker's errors (`worker-error`).
+const spawns = new Map(); // spawn id -> its error handler
+let nextSpawn = 1;
+const spawnReplies = new Map(); // spawn id -> resolve({id, port})
+
+function spawnWorker(script, init, transfer, onError) {
+  const id = nextSpawn++;
+  spawns.set(id, onError);
+  return new Promise((resolve) => {
+    spawnReplies.set(id, resolve);
+    toPage({ t: "spawn", id, script, init, transfer }, transfer);
+  });
+}
+
+/** Answers from the page about the workers it created; false for any other message. */
+function onSpawnMessage(m) {
+  if (m.t === "spawned") {
+    spawnReplies.get(m.id)?.({ id: m.id, port: m.port });
+    spawnReplies.delete(m.id);
+    return true;
+  }
+  if (m.t === "worker-error") {
+    spawns.get(m.id)?.(m.message);
+    return true;
+  }
+  return false;
+}
+
+function stopWorker(id) {
+  spawns.delete(id);
+  toPage({ t: "terminate", id });
+}
+
 function startIoWorker(module, memory, hostSab, net) {
   return new Promise((resolve, reject) => {
-    const w = new Worker(new URL("./io-worker.js", import.meta.url), { type: "module" });
-    state.workers.add(w);
-    state.io = w;
-    w.onmessage = (e) => {
-      if (e.data.t === "ready") resolve();
-      else if (e.data.t === "page") toPage(e.data.msg);
-    };
-    w.onerror = (e) => reject(new Error(e.message || "the IO worker failed to load"));
-    w.postMessage({ t: "init", module, memory, hostSab, ...net });
+    const onError = (msg) => reject(new Error(msg || "the IO worker failed to load"));
+    const init = { t: "init", module, memory, hostSab, ...net };
+    spawnWorker("io-worker.js", init, [], onError).then(({ port }) => {
+      state.io = port;
+      port.onmessage = (e) => {
+        if (e.data.t === "ready") resolve();
+        else if (e.data.t === "page") toPage(e.data.msg);
+      };
+    });
   });
 }
 
@@ -203,22 +239,22 @@ function ioPort() {
 
 function startThreadWorker(module, memory, hostSab, slot) {
   return new Promise((resolve, reject) => {
-    const w = new Worker(new URL("./thread-worker.js", import.meta.url), { type: "module" });
-    state.workers.add(w);
-    const ch = new MessageChannel();
-    toPage({ t: "port", port: ch.port2 }, [ch.port2]);
-    const io = ioPort();
-    w.onmessage = (e) => onThreadMessage(w, e.data, resolve);
-    w.onerror = (e) => {
-      const msg = e.message || "a thread worker failed to load";
+    const onError = (message) => {
+      const msg = message || "a thread worker failed to load";
       reject(new Error(msg));
       end({ t: "crash", error: msg, stack: "" });
     };
-    w.postMessage({ t: "init", module, memory, hostSab, slot, port: ch.port1, io, args: state.args }, [ch.port1, io]);
+    const ch = new MessageChannel();
+    toPage({ t: "port", port: ch.port2 }, [ch.port2]);
+    const io = ioPort();
+    const init = { t: "init", module, memory, hostSab, slot, port: ch.port1, io, args: state.args };
+    spawnWorker("thread-worker.js", init, [ch.port1, io], onError).then(({ id, port: w }) => {
+      w.onmessage = (e) => onThreadMessage(id, e.data, resolve);
+    });
   });
 }
 
-function onThreadMessage(w, m, ready) {
+function onThreadMessage(id, m, ready) {
   switch (m.t) {
     case "ready":
       ready();
@@ -235,7 +271,7 @@ function onThreadMessage(w, m, ready) {
       m.bitmap.close();
       break;
     case "done":
-      state.workers.delete(w);
+      stopWorker(id);
       state.pool.refill();
       break;
     case "exit":
@@ -347,6 +383,7 @@ function onPage(m) {
 
 self.onmessage = (e) => {
   const m = e.data;
+  if (onSpawnMessage(m)) return;
   if (m.t === "init") {
     init(m).catch((err) => end({ t: "error", error: String(err?.message ?? err) }));
   } else {

@@ -14,6 +14,7 @@ import { mapUrl, urlMapOf } from "./io/urlmap.js";
 import { Loaders } from "./io/loader.js";
 import { Sockets } from "./io/websocket.js";
 import { ITEM_FINISH, post } from "./ppb/message_loop.js";
+import { parentLine } from "./parent.js";
 
 const FS_TYPE = { EXTERNAL: 1, LOCALPERSISTENT: 2, LOCALTEMPORARY: 3 };
 const encoder = new TextEncoder();
@@ -190,16 +191,15 @@ async function answer(port, m) {
   }
 }
 
-self.onmessage = async (e) => {
-  const m = e.data;
+const toParent = parentLine(async (m) => {
   if (m.t === "init") {
     const ctx = new Context({
       isMain: false,
       tid: -1,
       memory: m.memory,
       hostSab: m.hostSab,
-      toPage: (msg) => self.postMessage({ t: "page", msg }),
-      toMain: (msg) => self.postMessage(msg),
+      toPage: (msg) => toParent({ t: "page", msg }),
+      toMain: (msg) => toParent(msg),
       args: ["io"],
     });
     const instance = await WebAssembly.instantiate(m.module, ctx.imports(m.module));
@@ -213,7 +213,7 @@ self.onmessage = async (e) => {
     loaders = new Loaders(ctx.h, ctx.res, pageUrl, urlMap, note, refuseUnmapped);
     persist = new Persist(systems.get(FS_TYPE.LOCALPERSISTENT), note);
     await persist.load();
-    self.postMessage({ t: "ready" });
+    toParent({ t: "ready" });
   } else if (m.t === "port") {
     const port = m.port;
     port.onmessage = (ev) => {
@@ -222,4 +222,4 @@ self.onmessage = async (e) => {
       else answer(port, q);
     };
   }
-};
+});

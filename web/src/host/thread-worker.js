@@ -5,12 +5,11 @@
 import { Context, ThreadExit } from "./context.js";
 import { releaseSlot, waitForThread } from "./threads.js";
 import { Exit } from "./wasi.js";
+import { parentLine } from "./parent.js";
 
-self.onmessage = async (e) => {
-  const m = e.data;
+const toMain = parentLine(async (m) => {
   if (m.t !== "init") return;
   const port = m.port;
-  const toMain = (msg, transfer = []) => self.postMessage(msg, transfer);
   let cx;
   try {
     cx = new Context({
@@ -50,4 +49,4 @@ self.onmessage = async (e) => {
   } catch (err) {
     toMain({ t: "crash", error: `thread: ${String(err?.message ?? err)}`, stack: String(err?.stack ?? "") });
   }
-};
+});

@@ -1,0 +1,28 @@
+// A host worker's line to the worker that uses it. The page creates every host worker
+// (the instance worker asks it: `spawn` in instance-worker.js), because Firefox sometimes
+// hangs for good inside a worker's `new Worker` (decision 0017). The page then hands this
+// worker a MessagePort to the instance worker, with the first message in the same post
+// ({t: "parent", port, init}): Firefox cannot send a WebAssembly.Module over a
+// MessagePort, so the module and memory come from the page. Without a "parent" message
+// (a test harness that created the worker itself), the line is `self`.
+
+/**
+ * Calls `handler(message)` for each message from the parent; returns the function that
+ * posts to it: `(message, transfer) => void`.
+ */
+export function parentLine(handler) {
+  let parent = self;
+  const postToParent = (msg, transfer = []) => parent.postMessage(msg, transfer);
+  self.onmessage = (e) => {
+    if (e.data?.t === "parent") {
+      parent = e.data.port;
+      parent.onmessage = (ev) => handler(ev.data);
+      handler(e.data.init);
+      return;
+    }
+    handler(e.data);
+  };
+  // A message that cannot be read here would otherwise vanish and leave the parent waiting.
+  self.onmessageerror = () => postToParent({ t: "crash", error: "a host worker could not read a message from the host", stack: "" });
+  return postToParent;
+}
