@@ -87,13 +87,12 @@ function deliverMessage(data) {
     cx.console(2, "the app has no PPP_Messaging: the message is dropped, as in Chrome");
     return;
   }
+  // The app is given this reference, as Chrome's proxy gave it (the C++ wrapper takes it
+  // with Var(PASS_REF, var) and releases it): releasing it here too would free a message
+  // the app still holds (bp2008 queues its ArrayBuffers).
   const v = cx.vars.fromJS(data);
-  try {
-    const handle = cx.mem.u32(state.ppp.messaging);
-    cx.frames.call(cx.exports, "__ppp_callbuf_ii_v", [handle, 16, 2, INSTANCE, 0], () => varBytes(v));
-  } finally {
-    cx.vars.release(v);
-  }
+  const handle = cx.mem.u32(state.ppp.messaging);
+  cx.frames.call(cx.exports, "__ppp_callbuf_ii_v", [handle, 16, 2, INSTANCE, 0], () => varBytes(v));
 }
 
 /** An input event from the page: PPP_InputEvent.HandleInputEvent, with the event as a resource. */

@@ -302,8 +302,9 @@ fn deliver_line(s: &Arc<PepperState>, process: &Arc<Process>, line: String) -> b
     post_message(s, process, var)
 }
 
-/// Delivers `var` (one reference, which the delivery releases) to the instance: to the
-/// registered message handler's loop, else `PPP_Messaging.HandleMessage` on the main thread.
+/// Delivers `var` (one reference) to the instance: to the registered message handler's
+/// loop (which borrows it; the delivery releases it), else `PPP_Messaging.HandleMessage`
+/// on the main thread (which is given the reference, as Chrome gave it).
 pub(crate) fn post_message(s: &Arc<PepperState>, process: &Arc<Process>, var: PpVar) -> bool {
     let handler = *lock(&s.handler);
     let messaging = lock(&s.ppp).messaging;
@@ -330,7 +331,10 @@ pub(crate) fn post_message(s: &Arc<PepperState>, process: &Arc<Process>, var: Pp
                 Box::new(move |_| bytes.to_vec()),
                 None,
             );
-            lock(&s2.vars).release(var);
+            // The app owns this reference now: Chrome's proxy added one for the
+            // recipient, and the C++ wrapper takes it (`Var(PASS_REF, var)`) and releases
+            // it. Releasing it here too freed a message an app still held (bp2008 queues
+            // its ArrayBuffers).
             r
         }),
         None => {
