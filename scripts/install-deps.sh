@@ -12,7 +12,7 @@
 #              PEXE2WASM_SKIP_WASMTIME_CLI=1 skips it (the test then skips, or fails
 #              under CI=true).
 #   chromium, node, npm and playwright-core   for the service's browser test (see below).
-#   firefox-esr, xvfb and web/'s npm packages (playwright-core, puppeteer-core, eslint)   for the
+#   firefox-esr, xvfb, ffmpeg and web/'s npm packages (playwright-core, puppeteer-core, eslint)   for the
 #              browser host's tests (crates/cli/tests/it/web.rs): Debian's Chromium and
 #              Firefox ESR, never a downloaded browser.
 # Optional tools:
@@ -72,6 +72,9 @@ else
   [[ -x /usr/bin/firefox-esr ]] || need_apt+=(firefox-esr)
   # Firefox's WebGL test runs in a window on xvfb-run's display (headless Firefox has no GL here).
   command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb)
+  # The VideoDecoder test encodes its H.264 stream with ffmpeg (libx264); Firefox decodes
+  # H.264 through the same libavcodec.
+  command -v ffmpeg >/dev/null 2>&1 || need_apt+=(ffmpeg)
   command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
   command -v npm >/dev/null 2>&1 || need_apt+=(npm)
   if (( ${#need_apt[@]} )); then

@@ -58,6 +58,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/touch_ime.js",
     "host/ppb/var.js",
     "host/ppb/url.js",
+    "host/ppb/video.js",
     "host/ppb/view.js",
     "host/ppb/websocket.js",
 ];

@@ -25,6 +25,7 @@ import * as touchIme from "./ppb/touch_ime.js";
 import * as page from "./ppb/page.js";
 import * as url from "./ppb/url.js";
 import * as vars from "./ppb/var.js";
+import * as video from "./ppb/video.js";
 import * as websocket from "./ppb/websocket.js";
 import * as view from "./ppb/view.js";
 
@@ -35,7 +36,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url, page, audio, touchIme];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url, page, audio, touchIme, video];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {
@@ -217,6 +218,8 @@ export class Context {
       audio.freeAudio(this, gone.fields);
     } else if (gone.kind === KIND.WEBSOCKET) {
       this.ioTell("wsForget", [res]);
+    } else if (gone.kind === KIND.VIDEO_DECODER) {
+      video.forgetDecoder(this, res);
     } else if (gone.kind === KIND.INPUT_EVENT) {
       input.freeEvent(this, gone.fields);
     }

@@ -25,6 +25,7 @@ export const KIND = {
   URL_RESPONSE: 17,
   AUDIO_CONFIG: 18,
   AUDIO: 19,
+  VIDEO_DECODER: 20,
 };
 
 const KIND_W = 0;

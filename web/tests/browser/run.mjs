@@ -181,6 +181,37 @@ const scenarios = {
     writeFileSync(env.SHOT2, second);
   },
 
+  /**
+   * bp2008's H.264 player: STREAM (an Annex B file on the site, with access unit
+   * delimiters) is sent an access unit at a time ("f N", then its bytes), as its page did;
+   * waits until the player reports every frame rendered ("rf ..."), then shoots the canvas
+   * into SHOT1.
+   */
+  async video(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
+    await waitFor(page, () => window.messages.includes("decoder initialized"), null, 30000);
+    report.sent = await page.evaluate(async (url) => {
+      const b = new Uint8Array(await (await fetch(url)).arrayBuffer());
+      const starts = [];
+      for (let i = 0; i + 4 < b.length; i++) {
+        if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1 && (b[i + 3] & 0x1f) === 9) starts.push(i > 0 && b[i - 1] === 0 ? i - 1 : i);
+      }
+      starts.push(b.length);
+      for (let k = 0; k + 1 < starts.length; k++) {
+        window.naclModule.postMessage(`f ${k * 100}`); // milliseconds: the player paces frames by them
+        window.naclModule.postMessage(b.slice(starts[k], starts[k + 1]).buffer);
+      }
+      return starts.length - 1;
+    }, env.STREAM);
+    const rendered = () => window.messages.filter((m) => typeof m === "string" && m.startsWith("rf ")).length;
+    await waitFor(page, (n) => window.messages.filter((m) => typeof m === "string" && m.startsWith("rf ")).length >= n, report.sent, 60000);
+    report.rendered = await page.evaluate(rendered);
+    await new Promise((r) => setTimeout(r, 500));
+    const c = await page.$("canvas.pexe2wasm-canvas");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(env.SHOT1, await c.screenshot());
+  },
+
   /** A harness page (files, GL, page services): waits for its result. */
   async harness(page) {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));

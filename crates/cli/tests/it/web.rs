@@ -895,13 +895,129 @@ fn touch_events_reach_the_plugin_in_chromium() {
 }
 
 /// The non-blank fraction of a PNG's pixels and its RGBA bytes.
+/// A screenshot's pixels as RGBA (Chromium writes RGB, Firefox RGBA).
 fn png_pixels(path: &Path) -> Vec<u8> {
     let d = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
     let mut r = d.read_info().unwrap();
     let mut buf = vec![0; r.output_buffer_size().unwrap()];
     let info = r.next_frame(&mut buf).unwrap();
     buf.truncate(info.buffer_size());
-    buf
+    match info.color_type {
+        png::ColorType::Rgba => buf,
+        png::ColorType::Rgb => buf
+            .chunks(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect(),
+        other => panic!("{}: a {other:?} screenshot", path.display()),
+    }
+}
+
+/// An H.264 stream made here with ffmpeg (libx264, access unit delimiters, no B-frames):
+/// five frames of `first` then five of `second`, 160x120 at 10 frames a second.
+fn h264_stream(out: &Path, first: &str, second: &str) -> bool {
+    let ok = Command::new("ffmpeg").arg("-version").output().is_ok();
+    if !have("ffmpeg (Debian package ffmpeg)", ok) {
+        return false;
+    }
+    let o = Command::new("ffmpeg")
+        .args([
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+        ])
+        .arg(format!(
+            "color=c={first}:s=160x120:r=10:d=0.5,format=yuv420p"
+        ))
+        .args(["-f", "lavfi", "-i"])
+        .arg(format!(
+            "color=c={second}:s=160x120:r=10:d=0.5,format=yuv420p"
+        ))
+        .args([
+            "-filter_complex",
+            "[0][1]concat=n=2:v=1",
+            "-c:v",
+            "libx264",
+            "-profile:v",
+            "high",
+            "-x264-params",
+            "aud=1:keyint=5:bframes=0",
+            "-f",
+            "h264",
+        ])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ffmpeg: {}", text(&o.stderr));
+    true
+}
+
+/// bp2008's player (PPB_VideoDecoder + GLES2): the page sends an H.264 stream an access
+/// unit at a time, as the player's page did; WebCodecs decodes it into textures of the
+/// app's context, every frame is rendered, and the canvas shows the last frame's colour.
+fn bp2008_plays(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let Some(dir) = site_for("bp2008-pnacl_player", browser, "video") else {
+        return;
+    };
+    if !h264_stream(&dir.join("site/stream.h264"), "0xE02020", "0x2040E0") {
+        return;
+    }
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join(format!("bp2008-{}.png", browser.name()));
+    let _ = std::fs::remove_file(&shot);
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=bp2008-pnacl_player.nmf",
+        "video",
+        &[
+            ("STREAM", "stream.h264"),
+            ("SHOT1", shot.to_str().unwrap()),
+            // Headless Firefox has no WebGL here (see run_page).
+            ("HEADFUL", "1"),
+        ],
+    );
+    assert_eq!(r["events"], serde_json::json!(["load"]), "{r:#}");
+    assert_eq!(r["sent"], 10, "{r:#}");
+    let msgs = strings(&r);
+    assert!(msgs.iter().any(|m| m == "decoder initialized"), "{msgs:?}");
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("vr ") && m.contains("\"w\":160,\"h\":120")),
+        "the player saw no 160x120 picture: {msgs:?}"
+    );
+    // Every frame rendered, in order, none dropped ("df").
+    let rendered: Vec<&String> = msgs.iter().filter(|m| m.starts_with("rf ")).collect();
+    assert_eq!(rendered.len(), 10, "{msgs:?}");
+    for (k, m) in rendered.iter().enumerate() {
+        assert!(m.contains(&format!("\"t\":{}", k * 100)), "frame {k}: {m}");
+    }
+    assert!(!msgs.iter().any(|m| m.starts_with("df ")), "{msgs:?}");
+    // The last frame is the second colour (H.264's YUV round trip moves it a little).
+    let px = png_pixels(&shot);
+    let mid = px.len() / 2 / 4 * 4;
+    let (red, green, blue) = (px[mid] as i32, px[mid + 1] as i32, px[mid + 2] as i32);
+    assert!(
+        (red - 0x20).abs() < 24 && (green - 0x40).abs() < 24 && (blue - 0xE0).abs() < 24,
+        "the canvas shows rgb({red}, {green}, {blue}), not the last frame's colour"
+    );
+}
+
+#[test]
+fn bp2008_plays_h264_through_webcodecs_in_chromium() {
+    bp2008_plays(Browser::Chromium);
+}
+
+#[test]
+fn bp2008_plays_h264_through_webcodecs_in_firefox() {
+    bp2008_plays(Browser::Firefox);
 }
 
 /// path-tracer draws with Graphics2D/ImageData: its canvas is not blank and changes as

@@ -243,7 +243,9 @@ export class Gfx {
    */
   show3d(res, image, scaled = true) {
     if (this.bound !== res || !this.canvas) return;
-    const c = this.canvas.getContext("2d");
+    // Asked once: Firefox refuses a later getContext on the page's canvas after a
+    // VideoFrame upload ("Cannot update created context to different thread").
+    const c = (this.ctx2d ??= this.canvas.getContext("2d"));
     c.clearRect(0, 0, this.canvas.width, this.canvas.height);
     if (scaled) c.drawImage(image, 0, 0, this.canvas.width, this.canvas.height);
     else c.drawImage(image, 0, 0);
@@ -297,7 +299,7 @@ export class Gfx {
   flush(res, d, done) {
     this.apply(d);
     if (this.bound === res && this.canvas) {
-      const c = this.canvas.getContext("2d");
+      const c = (this.ctx2d ??= this.canvas.getContext("2d"));
       c.clearRect(0, 0, this.canvas.width, this.canvas.height);
       c.drawImage(d.store, 0, 0);
       this.frames++;
