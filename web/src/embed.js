@@ -50,7 +50,8 @@ export async function moduleUrl(nmfUrl) {
     throw new Error(`${nmfUrl} names no program.portable.pnacl-translate.url (the only entry a pexe has)`);
   }
   const pexe = new URL(url, new URL(nmfUrl, location.href));
-  pexe.pathname = pexe.pathname.replace(/\.pexe$/i, "") + ".wasm";
+  // A blob: URL names the converted module itself (the service's Run button makes one).
+  if (pexe.protocol !== "blob:") pexe.pathname = pexe.pathname.replace(/\.pexe$/i, "") + ".wasm";
   return pexe.href;
 }
 

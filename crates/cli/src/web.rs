@@ -8,60 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-/// (path under web/src, contents) for each file named.
-macro_rules! host_files {
-    ($($f:literal),* $(,)?) => {
-        &[$(($f, include_str!(concat!("../../../web/src/", $f)))),*]
-    };
-}
-
-/// The browser host's files, as served from DIR/pexe2wasm/ (web/src in the repository).
-/// `web_writes_a_folder_with_the_module_the_host_and_a_page` (tests) checks this list
-/// against web/src.
-pub const HOST_FILES: &[(&str, &str)] = host_files![
-    "advertise.js",
-    "embed.js",
-    "isolation.js",
-    "audio-worklet.js",
-    "page-services.js",
-    "host/clock.js",
-    "host/context.js",
-    "host/heap.js",
-    "host/instance-worker.js",
-    "host/io-worker.js",
-    "host/io/loader.js",
-    "host/io/memfs.js",
-    "host/io/persist.js",
-    "host/io/urlmap.js",
-    "host/io/websocket.js",
-    "host/mem.js",
-    "host/parent.js",
-    "host/ppp.js",
-    "host/registry.js",
-    "host/resources.js",
-    "host/shared.js",
-    "host/thread-worker.js",
-    "host/threads.js",
-    "host/vars.js",
-    "host/wasi.js",
-    "host/wasm-info.js",
-    "host/ppb/audio.js",
-    "host/ppb/core.js",
-    "host/ppb/files.js",
-    "host/ppb/graphics.js",
-    "host/ppb/gl.js",
-    "host/ppb/input.js",
-    "host/ppb/message_loop.js",
-    "host/ppb/messaging.js",
-    "host/ppb/net.js",
-    "host/ppb/page.js",
-    "host/ppb/touch_ime.js",
-    "host/ppb/var.js",
-    "host/ppb/url.js",
-    "host/ppb/video.js",
-    "host/ppb/view.js",
-    "host/ppb/websocket.js",
-];
+pub use pexe2wasm_webhost::HOST_FILES;
 
 /// The generated page (web/templates/app.html).
 const APP_PAGE: &str = include_str!("../../../web/templates/app.html");

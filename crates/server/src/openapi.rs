@@ -23,6 +23,7 @@ use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToSchema};
         crate::routes::metrics_text,
         crate::routes::openapi_json,
         crate::routes::page,
+        crate::routes::host_file,
     ),
     components(schemas(Problem, Position, Class, Info, Needs, NeedsHost, FunctionInfo, IntrinsicInfo, SymbolInfo, Health)),
     modifiers(&UploadErrors)

@@ -11,7 +11,7 @@ use crate::pool::{Pool, PoolError};
 use crate::problem::{Problem, PROBLEM_JSON};
 use crate::upload::{extract_pexe, read_body, upload_kind};
 use axum::body::{Body, HttpBody};
-use axum::extract::{MatchedPath, Query, Request, State};
+use axum::extract::{MatchedPath, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
@@ -84,6 +84,7 @@ pub fn app(state: Arc<AppState>) -> Router {
             );
     Router::new()
         .route("/", get(page))
+        .route("/pexe2wasm/{*path}", get(host_file))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .route("/openapi.json", get(openapi_json))
@@ -166,8 +167,57 @@ async fn record_metrics(State(state): State<Arc<AppState>>, req: Request, next: 
     summary = "The upload page: drop a pexe, see its facts, download the wasm.",
     responses((status = 200, description = "An HTML page.", body = String, content_type = "text/html"))
 )]
-pub(crate) async fn page() -> Html<&'static str> {
-    Html(PAGE)
+pub(crate) async fn page() -> Response {
+    isolated(Html(PAGE).into_response())
+}
+
+/// The page and the browser host it runs apps with are cross-origin isolated: module
+/// threads need SharedArrayBuffer (docs/JS-HOST.md). Everything they load is same-origin
+/// (the host's files, and blob: URLs of the converted module).
+fn isolated(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    for (name, value) in [
+        ("cross-origin-opener-policy", "same-origin"),
+        ("cross-origin-embedder-policy", "require-corp"),
+        ("cross-origin-resource-policy", "same-origin"),
+    ] {
+        h.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    }
+    r
+}
+
+#[utoipa::path(
+    get,
+    path = "/pexe2wasm/{path}",
+    operation_id = "host_file",
+    tag = "service",
+    summary = "The browser Pepper host's files (web/src), which the page's Run button runs apps with.",
+    params(("path" = String, Path, description = "A file of the host, e.g. embed.js or host/instance-worker.js.")),
+    responses(
+        (status = 200, description = "A JavaScript module.", body = String, content_type = "text/javascript"),
+        (status = 404, description = "No such file in the host.", body = Problem, content_type = "application/problem+json")
+    )
+)]
+pub(crate) async fn host_file(Path(path): Path<String>) -> Response {
+    match pexe2wasm_webhost::file(&path) {
+        Some(text) => isolated(
+            (
+                [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                text,
+            )
+                .into_response(),
+        ),
+        None => Problem::new(
+            StatusCode::NOT_FOUND,
+            "not-found",
+            "Not found",
+            "no such file in the browser host",
+        )
+        .into_response(),
+    }
 }
 
 #[utoipa::path(

@@ -1,7 +1,9 @@
 // Uses the upload page as a person would: open it in headless Chromium, choose a pexe,
 // wait for its facts, check the page's own validation, download the wasm.
 // Environment: SERVER_URL, PEXE (path), OUT (where to save the download),
-// SCREENSHOT (optional PNG path), USER_DATA_DIR (a fresh directory).
+// SCREENSHOT (optional PNG path), USER_DATA_DIR (a fresh directory); RUN=1 then presses
+// Run: a program runs to its end in the page's terminal, or a plugin starts and is sent
+// RUN_SEND until RUN_EXPECT (default 1) messages came back.
 // Prints one JSON line with the facts the page shows; crates/server/tests/it/browser.rs checks it
 // and validates the downloaded module with wasmparser.
 import { chromium } from "playwright-core";
@@ -39,7 +41,29 @@ try {
     page.locator("#download").click(),
   ]);
   await download.saveAs(OUT);
-  console.log(JSON.stringify({ facts, filename: download.suggestedFilename(), pageErrors }));
+  let run = null;
+  if (process.env.RUN) {
+    await page.locator("#run").click();
+    if (process.env.RUN_SEND) {
+      await page.waitForFunction(() => document.getElementById("run-status").textContent === "running", null, { timeout: 60000 });
+      await page.locator("#message").fill(process.env.RUN_SEND);
+      await page.locator("#send button").click();
+      await page.waitForFunction(
+        (n) => document.getElementById("messages").textContent.split("\n").filter((l) => l.startsWith("←")).length >= n,
+        Number(process.env.RUN_EXPECT ?? 1),
+        { timeout: 60000 },
+      );
+    } else {
+      await page.waitForFunction(() => /exited|stopped/.test(document.getElementById("run-status").textContent), null, { timeout: 60000 });
+    }
+    run = {
+      status: await page.locator("#run-status").textContent(),
+      terminal: await page.locator("#terminal").textContent(),
+      messages: await page.locator("#messages").textContent(),
+      isolated: await page.evaluate(() => globalThis.crossOriginIsolated),
+    };
+  }
+  console.log(JSON.stringify({ facts, filename: download.suggestedFilename(), pageErrors, run }));
 } finally {
   await context.close();
 }

@@ -475,6 +475,7 @@ fn openapi_describes_every_route_and_status() {
         ("/healthz", "get", &["200"]),
         ("/metrics", "get", &["200"]),
         ("/openapi.json", "get", &["200"]),
+        ("/pexe2wasm/{path}", "get", &["200", "404"]),
         (
             "/v1/convert",
             "post",
@@ -499,7 +500,8 @@ fn openapi_describes_every_route_and_status() {
         }
         // And the server really serves it (GETs here; POSTs are the other tests).
         if *method == "get" {
-            assert_eq!(c.get(s.url(path)).send().unwrap().status(), 200, "{path}");
+            let url = s.url(&path.replace("{path}", "embed.js"));
+            assert_eq!(c.get(url).send().unwrap().status(), 200, "{path}");
         }
     }
     assert_eq!(
@@ -691,4 +693,29 @@ fn page_is_served() {
     // It shows what the pexe needs, and no longer calls every module simply "valid".
     assert!(html.contains("x-pexe-needs") && html.contains("facts.needs.summary"));
     assert!(!html.contains("Valid in this browser"));
+}
+
+/// The page and the browser host's files are cross-origin isolated (the Run button's
+/// plugins may start threads); the host's files are JavaScript; a file the host lacks is a
+/// 404 problem.
+#[test]
+fn the_page_and_the_browser_host_are_cross_origin_isolated() {
+    let s = Server::start(&[]);
+    let c = reqwest::blocking::Client::new();
+    for path in ["/", "/pexe2wasm/embed.js", "/pexe2wasm/host/command-worker.js"] {
+        let r = c.get(s.url(path)).send().unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let h = r.headers();
+        assert_eq!(h["cross-origin-opener-policy"], "same-origin", "{path}");
+        assert_eq!(h["cross-origin-embedder-policy"], "require-corp", "{path}");
+        if path != "/" {
+            assert!(
+                h["content-type"].to_str().unwrap().starts_with("text/javascript"),
+                "{path}"
+            );
+        }
+    }
+    let r = c.get(s.url("/pexe2wasm/host/nothing.js")).send().unwrap();
+    assert_eq!(r.status(), 404);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
 }

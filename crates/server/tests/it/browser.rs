@@ -40,6 +40,7 @@ fn upload_page_converts_a_pexe_in_chromium() {
         .env("OUT", &out)
         .env("SCREENSHOT", work.join("page.png"))
         .env("USER_DATA_DIR", work.join("profile"))
+        .env("RUN", "1")
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -97,4 +98,62 @@ fn upload_page_converts_a_pexe_in_chromium() {
         .unwrap();
     assert_eq!(wasm, api.to_vec());
     assert_eq!(facts["Size"], format!("{} bytes", wasm.len()));
+    // Run: the program runs in the page's terminal, as under `pexe2wasm run`.
+    let run = &report["run"];
+    assert_eq!(run["isolated"], true, "{report}");
+    assert_eq!(run["status"], "exited with status 0", "{report}");
+    assert_eq!(
+        run["terminal"], "Hello from a pexe with no libc, via the NaCl IRT!\n",
+        "{report}"
+    );
+}
+
+/// Run on a Pepper plugin: the page embeds it with the browser host and a message console;
+/// lpdevs-part2 answers "hello" as under `pexe2wasm run`.
+#[test]
+fn upload_page_runs_a_pepper_plugin_in_chromium() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    if !Path::new("/usr/bin/chromium").exists() {
+        return missing("/usr/bin/chromium (Debian package chromium)");
+    }
+    if Command::new("node").arg("--version").output().is_err() {
+        return missing("node");
+    }
+    if !dir.join("node_modules/playwright-core").exists() {
+        return missing("tests/browser/node_modules (npm ci in crates/server/tests/browser)");
+    }
+    // real_pexe says SKIPPED, or fails under CI, when the corpus is missing.
+    if crate::common::real_pexe("lpdevs-part2.pexe").is_none() {
+        return;
+    }
+    let pexe = pexe2wasm_testkit::corpus::real_corpus_dir().join("lpdevs-part2.pexe");
+    let s = Server::start(&[]);
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test-plugin");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let run = Command::new("node")
+        .arg("upload.mjs")
+        .current_dir(&dir)
+        .env("SERVER_URL", &s.base)
+        .env("PEXE", &pexe)
+        .env("OUT", work.join("download.wasm"))
+        .env("SCREENSHOT", work.join("page.png"))
+        .env("USER_DATA_DIR", work.join("profile"))
+        .env("RUN", "1")
+        .env("RUN_SEND", "hello")
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "node upload.mjs failed: {}\n{stdout}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(report["pageErrors"], serde_json::json!([]), "{report}");
+    let run = &report["run"];
+    assert_eq!(run["isolated"], true, "{report}");
+    assert_eq!(run["status"], "running", "{report}");
+    assert_eq!(run["messages"], "→ hello\n← hello from NaCl\n", "{report}");
 }

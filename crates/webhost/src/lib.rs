@@ -1,0 +1,68 @@
+//! The browser Pepper host (web/src: the `<embed>` replacement, the instance, thread and
+//! IO workers, the PPB families), embedded so that `pexe2wasm web` can write it into a
+//! folder and the service can serve it to its upload page's Run button. One list, so the
+//! two never serve different hosts.
+
+/// (path under web/src, contents) for each file named.
+macro_rules! host_files {
+    ($($f:literal),* $(,)?) => {
+        &[$(($f, include_str!(concat!("../../../web/src/", $f)))),*]
+    };
+}
+
+/// The browser host's files, as served from DIR/pexe2wasm/ (web/src in the repository).
+/// `web_writes_a_folder_with_the_module_the_host_and_a_page` (crates/cli tests) checks
+/// this list against web/src.
+pub const HOST_FILES: &[(&str, &str)] = host_files![
+    "advertise.js",
+    "embed.js",
+    "isolation.js",
+    "audio-worklet.js",
+    "page-services.js",
+    "host/clock.js",
+    "host/command-worker.js",
+    "host/context.js",
+    "host/heap.js",
+    "host/instance-worker.js",
+    "host/io-worker.js",
+    "host/io/loader.js",
+    "host/io/memfs.js",
+    "host/io/persist.js",
+    "host/io/urlmap.js",
+    "host/io/websocket.js",
+    "host/mem.js",
+    "host/parent.js",
+    "host/ppp.js",
+    "host/registry.js",
+    "host/resources.js",
+    "host/shared.js",
+    "host/thread-worker.js",
+    "host/threads.js",
+    "host/vars.js",
+    "host/wasi.js",
+    "host/wasm-info.js",
+    "host/ppb/audio.js",
+    "host/ppb/core.js",
+    "host/ppb/files.js",
+    "host/ppb/graphics.js",
+    "host/ppb/gl.js",
+    "host/ppb/input.js",
+    "host/ppb/message_loop.js",
+    "host/ppb/messaging.js",
+    "host/ppb/net.js",
+    "host/ppb/page.js",
+    "host/ppb/touch_ime.js",
+    "host/ppb/var.js",
+    "host/ppb/url.js",
+    "host/ppb/video.js",
+    "host/ppb/view.js",
+    "host/ppb/websocket.js",
+];
+
+/// The file at `path` (as under web/src), if it is part of the host.
+pub fn file(path: &str) -> Option<&'static str> {
+    HOST_FILES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, text)| *text)
+}
