@@ -476,19 +476,7 @@ impl FnLower<'_, '_> {
             Cond::Local32(_) => {}
         }
         let dd = depth(self, default)?;
-        let (min, max) = cases
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(a, b), &(v, _)| (a.min(v), b.max(v)));
-        let n = cases.len() as i64;
-        let range = max.wrapping_sub(min).wrapping_add(1);
-        let dense = !matches!(cond, Cond::Stack64(_))
-            && n >= 3
-            && range > 0
-            && range <= 2 * n + 8
-            && range <= 1 << 16
-            && min >= i32::MIN as i64
-            && max <= u32::MAX as i64;
-        if dense {
+        if let Some((min, range)) = table_range(cases, matches!(cond, Cond::Stack64(_))) {
             let mut table = vec![u32::MAX; range as usize];
             for &(v, t) in cases {
                 let slot = &mut table[(v - min) as usize];
@@ -548,6 +536,26 @@ impl FnLower<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The (lowest case, range) of a switch lowered to a `br_table` (decision 0003), `None`
+/// for a chain of compares: at least three cases, dense enough (a range of at most twice
+/// the cases plus 8, at most 65536 slots), values that fit an i32 compare, and not on
+/// an i64 condition (`wide`).
+pub(crate) fn table_range(cases: &[(i64, u32)], wide: bool) -> Option<(i64, i64)> {
+    let (min, max) = cases
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(a, b), &(v, _)| (a.min(v), b.max(v)));
+    let n = cases.len() as i64;
+    let range = max.wrapping_sub(min).wrapping_add(1);
+    let dense = !wide
+        && n >= 3
+        && range > 0
+        && range <= 2 * n + 8
+        && range <= 1 << 16
+        && min >= i32::MIN as i64
+        && max <= u32::MAX as i64;
+    dense.then_some((min, range))
 }
 
 /// Bytes of `block` with an empty block type (0x02 0x40).

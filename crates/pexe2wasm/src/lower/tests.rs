@@ -649,3 +649,41 @@ fn random_graphs_come_out_structured_with_dispatchers_only_when_irreducible() {
         "{irreducible} of {total}"
     );
 }
+
+// ---- switch lowering: table or compares ----
+
+#[test]
+fn a_switch_gets_a_table_when_dense_enough() {
+    use super::structurize::table_range;
+    let cases = |vs: &[i64]| -> Vec<(i64, u32)> { vs.iter().map(|&v| (v, 1)).collect() };
+    assert_eq!(table_range(&cases(&[0, 1, 2]), false), Some((0, 3)));
+    assert_eq!(table_range(&cases(&[-3, 2, -1]), false), Some((-3, 6)));
+    // Two cases: compares.
+    assert_eq!(table_range(&cases(&[0, 1]), false), None);
+    // A range of at most 2 * cases + 8: 14 for three cases.
+    assert_eq!(table_range(&cases(&[0, 5, 13]), false), Some((0, 14)));
+    assert_eq!(table_range(&cases(&[0, 5, 14]), false), None);
+    // Never on an i64 condition.
+    assert_eq!(table_range(&cases(&[0, 1, 2]), true), None);
+    // Values an i32 compare cannot hold.
+    assert_eq!(
+        table_range(&cases(&[-(1 << 31) - 1, -(1 << 31), -(1 << 31) + 1]), false),
+        None
+    );
+    assert_eq!(
+        table_range(&cases(&[(1 << 32) - 2, (1 << 32) - 1, 1 << 32]), false),
+        None
+    );
+    assert_eq!(
+        table_range(
+            &cases(&[(1 << 32) - 3, (1 << 32) - 2, (1 << 32) - 1]),
+            false
+        ),
+        Some(((1 << 32) - 3, 3))
+    );
+    // At most 65536 slots, however many cases.
+    let many: Vec<i64> = (0..40_000).map(|i| i * 2).collect();
+    assert_eq!(table_range(&cases(&many), false), None);
+    let many: Vec<i64> = (0..40_000).map(|i| i + i / 2).collect();
+    assert_eq!(table_range(&cases(&many), false), Some((0, 59_999)));
+}
