@@ -142,307 +142,457 @@ pub fn lower_module(
     runtime: Option<&[u8]>,
     opts: &EmitOptions,
 ) -> Result<Pending, EmitError> {
-    let vt = lower::valtypes(m);
-    let i32_type = m.types.find(&crate::ir::Type::Int(32));
-    let facts = CodeFacts::of_module(m, &vt);
-    let mut lay = layout(m, opts.stack_size as u64, &facts.taken)?;
-    group_slots_by_type(m, &vt, &mut lay);
-    let table_base = 1 + lay.slot_funcs.len() as u32;
-    // A Pepper plugin's glue: its directory goes after the runtime's state page.
-    let glue = opts.pepper.as_ref().map(|names| {
-        let interfaces = super::pepper::known_ppb_interfaces(names);
-        super::pepper::glue(&interfaces, table_base, lay.stack_top, opts.threads)
-    });
-    if let Some(g) = &glue {
-        lay.pages = lay.pages.max(g.end.div_ceil(super::layout::PAGE));
-    }
+    Emission::new(m, runtime, opts).lower()
+}
 
-    // Modules to link.
-    let mut linked: Vec<Linked<'_>> = Vec::new();
-    if let Some(rt) = runtime {
-        linked.push(link::parse("runtime", rt)?);
-    }
-    if let Some(g) = &glue {
-        linked.push(link::parse("Pepper glue", &g.module)?);
-    }
-    let has_fmod = |l: &Linked<'_>| {
-        l.exports.contains_key("__pnacl_fmodf") && l.exports.contains_key("__pnacl_fmod")
-    };
-    if facts.frem && !linked.iter().any(has_fmod) {
-        linked.push(link::parse("fmod helpers", super::fmod_module())?);
-    }
+/// Emission's orchestration. [`Emission::lower`] is the list of stages up to the lowered
+/// bodies, each a function of what the ones before it made; [`Pending::finish`] lists
+/// the rest (copy, validate, write).
+struct Emission<'m> {
+    m: &'m Module,
+    runtime: Option<&'m [u8]>,
+    opts: &'m EmitOptions,
+    vt: Vec<Option<ValType>>,
+    facts: CodeFacts,
+}
 
-    // Types: linked modules' first, then the pexe's.
-    let mut sigs = SigTable::default();
-    let linked_types: Vec<Vec<u32>> = linked
-        .iter()
-        .map(|l| l.types.iter().map(|s| sigs.intern(s.clone())).collect())
-        .collect();
+/// Stage 1: memory layout and table slots, and a Pepper plugin's glue.
+struct Memory {
+    lay: Layout,
+    table_base: u32,
+    glue: Option<super::pepper::Glue>,
+}
 
-    // Imports (deduplicated by module and name).
-    let mut imports: Vec<(String, String, u32)> = Vec::new();
-    let mut import_idx: HashMap<(String, String), u32> = HashMap::new();
-    for (li, l) in linked.iter().enumerate() {
-        for imp in &l.imports {
-            if let Import::Func(module, name, ty) = imp {
-                let key = (module.clone(), name.clone());
-                if import_idx.contains_key(&key) {
-                    continue;
-                }
-                let t = *linked_types[li].get(*ty as usize).ok_or_else(|| {
-                    EmitError::link(l.name, LinkProblem::ImportTypeRange { ty: *ty })
-                })?;
-                import_idx.insert(key, imports.len() as u32);
-                imports.push((module.clone(), name.clone(), t));
-            }
+/// Stage 3: the output's index spaces (types of the linked modules, imports, functions,
+/// globals) and how each linked module's indices map into them.
+struct Spaces {
+    sigs: SigTable,
+    imports: Vec<(String, String, u32)>,
+    func_index: Vec<u32>,
+    /// (function id, body index) of each pexe function, in output order.
+    pexe_order: Vec<(u32, usize)>,
+    /// The generated `_start` of a threaded module (function index).
+    threaded_start: Option<u32>,
+    /// The next function index after the pexe's functions.
+    next_func: u32,
+    /// The next global index after the linked modules' globals.
+    next_global: u32,
+    remaps: Vec<Remap>,
+}
+
+/// Stage 4: what calls need: the fmod helpers, the pexe functions' and indirect calls'
+/// types, the call adapters, setjmp/longjmp's tag.
+struct Calls {
+    fmodf: u32,
+    fmod: u32,
+    pexe_types: Vec<u32>,
+    void_type: Option<u32>,
+    adapters: Vec<super::adapt::Adapter>,
+    adapter_base: u32,
+    icall_adapters: FxHashMap<u32, u32>,
+    sjlj: (u32, u32, u32),
+}
+
+impl<'m> Emission<'m> {
+    fn new(m: &'m Module, runtime: Option<&'m [u8]>, opts: &'m EmitOptions) -> Self {
+        let vt = lower::valtypes(m);
+        let facts = CodeFacts::of_module(m, &vt);
+        Emission {
+            m,
+            runtime,
+            opts,
+            vt,
+            facts,
         }
     }
-    let n_imports = imports.len() as u32;
 
-    // Function index space.
-    let mut next = n_imports;
-    let mut linked_func_base = Vec::new();
-    for l in &linked {
-        linked_func_base.push(next);
-        next += l.funcs.len() as u32;
+    /// The stages up to the lowered bodies.
+    fn lower(mut self) -> Result<Pending, EmitError> {
+        let memory = self.memory()?;
+        let linked = self.linked(&memory)?;
+        let mut spaces = self.index_spaces(&memory, &linked)?;
+        let mut calls = self.calls(&memory, &linked, &mut spaces)?;
+        let cx = self.lower_ctx(&memory, &mut spaces, &mut calls);
+        self.lower_beside_the_rest(&memory, &linked, &mut spaces, &calls, &cx)
     }
-    let mut func_index = vec![NO_FUNC; m.functions.len()];
-    let mut pexe_order: Vec<(u32, usize)> = Vec::new(); // (function id, body index)
-    for (fid, d) in m.functions.iter().enumerate() {
-        if let (Some(b), None) = (d.body, d.intrinsic) {
-            if (b as usize) < m.function_bodies.len() {
-                func_index[fid] = next;
-                next += 1;
-                pexe_order.push((fid as u32, b as usize));
-            }
-        }
-    }
-    // Threaded with a runtime: a generated `_start` (data init, then the runtime's) follows
-    // the pexe's functions.
-    let threaded_start = (opts.threads && runtime.is_some()).then_some(next);
-    let pexe_start = m.function_by_name("_start").and_then(|i| {
-        let fi = func_index[i.index()];
-        (fi != NO_FUNC).then_some(fi)
-    });
 
-    // Remaps for linked modules.
-    let mut global_consts = HashMap::new();
-    global_consts.insert(HEAP_BASE, lay.stack_top as u32 as i32);
-    global_consts.insert(TABLE_BASE, table_base as i32);
-    let mut remaps = Vec::new();
-    let mut gnext = 4u32;
-    let mut enext = 1u32;
-    let mut dnext = 0u32;
-    for (li, l) in linked.iter().enumerate() {
-        let mut funcs = Vec::new();
-        let mut globals = Vec::new();
-        let mut varying_func = u32::MAX;
-        for imp in &l.imports {
-            match imp {
-                Import::PexeStart => funcs.push({
-                    varying_func = funcs.len() as u32;
-                    pexe_start.ok_or_else(|| EmitError::link(l.name, LinkProblem::NoPexeStart))?
-                }),
-                Import::Func(module, name, _) => {
-                    funcs.push(import_idx[&(module.clone(), name.clone())]);
-                }
-                Import::EnvGlobal(g) => globals.push(*g),
-                Import::EnvMemory | Import::EnvTable => {}
-            }
-        }
-        for j in 0..l.funcs.len() as u32 {
-            funcs.push(linked_func_base[li] + j);
-        }
-        for _ in 0..l.num_globals {
-            globals.push(gnext);
-            gnext += 1;
-        }
-        remaps.push(Remap {
-            name: l.name,
-            types: linked_types[li].clone(),
-            funcs,
-            globals,
-            global_consts: global_consts.clone(),
-            elem_base: enext,
-            data_base: dnext,
-            varying_func,
-            used_varying: false,
+    /// Stage 1: memory layout, table slots grouped by type, the Pepper glue's directory
+    /// after the runtime's state page.
+    fn memory(&self) -> Result<Memory, EmitError> {
+        let (m, opts) = (self.m, self.opts);
+        let mut lay = layout(m, opts.stack_size as u64, &self.facts.taken)?;
+        group_slots_by_type(m, &self.vt, &mut lay);
+        let table_base = 1 + lay.slot_funcs.len() as u32;
+        let glue = opts.pepper.as_ref().map(|names| {
+            let interfaces = super::pepper::known_ppb_interfaces(names);
+            super::pepper::glue(&interfaces, table_base, lay.stack_top, opts.threads)
         });
-        enext += l.num_elements;
-        dnext += l.num_data;
+        if let Some(g) = &glue {
+            lay.pages = lay.pages.max(g.end.div_ceil(super::layout::PAGE));
+        }
+        Ok(Memory {
+            lay,
+            table_base,
+            glue,
+        })
     }
 
-    // Helpers the lowering calls.
-    let export_of = |name: &str| -> Option<u32> {
-        linked.iter().zip(&remaps).find_map(|(l, r)| {
-            l.exports
-                .get(name)
-                .and_then(|&i| r.funcs.get(i as usize).copied())
-        })
-    };
-    let fmodf = export_of("__pnacl_fmodf").unwrap_or(NO_FUNC);
-    let fmod = export_of("__pnacl_fmod").unwrap_or(NO_FUNC);
+    /// Stage 2: the modules linked in: the runtime, the Pepper glue, the fmod helpers
+    /// (when some `frem` needs them and the runtime lacks them).
+    fn linked<'a>(&self, memory: &'a Memory) -> Result<Vec<Linked<'a>>, EmitError>
+    where
+        'm: 'a,
+    {
+        let mut linked: Vec<Linked<'_>> = Vec::new();
+        if let Some(rt) = self.runtime {
+            linked.push(link::parse("runtime", rt)?);
+        }
+        if let Some(g) = &memory.glue {
+            linked.push(link::parse("Pepper glue", &g.module)?);
+        }
+        let has_fmod = |l: &Linked<'_>| {
+            l.exports.contains_key("__pnacl_fmodf") && l.exports.contains_key("__pnacl_fmod")
+        };
+        if self.facts.frem && !linked.iter().any(has_fmod) {
+            linked.push(link::parse("fmod helpers", super::fmod_module())?);
+        }
+        Ok(linked)
+    }
 
-    // Pexe function types, and the signatures of indirect calls.
-    let mut pexe_types = Vec::with_capacity(pexe_order.len());
-    for &(fid, _) in &pexe_order {
-        let d = &m.functions[fid as usize];
-        let sig = lower::fn_sig(m, &vt, d.ty).ok_or(EmitError::NoWasmType { function: fid })?;
-        pexe_types.push(sigs.intern(sig));
-    }
-    let void_type = threaded_start.map(|_| {
-        sigs.intern(Sig {
-            params: vec![],
-            results: vec![],
+    /// Stage 3: the index spaces.
+    fn index_spaces(&self, memory: &Memory, linked: &[Linked<'_>]) -> Result<Spaces, EmitError> {
+        let (m, opts) = (self.m, self.opts);
+        // Types: linked modules' first, then the pexe's.
+        let mut sigs = SigTable::default();
+        let linked_types: Vec<Vec<u32>> = linked
+            .iter()
+            .map(|l| l.types.iter().map(|s| sigs.intern(s.clone())).collect())
+            .collect();
+
+        // Imports (deduplicated by module and name).
+        let mut imports: Vec<(String, String, u32)> = Vec::new();
+        let mut import_idx: HashMap<(String, String), u32> = HashMap::new();
+        for (li, l) in linked.iter().enumerate() {
+            for imp in &l.imports {
+                if let Import::Func(module, name, ty) = imp {
+                    let key = (module.clone(), name.clone());
+                    if import_idx.contains_key(&key) {
+                        continue;
+                    }
+                    let t = *linked_types[li].get(*ty as usize).ok_or_else(|| {
+                        EmitError::link(l.name, LinkProblem::ImportTypeRange { ty: *ty })
+                    })?;
+                    import_idx.insert(key, imports.len() as u32);
+                    imports.push((module.clone(), name.clone(), t));
+                }
+            }
+        }
+        let n_imports = imports.len() as u32;
+
+        // Function index space.
+        let mut next = n_imports;
+        let mut linked_func_base = Vec::new();
+        for l in linked {
+            linked_func_base.push(next);
+            next += l.funcs.len() as u32;
+        }
+        let mut func_index = vec![NO_FUNC; m.functions.len()];
+        let mut pexe_order: Vec<(u32, usize)> = Vec::new(); // (function id, body index)
+        for (fid, d) in m.functions.iter().enumerate() {
+            if let (Some(b), None) = (d.body, d.intrinsic) {
+                if (b as usize) < m.function_bodies.len() {
+                    func_index[fid] = next;
+                    next += 1;
+                    pexe_order.push((fid as u32, b as usize));
+                }
+            }
+        }
+        // Threaded with a runtime: a generated `_start` (data init, then the runtime's)
+        // follows the pexe's functions.
+        let threaded_start = (opts.threads && self.runtime.is_some()).then_some(next);
+        let pexe_start = m.function_by_name("_start").and_then(|i| {
+            let fi = func_index[i.index()];
+            (fi != NO_FUNC).then_some(fi)
+        });
+
+        // Remaps for linked modules.
+        let mut global_consts = HashMap::new();
+        global_consts.insert(HEAP_BASE, memory.lay.stack_top as u32 as i32);
+        global_consts.insert(TABLE_BASE, memory.table_base as i32);
+        let mut remaps = Vec::new();
+        let mut gnext = 4u32;
+        let mut enext = 1u32;
+        let mut dnext = 0u32;
+        for (li, l) in linked.iter().enumerate() {
+            let mut funcs = Vec::new();
+            let mut globals = Vec::new();
+            let mut varying_func = u32::MAX;
+            for imp in &l.imports {
+                match imp {
+                    Import::PexeStart => funcs.push({
+                        varying_func = funcs.len() as u32;
+                        pexe_start
+                            .ok_or_else(|| EmitError::link(l.name, LinkProblem::NoPexeStart))?
+                    }),
+                    Import::Func(module, name, _) => {
+                        funcs.push(import_idx[&(module.clone(), name.clone())]);
+                    }
+                    Import::EnvGlobal(g) => globals.push(*g),
+                    Import::EnvMemory | Import::EnvTable => {}
+                }
+            }
+            for j in 0..l.funcs.len() as u32 {
+                funcs.push(linked_func_base[li] + j);
+            }
+            for _ in 0..l.num_globals {
+                globals.push(gnext);
+                gnext += 1;
+            }
+            remaps.push(Remap {
+                name: l.name,
+                types: linked_types[li].clone(),
+                funcs,
+                globals,
+                global_consts: global_consts.clone(),
+                elem_base: enext,
+                data_base: dnext,
+                varying_func,
+                used_varying: false,
+            });
+            enext += l.num_elements;
+            dnext += l.num_data;
+        }
+        Ok(Spaces {
+            sigs,
+            imports,
+            func_index,
+            pexe_order,
+            threaded_start,
+            next_func: next,
+            next_global: gnext,
+            remaps,
         })
-    });
-    let mut indirect_types = Vec::with_capacity(facts.indirect.len());
-    for sig in facts.indirect {
-        indirect_types.push(sigs.intern(sig));
     }
-    indirect_types.sort_unstable();
-    indirect_types.dedup();
-    // Adapters for indirect calls that may reach a function of another type (`adapt.rs`):
-    // over the table's runs of functions of one type (`group_slots_by_type` made them).
-    let adapters = {
-        let mut groups: Vec<(u32, u32, u32)> = Vec::new();
-        for (i, &fid) in lay.slot_funcs.iter().enumerate() {
+
+    /// Stage 4: the helpers the lowering calls, the pexe functions' types and the
+    /// indirect calls' signatures (interned after the linked modules' types), the call
+    /// adapters, and setjmp/longjmp's tag and counter.
+    fn calls(
+        &self,
+        memory: &Memory,
+        linked: &[Linked<'_>],
+        spaces: &mut Spaces,
+    ) -> Result<Calls, EmitError> {
+        let (m, vt) = (self.m, &self.vt);
+        let export_of = |name: &str| -> Option<u32> {
+            linked.iter().zip(&spaces.remaps).find_map(|(l, r)| {
+                l.exports
+                    .get(name)
+                    .and_then(|&i| r.funcs.get(i as usize).copied())
+            })
+        };
+        let fmodf = export_of("__pnacl_fmodf").unwrap_or(NO_FUNC);
+        let fmod = export_of("__pnacl_fmod").unwrap_or(NO_FUNC);
+
+        let sigs = &mut spaces.sigs;
+        let mut pexe_types = Vec::with_capacity(spaces.pexe_order.len());
+        for &(fid, _) in &spaces.pexe_order {
             let d = &m.functions[fid as usize];
-            let Some(t) = lower::fn_sig(m, &vt, d.ty).map(|sig| sigs.intern(sig)) else {
-                continue;
-            };
-            let slot = i as u32 + 1;
-            match groups.last_mut() {
-                Some((first, len, ty)) if *ty == t && *first + *len == slot => *len += 1,
-                _ => groups.push((slot, 1, t)),
-            }
+            let sig = lower::fn_sig(m, vt, d.ty).ok_or(EmitError::NoWasmType { function: fid })?;
+            pexe_types.push(sigs.intern(sig));
         }
-        super::adapt::plan(&mut sigs, &indirect_types, &groups)
-    };
-    let adapter_base = next + threaded_start.is_some() as u32;
-    let icall_adapters: FxHashMap<u32, u32> = adapters
-        .iter()
-        .enumerate()
-        .map(|(k, a)| (a.call_type, adapter_base + k as u32))
-        .collect();
-
-    // setjmp/longjmp: tag 0 and a counter global after the linked modules' globals.
-    let sjlj = facts.sjlj;
-    let (sjlj_tag, sjlj_counter, sjlj_catch_type) = if sjlj {
-        let i32s = vec![ValType::I32, ValType::I32];
-        let tag_type = sigs.intern(Sig {
-            params: i32s.clone(),
-            results: vec![],
+        let void_type = spaces.threaded_start.map(|_| {
+            sigs.intern(Sig {
+                params: vec![],
+                results: vec![],
+            })
         });
-        let catch_type = sigs.intern(Sig {
-            params: vec![],
-            results: i32s,
-        });
-        debug_assert!(tag_type != catch_type);
-        (0, gnext, catch_type)
-    } else {
-        (NO_FUNC, NO_FUNC, NO_FUNC)
-    };
-
-    let cx = LowerCtx {
-        module: m,
-        slots: lower::slots(&vt),
-        valtypes: vt,
-        scalars: lower::scalars(m),
-        narrow: lower::narrow(m),
-        i32_type,
-        func_index,
-        table_slot: lay.table_slot.clone(),
-        global_addr: lay.global_addr.clone(),
-        sigs,
-        stack_pointer: SP,
-        thread_pointer: TP,
-        fmodf,
-        fmod,
-        threads: opts.threads,
-        sjlj_tag,
-        sjlj_counter,
-        sjlj_catch_type,
-        icall_adapters,
-    };
-
-    // Alongside the lowering: the data segments, the module up to its code section with
-    // the linked bodies, the data and name sections, and the validator's view of the
-    // sections before the code. All of it is ready when the last body is lowered, so the
-    // serial work left after the lowering is copying the bodies into place.
-    let prefix_used = Used {
-        bulk_memory: true,
-        // A v128 in any signature (even of a function no body calls) needs SIMD.
-        simd: cx.sigs.list.iter().any(|s| {
-            s.params
-                .iter()
-                .chain(&s.results)
-                .any(|&t| t == ValType::V128)
-        }),
-        // The tag section alone needs the feature, even if no setjmp was reachable.
-        exceptions: sjlj,
-        ..Used::default()
-    };
-    let (side, lowered) = rayon::join(
-        // The outer error is the layout's (it comes before any lowering error, as it
-        // would if the segments were built first); the inner one comes after them.
-        || -> Result<Result<Side, EmitError>, EmitError> {
-            let mut segments = super::layout::data_segments(m, &lay)?;
-            if let Some(g) = &glue {
-                segments.push(g.directory.clone());
+        let mut indirect_types = Vec::with_capacity(self.facts.indirect.len());
+        for sig in &self.facts.indirect {
+            indirect_types.push(sigs.intern(sig.clone()));
+        }
+        indirect_types.sort_unstable();
+        indirect_types.dedup();
+        // Adapters for indirect calls that may reach a function of another type
+        // (`adapt.rs`): over the table's runs of functions of one type
+        // (`group_slots_by_type` made them).
+        let adapters = {
+            let mut groups: Vec<(u32, u32, u32)> = Vec::new();
+            for (i, &fid) in memory.lay.slot_funcs.iter().enumerate() {
+                let d = &m.functions[fid as usize];
+                let Some(t) = lower::fn_sig(m, vt, d.ty).map(|sig| sigs.intern(sig)) else {
+                    continue;
+                };
+                let slot = i as u32 + 1;
+                match groups.last_mut() {
+                    Some((first, len, ty)) if *ty == t && *first + *len == slot => *len += 1,
+                    _ => groups.push((slot, 1, t)),
+                }
             }
-            let parts = Parts {
-                m,
-                lay: &lay,
-                opts,
-                linked: &linked,
-                cx: &cx,
-                imports: &imports,
-                pexe_order: &pexe_order,
-                pexe_types: &pexe_types,
-                table_base,
-                threaded_start: threaded_start.zip(void_type),
-                adapters: &adapters,
-                adapter_base,
-            };
-            Ok(side(&parts, segments, &mut remaps, &prefix_used))
-        },
-        || -> Vec<Result<lower::Lowered, lower::LowerError>> {
-            // Results come back in order. Jobs of 4 to 16 bodies, each with the buffers
-            // an earlier job grew (`crate::scratch_pool`).
-            let scratch = crate::scratch_pool::Pool::<lower::Scratch>::new();
-            pexe_order
-                .par_iter()
-                .with_min_len(4)
-                .with_max_len(16)
-                .map_init(
-                    || scratch.lend(),
-                    |s, &(_, b)| lower::lower_function_with(&cx, b, s),
-                )
-                .collect()
-        },
-    );
-    let side = side?;
-    let mut used = prefix_used;
-    let mut bodies: Vec<Vec<u8>> = Vec::with_capacity(lowered.len());
-    let mut irreducible = 0;
-    for r in lowered {
-        let l = r?;
-        used.merge(l.used);
-        irreducible += l.irreducible as usize;
-        bodies.push(l.body);
+            super::adapt::plan(sigs, &indirect_types, &groups)
+        };
+        let adapter_base = spaces.next_func + spaces.threaded_start.is_some() as u32;
+        let icall_adapters: FxHashMap<u32, u32> = adapters
+            .iter()
+            .enumerate()
+            .map(|(k, a)| (a.call_type, adapter_base + k as u32))
+            .collect();
+
+        // setjmp/longjmp: tag 0 and a counter global after the linked modules' globals.
+        let sjlj = if self.facts.sjlj {
+            let i32s = vec![ValType::I32, ValType::I32];
+            let tag_type = sigs.intern(Sig {
+                params: i32s.clone(),
+                results: vec![],
+            });
+            let catch_type = sigs.intern(Sig {
+                params: vec![],
+                results: i32s,
+            });
+            debug_assert!(tag_type != catch_type);
+            (0, spaces.next_global, catch_type)
+        } else {
+            (NO_FUNC, NO_FUNC, NO_FUNC)
+        };
+        Ok(Calls {
+            fmodf,
+            fmod,
+            pexe_types,
+            void_type,
+            adapters,
+            adapter_base,
+            icall_adapters,
+            sjlj,
+        })
     }
-    let side = side?;
-    Ok(Pending {
-        side,
-        bodies,
-        used,
-        irreducible,
-        threads: opts.threads,
-        memory_pages: lay.pages,
-        stack_top: lay.stack_top,
-        imports: imports.into_iter().map(|(a, b, _)| (a, b)).collect(),
-    })
+
+    /// Stage 5: what the lowering of every body shares (the signatures, function indices
+    /// and adapters move into it).
+    fn lower_ctx(
+        &mut self,
+        memory: &Memory,
+        spaces: &mut Spaces,
+        calls: &mut Calls,
+    ) -> LowerCtx<'m> {
+        let m = self.m;
+        let (sjlj_tag, sjlj_counter, sjlj_catch_type) = calls.sjlj;
+        LowerCtx {
+            module: m,
+            slots: lower::slots(&self.vt),
+            valtypes: std::mem::take(&mut self.vt),
+            scalars: lower::scalars(m),
+            narrow: lower::narrow(m),
+            i32_type: m.types.find(&crate::ir::Type::Int(32)),
+            func_index: std::mem::take(&mut spaces.func_index),
+            table_slot: memory.lay.table_slot.clone(),
+            global_addr: memory.lay.global_addr.clone(),
+            sigs: std::mem::take(&mut spaces.sigs),
+            stack_pointer: SP,
+            thread_pointer: TP,
+            fmodf: calls.fmodf,
+            fmod: calls.fmod,
+            threads: self.opts.threads,
+            sjlj_tag,
+            sjlj_counter,
+            sjlj_catch_type,
+            icall_adapters: std::mem::take(&mut calls.icall_adapters),
+        }
+    }
+
+    /// Stage 6: the bodies lowered in parallel while the rest of the module is written
+    /// beside them ([`side`]: the data segments, the module up to its code section with
+    /// the linked bodies, the data and name sections, and the validator's view of the
+    /// sections before the code). All of it is ready when the last body is lowered, so
+    /// the serial work left after the lowering is copying the bodies into place.
+    fn lower_beside_the_rest(
+        &self,
+        memory: &Memory,
+        linked: &[Linked<'_>],
+        spaces: &mut Spaces,
+        calls: &Calls,
+        cx: &LowerCtx<'_>,
+    ) -> Result<Pending, EmitError> {
+        let (m, opts) = (self.m, self.opts);
+        let lay = &memory.lay;
+        let prefix_used = Used {
+            bulk_memory: true,
+            // A v128 in any signature (even of a function no body calls) needs SIMD.
+            simd: cx.sigs.list.iter().any(|s| {
+                s.params
+                    .iter()
+                    .chain(&s.results)
+                    .any(|&t| t == ValType::V128)
+            }),
+            // The tag section alone needs the feature, even if no setjmp was reachable.
+            exceptions: self.facts.sjlj,
+            ..Used::default()
+        };
+        let pexe_order = &spaces.pexe_order;
+        let remaps = &mut spaces.remaps;
+        let (side, lowered) = rayon::join(
+            // The outer error is the layout's (it comes before any lowering error, as it
+            // would if the segments were built first); the inner one comes after them.
+            || -> Result<Result<Side, EmitError>, EmitError> {
+                let mut segments = super::layout::data_segments(m, lay)?;
+                if let Some(g) = &memory.glue {
+                    segments.push(g.directory.clone());
+                }
+                let parts = Parts {
+                    m,
+                    lay,
+                    opts,
+                    linked,
+                    cx,
+                    imports: &spaces.imports,
+                    pexe_order,
+                    pexe_types: &calls.pexe_types,
+                    table_base: memory.table_base,
+                    threaded_start: spaces.threaded_start.zip(calls.void_type),
+                    adapters: &calls.adapters,
+                    adapter_base: calls.adapter_base,
+                };
+                Ok(side(&parts, segments, remaps, &prefix_used))
+            },
+            || -> Vec<Result<lower::Lowered, lower::LowerError>> {
+                // Results come back in order. Jobs of 4 to 16 bodies, each with the
+                // buffers an earlier job grew (`crate::scratch_pool`).
+                let scratch = crate::scratch_pool::Pool::<lower::Scratch>::new();
+                pexe_order
+                    .par_iter()
+                    .with_min_len(4)
+                    .with_max_len(16)
+                    .map_init(
+                        || scratch.lend(),
+                        |s, &(_, b)| lower::lower_function_with(cx, b, s),
+                    )
+                    .collect()
+            },
+        );
+        let side = side?;
+        let mut used = prefix_used;
+        let mut bodies: Vec<Vec<u8>> = Vec::with_capacity(lowered.len());
+        let mut irreducible = 0;
+        for r in lowered {
+            let l = r?;
+            used.merge(l.used);
+            irreducible += l.irreducible as usize;
+            bodies.push(l.body);
+        }
+        let side = side?;
+        Ok(Pending {
+            side,
+            bodies,
+            used,
+            irreducible,
+            threads: opts.threads,
+            memory_pages: lay.pages,
+            stack_top: lay.stack_top,
+            imports: std::mem::take(&mut spaces.imports)
+                .into_iter()
+                .map(|(a, b, _)| (a, b))
+                .collect(),
+        })
+    }
 }
 
 /// Orders the table slots of the address-taken functions by wasm type (types in order of
@@ -580,6 +730,7 @@ impl Pending {
     /// Completes the module: the code section (the linked bodies around the pexe's), the
     /// data and name sections; with validation on, the pexe's bodies are validated (in
     /// parallel) while they are copied into place, and the rest of the module after.
+    /// Stages 7 to 9 of emission (1 to 6: `Emission::lower`).
     pub fn finish(self) -> Result<Emitted, EmitError> {
         let Pending {
             side,
@@ -602,6 +753,7 @@ impl Pending {
             names,
             checker,
         } = side;
+        // Stage 7: one buffer of the module's full size, the code section opened.
         // The code and data sections are nearly all of the module: the buffer is grown
         // once to its full size, and their bytes are copied once, straight from the
         // function bodies and the layout's segments (through `wasm_encoder`'s
@@ -637,6 +789,8 @@ impl Pending {
         // KB, copied: the writer goes on appending to `head`).
         let entries_at = code.items_start;
         let linked_code = head.0[entries_at..code.start].to_vec();
+        // Stage 8: the bodies validated in parallel while the code, data and name
+        // sections are written.
         let (first_error, written) = rayon::join(
             || {
                 let a = super::validate::check_linked(&linked_code, entries_at, linked, features);
@@ -663,6 +817,7 @@ impl Pending {
         if let Some(e) = first_error {
             return Err(super::validate::invalid_at(&wasm, e));
         }
+        // Stage 9: the rest of the module validated (`Checker::finish`).
         let walked = walked.transpose()?;
         let n_bodies = bodies.len();
         // The bodies' buffers (thousands, freed at ≈ 0.1 µs each) are freed on both

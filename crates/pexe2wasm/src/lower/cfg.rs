@@ -254,9 +254,16 @@ pub(crate) fn build(f: &Function, setjmps: &[u32], s: &mut CfgScratch) -> Result
             return Err(format!("block %b{b} branches to invalid block %b{t}"));
         }
     }
-    let cfg = if setjmps.is_empty() {
+    let setjmps = (!setjmps.is_empty()).then_some((f, setjmps));
+    Ok(from_succs(n, succs, setjmps, s))
+}
+
+/// The CFG of the graph `succs` of `n` blocks (block 0 the entry), its blocks split at
+/// the setjmp calls `setjmps` (in function `f`) if any, made reducible if it is not.
+fn from_succs(n: u32, succs: Adj, setjmps: Option<(&Function, &[u32])>, s: &mut CfgScratch) -> Cfg {
+    let cfg = match setjmps {
         // The common case: no editable graph needed.
-        analyze(
+        None => analyze(
             Parts {
                 n_real: n,
                 dispatch_base: n,
@@ -268,23 +275,24 @@ pub(crate) fn build(f: &Function, setjmps: &[u32], s: &mut CfgScratch) -> Result
             },
             succs,
             s,
-        )
-    } else {
-        let mut g = Builder {
-            n_real: n,
-            dispatch_base: n,
-            entry: 0,
-            segs: Vec::new(),
-            sites: Vec::new(),
-            succs: succs.to_vecs(),
-            redirect: HashMap::new(),
-            dispatch: Vec::new(),
-        };
-        g.split_at_setjmps(f, setjmps);
-        g.finish(s)
+        ),
+        Some((f, setjmps)) => {
+            let mut g = Builder {
+                n_real: n,
+                dispatch_base: n,
+                entry: 0,
+                segs: Vec::new(),
+                sites: Vec::new(),
+                succs: succs.to_vecs(),
+                redirect: HashMap::new(),
+                dispatch: Vec::new(),
+            };
+            g.split_at_setjmps(f, setjmps);
+            g.finish(s)
+        }
     };
     if cfg.reducible {
-        return Ok(cfg);
+        return cfg;
     }
     // Irreducible: add dispatch nodes, then analyze again.
     let mut g = Builder {
@@ -299,7 +307,21 @@ pub(crate) fn build(f: &Function, setjmps: &[u32], s: &mut CfgScratch) -> Result
     };
     let reach = g.reachable();
     g.make_reducible(reach);
-    Ok(g.finish(s))
+    g.finish(s)
+}
+
+#[cfg(test)]
+impl Cfg {
+    /// The CFG of a graph given by its successor lists (node 0 the entry, no setjmp):
+    /// the analysis alone, for tests.
+    pub fn of_graph(succs: &[Vec<u32>]) -> Cfg {
+        from_succs(
+            succs.len() as u32,
+            Adj::from_vecs(succs),
+            None,
+            &mut CfgScratch::default(),
+        )
+    }
 }
 
 /// The editable graph of the setjmp and irreducible cases (rare: plain lists are fine).

@@ -7,10 +7,12 @@
 
 use wasm_encoder::{Ieee32, Ieee64, MemArg, ValType};
 
-use super::cfg::{Cfg, NONE};
-use super::locals::{self, ORD_BITS};
+use super::analysis::{reuse, FnAnalysis};
+use super::cfg::NONE;
+use super::code::Code;
 use super::sink::Sink;
-use super::{stackify, LowerCtx, LowerError, Lowered, Scratch, Used};
+use super::structurize::Nest;
+use super::{LowerCtx, LowerError, Lowered, Scratch, Used};
 use crate::bitstream::Position;
 use crate::ir::{
     BinOp, Callee, CastOp, CmpPred, ConstValue, Function as IrFunction, Inst, InstKind, Module,
@@ -23,339 +25,53 @@ use crate::ir::{
 /// verifier ran first); `lower_function_with` unboxes at the public boundary.
 pub(crate) type R<T> = Result<T, Box<LowerError>>;
 
-/// Scratch locals per type, live only inside one instruction's lowering.
-const SCRATCH_I32: u32 = 4;
-const SCRATCH_I64: u32 = 3;
-const SCRATCH_F32: u32 = 2;
-const SCRATCH_F64: u32 = 2;
-
+/// The emitter of one function: writes the body from the analysis (`analysis.rs`). It
+/// holds the analysis (read only), the body with its peephole state (`code.rs`), the
+/// structurizer's open constructs (`structurize.rs`) and what emission learns as it goes
+/// (clean flags, features used).
 pub(crate) struct FnLower<'a, 'm> {
     pub cx: &'a LowerCtx<'m>,
     pub m: &'m Module,
     pub f: &'a IrFunction,
-    pub cfg: Cfg,
     pub nf: u32,
     pub first_inst: u32,
     /// Types of operands (`ty`), with the module-wide lookups done once.
     vtypes: super::ValueTypes<'a>,
     /// Values from here on are instruction values (see [`FnLower::value_ref`]).
     inst_min: u32,
-    /// Per instruction index: emitted at its use.
-    pub inline: Vec<bool>,
-    /// Per instruction value: local index ([`NONE`] if none), clean flag.
-    pub local_of: Vec<u32>,
+    /// What the analysis computed (never changed while emitting).
+    pub a: FnAnalysis,
+    /// The body being written.
+    pub code: Code,
+    /// The structurizer's open constructs and work list.
+    pub nest: Nest,
+    /// Per instruction value: clean flag (narrow integers zero-extended), set as its
+    /// statement is emitted.
     pub clean: Vec<bool>,
-    /// Frame: saved `__stack_pointer`, frame base, static alloca offsets (by inst index).
-    pub saved_sp: u32,
-    pub fp: u32,
-    pub frame_size: u32,
-    pub frame_align: u32,
-    pub static_off: Vec<u32>,
-    pub label: u32,
-    /// This invocation's id for setjmp (`sjlj.rs`), [`NONE`] if the function calls none.
-    pub sj_id: u32,
-    pub s_i32: u32,
-    pub s_i64: u32,
-    pub s_f32: u32,
-    pub s_f64: u32,
-    /// First of `simd::SCRATCH_V128` v128 scratch locals (functions with vectors only).
-    pub s_v128: u32,
-    pub code: Vec<u8>,
     pub used: Used,
-    pub has_result: bool,
-    /// Whether any value of the function (parameter, constant, result) is a vector:
-    /// without, the per-instruction vector checks are skipped.
-    vectors: bool,
-    // Structurizer state (see structurize.rs).
-    pub ctx: Vec<super::structurize::Open>,
-    pub label_pos: Vec<u32>,
-    /// Per block: it has a phi with a local (else no edge into it carries copies).
-    pub phi_blocks: Vec<bool>,
-    pub tasks: Vec<super::structurize::Task>,
     /// Scratch for the parallel copies of one edge: (phi local, source).
     pub copies: Vec<(u32, ValueId)>,
-    /// The last statement's `local.set`: where its opcode is, the body length right
-    /// after it, and the local. A `local.get` of that local emitted right there turns the
-    /// set into a `local.tee` instead ([`FnLower::get_local`]).
-    tee: (usize, usize, u32),
-    /// The body length right after the last operator of a compare (an integer compare's
-    /// opcode, or the `i32.eqz` an integer or unordered float compare ends with), whose
-    /// 0/1 result is the value on top of the stack while nothing follows it:
-    /// [`FnLower::negate_cond`] and [`FnLower::drop_eqz`] rewrite that last byte instead
-    /// of appending an `i32.eqz`.
-    cmp_end: usize,
-}
-
-/// Numbers the locals of the values with uses in value order (`local_of`: type and
-/// ordinal, see `FnLower::new`) and marks the blocks holding a phi with a local; returns
-/// the count per type. The general form of the numbering `FnLower::new` does in
-/// stackify's walk, for the inputs that walk does not vouch for; its errors are the
-/// lowering's errors for them.
-fn number_locals_forward(
-    cx: &LowerCtx<'_>,
-    f: &IrFunction,
-    inline: &[bool],
-    users: &[u32],
-    local_of: &mut [u32],
-    phi_blocks: &mut [bool],
-) -> Result<[u32; 5], String> {
-    let mut counts = [0u32; 5];
-    for (n, &idx) in f.value_insts.iter().enumerate() {
-        let Some(inst) = f.insts.get(idx as usize) else {
-            return Err(format!("value %v{n} has no instruction"));
-        };
-        let is_phi = matches!(inst.kind, InstKind::Phi { .. });
-        if (is_phi || !inline[idx as usize]) && users[n] != NONE {
-            let s = cx
-                .slot(inst.ty)
-                .ok_or_else(|| format!("value %v{n} has a type without a wasm equivalent"))?;
-            local_of[n] = (s as u32) << ORD_BITS | counts[s];
-            counts[s] += 1;
-            if is_phi {
-                let b = f.block_starts.partition_point(|&st| st <= idx);
-                if let Some(p) = phi_blocks.get_mut(b.wrapping_sub(1)) {
-                    *p = true;
-                }
-            }
-        }
-    }
-    Ok(counts)
-}
-
-/// A scratch buffer taken over for one function: `len` copies of `fill`, in the
-/// allocation the previous function left (given back through `Scratch` when done).
-fn reuse<T: Clone>(buf: &mut Vec<T>, len: usize, fill: T) -> Vec<T> {
-    let mut v = std::mem::take(buf);
-    v.clear();
-    v.resize(len, fill);
-    v
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
-    pub fn new(cx: &'a LowerCtx<'m>, f: &'a IrFunction, scratch: &mut Scratch) -> R<Self> {
+    /// The emitter of `f`, with the body started (its local declarations).
+    pub fn new(
+        cx: &'a LowerCtx<'m>,
+        f: &'a IrFunction,
+        a: FnAnalysis,
+        scratch: &mut Scratch,
+    ) -> Self {
         let m = cx.module;
-        let bad = |msg: String| {
-            Box::new(LowerError::Invalid {
-                function: f.decl,
-                message: msg,
-                position: Position::at_bit(f.bit),
-            })
-        };
-        let decl = m
-            .functions
-            .get(f.decl.index())
-            .ok_or_else(|| bad(format!("no declaration @f{}", f.decl)))?;
-        let ft = m
-            .types
-            .function(decl.ty)
-            .ok_or_else(|| bad("declaration has no function type".into()))?;
-        let has_result = !m.types.is_void(ft.ret);
-        if ft.params.len() as u32 != f.num_params {
-            return Err(bad("parameter count differs from the declaration".into()));
-        }
-
-        // One walk over the instructions: the users of each value (for stackify), the
-        // frame (allocas of constant size in the entry block share one static frame) and
-        // setjmp calls.
         let first_inst = f.first_inst_value();
-        let mut users = reuse(&mut scratch.users, f.value_insts.len(), NONE);
-        let mut static_off = reuse(&mut scratch.static_off, f.insts.len(), NONE);
-        let mut needs_sp = false;
-        let mut setjmps = std::mem::take(&mut scratch.setjmps);
-        setjmps.clear();
-        let mut off: u64 = 0;
-        let mut frame_align: u64 = 16;
-        let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
-        // Per value, its last user for the sharing of locals (`locals::last_use`); it
-        // starts as the value's definition.
-        let mut last = std::mem::take(&mut scratch.last_use);
-        last.clear();
-        last.extend_from_slice(&f.value_insts);
-        for (i, inst) in f.insts.iter().enumerate() {
-            let mut phi = None;
-            // Allocas, calls and phis are among the kinds `count_uses` does not handle
-            // inline.
-            let other = |kind: &InstKind| match kind {
-                InstKind::Phi { incoming } => phi = Some(*incoming),
-                InstKind::Alloca { size, align } => {
-                    needs_sp = true;
-                    if i < entry_end {
-                        if let ValueRef::Const(c) = f.value_ref(*size, m.num_functions()) {
-                            if let Some(ConstValue::Int(n)) =
-                                f.consts.get(c as usize).map(|c| c.value)
-                            {
-                                let a = align.bytes().unwrap_or(1).clamp(1, 1 << 16);
-                                off = off.div_ceil(a) * a;
-                                static_off[i] = off as u32;
-                                off += n & 0xffff_ffff;
-                                frame_align = frame_align.max(a);
-                            }
-                        }
-                    }
-                }
-                InstKind::Call(c) => {
-                    if let Callee::Direct(fid) = c.callee {
-                        use crate::ir::Intrinsic::*;
-                        match m.functions.get(fid.index()).and_then(|d| d.intrinsic) {
-                            Some(Stacksave | Stackrestore) => needs_sp = true,
-                            Some(NaclSetjmp) => setjmps.push(i as u32),
-                            _ => {}
-                        }
-                    }
-                }
-                _ => {}
-            };
-            stackify::count_uses(
-                f, &inst.kind, i as u32, first_inst, &mut users, &mut last, other,
-            );
-            if let Some(incoming) = phi {
-                locals::mark_phi(f, inst.result.0, incoming, first_inst, &mut last);
-            }
-        }
-        // Locals: params, then per type: shared locals, values with a local of their
-        // own, scratch (i32 extras first). Stackify's backward walk meets
-        // every statement once its inlining is decided: `locals::Numbering` gives the
-        // values with uses a type and an ordinal there (`local_of`), sharing locals
-        // between block-local values (not in functions that call setjmp), and a pass
-        // below turns them into local indices once the counts are known. Phis are
-        // statements (never inlined). Anything unusual (a type without a wasm
-        // equivalent, `value_insts` and the results disagreeing, a value outside every
-        // block) leaves the work, and its error, to `number_locals_forward` (one local
-        // per value, nothing shared).
-        let local_of = reuse(&mut scratch.local_of, f.value_insts.len(), NONE);
-        // Blocks holding a phi with a local: only edges into them may carry copies.
-        let phi_blocks = reuse(&mut scratch.phi_blocks, f.block_starts.len(), false);
-        let mut inline = std::mem::take(&mut scratch.inline);
-        let mut numbering = locals::Numbering::new(
-            cx,
-            f,
-            &users,
-            &last,
-            local_of,
-            phi_blocks,
-            std::mem::take(&mut scratch.local_queues),
-            setjmps.is_empty(),
-        );
-        let inlined =
-            stackify::analyze(cx, f, &users, &mut inline, |j, b| numbering.statement(j, b));
-        let numbered = numbering.numbered + inlined;
-        let forward = numbering.forward;
-        let (mut counts, mut pool) = (numbering.counts, numbering.pool);
-        let mut local_of = std::mem::take(&mut numbering.local_of);
-        let mut phi_blocks = std::mem::take(&mut numbering.phi_blocks);
-        scratch.local_queues = numbering.into_queues();
-        scratch.last_use = last;
-        let cfg = super::cfg::build(f, &setjmps, &mut scratch.cfg).map_err(bad)?;
-        scratch.setjmps = setjmps;
-        let frame_size = off.div_ceil(16) * 16;
-        if frame_size > 0x4000_0000 {
-            return Err(Box::new(LowerError::Unsupported {
-                function: f.decl,
-                message: format!("a stack frame of {frame_size} bytes"),
-                position: Position::at_bit(f.bit),
-            }));
-        }
-
-        if f.value_insts.len() >= 1 << ORD_BITS {
-            return Err(bad("too many locals".into()));
-        }
-        let reversed = !forward && numbered == f.value_insts.len();
-        if !reversed {
-            local_of.fill(NONE);
-            pool = [0; 5];
-            phi_blocks.fill(false);
-            counts = number_locals_forward(cx, f, &inline, &users, &mut local_of, &mut phi_blocks)
-                .map_err(bad)?;
-        }
-        // Only functions of a module with vector types can have vector values.
-        let has_vectors = cx.slots.contains(&super::SLOT_V128)
-            && (f.insts.iter().any(|i| cx.is_vector(i.ty))
-                || ft.params.iter().any(|&p| cx.is_vector(p))
-                || f.consts.iter().any(|c| cx.is_vector(c.ty)));
-        let mut extra_i32 = SCRATCH_I32;
-        let needs_label = !cfg.dispatch.is_empty();
-        let label_ord = extra_i32;
-        if needs_label {
-            extra_i32 += 1;
-        }
-        let sp_ord = extra_i32;
-        if needs_sp {
-            extra_i32 += 2;
-        }
-        let sj_ord = extra_i32;
-        let calls_setjmp = !cfg.sites.is_empty();
-        if calls_setjmp {
-            extra_i32 += 1;
-        }
-        let mut base = [0u32; 5];
-        let mut next = f.num_params;
-        let extra_v128 = if has_vectors {
-            super::simd::SCRATCH_V128
-        } else {
-            0
-        };
-        let extras = [extra_i32, SCRATCH_I64, SCRATCH_F32, SCRATCH_F64, extra_v128];
-        // Per type: its shared locals, its own locals, its scratch locals. Local
-        // declarations: (count, slot), at most one per slot.
-        let mut decls = [(0u32, 0usize); 5];
-        let mut n_decls = 0;
-        for s in 0..5 {
-            base[s] = next;
-            let total = pool[s] + counts[s] + extras[s];
-            if total > 0 {
-                decls[n_decls] = (total, s);
-                n_decls += 1;
-            }
-            next = next
-                .checked_add(total)
-                .ok_or_else(|| bad("too many locals".into()))?;
-        }
-        // Shared locals count up from each type's first local; own locals follow, their
-        // reverse ordinals counting from the type's last one.
-        let (mut first_local, mut step) = ([0u32; 5], [1u32; 5]);
-        for s in 0..5 {
-            first_local[s] = base[s] + pool[s];
-            if reversed {
-                first_local[s] = (base[s] + pool[s] + counts[s]).wrapping_sub(1);
-                step[s] = u32::MAX; // -1
-            }
-        }
-        for l in local_of.iter_mut() {
-            if *l != NONE {
-                *l = locals::Numbering::index(*l, &counts, &base, &first_local, &step);
-            }
-        }
-        let s_i32 = base[0] + pool[0] + counts[0];
-        let label = if needs_label { s_i32 + label_ord } else { NONE };
-        let (saved_sp, fp) = if needs_sp {
-            (s_i32 + sp_ord, s_i32 + sp_ord + 1)
-        } else {
-            (NONE, NONE)
-        };
-        let sj_id = if calls_setjmp { s_i32 + sj_ord } else { NONE };
-        let n_nodes = cfg.succs.len();
-        let mut clean = std::mem::take(&mut scratch.clean);
-        clean.clear();
-        clean.resize(users.len(), false);
-        scratch.users = users;
+        let clean = reuse(&mut scratch.clean, f.value_insts.len(), false);
         // The body is built in place, the local declarations first, and `run` hands it
         // over whole: no copy into an exact-size body at the end.
-        let mut code = Vec::with_capacity(n_decls * 6 + 5 + f.insts.len() * 8 + 16);
-        super::sink::leb_u32(&mut code, n_decls as u32);
-        for &(n, s) in &decls[..n_decls] {
-            super::sink::leb_u32(&mut code, n);
-            // The value type bytes of i32, i64, f32, f64, v128 (slot order).
-            code.push([0x7F, 0x7E, 0x7D, 0x7C, 0x7B][s]);
-        }
-        let mut label_pos = std::mem::take(&mut scratch.label_pos);
-        label_pos.clear();
-        label_pos.resize(n_nodes, NONE);
-        let mut ctx = std::mem::take(&mut scratch.ctx);
-        ctx.clear();
-        let tasks = std::mem::take(&mut scratch.tasks);
+        let mut bytes = Vec::with_capacity(a.locals.n_decls * 6 + 5 + f.insts.len() * 8 + 16);
+        a.locals.write_decls(&mut bytes);
+        let nest = Nest::new(a.cfg.succs.len(), scratch);
         let mut copies = std::mem::take(&mut scratch.copies);
         copies.clear();
-        Ok(FnLower {
+        FnLower {
             cx,
             m,
             f,
@@ -367,43 +83,22 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 .max(f.base)
                 .max(f.first_const())
                 .max(first_inst),
-            inline,
-            clean,
-            local_of,
-            saved_sp,
-            fp,
-            frame_size: frame_size as u32,
-            frame_align: frame_align as u32,
-            static_off,
-            label,
-            sj_id,
-            s_i32,
-            s_i64: base[1] + pool[1] + counts[1],
-            s_f32: base[2] + pool[2] + counts[2],
-            s_f64: base[3] + pool[3] + counts[3],
-            s_v128: base[4] + pool[4] + counts[4],
-            code,
             used: Used {
-                simd: has_vectors,
+                simd: a.vectors,
                 ..Used::default()
             },
-            has_result,
-            vectors: has_vectors,
-            cfg,
-            ctx,
-            tasks,
-            label_pos,
-            phi_blocks,
+            a,
+            code: Code::new(bytes),
+            nest,
+            clean,
             copies,
-            tee: (0, usize::MAX, NONE),
-            cmp_end: usize::MAX,
-        })
+        }
     }
 
     /// Lowers the function; its working memory goes back to `scratch` for the next one.
     pub fn run(mut self, scratch: &mut Scratch) -> R<Lowered> {
         self.prologue();
-        let calls_setjmp = !self.cfg.sites.is_empty();
+        let calls_setjmp = !self.a.cfg.sites.is_empty();
         if calls_setjmp {
             self.sjlj_enter()?;
         }
@@ -411,33 +106,36 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if calls_setjmp {
             self.sjlj_leave()?;
         }
-        if self.has_result {
+        if self.a.has_result {
             self.sink().unreachable();
         }
         self.sink().end();
         // The body: local declarations (written by `new`), then the code.
-        let body = std::mem::take(&mut self.code);
-        scratch.inline = std::mem::take(&mut self.inline);
-        scratch.local_of = std::mem::take(&mut self.local_of);
-        scratch.clean = std::mem::take(&mut self.clean);
-        scratch.static_off = std::mem::take(&mut self.static_off);
-        scratch.label_pos = std::mem::take(&mut self.label_pos);
-        scratch.phi_blocks = std::mem::take(&mut self.phi_blocks);
-        scratch.ctx = std::mem::take(&mut self.ctx);
-        scratch.tasks = std::mem::take(&mut self.tasks);
-        scratch.copies = std::mem::take(&mut self.copies);
-        let irreducible = self.cfg.irreducible_dispatchers() > 0;
-        std::mem::take(&mut self.cfg).recycle(&mut scratch.cfg);
+        let FnLower {
+            a,
+            code,
+            nest,
+            clean,
+            used,
+            copies,
+            ..
+        } = self;
+        scratch.clean = clean;
+        scratch.copies = copies;
+        nest.recycle(scratch);
+        let irreducible = a.cfg.irreducible_dispatchers() > 0;
+        a.recycle(scratch);
         Ok(Lowered {
-            body,
-            used: self.used,
+            body: code.bytes,
+            used,
             irreducible,
         })
     }
 
     /// Appends instructions to the body (`sink.rs`).
+    #[inline(always)]
     pub fn sink(&mut self) -> Sink<'_> {
-        Sink::new(&mut self.code)
+        self.code.sink()
     }
 
     /// An invalid-input error at instruction `idx` (out of line: errors are cold).
@@ -485,11 +183,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn prologue(&mut self) {
-        if self.saved_sp == NONE {
+        if self.a.frame.saved_sp == NONE {
             return;
         }
-        let (sp, saved, fp) = (self.cx.stack_pointer, self.saved_sp, self.fp);
-        let (size, align) = (self.frame_size, self.frame_align);
+        let fr = &self.a.frame;
+        let (sp, saved, fp) = (self.cx.stack_pointer, fr.saved_sp, fr.fp);
+        let (size, align) = (fr.size, fr.align);
         let mut s = self.sink();
         s.global_get(sp).local_tee(saved);
         if size > 0 {
@@ -503,8 +202,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     /// Restores `__stack_pointer` before a return.
     pub fn epilogue(&mut self) {
-        if self.saved_sp != NONE {
-            let (sp, saved) = (self.cx.stack_pointer, self.saved_sp);
+        if self.a.frame.saved_sp != NONE {
+            let (sp, saved) = (self.cx.stack_pointer, self.a.frame.saved_sp);
             self.sink().local_get(saved).global_set(sp);
         }
     }
@@ -527,7 +226,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// function without vectors (the common case).
     #[inline]
     fn vector_value(&self, t: TypeId) -> bool {
-        self.vectors && self.cx.is_vector(t)
+        self.a.vectors && self.cx.is_vector(t)
     }
 
     /// The scalar kind of a non-vector type; the check is inlined, the errors are not.
@@ -594,9 +293,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         // decides, without looking up the defining instruction.
         if v.0 >= self.inst_min {
             let n = (v.0 - self.first_inst) as usize;
-            if let Some(&l) = self.local_of.get(n) {
+            if let Some(&l) = self.a.local_of.get(n) {
                 if l != NONE {
-                    debug_assert!(!self.inline[self.f.value_insts[n] as usize]);
+                    debug_assert!(!self.a.inline[self.f.value_insts[n] as usize]);
                     self.get_local(l);
                     return Ok(self.clean[n]);
                 }
@@ -605,37 +304,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
         self.push_value(v)
     }
 
-    /// `local.get l` of an instruction value. Right after the statement that set `l`
-    /// (nothing emitted in between) the `local.set` becomes a `local.tee`: the same
-    /// value stays on the stack, one operator fewer to encode and to validate.
-    ///
-    /// With shared locals (`locals.rs`) the `local.get` right there still reads the value
-    /// just set: a value read at this point is live here, so its life covers the
-    /// statement that just set `l`; two values whose lives meet never share a local, so
-    /// the value read is the one that statement wrote.
+    /// `local.get l` of an instruction value, a `local.tee` right after its set
+    /// ([`Code::get_local`]).
     #[inline(always)]
     fn get_local(&mut self, l: u32) {
-        let (at, end, local) = self.tee;
-        if end == self.code.len() && local == l {
-            // Same immediate, opcode 0x21 (local.set) → 0x22 (local.tee).
-            self.code[at] = 0x22;
-            self.tee.1 = usize::MAX;
-        } else {
-            self.sink().local_get(l);
-        }
-    }
-
-    /// Removes `n` bytes of code at `at` (an operator that turned out not to be needed),
-    /// keeping the positions recorded past it in step.
-    pub(crate) fn remove_code(&mut self, at: usize, n: usize) {
-        let len = self.code.len();
-        self.code.copy_within(at + n..len, at);
-        self.code.truncate(len - n);
-        if self.tee.1 != usize::MAX && self.tee.0 > at {
-            self.tee.0 -= n;
-            self.tee.1 -= n;
-        }
-        self.cmp_end = usize::MAX;
+        self.code.get_local(l);
     }
 
     /// [`FnLower::push`] in full.
@@ -673,10 +346,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let Some(&idx) = self.f.value_insts.get(n) else {
                     return Err(self.err_at(0, format!("value %v{n} out of range")));
                 };
-                if self.inline[idx as usize] {
+                if self.a.inline[idx as usize] {
                     self.emit_inst(idx as usize)
                 } else {
-                    let l = self.local_of[n];
+                    let l = self.a.local_of[n];
                     if l == NONE {
                         return Err(self.err_at(idx as usize, "value used but never stored"));
                     }
@@ -723,43 +396,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
-    /// Negates the branch condition on top of the stack (`i32.eqz`), for a `br_if` or
-    /// `if` that reads it as a boolean only. Right after an integer compare
-    /// ([`FnLower::cmp_end`]) the compare itself is rewritten: its inverse predicate
-    /// (`a < b` → `a >= b`: exact for integers, both give 0 or 1), or, if it ends with an
-    /// `i32.eqz`, without that `eqz` (`x; i32.eqz; i32.eqz` tests what `x` does). Float
-    /// compares are never flipped (with a NaN, `!(a < b)` is not `a >= b`); those that
-    /// end with an `i32.eqz` (the unordered ones) only lose it.
+    /// [`Code::negate_cond`].
     pub fn negate_cond(&mut self) {
-        if !self.drop_eqz() {
-            let n = self.code.len();
-            if self.cmp_end == n {
-                if let Some(inv) = n.checked_sub(1).and_then(|i| inverse_compare(self.code[i])) {
-                    self.code[n - 1] = inv;
-                    return;
-                }
-            }
-            self.sink().i32_eqz();
-        }
+        self.code.negate_cond();
     }
 
-    /// Removes the `i32.eqz` that ends the compare just emitted (`x == 0`, or an
-    /// unordered float compare), if there is one (see [`FnLower::cmp_end`]): the stack
-    /// then holds a value that is zero exactly when the compare was true. For a condition
-    /// read as a boolean only.
+    /// [`Code::drop_eqz`].
     pub fn drop_eqz(&mut self) -> bool {
-        let n = self.code.len();
-        if self.cmp_end != n || n == 0 || self.code[n - 1] != I32_EQZ {
-            return false;
-        }
-        self.code.truncate(n - 1);
-        self.cmp_end = usize::MAX;
-        // A `local.set` ending at or after the new end is no longer where `get_local`
-        // would find it (none does: the `eqz` had an operand pushed after any set).
-        if self.tee.1 >= n - 1 {
-            self.tee.1 = usize::MAX;
-        }
-        true
+        self.code.drop_eqz()
     }
 
     /// Sign-extends a narrow value in place.
@@ -814,11 +458,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 return Ok(());
             }
             let n = (v.0.wrapping_sub(self.first_inst)) as usize;
-            match self.local_of.get(n).copied() {
+            match self.a.local_of.get(n).copied() {
                 Some(l) if l != NONE => {
-                    let at = self.code.len();
-                    self.sink().local_set(l);
-                    self.tee = (at, self.code.len(), l);
+                    self.code.set_local(l);
                     self.clean[n] = clean;
                 }
                 _ => {
@@ -839,12 +481,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             InstKind::Binop { op, lhs, rhs, .. } => self.binop(idx, *op, *lhs, *rhs, inst.ty),
             InstKind::Cast { op, val }
-                if self.vectors && (self.is_vector(inst.ty) || self.is_vector(self.ty(*val)?)) =>
+                if self.a.vectors
+                    && (self.is_vector(inst.ty) || self.is_vector(self.ty(*val)?)) =>
             {
                 self.simd_cast(idx, *op, *val, inst.ty)
             }
             InstKind::Cast { op, val } => self.cast(idx, *op, *val, inst.ty),
-            InstKind::Cmp { pred, lhs, rhs } if self.vectors && self.is_vector(self.ty(*lhs)?) => {
+            InstKind::Cmp { pred, lhs, rhs }
+                if self.a.vectors && self.is_vector(self.ty(*lhs)?) =>
+            {
                 self.simd_cmp(idx, *pred, *lhs, *rhs)
             }
             InstKind::Cmp { pred, lhs, rhs } => self.cmp(idx, *pred, *lhs, *rhs),
@@ -863,7 +508,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 self.simd_load(idx, *ptr, *align, inst.ty)
             }
             InstKind::Store { ptr, val, align }
-                if self.vectors && self.is_vector(self.ty(*val)?) =>
+                if self.a.vectors && self.is_vector(self.ty(*val)?) =>
             {
                 self.simd_store(idx, *ptr, *val, *align)
             }
@@ -899,9 +544,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 Ok(true)
             }
             InstKind::Alloca { size, align } => {
-                let off = self.static_off[idx];
-                if off != NONE && self.fp != NONE {
-                    let fp = self.fp;
+                let off = self.a.frame.static_off[idx];
+                if off != NONE && self.a.frame.fp != NONE {
+                    let fp = self.a.frame.fp;
                     let mut k = self.sink();
                     k.local_get(fp);
                     if off != 0 {
@@ -909,11 +554,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     }
                     return Ok(true);
                 }
-                if self.saved_sp == NONE {
+                if self.a.frame.saved_sp == NONE {
                     return Err(self.err_at(idx, "alloca without a frame"));
                 }
                 let a = align.bytes().unwrap_or(1).clamp(16, 1 << 16) as i32;
-                let (sp, s) = (self.cx.stack_pointer, self.s_i32);
+                let (sp, s) = (self.cx.stack_pointer, self.a.locals.s_i32);
                 self.sink().global_get(sp);
                 self.push(*size)?;
                 self.sink()
@@ -1059,7 +704,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// that add is emitted here.
     pub fn push_addr(&mut self, ptr: ValueId) -> R<u64> {
         if let Some(d) = self.def_of(ptr) {
-            if self.inline[d] {
+            if self.a.inline[d] {
                 if let InstKind::Binop {
                     op: BinOp::Add,
                     lhs,
@@ -1222,9 +867,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
             self.push(lhs)?;
             self.push(rhs)?;
             let (sa, sb) = if f32 {
-                (self.s_f32, self.s_f32 + 1)
+                (self.a.locals.s_f32, self.a.locals.s_f32 + 1)
             } else {
-                (self.s_f64, self.s_f64 + 1)
+                (self.a.locals.s_f64, self.a.locals.s_f64 + 1)
             };
             let mut k = self.sink();
             macro_rules! op {
@@ -1301,7 +946,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             if matches!(pred, FUgt | FUge | FUlt | FUle) {
                 // Ends with the `i32.eqz` of the ordered inverse: `negate_cond` drops it.
-                self.cmp_end = self.code.len();
+                self.code.compare_ends();
             }
             return Ok(true);
         }
@@ -1331,7 +976,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 ISle => k.i64_le_s(),
                 _ => return Err(self.err_at(idx, "fcmp predicate on integers")),
             };
-            self.cmp_end = self.code.len();
+            self.code.compare_ends();
             return Ok(true);
         }
         if signed {
@@ -1343,7 +988,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             self.push_zext(lhs, bits)?;
             if matches!(pred, IEq) && self.const_int(rhs) == Some(0) {
                 self.sink().i32_eqz();
-                self.cmp_end = self.code.len();
+                self.code.compare_ends();
                 return Ok(true);
             }
             self.push_zext(rhs, bits)?;
@@ -1362,7 +1007,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             ISle => k.i32_le_s(),
             _ => return Err(self.err_at(idx, "fcmp predicate on integers")),
         };
-        self.cmp_end = self.code.len();
+        self.code.compare_ends();
         Ok(true)
     }
 
@@ -1466,23 +1111,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
         }
     }
-}
-
-/// Opcode of `i32.eqz`.
-const I32_EQZ: u8 = 0x45;
-
-/// The integer compare opcode with the inverse predicate (`i32.eq` ↔ `i32.ne`,
-/// `lt_s` ↔ `ge_s`, `gt_u` ↔ `le_u`, ..., the same for `i64`); `None` for any other byte
-/// (`i32.eqz`, `i64.eqz` and float compares have no one-operator inverse).
-fn inverse_compare(op: u8) -> Option<u8> {
-    // 0x46..=0x4f: i32 eq ne lt_s lt_u gt_s gt_u le_s le_u ge_s ge_u; 0x51..=0x5a: i64.
-    let base = match op {
-        0x46..=0x4f => 0x46,
-        0x51..=0x5a => 0x51,
-        _ => return None,
-    };
-    const INVERSE: [u8; 10] = [1, 0, 8, 9, 6, 7, 4, 5, 2, 3];
-    Some(base + INVERSE[(op - base) as usize])
 }
 
 fn unreachable_pred(k: &mut Sink<'_>) {

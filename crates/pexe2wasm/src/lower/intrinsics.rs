@@ -46,7 +46,7 @@ impl FnLower<'_, '_> {
                 self.push(x)?;
                 match s {
                     Scalar::I16 => {
-                        let t = self.s_i32;
+                        let t = self.a.locals.s_i32;
                         self.sink()
                             .local_tee(t)
                             .i32_const(8)
@@ -61,7 +61,7 @@ impl FnLower<'_, '_> {
                             .i32_or();
                     }
                     Scalar::I32 => {
-                        let t = self.s_i32;
+                        let t = self.a.locals.s_i32;
                         self.sink()
                             .local_tee(t)
                             .i32_const(8)
@@ -76,7 +76,7 @@ impl FnLower<'_, '_> {
                             .i32_or();
                     }
                     Scalar::I64 => {
-                        let t = self.s_i64;
+                        let t = self.a.locals.s_i64;
                         let m1 = 0x00ff_00ff_00ff_00ffi64;
                         let m2 = 0x0000_ffff_0000_ffffi64;
                         self.sink()
@@ -236,11 +236,19 @@ impl FnLower<'_, '_> {
                     return Ok(true);
                 }
                 let is64 = s == Scalar::I64;
-                let sa = self.s_i32;
+                let sa = self.a.locals.s_i32;
                 let (sd, se, old) = if is64 {
-                    (self.s_i64, self.s_i64 + 1, self.s_i64 + 2)
+                    (
+                        self.a.locals.s_i64,
+                        self.a.locals.s_i64 + 1,
+                        self.a.locals.s_i64 + 2,
+                    )
                 } else {
-                    (self.s_i32 + 1, self.s_i32 + 2, self.s_i32 + 3)
+                    (
+                        self.a.locals.s_i32 + 1,
+                        self.a.locals.s_i32 + 2,
+                        self.a.locals.s_i32 + 3,
+                    )
                 };
                 let mut k = self.sink();
                 k.local_set(sd).local_set(se).local_set(sa).local_get(sa);
@@ -332,11 +340,11 @@ impl FnLower<'_, '_> {
     fn plain_rmw(&mut self, op: u64, s: Scalar) {
         let ma = natural(s);
         let is64 = s == Scalar::I64;
-        let sa = self.s_i32;
+        let sa = self.a.locals.s_i32;
         let (sv, old) = if is64 {
-            (self.s_i64, self.s_i64 + 1)
+            (self.a.locals.s_i64, self.a.locals.s_i64 + 1)
         } else {
-            (self.s_i32 + 1, self.s_i32 + 2)
+            (self.a.locals.s_i32 + 1, self.a.locals.s_i32 + 2)
         };
         let mut k = self.sink();
         k.local_set(sv).local_set(sa).local_get(sa).local_get(sa);

@@ -13,7 +13,9 @@
 //! - `sjlj`: setjmp/longjmp with wasm exception handling.
 //! - `simd`: vector instructions on wasm SIMD128 (`inst` dispatches vector cases to it).
 
+mod analysis;
 mod cfg;
+mod code;
 mod inst;
 mod intrinsics;
 mod locals;
@@ -368,8 +370,12 @@ pub fn lower_function_with(
             message: format!("no function body #{body}"),
             position: Position::at_bit(0),
         })?;
-    // The lowering boxes its errors (see `inst::R`); the public error is unboxed.
-    inst::FnLower::new(cx, f, scratch)
-        .and_then(|fl| fl.run(scratch))
+    // Analysis, then emission from it. The lowering boxes its errors (see `inst::R`);
+    // the public error is unboxed.
+    analysis::FnAnalysis::compute(cx, f, scratch)
+        .and_then(|a| inst::FnLower::new(cx, f, a, scratch).run(scratch))
         .map_err(|e| *e)
 }
+
+#[cfg(test)]
+mod tests;

@@ -154,7 +154,7 @@ impl FnLower<'_, '_> {
     fn push_pair(&mut self, lhs: ValueId, rhs: ValueId) -> R<(u32, u32)> {
         self.push(lhs)?;
         self.push(rhs)?;
-        let (a, b) = (self.s_v128, self.s_v128 + 1);
+        let (a, b) = (self.a.locals.s_v128, self.a.locals.s_v128 + 1);
         self.sink().local_set(b).local_set(a);
         Ok((a, b))
     }

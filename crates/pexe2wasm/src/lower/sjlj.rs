@@ -45,7 +45,7 @@ impl FnLower<'_, '_> {
         self.used.exceptions = true;
         let (counter, id, tag, ty) = (
             self.cx.sjlj_counter,
-            self.sj_id,
+            self.a.locals.sj_id,
             self.cx.sjlj_tag,
             self.cx.sjlj_catch_type,
         );
@@ -63,21 +63,21 @@ impl FnLower<'_, '_> {
 
     /// Closes the `try_table` and emits the handler that resumes after a setjmp.
     pub(crate) fn sjlj_leave(&mut self) -> R<()> {
-        let (env, val) = (self.s_i32, self.s_i32 + 1);
+        let (env, val) = (self.a.locals.s_i32, self.a.locals.s_i32 + 1);
         let (id, tag, sp, label) = (
-            self.sj_id,
+            self.a.locals.sj_id,
             self.cx.sjlj_tag,
             self.cx.stack_pointer,
-            self.label,
+            self.a.locals.label,
         );
         // Result locals of the sites whose value is used.
         let mut results: Vec<(u32, u32)> = Vec::new();
-        for &(call, node) in &self.cfg.sites {
+        for &(call, node) in &self.a.cfg.sites {
             let Some(v) = self.f.insts[call as usize].result() else {
                 continue;
             };
             let n = v.0.wrapping_sub(self.first_inst) as usize;
-            if let Some(&l) = self.local_of.get(n) {
+            if let Some(&l) = self.a.local_of.get(n) {
                 if l != NONE {
                     results.push((node, l));
                 }
@@ -121,11 +121,15 @@ impl FnLower<'_, '_> {
     /// `setjmp(buf)` at instruction `idx`: records this invocation and site, returns 0.
     pub(crate) fn setjmp(&mut self, idx: usize, buf: ValueId) -> R<bool> {
         self.sjlj_ready(idx)?;
-        let Some(&(_, node)) = self.cfg.sites.iter().find(|&&(c, _)| c as usize == idx) else {
+        let Some(&(_, node)) = self.a.cfg.sites.iter().find(|&&(c, _)| c as usize == idx) else {
             return Err(self.err_at(idx, "internal: setjmp call without a resume node"));
         };
         self.push(buf)?;
-        let (b, id, sp) = (self.s_i32, self.sj_id, self.cx.stack_pointer);
+        let (b, id, sp) = (
+            self.a.locals.s_i32,
+            self.a.locals.sj_id,
+            self.cx.stack_pointer,
+        );
         self.sink()
             .local_tee(b)
             .local_get(id)
@@ -146,7 +150,7 @@ impl FnLower<'_, '_> {
         self.used.exceptions = true;
         self.push(buf)?;
         self.push(val)?;
-        let (v, tag) = (self.s_i32, self.cx.sjlj_tag);
+        let (v, tag) = (self.a.locals.s_i32, self.cx.sjlj_tag);
         self.sink()
             .local_tee(v)
             .local_get(v)

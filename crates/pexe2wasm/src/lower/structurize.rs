@@ -9,6 +9,7 @@
 
 use super::cfg::NONE;
 use super::inst::{FnLower, R};
+use super::Scratch;
 use crate::ir::InstKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +20,7 @@ pub(crate) enum Ctx {
     Landing,
 }
 
-/// An open construct (`FnLower::ctx`, innermost last).
+/// An open construct ([`Nest::ctx`], innermost last).
 #[derive(Clone, Copy)]
 pub(crate) struct Open {
     pub kind: Ctx,
@@ -74,83 +75,53 @@ fn push_end(tasks: &mut Vec<Task>) {
     tasks.push(Task::End(n));
 }
 
-impl FnLower<'_, '_> {
-    pub fn structurize(&mut self) -> R<()> {
-        // The task stack is reused from function to function (`Scratch::tasks`).
-        let mut tasks = std::mem::take(&mut self.tasks);
-        tasks.clear();
-        tasks.push(Task::Tree(self.cfg.entry));
-        while let Some(mut t) = tasks.pop() {
-            // A task whose work ends by pushing one task that would be popped right
-            // away (a node's body after its tree, a tree after an inline edge) hands it
-            // on here instead, without the round trip through the stack.
-            loop {
-                match t {
-                    Task::Tree(x) => {
-                        if self.cfg.loop_header[x as usize] {
-                            self.sink().loop_(wasm_encoder::BlockType::Empty);
-                            self.push_ctx(Ctx::Loop(x), 0);
-                            push_end(&mut tasks);
-                        }
-                        t = Task::Within(x);
-                        continue;
-                    }
-                    Task::Within(x) => {
-                        // Merge children, last first (by position: `self` is borrowed
-                        // mutably below).
-                        for k in self.cfg.children.range(x as usize).rev() {
-                            let y = self.cfg.children.item(k);
-                            if !self.cfg.merge[y as usize] {
-                                continue;
-                            }
-                            let at = self.code.len() as u32;
-                            self.sink().block(wasm_encoder::BlockType::Empty);
-                            self.push_ctx(Ctx::Block(y), at);
-                            tasks.push(Task::Tree(y));
-                            push_end(&mut tasks);
-                        }
-                        // Last in, first out: the body, then End of the innermost block
-                        // and the lowest merge child, and so on outwards.
-                        self.body(x, &mut tasks)?;
-                    }
-                    Task::End(_) => {
-                        let q = self.ctx.len() as u32 - 1;
-                        match self.ctx.last() {
-                            // A merge node's block that no branch targets or crosses
-                            // (both arms of an if/else diamond fall into the merge, say)
-                            // does nothing: its `block` goes and its `end` is not
-                            // written. No emitted depth counted it, since no emitted
-                            // branch inside goes to it or beyond it.
-                            Some(&Open {
-                                kind: Ctx::Block(_),
-                                at,
-                                low,
-                            }) if low > q => self.remove_code(at as usize, BLOCK_LEN),
-                            _ => {
-                                self.sink().end();
-                            }
-                        }
-                        self.pop_ctx();
-                    }
-                    Task::Else(_) => {
-                        self.sink().else_();
-                    }
-                    Task::Edge { from, to } => {
-                        if let Some(y) = self.edge(from, to, &tasks)? {
-                            t = Task::Tree(y);
-                            continue;
-                        }
-                    }
-                }
-                break;
-            }
+/// The structurizer's state: the constructs open at the current point of the body and
+/// where each node's label is among them. Kept apart from the emitter so that the branch
+/// depths and the removal of unused blocks can be reasoned about (and tested) alone.
+pub(crate) struct Nest {
+    /// Open constructs, innermost last.
+    pub ctx: Vec<Open>,
+    /// Per CFG node: the position in `ctx` of its label (its `loop`, or the `block` it
+    /// follows), [`NONE`] while not open.
+    pub label_pos: Vec<u32>,
+    /// The work list (see [`Task`]); reused from function to function.
+    pub tasks: Vec<Task>,
+}
+
+/// What closing the innermost construct amounts to ([`Nest::close`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Close {
+    /// Write its `end`.
+    End,
+    /// A merge node's block that no emitted branch targets or crosses: its opening
+    /// `block` (at this body offset) goes and no `end` is written.
+    Unused(u32),
+}
+
+impl Nest {
+    /// The state for a CFG of `n_nodes` nodes, in the buffers `scratch` holds.
+    pub fn new(n_nodes: usize, scratch: &mut Scratch) -> Nest {
+        let mut label_pos = std::mem::take(&mut scratch.label_pos);
+        label_pos.clear();
+        label_pos.resize(n_nodes, NONE);
+        let mut ctx = std::mem::take(&mut scratch.ctx);
+        ctx.clear();
+        Nest {
+            ctx,
+            label_pos,
+            tasks: std::mem::take(&mut scratch.tasks),
         }
-        self.tasks = tasks;
-        Ok(())
+    }
+
+    /// Gives the buffers back to `scratch`.
+    pub fn recycle(self, scratch: &mut Scratch) {
+        scratch.label_pos = self.label_pos;
+        scratch.ctx = self.ctx;
+        scratch.tasks = self.tasks;
     }
 
     /// Opens context `c`; `at`: where its opening operator is (for a merge block).
-    fn push_ctx(&mut self, c: Ctx, at: u32) {
+    pub fn open(&mut self, c: Ctx, at: u32) {
         let i = self.ctx.len() as u32;
         if let Ctx::Loop(n) | Ctx::Block(n) = c {
             if let Some(p) = self.label_pos.get_mut(n as usize) {
@@ -164,17 +135,133 @@ impl FnLower<'_, '_> {
         });
     }
 
-    fn pop_ctx(&mut self) {
-        let Some(o) = self.ctx.pop() else { return };
-        // Branches from inside it are inside its parent too.
-        if let Some(p) = self.ctx.last_mut() {
-            p.low = p.low.min(o.low);
-        }
-        if let Ctx::Loop(n) | Ctx::Block(n) = o.kind {
-            if let Some(p) = self.label_pos.get_mut(n as usize) {
-                *p = NONE;
+    /// Closes the innermost construct and says what that writes.
+    pub fn close(&mut self) -> Close {
+        let q = (self.ctx.len() as u32).wrapping_sub(1);
+        let close = match self.ctx.last() {
+            // No emitted depth counted it, since no emitted branch inside goes to it or
+            // beyond it (both arms of an if/else diamond fall into the merge, say).
+            Some(&Open {
+                kind: Ctx::Block(_),
+                at,
+                low,
+            }) if low > q => Close::Unused(at),
+            _ => Close::End,
+        };
+        if let Some(o) = self.ctx.pop() {
+            // Branches from inside it are inside its parent too.
+            if let Some(p) = self.ctx.last_mut() {
+                p.low = p.low.min(o.low);
+            }
+            if let Ctx::Loop(n) | Ctx::Block(n) = o.kind {
+                if let Some(p) = self.label_pos.get_mut(n as usize) {
+                    *p = NONE;
+                }
             }
         }
+        close
+    }
+
+    /// Records an emitted branch of depth `d` (at most the deepest, for a table).
+    #[inline]
+    pub fn note_branch(&mut self, d: u32) {
+        let n = self.ctx.len();
+        if let Some(top) = self.ctx.last_mut() {
+            top.low = top.low.min(n as u32 - 1 - d);
+        }
+    }
+
+    /// The branch depth of the construct at position `pos`.
+    pub fn depth_of_pos(&self, pos: u32) -> u32 {
+        self.ctx.len() as u32 - 1 - pos
+    }
+
+    /// Branch depth to node `t`'s label (its loop or the block it follows), `None` when
+    /// that label is not open here.
+    pub fn depth_to(&self, t: u32) -> Option<u32> {
+        let p = self.label_pos.get(t as usize).copied().unwrap_or(NONE);
+        (p != NONE).then(|| self.depth_of_pos(p))
+    }
+
+    /// Whether a `br d` goes where control falls anyway: to the end of a block that the
+    /// `end`s ahead reach (`ends`, see [`ends_ahead`]). A `br` to a loop jumps backwards.
+    pub fn falls_through(&self, d: u32, ends: u32) -> bool {
+        let is_block = matches!(
+            self.ctx
+                .len()
+                .checked_sub(1 + d as usize)
+                .and_then(|i| self.ctx.get(i))
+                .map(|o| o.kind),
+            Some(Ctx::Block(_))
+        );
+        is_block && d < ends
+    }
+}
+
+impl FnLower<'_, '_> {
+    pub fn structurize(&mut self) -> R<()> {
+        // The task stack is reused from function to function (`Scratch::tasks`).
+        let mut tasks = std::mem::take(&mut self.nest.tasks);
+        tasks.clear();
+        tasks.push(Task::Tree(self.a.cfg.entry));
+        while let Some(mut t) = tasks.pop() {
+            // A task whose work ends by pushing one task that would be popped right
+            // away (a node's body after its tree, a tree after an inline edge) hands it
+            // on here instead, without the round trip through the stack.
+            loop {
+                match t {
+                    Task::Tree(x) => {
+                        if self.a.cfg.loop_header[x as usize] {
+                            self.sink().loop_(wasm_encoder::BlockType::Empty);
+                            self.push_ctx(Ctx::Loop(x), 0);
+                            push_end(&mut tasks);
+                        }
+                        t = Task::Within(x);
+                        continue;
+                    }
+                    Task::Within(x) => {
+                        // Merge children, last first (by position: `self` is borrowed
+                        // mutably below).
+                        for k in self.a.cfg.children.range(x as usize).rev() {
+                            let y = self.a.cfg.children.item(k);
+                            if !self.a.cfg.merge[y as usize] {
+                                continue;
+                            }
+                            let at = self.code.len() as u32;
+                            self.sink().block(wasm_encoder::BlockType::Empty);
+                            self.push_ctx(Ctx::Block(y), at);
+                            tasks.push(Task::Tree(y));
+                            push_end(&mut tasks);
+                        }
+                        // Last in, first out: the body, then End of the innermost block
+                        // and the lowest merge child, and so on outwards.
+                        self.body(x, &mut tasks)?;
+                    }
+                    Task::End(_) => match self.nest.close() {
+                        Close::End => {
+                            self.sink().end();
+                        }
+                        Close::Unused(at) => self.code.remove(at as usize, BLOCK_LEN),
+                    },
+                    Task::Else(_) => {
+                        self.sink().else_();
+                    }
+                    Task::Edge { from, to } => {
+                        if let Some(y) = self.edge(from, to, &tasks)? {
+                            t = Task::Tree(y);
+                            continue;
+                        }
+                    }
+                }
+                break;
+            }
+        }
+        self.nest.tasks = tasks;
+        Ok(())
+    }
+
+    fn push_ctx(&mut self, c: Ctx, at: u32) {
+        self.nest.open(c, at);
     }
 
     /// `br d`, recorded for the removal of unused blocks (as every branch must be).
@@ -189,34 +276,25 @@ impl FnLower<'_, '_> {
         self.note_branch(d);
     }
 
-    /// Records an emitted branch of depth `d` (at most the deepest, for a table).
     #[inline]
     fn note_branch(&mut self, d: u32) {
-        let n = self.ctx.len();
-        if let Some(top) = self.ctx.last_mut() {
-            top.low = top.low.min(n as u32 - 1 - d);
-        }
-    }
-
-    fn depth_of_pos(&self, pos: u32) -> u32 {
-        self.ctx.len() as u32 - 1 - pos
+        self.nest.note_branch(d);
     }
 
     /// Branch depth to node `t`'s label (its loop or the block it follows).
     fn depth_to(&self, t: u32) -> R<u32> {
-        let p = self.label_pos.get(t as usize).copied().unwrap_or(NONE);
-        if p == NONE {
-            return Err(self.err_at(0, format!("internal: no label for block %b{t}")));
+        match self.nest.depth_to(t) {
+            Some(d) => Ok(d),
+            None => Err(self.err_at(0, format!("internal: no label for block %b{t}"))),
         }
-        Ok(self.depth_of_pos(p))
     }
 
     /// True if the edge is a plain `br`: no copies, no label, and its target is a label.
     fn simple(&self, from: u32, to: u32) -> bool {
-        let t = self.cfg.edge_target(from, to);
-        (t == to || self.cfg.is_dispatch(from))
+        let t = self.a.cfg.edge_target(from, to);
+        (t == to || self.a.cfg.is_dispatch(from))
             && !self.has_copies(from, to)
-            && (self.cfg.is_backward(from, t) || self.cfg.merge[t as usize])
+            && (self.a.cfg.is_backward(from, t) || self.a.cfg.merge[t as usize])
     }
 
     /// Emits edge `from → to`: its copies, then a branch, or (`Some`) the node whose tree
@@ -224,23 +302,14 @@ impl FnLower<'_, '_> {
     /// that control reaches anyway by falling through ([`ends_ahead`]) is left out.
     fn edge(&mut self, from: u32, to: u32, tasks: &[Task]) -> R<Option<u32>> {
         self.emit_copies(from, to)?;
-        let t = self.cfg.edge_target(from, to);
-        if t != to && !self.cfg.is_dispatch(from) {
-            let l = self.label;
+        let t = self.a.cfg.edge_target(from, to);
+        if t != to && !self.a.cfg.is_dispatch(from) {
+            let l = self.a.locals.label;
             self.sink().i32_const(to as i32).local_set(l);
         }
-        if self.cfg.is_backward(from, t) || self.cfg.merge[t as usize] {
+        if self.a.cfg.is_backward(from, t) || self.a.cfg.merge[t as usize] {
             let d = self.depth_to(t)?;
-            let d_us = d as usize;
-            // Only a block's label is its end; a `br` to a loop jumps backwards.
-            let falls_through = matches!(
-                self.ctx
-                    .len()
-                    .checked_sub(1 + d_us)
-                    .and_then(|i| self.ctx.get(i))
-                    .map(|o| o.kind),
-                Some(Ctx::Block(_))
-            ) && d < ends_ahead(tasks);
+            let falls_through = self.nest.falls_through(d, ends_ahead(tasks));
             if !falls_through {
                 self.br(d);
             }
@@ -251,20 +320,20 @@ impl FnLower<'_, '_> {
     }
 
     fn body(&mut self, x: u32, tasks: &mut Vec<Task>) -> R<()> {
-        if self.cfg.is_dispatch(x) {
-            let entries = self.cfg.dispatch_of(x).to_vec();
+        if self.a.cfg.is_dispatch(x) {
+            let entries = self.a.cfg.dispatch_of(x).to_vec();
             let cases: Vec<(i64, u32)> = entries.iter().map(|&e| (e as i64, e)).collect();
-            let l = self.label;
+            let l = self.a.locals.label;
             return self.switch(x, Cond::Local32(l), entries[0], &cases, tasks);
         }
         let f = self.f;
-        let seg = self.cfg.seg(f, x);
+        let seg = self.a.cfg.seg(f, x);
         let start = seg.start as usize;
         let insts = f.insts.get(start..seg.end as usize).unwrap_or(&[]);
         if seg.next != NONE {
             // A piece that ends with a setjmp call: its code, then on to the resume node.
             for (i, inst) in insts.iter().enumerate() {
-                if !self.inline[start + i] && !matches!(inst.kind, InstKind::Phi { .. }) {
+                if !self.a.inline[start + i] && !matches!(inst.kind, InstKind::Phi { .. }) {
                     self.emit_stmt(start + i)?;
                 }
             }
@@ -280,7 +349,7 @@ impl FnLower<'_, '_> {
         let ti = start + body.len();
         // Phis are skipped by `emit_stmt` (their locals are written on the edges).
         for i in start..ti {
-            if !self.inline[i] {
+            if !self.a.inline[i] {
                 self.emit_stmt(i)?;
             }
         }
@@ -381,7 +450,7 @@ impl FnLower<'_, '_> {
             .filter(|&t| !self.simple(x, t))
             .collect();
         // Landing blocks, innermost = first; remember each one's context position.
-        let base = self.ctx.len() as u32;
+        let base = self.nest.ctx.len() as u32;
         let nl = landing.len() as u32;
         for _ in &landing {
             self.sink().block(wasm_encoder::BlockType::Empty);
@@ -391,9 +460,9 @@ impl FnLower<'_, '_> {
             if let Some(i) = landing.iter().position(|&l| l == t) {
                 // landing[i] is the (i+1)-th innermost block.
                 let pos = base + nl - 1 - i as u32;
-                Ok(me.depth_of_pos(pos))
+                Ok(me.nest.depth_of_pos(pos))
             } else {
-                me.depth_to(me.cfg.edge_target(x, t))
+                me.depth_to(me.a.cfg.edge_target(x, t))
             }
         };
         match cond {
@@ -407,19 +476,7 @@ impl FnLower<'_, '_> {
             Cond::Local32(_) => {}
         }
         let dd = depth(self, default)?;
-        let (min, max) = cases
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(a, b), &(v, _)| (a.min(v), b.max(v)));
-        let n = cases.len() as i64;
-        let range = max.wrapping_sub(min).wrapping_add(1);
-        let dense = !matches!(cond, Cond::Stack64(_))
-            && n >= 3
-            && range > 0
-            && range <= 2 * n + 8
-            && range <= 1 << 16
-            && min >= i32::MIN as i64
-            && max <= u32::MAX as i64;
-        if dense {
+        if let Some((min, range)) = table_range(cases, matches!(cond, Cond::Stack64(_))) {
             let mut table = vec![u32::MAX; range as usize];
             for &(v, t) in cases {
                 let slot = &mut table[(v - min) as usize];
@@ -446,12 +503,12 @@ impl FnLower<'_, '_> {
             let s = match cond {
                 Cond::Local32(l) => l,
                 Cond::Stack32(..) => {
-                    let s = self.s_i32;
+                    let s = self.a.locals.s_i32;
                     self.sink().local_set(s);
                     s
                 }
                 Cond::Stack64(_) => {
-                    let s = self.s_i64;
+                    let s = self.a.locals.s_i64;
                     self.sink().local_set(s);
                     s
                 }
@@ -479,6 +536,26 @@ impl FnLower<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The (lowest case, range) of a switch lowered to a `br_table` (decision 0003), `None`
+/// for a chain of compares: at least three cases, dense enough (a range of at most twice
+/// the cases plus 8, at most 65536 slots), values that fit an i32 compare, and not on
+/// an i64 condition (`wide`).
+pub(crate) fn table_range(cases: &[(i64, u32)], wide: bool) -> Option<(i64, i64)> {
+    let (min, max) = cases
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(a, b), &(v, _)| (a.min(v), b.max(v)));
+    let n = cases.len() as i64;
+    let range = max.wrapping_sub(min).wrapping_add(1);
+    let dense = !wide
+        && n >= 3
+        && range > 0
+        && range <= 2 * n + 8
+        && range <= 1 << 16
+        && min >= i32::MIN as i64
+        && max <= u32::MAX as i64;
+    dense.then_some((min, range))
 }
 
 /// Bytes of `block` with an empty block type (0x02 0x40).

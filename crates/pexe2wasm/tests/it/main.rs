@@ -9,6 +9,7 @@ mod dependencies;
 mod error_class;
 mod fixtures_fresh;
 mod lower_semantics;
+mod lower_snapshots;
 mod needs_real;
 mod simd_lowering;
 mod stock_wasmtime;
