@@ -5,16 +5,26 @@ import { Context } from "./pexe2wasm/host/context.js";
 import { boot, checker } from "./harness-boot.js";
 
 self.onmessage = async (e) => {
+  if (!e.data?.wasm) return; // the page's answers to spawn-io are read where they are awaited
   const { checks, check } = checker();
   try {
     const quiet = () => {};
     const { module, memory, hostSab, main, instance } = await boot(e.data.wasm, quiet);
     const thread = new Context({ isMain: false, tid: 1, memory, hostSab, toPage: quiet, toMain: quiet });
     thread.setExports(instance.exports);
-    const io = new Worker(new URL("./pexe2wasm/host/io-worker.js", location.href), { type: "module" });
+    // The page creates the IO worker, as the host's page does (Firefox sometimes hangs for
+    // good in a worker's `new Worker`), and hands back a port to it.
+    const io = await new Promise((resolve) => {
+      const got = (m) => {
+        if (m.data?.t !== "io-port") return;
+        self.removeEventListener("message", got);
+        resolve(m.data.port);
+      };
+      self.addEventListener("message", got);
+      self.postMessage({ t: "spawn-io", init: { t: "init", module, memory, hostSab } });
+    });
     await new Promise((resolve) => {
       io.onmessage = (m) => m.data.t === "ready" && resolve();
-      io.postMessage({ t: "init", module, memory, hostSab });
     });
     const port = (cx) => {
       const ch = new MessageChannel();
