@@ -489,6 +489,7 @@ impl<'m> Emission<'m> {
             sigs: std::mem::take(&mut spaces.sigs),
             stack_pointer: SP,
             thread_pointer: TP,
+            libm: lower::libm(m),
             fmodf: calls.fmodf,
             fmod: calls.fmod,
             threads: self.opts.threads,

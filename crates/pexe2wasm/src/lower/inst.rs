@@ -587,7 +587,44 @@ impl<'a, 'm> FnLower<'a, 'm> {
                                 format!("call to @f{fid}, which is declared but not defined"),
                             ));
                         }
-                        for a in self.f.args(c) {
+                        let args = self.f.args(c);
+                        match self.cx.libm.get(fid.index()).copied() {
+                            Some(super::Libm::Sqrt) if args.len() == 1 => {
+                                // x >= 0 (or -0): wasm's sqrt; else C's (errno, NaN).
+                                let s = self.a.locals.s_f64;
+                                self.push(args[0])?;
+                                self.sink()
+                                    .local_tee(s)
+                                    .f64_const(0.0f64.into())
+                                    .f64_ge()
+                                    .if_(wasm_encoder::BlockType::Result(ValType::F64))
+                                    .local_get(s)
+                                    .f64_sqrt()
+                                    .else_()
+                                    .local_get(s)
+                                    .call(fi)
+                                    .end();
+                                return Ok(true);
+                            }
+                            Some(super::Libm::Sqrtf) if args.len() == 1 => {
+                                let s = self.a.locals.s_f32;
+                                self.push(args[0])?;
+                                self.sink()
+                                    .local_tee(s)
+                                    .f32_const(0.0f32.into())
+                                    .f32_ge()
+                                    .if_(wasm_encoder::BlockType::Result(ValType::F32))
+                                    .local_get(s)
+                                    .f32_sqrt()
+                                    .else_()
+                                    .local_get(s)
+                                    .call(fi)
+                                    .end();
+                                return Ok(true);
+                            }
+                            _ => {}
+                        }
+                        for a in args {
                             self.push_arg(*a)?;
                         }
                         self.sink().call(fi);

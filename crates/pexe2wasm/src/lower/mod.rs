@@ -133,6 +133,8 @@ pub struct LowerCtx<'m> {
     pub sigs: SigTable,
     pub stack_pointer: u32,
     pub thread_pointer: u32,
+    /// C library functions recognised by name, per pexe function id ([`libm`]).
+    pub libm: Vec<Libm>,
     /// `__pnacl_fmodf` (f32, f32) -> f32 and `__pnacl_fmod` (f64, f64) -> f64.
     pub fmodf: u32,
     pub fmod: u32,
@@ -211,6 +213,47 @@ pub fn narrow(m: &Module) -> Vec<u8> {
         .map(|(_, t)| match t {
             Type::Int(b) if *b < 32 => *b as u8,
             _ => NOT_NARROW,
+        })
+        .collect()
+}
+
+/// A C library function whose calls get an inline fast path ([`libm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Libm {
+    None,
+    /// `double sqrt(double)`
+    Sqrt,
+    /// `float sqrtf(float)`
+    Sqrtf,
+}
+
+/// The defined functions named `sqrt` / `sqrtf` with C's signature, per function id. A
+/// call to one gets wasm's `sqrt` inline for arguments >= 0 (or -0), where C's sqrt is
+/// exactly IEEE's square root and touches no errno, and still calls the function for the
+/// rest (negative or NaN: EDOM, the library's NaN). C reserves these names to its
+/// library, which is what clang assumes too when it inlines sqrt. newlib's sqrt in a pexe
+/// is a large function with errno handling, and nbody calls it 20 million times: it was
+/// most of that program's gap to clang (decision 0020).
+pub fn libm(m: &Module) -> Vec<Libm> {
+    m.functions
+        .iter()
+        .map(|d| {
+            let (Some(name), false) = (d.name.as_deref(), d.is_proto) else {
+                return Libm::None;
+            };
+            let Some(Type::Function(ft)) = m.types.get(d.ty) else {
+                return Libm::None;
+            };
+            let one = |t: &Type| {
+                ft.params.len() == 1
+                    && m.types.get(ft.ret) == Some(t)
+                    && m.types.get(ft.params[0]) == Some(t)
+            };
+            match name {
+                "sqrt" if one(&Type::Double) => Libm::Sqrt,
+                "sqrtf" if one(&Type::Float) => Libm::Sqrtf,
+                _ => Libm::None,
+            }
         })
         .collect()
 }

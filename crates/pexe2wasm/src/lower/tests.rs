@@ -43,6 +43,7 @@ fn ctx(m: &Module) -> LowerCtx<'_> {
         sigs: SigTable::default(),
         stack_pointer: 0,
         thread_pointer: 1,
+        libm: super::libm(m),
         fmodf: NO_FUNC,
         fmod: NO_FUNC,
         threads: false,

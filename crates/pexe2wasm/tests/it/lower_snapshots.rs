@@ -111,6 +111,11 @@ fn mandelbrot() {
     check("mandelbrot");
 }
 
+#[test]
+fn libm_sqrt() {
+    check("libm_sqrt");
+}
+
 /// Every input has a test above (a new file is not silently left out).
 #[test]
 fn every_input_is_checked() {
@@ -126,6 +131,7 @@ fn every_input_is_checked() {
         names,
         [
             "irreducible",
+            "libm_sqrt",
             "loops",
             "mandelbrot",
             "narrow",
