@@ -702,7 +702,11 @@ fn page_is_served() {
 fn the_page_and_the_browser_host_are_cross_origin_isolated() {
     let s = Server::start(&[]);
     let c = reqwest::blocking::Client::new();
-    for path in ["/", "/pexe2wasm/embed.js", "/pexe2wasm/host/command-worker.js"] {
+    for path in [
+        "/",
+        "/pexe2wasm/embed.js",
+        "/pexe2wasm/host/command-worker.js",
+    ] {
         let r = c.get(s.url(path)).send().unwrap();
         assert_eq!(r.status(), 200, "{path}");
         let h = r.headers();
@@ -710,7 +714,10 @@ fn the_page_and_the_browser_host_are_cross_origin_isolated() {
         assert_eq!(h["cross-origin-embedder-policy"], "require-corp", "{path}");
         if path != "/" {
             assert!(
-                h["content-type"].to_str().unwrap().starts_with("text/javascript"),
+                h["content-type"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("text/javascript"),
                 "{path}"
             );
         }
