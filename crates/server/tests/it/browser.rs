@@ -14,35 +14,48 @@ fn missing(what: &str) {
     eprintln!("SKIPPED: {what} is missing; run scripts/install-deps.sh");
 }
 
-#[test]
-fn upload_page_converts_a_pexe_in_chromium() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+/// Whether Chromium, node and the page driver are here (else SKIPPED, or a failure
+/// under CI).
+fn driver_ready(dir: &Path) -> bool {
     if !Path::new("/usr/bin/chromium").exists() {
-        return missing("/usr/bin/chromium (Debian package chromium)");
+        missing("/usr/bin/chromium (Debian package chromium)");
+        return false;
     }
     if Command::new("node").arg("--version").output().is_err() {
-        return missing("node");
+        missing("node");
+        return false;
     }
     if !dir.join("node_modules/playwright-core").exists() {
-        return missing("tests/browser/node_modules (npm ci in crates/server/tests/browser)");
+        missing("tests/browser/node_modules (npm ci in crates/server/tests/browser)");
+        return false;
     }
-    let s = Server::start(&[]);
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    let out = work.join("download.wasm");
-    let pexe = fixture_path("hello.pexe");
-    let run = Command::new("node")
-        .arg("upload.mjs")
-        .current_dir(&dir)
+    true
+}
+
+/// Runs tests/browser/upload.mjs on `pexe` against `s`, with Run pressed (RUN=1) and
+/// `env` added; its report, checked for page errors. The download goes to WORK/download.wasm.
+fn upload(
+    s: &Server,
+    dir: &Path,
+    work: &Path,
+    pexe: &Path,
+    env: &[(&str, &str)],
+) -> serde_json::Value {
+    let _ = std::fs::remove_dir_all(work);
+    std::fs::create_dir_all(work).unwrap();
+    let mut c = Command::new("node");
+    c.arg("upload.mjs")
+        .current_dir(dir)
         .env("SERVER_URL", &s.base)
-        .env("PEXE", &pexe)
-        .env("OUT", &out)
+        .env("PEXE", pexe)
+        .env("OUT", work.join("download.wasm"))
         .env("SCREENSHOT", work.join("page.png"))
         .env("USER_DATA_DIR", work.join("profile"))
-        .env("RUN", "1")
-        .output()
-        .expect("run node");
+        .env("RUN", "1");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let run = c.output().expect("run node");
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -52,6 +65,20 @@ fn upload_page_converts_a_pexe_in_chromium() {
     );
     let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(report["pageErrors"], serde_json::json!([]), "{report}");
+    report
+}
+
+#[test]
+fn upload_page_converts_a_pexe_in_chromium() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    if !driver_ready(&dir) {
+        return;
+    }
+    let s = Server::start(&[]);
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test");
+    let out = work.join("download.wasm");
+    let pexe = fixture_path("hello.pexe");
+    let report = upload(&s, &dir, &work, &pexe, &[]);
     assert_eq!(report["filename"], "hello.wasm");
     let facts = &report["facts"];
     let size = std::fs::metadata(&pexe).unwrap().len();
@@ -113,14 +140,8 @@ fn upload_page_converts_a_pexe_in_chromium() {
 #[test]
 fn upload_page_runs_a_pepper_plugin_in_chromium() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
-    if !Path::new("/usr/bin/chromium").exists() {
-        return missing("/usr/bin/chromium (Debian package chromium)");
-    }
-    if Command::new("node").arg("--version").output().is_err() {
-        return missing("node");
-    }
-    if !dir.join("node_modules/playwright-core").exists() {
-        return missing("tests/browser/node_modules (npm ci in crates/server/tests/browser)");
+    if !driver_ready(&dir) {
+        return;
     }
     // real_pexe says SKIPPED, or fails under CI, when the corpus is missing.
     if crate::common::real_pexe("lpdevs-part2.pexe").is_none() {
@@ -129,29 +150,7 @@ fn upload_page_runs_a_pepper_plugin_in_chromium() {
     let pexe = pexe2wasm_testkit::corpus::real_corpus_dir().join("lpdevs-part2.pexe");
     let s = Server::start(&[]);
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test-plugin");
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    let run = Command::new("node")
-        .arg("upload.mjs")
-        .current_dir(&dir)
-        .env("SERVER_URL", &s.base)
-        .env("PEXE", &pexe)
-        .env("OUT", work.join("download.wasm"))
-        .env("SCREENSHOT", work.join("page.png"))
-        .env("USER_DATA_DIR", work.join("profile"))
-        .env("RUN", "1")
-        .env("RUN_SEND", "hello")
-        .output()
-        .expect("run node");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "node upload.mjs failed: {}\n{stdout}\n{}",
-        run.status,
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    assert_eq!(report["pageErrors"], serde_json::json!([]), "{report}");
+    let report = upload(&s, &dir, &work, &pexe, &[("RUN_SEND", "hello")]);
     let run = &report["run"];
     assert_eq!(run["isolated"], true, "{report}");
     assert_eq!(run["status"], "running", "{report}");
