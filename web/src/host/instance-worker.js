@@ -183,15 +183,13 @@ function onStart(cx, init, _shutdown, gi) {
 // The page posts the worker its first message (`init`, with the module and memory, which
 // Firefox cannot send over a MessagePort), answers `spawn` with a port to the new worker
 // (parent.js), and reports the worker's errors (`worker-error`).
-const spawns = new Map(); // spawn id -> its error handler
+const spawns = new Map(); // spawn id -> {resolve (at "spawned"), onError (any time)}
 let nextSpawn = 1;
-const spawnReplies = new Map(); // spawn id -> resolve({id, port})
 
 function spawnWorker(script, init, transfer, onError) {
   const id = nextSpawn++;
-  spawns.set(id, onError);
   return new Promise((resolve) => {
-    spawnReplies.set(id, resolve);
+    spawns.set(id, { resolve, onError });
     toPage({ t: "spawn", id, script, init, transfer }, transfer);
   });
 }
@@ -199,12 +197,11 @@ function spawnWorker(script, init, transfer, onError) {
 /** Answers from the page about the workers it created; false for any other message. */
 function onSpawnMessage(m) {
   if (m.t === "spawned") {
-    spawnReplies.get(m.id)?.({ id: m.id, port: m.port });
-    spawnReplies.delete(m.id);
+    spawns.get(m.id)?.resolve({ id: m.id, port: m.port });
     return true;
   }
   if (m.t === "worker-error") {
-    spawns.get(m.id)?.(m.message);
+    spawns.get(m.id)?.onError(m.message);
     return true;
   }
   return false;
