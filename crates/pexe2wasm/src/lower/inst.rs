@@ -12,7 +12,7 @@ use super::cfg::NONE;
 use super::code::Code;
 use super::sink::Sink;
 use super::structurize::Nest;
-use super::{LowerCtx, LowerError, Lowered, Scratch, Used};
+use super::{Libm, LowerCtx, LowerError, Lowered, Scratch, Used};
 use crate::bitstream::Position;
 use crate::ir::{
     BinOp, Callee, CastOp, CmpPred, ConstValue, Function as IrFunction, Inst, InstKind, Module,
@@ -588,41 +588,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
                             ));
                         }
                         let args = self.f.args(c);
-                        match self.cx.libm.get(fid.index()).copied() {
-                            Some(super::Libm::Sqrt) if args.len() == 1 => {
-                                // x >= 0 (or -0): wasm's sqrt; else C's (errno, NaN).
-                                let s = self.a.locals.s_f64;
-                                self.push(args[0])?;
-                                self.sink()
-                                    .local_tee(s)
-                                    .f64_const(0.0f64.into())
-                                    .f64_ge()
-                                    .if_(wasm_encoder::BlockType::Result(ValType::F64))
-                                    .local_get(s)
-                                    .f64_sqrt()
-                                    .else_()
-                                    .local_get(s)
-                                    .call(fi)
-                                    .end();
-                                return Ok(true);
-                            }
-                            Some(super::Libm::Sqrtf) if args.len() == 1 => {
-                                let s = self.a.locals.s_f32;
-                                self.push(args[0])?;
-                                self.sink()
-                                    .local_tee(s)
-                                    .f32_const(0.0f32.into())
-                                    .f32_ge()
-                                    .if_(wasm_encoder::BlockType::Result(ValType::F32))
-                                    .local_get(s)
-                                    .f32_sqrt()
-                                    .else_()
-                                    .local_get(s)
-                                    .call(fi)
-                                    .end();
-                                return Ok(true);
-                            }
-                            _ => {}
+                        let libm = self.cx.libm.get(fid.index()).copied();
+                        if let (Some(lib @ (Libm::Sqrt | Libm::Sqrtf)), [x]) = (libm, args) {
+                            return self.sqrt_fast_path(*x, fi, lib == Libm::Sqrt);
                         }
                         for a in args {
                             self.push_arg(*a)?;
@@ -675,6 +643,34 @@ impl<'a, 'm> FnLower<'a, 'm> {
             | InstKind::Switch(_)
             | InstKind::Unreachable => Err(self.err_at(idx, "control instruction used as a value")),
         }
+    }
+
+    /// A call of C's `sqrt` (`f64`) or `sqrtf` with `x` (see [`super::libm`]):
+    /// `x >= 0 (or -0) ? wasm's sqrt : call` (negative and NaN keep C's errno and NaN).
+    fn sqrt_fast_path(&mut self, x: ValueId, fi: u32, f64: bool) -> R<bool> {
+        let s = if f64 {
+            self.a.locals.s_f64
+        } else {
+            self.a.locals.s_f32
+        };
+        self.push(x)?;
+        let mut k = self.sink();
+        k.local_tee(s);
+        if f64 {
+            k.f64_const(0.0f64.into())
+                .f64_ge()
+                .if_(wasm_encoder::BlockType::Result(ValType::F64))
+                .local_get(s)
+                .f64_sqrt();
+        } else {
+            k.f32_const(0.0f32.into())
+                .f32_ge()
+                .if_(wasm_encoder::BlockType::Result(ValType::F32))
+                .local_get(s)
+                .f32_sqrt();
+        }
+        k.else_().local_get(s).call(fi).end();
+        Ok(true)
     }
 
     /// For an indirect call whose callee is the address of a defined function, with the
