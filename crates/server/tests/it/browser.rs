@@ -74,6 +74,7 @@ fn upload_page_converts_a_pexe_in_chromium() {
     if !driver_ready(&dir) {
         return;
     }
+    let _heavy = crate::common::heavy();
     let s = Server::start(&[]);
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test");
     let out = work.join("download.wasm");
@@ -148,6 +149,7 @@ fn upload_page_runs_a_pepper_plugin_in_chromium() {
         return;
     }
     let pexe = pexe2wasm_testkit::corpus::real_corpus_dir().join("lpdevs-part2.pexe");
+    let _heavy = crate::common::heavy();
     let s = Server::start(&[]);
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test-plugin");
     let report = upload(&s, &dir, &work, &pexe, &[("RUN_SEND", "hello")]);

@@ -97,6 +97,15 @@ pub fn fixture_path(name: &str) -> PathBuf {
 }
 
 /// True under CI (`CI=true`), where missing optional inputs are failures.
+/// Held by the tests that load the machine (the load test, the browser tests): on two
+/// cores, a browser beside the load test starves the server into 503s that say nothing
+/// about it.
+pub static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn under_ci() -> bool {
     std::env::var("CI").map(|v| v == "true").unwrap_or(false)
 }

@@ -13,6 +13,7 @@ const REQUESTS: usize = 2000;
 
 #[test]
 fn sixty_four_clients_two_thousand_requests() {
+    let _heavy = crate::common::heavy();
     // A small cache (some inputs evicted and converted again) and a short queue, so the
     // run exercises misses, hits and possibly 503s.
     let s = Server::start(&["--cache-bytes", "400000", "--queue-depth", "16"]);
