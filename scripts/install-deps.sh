@@ -12,9 +12,10 @@
 #              PEXE2WASM_SKIP_WASMTIME_CLI=1 skips it (the test then skips, or fails
 #              under CI=true).
 #   chromium, node, npm and playwright-core   for the service's browser test (see below).
-#   firefox-esr, xvfb, ffmpeg and web/'s npm packages (playwright-core, puppeteer-core, eslint)   for the
-#              browser host's tests (crates/cli/tests/it/web.rs): Debian's Chromium and
-#              Firefox ESR, never a downloaded browser.
+#   firefox-esr, webkit2gtk-driver, xvfb, ffmpeg and web/'s npm packages (playwright-core,
+#              puppeteer-core, selenium-webdriver, eslint)   for the browser host's tests
+#              (crates/cli/tests/it/web.rs): Debian's Chromium, Firefox ESR and WebKitGTK
+#              (Safari's engine, driven by WebKitWebDriver), never a downloaded browser.
 # Optional tools:
 #   strace    counts write(2) calls in two of crates/cli/tests/it/run_stdio.rs's tests,
 #             which skip without it; installed with apt-get when missing. Never fatal.
@@ -70,6 +71,8 @@ else
   need_apt=()
   [[ -x /usr/bin/chromium ]] || need_apt+=(chromium)
   [[ -x /usr/bin/firefox-esr ]] || need_apt+=(firefox-esr)
+  # Safari's engine: WebKitGTK's WebDriver and its MiniBrowser (a dependency of the driver).
+  [[ -x /usr/bin/WebKitWebDriver ]] || need_apt+=(webkit2gtk-driver)
   # Firefox's WebGL test runs in a window on xvfb-run's display (headless Firefox has no GL here).
   command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb)
   # The VideoDecoder test encodes its H.264 stream with ffmpeg (libx264); Firefox decodes

@@ -1,20 +1,152 @@
 // Drives a converted Pepper app in a real browser and prints a JSON report on its last
 // line; crates/cli/tests/it/web.rs runs it and checks the report. Debian's Chromium goes
-// through playwright-core, Debian's Firefox ESR through puppeteer-core over WebDriver BiDi;
-// neither downloads a browser. Everything stays on loopback.
+// through playwright-core, Debian's Firefox ESR through puppeteer-core over WebDriver BiDi,
+// Debian's WebKitGTK (Safari's engine: WebKit and JavaScriptCore) through selenium-webdriver
+// and WebKitWebDriver (classic WebDriver: WebKitGTK 2.50 has no BiDi); none downloads a
+// browser. Everything stays on loopback.
 //
-// Environment: BROWSER (chromium | firefox), URL (the page), SCENARIO (below), SCREENSHOT
+// Environment: BROWSER (chromium | firefox | webkit), URL (the page), SCENARIO (below), SCREENSHOT
 // (a PNG path), PROFILE (an empty directory for the browser's profile), plus what a
 // scenario reads (MESSAGES: a JSON array of messages to send).
 
-import { mkdirSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 
 const env = process.env;
 const browserName = env.BROWSER ?? "chromium";
 const report = { browser: browserName, pageErrors: [], consoleErrors: [], console: [] };
 
+/** A free loopback port (for WebKitWebDriver, which takes a port, not 0). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Installed in the page once it has loaded: what the page and its workers say on the console
+ * from then on, and its uncaught errors. Classic WebDriver has no console events, and
+ * WebKitGTK's "console to stdout" setting stays silent in a view under automation. An error
+ * thrown before the load event is not seen here; the scenarios' own checks (messages,
+ * events, status) still catch an app that did not start.
+ */
+function captureConsole() {
+  if (window.__runLog) return;
+  const log = (window.__runLog = []);
+  for (const type of ["log", "info", "warn", "error", "debug"]) {
+    const orig = console[type].bind(console);
+    console[type] = (...args) => {
+      log.push({ type: type === "warn" ? "warning" : type, text: args.map(String).join(" ") });
+      orig(...args);
+    };
+  }
+  addEventListener("error", (e) => log.push({ uncaught: true, text: String(e.error?.message ?? e.message) }));
+  addEventListener("unhandledrejection", (e) => log.push({ uncaught: true, text: `Unhandled Promise Rejection: ${e.reason}` }));
+}
+
+/**
+ * WebKitGTK's MiniBrowser through WebKitWebDriver (it needs a display: web.rs runs this under
+ * xvfb-run).
+ */
+async function launchWebKit() {
+  const { Builder, By } = await import("selenium-webdriver");
+  const port = await freePort();
+  // JavaScriptCore exposes SharedArrayBuffer only with this option on WebKitGTK; Safari
+  // exposes it on cross-origin-isolated pages (the tests check the page is isolated).
+  const driverProcess = spawn(env.WEBKITWEBDRIVER ?? "/usr/bin/WebKitWebDriver", [`--port=${port}`], {
+    env: { ...process.env, JSC_useSharedArrayBuffer: "1" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const server = `http://127.0.0.1:${port}`;
+  for (let t = 0; ; t++) {
+    try {
+      if ((await fetch(`${server}/status`)).ok) break;
+    } catch (e) {
+      if (t > 200) throw new Error(`WebKitWebDriver did not answer on ${server}: ${e}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const driver = await new Builder()
+    .usingServer(server)
+    .withCapabilities({
+      browserName: "MiniBrowser",
+      "webkitgtk:browserOptions": {
+        binary: env.MINIBROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser",
+        args: ["--automation"],
+      },
+    })
+    .build();
+  await driver.manage().setTimeouts({ script: 180000, pageLoad: 120000 });
+  const handlers = { console: [], pageerror: [] };
+  const screenshot = async (el) => Buffer.from(await el.takeScreenshot(), "base64");
+  // As Playwright's page.evaluate(f, arg): WebDriver awaits a returned promise.
+  const evaluate = (f, arg) => driver.executeScript(`return (${f}).apply(null, arguments);`, arg);
+  // WebKitGTK's element screenshot of a canvas comes back blank (repeated ones have hung the
+  // page), and a canvas whose control went to a worker has no toDataURL: the element's
+  // rectangle is cut from a screenshot of the page instead, by the page (no PNG library).
+  const elementShot = async (el) => {
+    const whole = await driver.takeScreenshot();
+    const url = await driver.executeScript(
+      `const [el, png] = arguments;
+       const r = el.getBoundingClientRect();
+       const img = new Image();
+       img.src = "data:image/png;base64," + png;
+       return img.decode().then(() => {
+         const c = document.createElement("canvas");
+         c.width = Math.round(r.width);
+         c.height = Math.round(r.height);
+         c.getContext("2d").drawImage(img, -Math.round(r.left), -Math.round(r.top));
+         return c.toDataURL("image/png");
+       });`,
+      el,
+      whole,
+    );
+    return Buffer.from(url.slice(url.indexOf(",") + 1), "base64");
+  };
+  // Playwright's mouse and keyboard as WebDriver actions (viewport coordinates); the pointer
+  // keeps its place between calls, as WebDriver keeps input state for the session.
+  const act = () => driver.actions({ async: true });
+  const page = {
+    on: (event, f) => handlers[event].push(f),
+    goto: async (url) => {
+      await driver.get(url);
+      await evaluate(captureConsole);
+    },
+    evaluate,
+    click: async (selector) => (await driver.findElement(By.css(selector))).click(),
+    $: async (selector) => {
+      const el = await driver.findElement(By.css(selector));
+      return { screenshot: () => elementShot(el), boundingBox: () => el.getRect() };
+    },
+    screenshot: async ({ path }) => writeFileSync(path, await screenshot(driver)),
+    mouse: {
+      move: (x, y) => act().move({ x: Math.round(x), y: Math.round(y), origin: "viewport" }).perform(),
+      down: () => act().press().perform(),
+      up: () => act().release().perform(),
+    },
+    keyboard: { press: (key) => act().keyDown(key).keyUp(key).perform() },
+  };
+  const close = async () => {
+    const entries = await evaluate(() => window.__runLog ?? []).catch(() => []);
+    for (const e of entries) {
+      if (e.uncaught) for (const f of handlers.pageerror) f(new Error(e.text));
+      else for (const f of handlers.console) f({ type: () => e.type, text: () => e.text });
+    }
+    await driver.quit().catch(() => {});
+    driverProcess.kill();
+  };
+  return { browser: driver, page, close };
+}
+
 async function launch() {
   mkdirSync(env.PROFILE, { recursive: true });
+  if (browserName === "webkit") return launchWebKit();
   if (browserName === "firefox") {
     const puppeteer = (await import("puppeteer-core")).default;
     const browser = await puppeteer.launch({

@@ -382,7 +382,11 @@ export function register(reg, cx) {
     if (!gl) {
       if (!warnedWebgl) {
         warnedWebgl = true;
-        cx.console("error", "pexe2wasm: this browser gave no WebGL 2 context, so Graphics3D.Create fails (is hardware acceleration or WebGL turned off?)");
+        cx.console(
+          "error",
+          "pexe2wasm: this browser gave no WebGL 2 context to an OffscreenCanvas in a worker, so Graphics3D.Create fails " +
+            "(is hardware acceleration or WebGL turned off? WebKitGTK offers no WebGL in workers; Safari does from version 17)",
+        );
       }
       return 0;
     }
