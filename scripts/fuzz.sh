@@ -66,12 +66,13 @@ echo "corpus: $corpus ($seeded seed files available, $(ls "$corpus" | wc -l) inp
 cd "$root/fuzz"
 build_flags=(-s none -a)
 if [[ "$target" == lower_diff ]]; then
-  # The differential target spends its time in Cranelift compiling the converted module,
-  # which is instrumented too (stable Rust cannot leave dependencies out): no debug
-  # assertions (-O; a wrong result is found by the comparison, and Cranelift's assertions
-  # cost more than they find here) and no compare tracing, in a target directory of its
-  # own so the decode targets' build is kept.
+  # The differential target spends its time in Cranelift compiling the converted module:
+  # only our crates are instrumented (scripts/fuzz-rustc.sh, a RUSTC_WRAPPER that drops the
+  # coverage flags for every other crate), no debug assertions (-O; a wrong result is found
+  # by the comparison, and Cranelift's assertions cost more than they find here) and no
+  # compare tracing, in a target directory of its own so the decode targets' build is kept.
   build_flags=(-O -s none --no-trace-compares --target-dir "$root/fuzz/target/lower_diff")
+  export RUSTC_WRAPPER="$root/scripts/fuzz-rustc.sh"
 fi
 exec cargo fuzz run "${build_flags[@]}" "$target" "$corpus" -- \
   -max_total_time="$seconds" \
