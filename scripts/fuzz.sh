@@ -73,6 +73,15 @@ if [[ "$target" == lower_diff ]]; then
   # compare tracing, in a target directory of its own so the decode targets' build is kept.
   build_flags=(-O -s none --no-trace-compares --target-dir "$root/fuzz/target/lower_diff")
   export RUSTC_WRAPPER="$root/scripts/fuzz-rustc.sh"
+  # Cargo does not fingerprint RUSTC_WRAPPER: a target directory built before it came
+  # would keep its instrumented Cranelift, so such a directory is rebuilt once.
+  marker="$root/fuzz/target/lower_diff/.own-crates-instrumented"
+  if [[ -d "$root/fuzz/target/lower_diff" && ! -e "$marker" ]]; then
+    echo "rebuilding fuzz/target/lower_diff: it predates scripts/fuzz-rustc.sh" >&2
+    rm -rf "$root/fuzz/target/lower_diff"
+  fi
+  mkdir -p "$root/fuzz/target/lower_diff"
+  touch "$marker"
 fi
 exec cargo fuzz run "${build_flags[@]}" "$target" "$corpus" -- \
   -max_total_time="$seconds" \
