@@ -51,6 +51,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/messaging.js",
     "host/ppb/net.js",
     "host/ppb/page.js",
+    "host/ppb/text_input.js",
     "host/ppb/touch_ime.js",
     "host/ppb/var.js",
     "host/ppb/url.js",
