@@ -16,6 +16,7 @@ macro_rules! host_files {
 pub const HOST_FILES: &[(&str, &str)] = host_files![
     "advertise.js",
     "embed.js",
+    "ime.js",
     "isolation.js",
     "audio-worklet.js",
     "page-services.js",
