@@ -194,7 +194,10 @@ export class TextInput {
     const { canvas, el, composer } = this;
     canvas.addEventListener("focus", () => {
       this.report(true);
-      if (this.active()) el.focus({ preventScroll: true });
+      // Shift+Tab from the element lands on the canvas: it stays there, or the focus
+      // could never leave backwards.
+      if (this.active() && !this.tabbingBack) el.focus({ preventScroll: true });
+      this.tabbingBack = false;
     });
     canvas.addEventListener("blur", (e) => {
       if (e.relatedTarget !== el) this.report(false);
@@ -214,7 +217,12 @@ export class TextInput {
     });
     // The composition's text and selection as they are once it changed the element.
     el.addEventListener("input", (e) => {
-      if (!this.composing || e.inputType !== "insertCompositionText") return;
+      // What a browser inserts after a composition ended (Firefox's last input event).
+      if (!this.composing) {
+        this.restore();
+        return;
+      }
+      if (e.inputType !== "insertCompositionText") return;
       const text = typeof e.data === "string" ? e.data : "";
       const rel = (o) => Math.max(0, Math.min((o ?? 0) - this.base, text.length));
       composer.update(text, rel(el.selectionStart), rel(el.selectionEnd), ticks(e));
@@ -235,7 +243,11 @@ export class TextInput {
       e.preventDefault();
     });
     el.addEventListener("keydown", (e) => {
-      if (!e.isComposing && e.keyCode !== 229 && e.key.length === 1 && !e.ctrlKey && !e.metaKey) composer.keyTyped();
+      if (e.isComposing || e.keyCode === 229) return;
+      if (e.key.length === 1 && !e.ctrlKey && !e.metaKey) composer.keyTyped();
+      // Enter in an <input> would submit a form around the plugin; the canvas never did.
+      if (e.key === "Enter") e.preventDefault();
+      this.tabbingBack = e.key === "Tab" && e.shiftKey;
     });
     el.addEventListener("keyup", () => composer.keyReleased());
     // The caret follows the canvas on the screen.
