@@ -5,6 +5,7 @@
 // load, loadend, error, crash and message. docs/JS-HOST.md tells how.
 
 import "./advertise.js";
+import { TextInput } from "./ime.js";
 import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from "./page-services.js";
 
 const MIME = "application/x-pnacl";
@@ -197,21 +198,30 @@ class Instance {
     );
   }
 
-  /** Input events on the canvas go to the module when it asked for their class. */
+  /**
+   * Input events on the canvas go to the module when it asked for their class; keys and
+   * text also come from the instance's editable element (ime.js), which has the focus in
+   * the canvas's place while the app takes text.
+   */
   listenForInput(c) {
     this.classes = { requested: 0, filtering: 0 };
     const wants = (cls) => (this.classes.requested | this.classes.filtering) & cls;
+    const post = (ev) => {
+      if (this.worker && !this.ended) this.worker.postMessage({ t: "input", event: ev });
+    };
+    this.text = new TextInput(c, { send: post, wants, onFocus: (has) => this.worker?.postMessage({ t: "focus", has }) });
     const send = (e, ev) => {
       if (!this.worker || this.ended) return;
       // A class requested without filtering is the module's alone (Chrome did not bubble
-      // it); a filtered one goes on to the page as well.
-      if (this.classes.requested & ev.cls) e.preventDefault();
+      // it); a filtered one goes on to the page as well. A key the IME takes keeps its
+      // default, or the composition would not start.
+      if (this.classes.requested & ev.cls && !(e.isComposing || e.keyCode === 229)) e.preventDefault();
       delete ev.cls;
-      this.worker.postMessage({ t: "input", event: ev });
+      post(ev);
     };
     const mouse = (type) => (e) => {
       if (!wants(CLASS.MOUSE)) return;
-      if (type === TYPE.MOUSEDOWN) c.focus();
+      if (type === TYPE.MOUSEDOWN) this.text.focusTarget().focus();
       const pressed = type === TYPE.MOUSEDOWN || type === TYPE.MOUSEUP || type === TYPE.CONTEXTMENU;
       send(e, {
         cls: CLASS.MOUSE,
@@ -248,19 +258,23 @@ class Instance {
         byPage: e.deltaMode === 2,
       });
     }, { passive: false });
-    c.addEventListener("keydown", (e) => {
+    const keydown = (e) => {
       if (!wants(CLASS.KEYBOARD)) return;
       const base = { cls: CLASS.KEYBOARD, time: ticks(e), modifiers: modifiers(e), key: e.keyCode, code: e.code };
       send(e, { ...base, type: TYPE.RAWKEYDOWN });
       // Chrome followed a key that types with a CHAR event carrying the text.
-      if (e.key.length === 1 && !e.ctrlKey && !e.metaKey) {
-        this.worker?.postMessage({ t: "input", event: { ...base, cls: undefined, type: TYPE.CHAR, key: e.key.charCodeAt(0), text: e.key } });
+      if (e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.isComposing) {
+        post({ ...base, cls: undefined, type: TYPE.CHAR, key: e.key.charCodeAt(0), text: e.key });
       }
-    });
-    c.addEventListener("keyup", (e) => {
+    };
+    const keyup = (e) => {
       if (!wants(CLASS.KEYBOARD)) return;
       send(e, { cls: CLASS.KEYBOARD, type: TYPE.KEYUP, time: ticks(e), modifiers: modifiers(e), key: e.keyCode, code: e.code });
-    });
+    };
+    for (const target of [c, this.text.el]) {
+      target.addEventListener("keydown", keydown);
+      target.addEventListener("keyup", keyup);
+    }
     // Touches, relative to the canvas, in PPAPI's three lists (all, changed, on the target).
     const touch = (type) => (e) => {
       if (!wants(CLASS.TOUCH)) return;
@@ -287,8 +301,6 @@ class Instance {
     };
     if (typeof ResizeObserver === "function") new ResizeObserver(check).observe(this.box);
     document.addEventListener("visibilitychange", check);
-    this.box.addEventListener("focus", () => this.worker?.postMessage({ t: "focus", has: true }));
-    this.box.addEventListener("blur", () => this.worker?.postMessage({ t: "focus", has: false }));
   }
 
   fail(error) {
@@ -307,6 +319,7 @@ class Instance {
     for (const w of this.children.values()) w.terminate();
     this.children.clear();
     this.stopGamepads?.();
+    this.text?.stop();
     for (const a of this.audio?.values() ?? []) a.stop();
     this.worker?.terminate();
   }
@@ -374,11 +387,27 @@ class Instance {
         if (m.filtering) this.classes.filtering |= m.classes;
         else this.classes.requested |= m.classes;
         this.info.inputClasses = this.classes.requested | this.classes.filtering;
+        this.text.sync();
         break;
       case "input-clear":
         this.classes.requested &= ~m.classes;
         this.classes.filtering &= ~m.classes;
         this.info.inputClasses = this.classes.requested | this.classes.filtering;
+        this.text.sync();
+        break;
+      // PPB_TextInputController (host/ppb/text_input.js), from any of the module's threads.
+      case "text-input":
+        this.text.setType(m.type);
+        this.info.textInputType = m.type;
+        break;
+      case "text-caret":
+        this.text.setCaret(m.rect);
+        break;
+      case "text-cancel":
+        this.text.cancelComposition();
+        break;
+      case "text-surrounding":
+        this.text.setSurrounding(m.text, m.caret, m.anchor);
         break;
       case "port":
         m.port.onmessage = (e) => this.onMessage(e.data);

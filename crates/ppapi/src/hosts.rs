@@ -101,6 +101,7 @@ pub const BROWSER: &[&str] = &[
     "PPB_TCPSocket;1.0",
     "PPB_TCPSocket;1.1",
     "PPB_TCPSocket;1.2",
+    "PPB_TextInputController;1.0",
     "PPB_TouchInputEvent;1.0",
     "PPB_TouchInputEvent;1.4",
     "PPB_UDPSocket;1.0",

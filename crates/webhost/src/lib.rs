@@ -16,6 +16,7 @@ macro_rules! host_files {
 pub const HOST_FILES: &[(&str, &str)] = host_files![
     "advertise.js",
     "embed.js",
+    "ime.js",
     "isolation.js",
     "audio-worklet.js",
     "page-services.js",
@@ -51,6 +52,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/ppb/messaging.js",
     "host/ppb/net.js",
     "host/ppb/page.js",
+    "host/ppb/text_input.js",
     "host/ppb/touch_ime.js",
     "host/ppb/var.js",
     "host/ppb/url.js",

@@ -23,6 +23,7 @@ import * as messaging from "./ppb/messaging.js";
 import * as net from "./ppb/net.js";
 import * as touchIme from "./ppb/touch_ime.js";
 import * as page from "./ppb/page.js";
+import * as textInput from "./ppb/text_input.js";
 import * as url from "./ppb/url.js";
 import * as vars from "./ppb/var.js";
 import * as video from "./ppb/video.js";
@@ -36,7 +37,7 @@ export const INSTANCE = 2;
 export class ThreadExit extends Error {}
 
 /** Every PPB family this host implements, in registration order. */
-export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url, page, audio, touchIme, video];
+export const FAMILIES = [core, vars, messaging, loops, view, input, graphics, gl, files, net, websocket, url, page, audio, touchIme, textInput, video];
 
 /** The registry of PPB functions for `cx` (the description check lists it too). */
 export function buildRegistry(cx) {

@@ -290,6 +290,105 @@ const scenarios = {
   },
 
   /**
+   * The ime-echo fixture (fixtures/pepper/ime-echo.pnaclasm) under an IME: compositions and
+   * commits come from Chrome DevTools Protocol (Input.imeSetComposition, Input.insertText),
+   * which drives the browser's own IME path into the focused editable element, as a real
+   * IME does. The app's ops (its HandleMessage) call PPB_TextInputController; each is
+   * acknowledged with op + 1000, so a step starts when the page has the app's last word.
+   * report.ime holds what the page showed at each step. Chromium only: WebDriver BiDi
+   * (Firefox) has no IME or composition command, and synthetic composition events would
+   * test only our listeners, not the browser's composition.
+   */
+  async ime(page) {
+    report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
+    await waitFor(page, () => window.naclModule.pexe2wasm.inputClasses & 16, null, 10000);
+    const cdp = await page.context().newCDPSession(page);
+    const seen = () => page.evaluate(() => window.messages.length);
+    const op = async (n) => {
+      const acks = await page.evaluate((a) => window.messages.filter((m) => m === a).length, n + 1000);
+      await page.evaluate((n) => window.naclModule.postMessage(n), n);
+      await waitFor(page, ([a, k]) => window.messages.filter((m) => m === a).length > k, [n + 1000, acks], 10000);
+    };
+    // Waits for at least `min` more messages from the app, then until they stop coming
+    // (what comes too many still shows: the test checks the whole list).
+    const settle = async (n, min) => {
+      await waitFor(page, (k) => window.messages.length >= k, n + min, 10000);
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 250));
+        const m = await seen();
+        if (m === n) return;
+        n = m;
+      }
+    };
+    const compose = async (text, start, end, min = 1) => {
+      const n = await seen();
+      await cdp.send("Input.imeSetComposition", { text, selectionStart: start, selectionEnd: end });
+      await settle(n, min);
+    };
+    const commit = async (text, min = 2) => {
+      const n = await seen();
+      await cdp.send("Input.insertText", { text });
+      await settle(n, min);
+    };
+    const state = () =>
+      page.evaluate(() => {
+        const el = document.querySelector("input.pexe2wasm-text-input");
+        const c = document.querySelector("canvas.pexe2wasm-canvas").getBoundingClientRect();
+        const r = el.getBoundingClientRect();
+        const a = document.activeElement;
+        return {
+          focused: a === el ? "text-input" : a?.localName ?? null,
+          value: el.value,
+          selection: [el.selectionStart, el.selectionEnd, el.selectionDirection],
+          at: [Math.round(r.left - c.left), Math.round(r.top - c.top), Math.round(r.height)],
+          opacity: getComputedStyle(el).opacity,
+        };
+      });
+    const ime = (report.ime = {});
+    // The app never asked for mouse events: the click only focuses, and the editable
+    // element takes the focus from the canvas.
+    await page.click("canvas.pexe2wasm-canvas");
+    ime.clicked = await state();
+    await op(100); // UpdateCaretPosition
+    await op(104); // UpdateSurroundingText
+    ime.surrounding = await state();
+    // A composition changed twice, a clause selected, then committed.
+    await compose("に", 1, 1);
+    await compose("にほ", 2, 2);
+    await compose("日本語", 0, 1);
+    await commit("日本語");
+    ime.committed = await state();
+    // A composition emptied (the user deleted it).
+    await compose("か", 1, 1);
+    await compose("", 0, 0);
+    // A composition the app cancels, and the next one.
+    await compose("さ", 1, 1);
+    await op(101); // CancelCompositionText
+    ime.cancelled = await state();
+    await compose("し", 1, 1);
+    await commit("し");
+    // SetTextInputType(NONE): no editable element, so no IME.
+    await op(0);
+    ime.none = await state();
+    await compose("す", 1, 1, 0);
+    await commit("す", 0);
+    // TEXT again, and IME events no longer requested: commits become CHAR events, and the
+    // composition shows at the caret (the app cannot draw it).
+    await op(1);
+    await op(102); // ClearInputEventRequest(IME)
+    ime.text = await state();
+    await compose("ね", 1, 1, 0);
+    ime.composingUnaware = await state();
+    await commit("ね", 3);
+    await commit("日😀", 6);
+    ime.afterUnaware = await state();
+    // Keys still arrive as before: RAWKEYDOWN, CHAR, KEYUP, with no second CHAR.
+    const n = await seen();
+    await page.keyboard.press("a");
+    await settle(n, 5);
+  },
+
+  /**
    * Lets the app draw: SHOT1 is the canvas's first picture that differs from the blank
    * canvas at load, SHOT2 the next one that differs from SHOT1 (each waited for up to
    * 120 s, polling every second, so a slow machine is only slower).

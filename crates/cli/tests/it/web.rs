@@ -938,6 +938,103 @@ fn touch_events_reach_the_plugin_in_chromium() {
     assert_eq!(got, [15_000_000, 17_000_000], "{r:#}");
 }
 
+/// Our IME plugin: fixtures/pepper/ime-echo.pnaclasm, assembled.
+fn ime_pexe(dir: &Path) -> PathBuf {
+    let pexe = dir.join("ime-echo.pexe");
+    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/ime-echo.pnaclasm");
+    let o = bin()
+        .arg("asm")
+        .arg(&src)
+        .arg("-o")
+        .arg(&pexe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    pexe
+}
+
+/// One IME event as ime-echo posts it: type, text, segment number, offsets, target,
+/// selection (UTF-8 bytes, as Chrome gave them).
+fn ime_event(ty: i64, text: &str, offsets: &[i64], target: i64, sel: (i64, i64)) -> Vec<Value> {
+    let mut v = vec![ty.into(), text.into(), (offsets.len() as i64 - 1).into()];
+    v.extend(offsets.iter().map(|&o| Value::from(o)));
+    v.extend([target.into(), sel.0.into(), sel.1.into()]);
+    v
+}
+
+/// The IME plugin (it asks for KEYBOARD and IME events) under compositions that Chrome
+/// DevTools Protocol drives through the browser's IME path (run.mjs's `ime` scenario):
+/// the events and their UTF-8 offsets as Chrome's renderer gave them to a plugin, the
+/// app's PPB_TextInputController calls acting on the page (caret, surrounding text,
+/// cancel, NONE turning IME off), and committed text as CHAR events once the app stops
+/// asking for IME events. Chromium only: WebDriver BiDi (Firefox) cannot compose.
+#[test]
+fn ime_compositions_reach_the_plugin_in_chromium() {
+    let browser = Browser::Chromium;
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch("ime-chromium");
+    write_site(&ime_pexe(&dir), &dir);
+    let r = run_page(browser, &dir, "sdk-page.html?nmf=ime-echo.nmf", "ime", &[]);
+    let (start, update, end, commit) = (11, 12, 13, 14);
+    let empty = |ty| ime_event(ty, "", &[0], -1, (0, 0));
+    // One kana (3 bytes): one segment, the caret after it.
+    let kana = |ty, s| ime_event(ty, s, &[0, 3], -1, (3, 3));
+    let mut want: Vec<Value> = vec![1100.into(), 1104.into()];
+    // Composed, a clause selected (the target segment), committed. The browser sets the
+    // composition to the committed text before ending it: one more UPDATE.
+    want.extend(empty(start));
+    want.extend(kana(update, "に"));
+    want.extend(ime_event(update, "にほ", &[0, 6], -1, (6, 6)));
+    want.extend(ime_event(update, "日本語", &[0, 3, 9], 0, (0, 3)));
+    for ty in [update, end, commit] {
+        want.extend(ime_event(ty, "日本語", &[0, 9], -1, (9, 9)));
+    }
+    // Emptied: an empty END.
+    want.extend(empty(start));
+    want.extend(kana(update, "か"));
+    want.extend(empty(end));
+    // Cancelled by the app (after its acknowledgement, which it posts first), then a new one.
+    want.extend(empty(start));
+    want.extend(kana(update, "さ"));
+    want.push(1101.into());
+    want.extend(empty(end));
+    want.extend(empty(start));
+    for ty in [update, update, end, commit] {
+        want.extend(kana(ty, "し"));
+    }
+    // NONE: the composition and commit of "す" reach nothing. Then TEXT, IME events no
+    // longer requested: commits are CHAR events (key code: the first UTF-16 unit).
+    want.extend([1000, 1001, 1102].map(Value::from));
+    for (key, ch) in [(0x306d, "ね"), (0x65e5, "日"), (0xd83d, "😀")] {
+        want.extend([9.into(), key.into(), ch.into()]);
+    }
+    // A key: RAWKEYDOWN, CHAR 'a', KEYUP, and no second CHAR from the editable element.
+    want.extend([6.into(), 9.into(), 97.into(), "a".into(), 8.into()]);
+    assert_eq!(r["messages"], Value::Array(want), "{r:#}");
+
+    let ime = &r["ime"];
+    assert_eq!(ime["clicked"]["focused"], "text-input", "{ime:#}");
+    // The caret the app gave ({10, 20, 2, 16}) and its surrounding text: "héllo", the
+    // selection from after "h" to after "é" (bytes 1 and 3, UTF-16 units 1 and 2).
+    assert_eq!(
+        ime["surrounding"]["at"],
+        serde_json::json!([10, 20, 16]),
+        "{ime:#}"
+    );
+    let selected = serde_json::json!([1, 2, "forward"]);
+    for step in ["surrounding", "committed", "cancelled"] {
+        assert_eq!(ime[step]["value"], "héllo", "{step}: {ime:#}");
+        assert_eq!(ime[step]["selection"], selected, "{step}: {ime:#}");
+    }
+    assert_eq!(ime["none"]["focused"], "canvas", "{ime:#}");
+    assert_eq!(ime["text"]["focused"], "text-input", "{ime:#}");
+    // An IME-unaware app's composition shows at the caret; hidden again after.
+    assert_eq!(ime["composingUnaware"]["opacity"], "1", "{ime:#}");
+    assert_eq!(ime["afterUnaware"]["opacity"], "0", "{ime:#}");
+}
+
 /// The non-blank fraction of a PNG's pixels and its RGBA bytes.
 /// A screenshot's pixels as RGBA (Chromium writes RGB, Firefox RGBA).
 fn png_pixels(path: &Path) -> Vec<u8> {

@@ -1,10 +1,11 @@
-// PPB_InputEvent;1.0 and the event kinds: mouse (1.0, 1.1), wheel, keyboard (1.0, 1.2).
+// PPB_InputEvent;1.0 and the event kinds: mouse (1.0, 1.1), wheel, keyboard (1.0, 1.2)
+// (touch and IME: touch_ime.js).
 // Which classes the app asked for goes to the page (it forwards only those); an event is
 // a resource whose state words hold its fields, readable from any thread.
 
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
-import { createTouch } from "./touch_ime.js";
+import { createIme, createTouch } from "./touch_ime.js";
 
 // State words of an input event (after FIELDS). Wheel events reuse the mouse words.
 export const EV = {
@@ -72,6 +73,7 @@ const isKey = (t) => t >= TYPE.RAWKEYDOWN && t <= TYPE.CHAR;
  */
 export function createEvent(cx, e) {
   if (e.type >= TYPE.TOUCHSTART && e.type <= TYPE.TOUCHCANCEL) return createTouch(cx, e);
+  if (e.type >= TYPE.IME_COMPOSITION_START && e.type <= TYPE.IME_TEXT) return createIme(cx, e);
   const text = e.text ? cx.vars.fromJS(e.text) : null;
   const code = e.code ? cx.vars.fromJS(e.code) : null;
   return cx.vars.locked(() => {

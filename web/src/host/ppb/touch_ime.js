@@ -5,6 +5,10 @@
 // Touch block: three u32 counts (touches, changed, target touches), then per list
 // MAX_POINTS points of 9 words: id, x, y, radius x, radius y, angle, pressure, tilt x,
 // tilt y (floats as f32). IME block: the segment offsets (u32, segment_number + 1 of them).
+//
+// An IME event from the page (a composition in the page's editable element, embed.js) is
+// built as Chrome's renderer built one from the browser's composition: its UTF-16 text
+// goes to UTF-8 with every offset, and its segments are the boundaries of its text spans.
 
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
@@ -54,6 +58,63 @@ export function createBlockEvent(cx, type, time, modifiers, bytes) {
 export function createTouch(cx, e) {
   const id = createBlockEvent(cx, e.type, e.time ?? 0, e.modifiers ?? 0, TOUCH_BYTES);
   writeTouches(cx.mem, cx.h[cx.res.base(id) + FIELDS + EV.BLOCK] >>> 0, e);
+  return id;
+}
+
+/**
+ * UTF-8 byte offsets of UTF-16 offsets into `text`: null for one past the end or inside a
+ * surrogate pair (Chrome's UTF16ToUTF8AndAdjustOffsets gave npos for those).
+ */
+export function utf8Offsets(text, offsets) {
+  const at = new Map();
+  let bytes = 0;
+  let u = 0;
+  for (const ch of text) {
+    at.set(u, bytes);
+    const c = ch.codePointAt(0);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    u += ch.length;
+  }
+  at.set(u, bytes);
+  return offsets.map((o) => (Number.isInteger(o) && at.has(o) ? at.get(o) : null));
+}
+
+/**
+ * An IME event's fields from a composition as the page sees it: `text`, the selection
+ * [start, end] and spans [{start, end, thick}] in UTF-16 units. As Chrome: the selection
+ * in UTF-8 bytes (the text's end where an offset does not convert); the segment offsets
+ * are the distinct span boundaries with 0 and the text's end, ascending; the target
+ * segment is the one a thick span starts, or -1.
+ */
+export function imeFields(text, selection = [text.length, text.length], spans = []) {
+  const size = utf8Offsets(text, [text.length])[0];
+  const conv = utf8Offsets(text, [selection[0], selection[1], ...spans.flatMap((s) => [s.start, s.end])]);
+  const offsets = [...new Set([0, size, ...conv.slice(2).filter((o) => o !== null)])].sort((a, b) => a - b);
+  let target = -1;
+  for (let i = 0; i < spans.length; i++) {
+    const k = spans[i].thick ? offsets.indexOf(conv[2 + 2 * i]) : -1;
+    if (conv[2 + 2 * i] !== null && k >= 0) {
+      target = k;
+      break;
+    }
+  }
+  return { offsets, target, selStart: conv[0] ?? size, selEnd: conv[1] ?? size };
+}
+
+/** An IME event from the page: {type, time, text, selection, spans} (imeFields). */
+export function createIme(cx, e) {
+  const text = typeof e.text === "string" ? e.text : "";
+  const f = imeFields(text, e.selection, e.spans);
+  const v = cx.vars.fromJS(text);
+  const id = createBlockEvent(cx, e.type, e.time ?? 0, 0, 4 * f.offsets.length);
+  const b = cx.res.base(id) + FIELDS;
+  const block = cx.h[b + EV.BLOCK] >>> 0;
+  f.offsets.forEach((o, k) => cx.mem.setI32(block + 4 * k, o));
+  cx.h[b + EV.TEXT] = v.v;
+  cx.h[b + EV.SEGMENTS] = f.offsets.length - 1;
+  cx.h[b + EV.TARGET] = f.target;
+  cx.h[b + EV.SEL_START] = f.selStart;
+  cx.h[b + EV.SEL_END] = f.selEnd;
   return id;
 }
 
