@@ -194,11 +194,16 @@ async function launch() {
   return { browser: context, page, close: () => context.close() };
 }
 
-/** Polls `f` in the page until it returns a truthy value; that value, or null at the deadline. */
+/**
+ * Polls `f` in the page until it returns a truthy value; that value, or null at the deadline.
+ * An evaluation that throws counts as not yet: WebKitGTK's WebDriver has answered `get`
+ * before the page's scripts set `window.events` (CI saw it once), and a page may still be
+ * navigating.
+ */
 async function waitFor(page, f, arg, ms) {
   const end = Date.now() + ms;
   for (;;) {
-    const v = await page.evaluate(f, arg);
+    const v = await page.evaluate(f, arg).catch(() => null);
     if (v) return v;
     if (Date.now() > end) return null;
     await new Promise((r) => setTimeout(r, 50));
