@@ -793,27 +793,6 @@ fn webpenc(browser: Browser) {
 
 both_browsers!(webpenc: webpenc_output_decodes_in_chromium, webpenc_output_decodes_in_firefox);
 
-// Safari's engine (WebKitGTK through WebKitWebDriver, under xvfb-run): the message apps.
-#[test]
-fn cptaffe_hello_tutorial_in_webkit() {
-    cptaffe(Browser::WebKit);
-}
-
-#[test]
-fn lpdevs_part2_in_webkit() {
-    lpdevs(Browser::WebKit);
-}
-
-#[test]
-fn stockfish_plays_a_legal_move_in_webkit() {
-    stockfish(Browser::WebKit);
-}
-
-#[test]
-fn webpenc_output_decodes_in_webkit() {
-    webpenc(Browser::WebKit);
-}
-
 /// Every Pepper plugin of the corpus reaches DidCreate in each browser with no uncaught
 /// error; what each lacks is named on the element (`pexe2wasm.missing`). (glbench27's
 /// nacl_io calls the file system interfaces unchecked before DidCreate: it needs them
@@ -864,11 +843,6 @@ fn every_corpus_plugin_reaches_did_create_in_chromium() {
 #[test]
 fn every_corpus_plugin_reaches_did_create_in_firefox() {
     every_corpus_plugin_reaches_did_create(Browser::Firefox);
-}
-
-#[test]
-fn every_corpus_plugin_reaches_did_create_in_webkit() {
-    every_corpus_plugin_reaches_did_create(Browser::WebKit);
 }
 
 /// Our own plugin (fixtures/pepper/input-echo.pnaclasm) answers each input event with
@@ -1524,34 +1498,31 @@ both_browsers!(page_services: page_services_answer_the_module_in_chromium, page_
 // WebKitGTK (MiniBrowser through WebKitWebDriver, under xvfb-run): the apps and harnesses
 // the other two browsers run, each through the same scenario function.
 
-#[test]
-fn input_events_reach_the_plugin_in_webkit() {
-    input_echo(Browser::WebKit);
+/// Tests of scenarios in WebKitGTK: `scenario: test_name` runs `scenario(Browser::WebKit)`.
+macro_rules! webkit_tests {
+    ($($f:ident: $name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $f(Browser::WebKit);
+            }
+        )*
+    };
 }
 
-#[test]
-fn astar_star_solves_a_path_in_webkit() {
-    astar(Browser::WebKit);
-}
-
-#[test]
-fn file_systems_answer_as_chrome_did_in_webkit() {
-    files(Browser::WebKit);
-}
-
-#[test]
-fn ds923y_websockets_round_trip_in_webkit() {
-    websocket(Browser::WebKit);
-}
-
-#[test]
-fn shhnjk_url_loader_fetches_through_the_url_map_in_webkit() {
-    url_loader(Browser::WebKit);
-}
-
-#[test]
-fn page_services_answer_the_module_in_webkit() {
-    page_services(Browser::WebKit);
+webkit_tests! {
+    cptaffe: cptaffe_hello_tutorial_in_webkit,
+    lpdevs: lpdevs_part2_in_webkit,
+    stockfish: stockfish_plays_a_legal_move_in_webkit,
+    webpenc: webpenc_output_decodes_in_webkit,
+    every_corpus_plugin_reaches_did_create: every_corpus_plugin_reaches_did_create_in_webkit,
+    input_echo: input_events_reach_the_plugin_in_webkit,
+    astar: astar_star_solves_a_path_in_webkit,
+    files: file_systems_answer_as_chrome_did_in_webkit,
+    websocket: ds923y_websockets_round_trip_in_webkit,
+    url_loader: shhnjk_url_loader_fetches_through_the_url_map_in_webkit,
+    page_services: page_services_answer_the_module_in_webkit,
+    path_tracer: path_tracer_draws_and_refines_in_webkit,
 }
 
 /// WebKitGTK 2.50 gives no WebGL context to an OffscreenCanvas in a worker (its
@@ -1587,9 +1558,4 @@ fn bp2008_says_why_it_cannot_play_without_webgl_in_webkit() {
         "{r:#}"
     );
     assert_eq!(r["status"], "CRASHED", "{r:#}");
-}
-
-#[test]
-fn path_tracer_draws_and_refines_in_webkit() {
-    path_tracer(Browser::WebKit);
 }
