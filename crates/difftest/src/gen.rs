@@ -14,8 +14,10 @@
 //! Memory: global `buf` (512 bytes of random data, compared after every call) is
 //! addressed as `buf + (x & mask)`, so accesses stay inside it; allocas are zeroed before
 //! use (stack garbage differs between the interpreter and wasm) and their addresses never
-//! escape into compared values. The other globals: `fuel`, the jmp_bufs and the function
-//! table.
+//! escape into compared values. The stack never overflows: the two sides pad dynamic
+//! allocas differently, so an overflow would overwrite different bytes of the globals
+//! below the stack (see [`MAX_GROWING_ALLOCAS`]). The other globals: `fuel`, the
+//! jmp_bufs and the function table.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -58,6 +60,15 @@ pub const BUF: u32 = 512;
 pub const FUEL: u32 = 200;
 /// Bytes of each function's jmp_buf slot.
 const JB: u32 = 64;
+/// Dynamic allocas per function that are not inside stacksave/stackrestore (the rest
+/// are). Each one runs at most once per unit of fuel its frame takes, plus once, and
+/// grows the stack by at most 48 bytes (`(x & 31) + 16`, padded to 16 by the lowering),
+/// so all frames together grow by at most `2 * 48 * (FUEL + frames)`, about 20 KB of the
+/// harness's 64 KiB stack. Without a bound, a loop of a few blocks with ten such allocas
+/// each overflowed the stack into the globals below it, where the interpreter (which
+/// pads to the alloca's own alignment) and wasm wrote different bytes
+/// (docs/FUZZING.md, finding 2).
+pub const MAX_GROWING_ALLOCAS: u32 = 2;
 
 /// A value type of the generated code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -676,6 +687,8 @@ struct FnGen {
     jb_slots: Vec<usize>,
     /// Instructions emitted so far in the current block (bounded).
     budget: usize,
+    /// Dynamic allocas so far outside stacksave/stackrestore ([`MAX_GROWING_ALLOCAS`]).
+    growing_allocas: u32,
     simd: bool,
     /// The type of each value, by generation order.
     value_tys: Vec<Ty>,
@@ -704,6 +717,7 @@ impl FnGen {
             setjmp: mg.cfg.sjlj && u.chance(1, 4),
             jb_slots: Vec::new(),
             budget: 0,
+            growing_allocas: 0,
             simd: mg.cfg.simd,
             value_tys: Vec::new(),
             layout: Vec::new(),
@@ -2070,9 +2084,14 @@ impl FnGen {
     }
 
     /// A dynamic alloca, zeroed, written and read back; inside stacksave/stackrestore or
-    /// not (then the stack grows each time it runs: at most the fuel times 48 bytes).
+    /// not (then the stack grows each time it runs), the latter at most
+    /// [`MAX_GROWING_ALLOCAS`] times per function.
     fn dynamic_alloca(&mut self, mg: &mut ModGen<'_>, u: &mut Src<'_>) {
-        let save = u.chance(1, 2);
+        // Draw the choice even when the bound decides (inputs keep their meaning).
+        let save = u.chance(1, 2) || self.growing_allocas >= MAX_GROWING_ALLOCAS;
+        if !save {
+            self.growing_allocas += 1;
+        }
         let sp = if save {
             self.call_intrinsic(mg, "llvm.stacksave", &[], false)
         } else {

@@ -2,3 +2,4 @@
 //! deterministic inputs, so CI runs the machinery).
 mod regressions;
 mod seeds;
+mod stack;

@@ -142,6 +142,9 @@ pub struct Machine<'m> {
     pub global_addr: Vec<u32>,
     /// The stack pointer (`__stack_pointer`).
     pub sp: u32,
+    /// The lowest the stack pointer has been (allocas), to tell how much stack a run
+    /// used (the differential harness keeps its programs well inside the stack).
+    pub sp_low: u32,
     /// The invocation counter of setjmp-calling functions.
     pub sjlj_counter: u32,
     /// Instructions executed so far, and the limit.
@@ -199,6 +202,7 @@ impl<'m> Machine<'m> {
             mem,
             global_addr: lay.global_addr,
             sp: lay.stack_top as u32,
+            sp_low: lay.stack_top as u32,
             sjlj_counter: 0,
             steps: 0,
             max_steps: 10_000_000,
@@ -540,6 +544,7 @@ impl<'m> Machine<'m> {
                     let a = align.bytes().unwrap_or(1).max(1) as u32;
                     let sp = self.sp.wrapping_sub(n) & !(a - 1);
                     self.sp = sp;
+                    self.sp_low = self.sp_low.min(sp);
                     Some(Val::int(32, sp as u64))
                 }
                 InstKind::Load { ptr, .. } => {
