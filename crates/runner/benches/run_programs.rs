@@ -20,6 +20,10 @@
 //! repository, see docs/PERFORMANCE.md): each is precompiled and run the same way, in the
 //! same rounds, its output checked against ours, and the table gains its median and the
 //! ratio ours / reference, with their geometric mean.
+//!
+//! A second table gives the medians of the CPU time of the same runs (the process's user
+//! and system time, all threads, across each run): on a shared machine the wall time also
+//! counts the time a run waited for a processor, which CPU time leaves out.
 
 use pexe2wasm_testkit::corpus as common;
 
@@ -57,6 +61,10 @@ struct Bench {
     stdout_len: usize,
     stdout_hash: u64,
     times: Vec<Duration>,
+    /// The CPU time of the same runs.
+    cpu: Vec<Duration>,
+    /// The CPU time of the reference's runs.
+    reference_cpu: Vec<Duration>,
     /// The reference build, precompiled, and its times.
     reference: Option<(pexe2wasm_runner::Precompiled, Vec<Duration>)>,
 }
@@ -70,6 +78,17 @@ fn run_once(pre: &pexe2wasm_runner::Precompiled, opts: &RunOptions, what: &str) 
         fail(what, format!("exit code {}", r.exit_code));
     }
     r.stdout
+}
+
+/// The CPU time the process has used so far (user and system, all threads).
+fn process_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 fn median(times: &mut [Duration]) -> f64 {
@@ -138,6 +157,8 @@ fn main() {
             stdout_len: stdout.len(),
             stdout_hash: fnv1a(&stdout),
             times: Vec::with_capacity(rounds),
+            cpu: Vec::with_capacity(rounds),
+            reference_cpu: Vec::with_capacity(rounds),
             reference,
         });
     }
@@ -159,14 +180,15 @@ fn main() {
             // Ours and the reference one after the other, in turns which goes first.
             let ours_first = (round + k) % 2 == 0;
             for ours in [ours_first, !ours_first] {
-                let (pre, times) = match (&mut b.reference, ours) {
-                    (_, true) => (&b.precompiled, &mut b.times),
-                    (Some((pre, times)), false) => (&*pre, times),
+                let (pre, times, cpu) = match (&mut b.reference, ours) {
+                    (_, true) => (&b.precompiled, &mut b.times, &mut b.cpu),
+                    (Some((pre, times)), false) => (&*pre, times, &mut b.reference_cpu),
                     (None, false) => continue,
                 };
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), process_cpu());
                 run_once(pre, &opts, &what);
                 times.push(t.elapsed());
+                cpu.push(process_cpu().saturating_sub(c));
             }
         }
         eprintln!("round {}/{rounds} done", round + 1);
@@ -223,4 +245,30 @@ fn main() {
         );
     }
     println!("table row: | {} |", cells.join(" | "));
+    println!();
+    if with_ref {
+        println!("| program | CPU median (s) | reference CPU median (s) | ours / reference |");
+        println!("|---|---|---|---|");
+    } else {
+        println!("| program | CPU median (s) |");
+        println!("|---|---|");
+    }
+    let mut log_ratio = 0.0;
+    for b in &mut benches {
+        let med = median(&mut b.cpu);
+        if b.reference_cpu.is_empty() {
+            let none = if with_ref { " - | - |" } else { "" };
+            println!("| {} | {med:.3} |{none}", b.short);
+            continue;
+        }
+        let rmed = median(&mut b.reference_cpu);
+        log_ratio += (med / rmed).ln();
+        println!("| {} | {med:.3} | {rmed:.3} | {:.2} |", b.short, med / rmed);
+    }
+    if with_ref {
+        println!(
+            "\ngeometric mean of ours / reference (CPU time): {:.2}",
+            (log_ratio / benches.len() as f64).exp()
+        );
+    }
 }

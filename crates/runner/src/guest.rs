@@ -139,7 +139,7 @@ pub(crate) enum Mem {
 
 /// The module's `memory` export, looked up once per store (a host function reads memory
 /// on nearly every call; the lookup by name cost more than the read).
-fn memory(cx: &mut impl AsContextMut<Data = Ctx>) -> wasmtime::Result<Mem> {
+pub(crate) fn memory(cx: &mut impl AsContextMut<Data = Ctx>) -> wasmtime::Result<Mem> {
     if let Some(m) = cx.as_context().data().memory_cache() {
         return Ok(m.clone());
     }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Weak};
 use wasmtime::{Instance, Linker, Module};
 use wasmtime_wasi::p1::WasiP1Ctx;
 
+use crate::fastwrite::StdSinks;
 use crate::mailbox::Mailbox;
 use crate::process::Process;
 use crate::RunOptions;
@@ -169,6 +170,8 @@ pub struct Ctx {
     instance: Option<Instance>,
     memory: Option<crate::guest::Mem>,
     mailbox: Arc<Mailbox>,
+    /// Where fd 1 and 2 go without wasmtime-wasi (`fastwrite.rs`; none outside a run).
+    stdio_sinks: StdSinks,
 }
 
 impl Ctx {
@@ -186,6 +189,7 @@ impl Ctx {
             instance: None,
             memory: None,
             mailbox: Arc::new(Mailbox::new(thread.tid)),
+            stdio_sinks: StdSinks::default(),
         }
     }
 
@@ -261,6 +265,18 @@ impl Ctx {
 
     pub(crate) fn set_memory_cache(&mut self, m: crate::guest::Mem) {
         self.memory = Some(m);
+    }
+
+    pub(crate) fn stdio_sinks(&self) -> &StdSinks {
+        &self.stdio_sinks
+    }
+
+    pub(crate) fn stdio_sinks_mut(&mut self) -> &mut StdSinks {
+        &mut self.stdio_sinks
+    }
+
+    pub(crate) fn set_stdio_sinks(&mut self, sinks: StdSinks) {
+        self.stdio_sinks = sinks;
     }
 
     /// Sets the instance of a store made by hand ([`Ctx::standalone_with_host`]), so that

@@ -8,6 +8,7 @@ use wasmtime::{Caller, Linker};
 use wasmtime_wasi::p1;
 use wasmtime_wasi::I32Exit;
 
+use crate::fastwrite;
 use crate::host::{Ctx, Host};
 use crate::RunOptions;
 use pexe2wasm::runtime;
@@ -19,7 +20,9 @@ use pexe2wasm::runtime;
 pub(crate) struct ThreadExit;
 
 /// WASI preview 1 (with `proc_exit` replaced so that every status reaches the caller:
-/// wasmtime-wasi turns statuses of 126 and above into an error), `wasi`.`thread-spawn`
+/// wasmtime-wasi turns statuses of 126 and above into an error, and `fd_write`,
+/// `fd_close` and `fd_renumber` in front of wasmtime-wasi's for the fast path to
+/// standard output and error, `fastwrite.rs`), `wasi`.`thread-spawn`
 /// (a new module thread, see [`crate::Process::spawn_module_thread`]) and
 /// `pexe2wasm`.`thread_exit`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,6 +45,11 @@ impl Host for IrtHost {
                 Err(I32Exit(status).into())
             },
         )?;
+        // Standard output and error without wasmtime-wasi's per-call cost (`fastwrite.rs`);
+        // everything else goes to wasmtime-wasi's own implementation.
+        linker.func_wrap(runtime::WASI, "fd_write", fastwrite::fd_write)?;
+        linker.func_wrap(runtime::WASI, "fd_close", fastwrite::fd_close)?;
+        linker.func_wrap(runtime::WASI, "fd_renumber", fastwrite::fd_renumber)?;
         linker.allow_shadowing(false);
         linker.func_wrap(
             runtime::WASI_THREADS,

@@ -64,6 +64,7 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
+mod fastwrite;
 mod guest;
 mod host;
 mod irt;
@@ -280,6 +281,34 @@ impl CapturedStreams {
         }
     }
 
+    /// The runner's own destinations for the program's fd 1 and fd 2 (`fastwrite.rs`),
+    /// the same streams [`wasi_ctx_with`] gives the WASI context; `None` for a stream the
+    /// runner does not own (a terminal, the host's stderr for a Pepper app's stdout),
+    /// which only wasmtime-wasi writes.
+    pub(crate) fn std_sinks(&self, opts: &RunOptions) -> fastwrite::StdSinks {
+        fastwrite::StdSinks::new(self.stdout_sink(opts), self.stderr_sink(opts))
+    }
+
+    fn stdout_sink(&self, opts: &RunOptions) -> Option<fastwrite::Sink> {
+        match (opts.stdout, &self.stdout, &self.coalesced) {
+            (Output::Inherit, _, Some(c)) => Some(fastwrite::Sink::Coalesced(c.0.clone())),
+            (Output::Capture, Some(p), _) => Some(fastwrite::Sink::Capture(p.clone())),
+            (Output::Discard, _, _) => Some(fastwrite::Sink::Discard),
+            _ => None,
+        }
+    }
+
+    fn stderr_sink(&self, opts: &RunOptions) -> Option<fastwrite::Sink> {
+        match (opts.stderr, &self.stderr, &self.coalesced) {
+            (Output::Inherit | Output::HostStderr, _, Some(c)) => {
+                Some(fastwrite::Sink::StderrAfterStdout(c.0.clone()))
+            }
+            (Output::Capture, Some(p), _) => Some(fastwrite::Sink::Capture(p.clone())),
+            (Output::Discard, _, _) => Some(fastwrite::Sink::Discard),
+            _ => None,
+        }
+    }
+
     /// What the program wrote so far: (stdout, stderr), empty for streams not captured.
     pub fn contents(&self) -> (Vec<u8>, Vec<u8>) {
         let get = |p: &Option<MemoryOutputPipe>| {
@@ -333,36 +362,42 @@ pub fn wasi_ctx_with(opts: &RunOptions, streams: &CapturedStreams) -> Result<Was
         }
         _ => {}
     }
-    match (opts.stdout, &streams.stdout) {
-        (Output::Inherit, _) => match &coalesced {
-            Some(c) => {
-                b.stdout(stdio::CoalescedStdout(c.clone()));
-            }
-            None => {
+    // The streams the runner owns are the ones its fast fd_write writes to as well.
+    match streams.stdout_sink(opts) {
+        Some(fastwrite::Sink::Coalesced(c)) => {
+            b.stdout(stdio::CoalescedStdout(c));
+        }
+        Some(fastwrite::Sink::Capture(p)) => {
+            b.stdout(p);
+        }
+        // wasmtime-wasi's default stdout is a sink.
+        Some(fastwrite::Sink::Discard) => {}
+        Some(fastwrite::Sink::StderrAfterStdout(_)) => unreachable!("not a stdout sink"),
+        None => match opts.stdout {
+            Output::Inherit => {
                 b.inherit_stdout();
             }
-        },
-        (Output::HostStderr, _) => {
-            b.stdout(tokio::io::stderr());
-        }
-        (Output::Capture, Some(p)) => {
-            b.stdout(p.clone());
-        }
-        _ => {}
-    }
-    match (opts.stderr, &streams.stderr) {
-        (Output::Inherit | Output::HostStderr, _) => match &coalesced {
-            Some(c) => {
-                b.stderr(stdio::StderrAfterStdout(c.clone()));
+            Output::HostStderr => {
+                b.stdout(tokio::io::stderr());
             }
-            None => {
+            Output::Capture | Output::Discard => {}
+        },
+    }
+    match streams.stderr_sink(opts) {
+        Some(fastwrite::Sink::StderrAfterStdout(c)) => {
+            b.stderr(stdio::StderrAfterStdout(c));
+        }
+        Some(fastwrite::Sink::Capture(p)) => {
+            b.stderr(p);
+        }
+        Some(fastwrite::Sink::Discard) => {}
+        Some(fastwrite::Sink::Coalesced(_)) => unreachable!("not a stderr sink"),
+        None => match opts.stderr {
+            Output::Inherit | Output::HostStderr => {
                 b.inherit_stderr();
             }
+            Output::Capture | Output::Discard => {}
         },
-        (Output::Capture, Some(p)) => {
-            b.stderr(p.clone());
-        }
-        _ => {}
     }
     let dirs = opts.dirs.iter().map(|d| (d, FsPerms::ReadWrite));
     let readonly = opts.readonly_dirs.iter().map(|d| (d, FsPerms::ReadOnly));

@@ -209,7 +209,8 @@ impl Process {
 
     fn new_store(self: &Arc<Self>, thread: ThreadInfo) -> Result<Store<Ctx>, RunError> {
         let wasi = wasi_ctx_with(&self.opts, &self.streams)?;
-        let ctx = Ctx::new(wasi, thread, Arc::downgrade(self), self.hosts.clone());
+        let mut ctx = Ctx::new(wasi, thread, Arc::downgrade(self), self.hosts.clone());
+        ctx.set_stdio_sinks(self.streams.std_sinks(&self.opts));
         let mut store = Store::new(&self.engine, ctx);
         if self.interruptible {
             store.set_epoch_deadline(1);

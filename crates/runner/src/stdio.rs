@@ -253,7 +253,7 @@ impl AsyncWrite for CoalescedStdout {
 pub(crate) struct StderrAfterStdout(pub(crate) Arc<Coalescer>);
 
 impl StderrAfterStdout {
-    fn write_all(&self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write_all(&self, bytes: &[u8]) -> std::io::Result<()> {
         // Neither the flush's errors (stdout's) nor stdout's state are stderr's business.
         let _ = self.0.flush();
         let mut e = std::io::stderr().lock();

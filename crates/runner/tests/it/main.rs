@@ -21,3 +21,4 @@ mod pepper_url;
 mod pepper_var;
 mod run_wasm;
 mod runtime_irt;
+mod stdio_fast;
