@@ -82,7 +82,6 @@ export class ThreadPool {
     this.h = h;
     this.target = Math.min(target, POOL_SLOTS);
     this.startWorker = startWorker; // (slot) => Promise resolved when it is idle
-    this.workers = new Map();
   }
 
   counts() {
@@ -108,10 +107,5 @@ export class ThreadPool {
       want--;
     }
     return started;
-  }
-
-  /** The same, resolved when all those are idle. */
-  refill() {
-    return Promise.all(this.starts());
   }
 }
