@@ -7,11 +7,12 @@
 import "./advertise.js";
 import { TextInput } from "./ime.js";
 import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from "./page-services.js";
+import { ThreadPool } from "./host/threads.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
 /** The workers an instance worker may ask the page to create (Instance.spawn). */
-const HOST_WORKERS = new Set(["io-worker.js", "thread-worker.js"]);
+const HOST_WORKERS = new Set(["io-worker.js"]);
 
 /**
  * What `pexe2wasm web` wrote into the page: `<script type="application/json"
@@ -31,6 +32,14 @@ function pageConfig() {
 }
 const instances = new WeakMap();
 let warnedIsolation = false;
+// Whether the page is going away (pagehide): its workers end then, and that is no crash.
+let leaving = false;
+addEventListener("pagehide", () => {
+  leaving = true;
+});
+addEventListener("pageshow", () => {
+  leaving = false;
+});
 
 function note(text, level = "info") {
   console[level](`pexe2wasm: ${text}`);
@@ -111,7 +120,9 @@ class Instance {
   constructor(el) {
     this.el = el;
     this.worker = null;
-    this.children = new Map(); // spawn id -> a host worker created for the instance worker
+    this.children = new Map(); // spawn id or "thread N" -> a host worker created for the instance
+    this.io = null; // the IO worker
+    this.pool = null; // the thread pool (startThreads)
     this.ended = false;
     // Messages the module posts before its load event wait for it, as in Chrome (the
     // plugin held them until the instance was up).
@@ -178,9 +189,8 @@ class Instance {
     this.worker = new Worker(new URL("instance-worker.js", HOST), { type: "module", name: `pexe2wasm ${src}` });
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
-    const threads = Number(el.getAttribute("data-pexe2wasm-threads")) || undefined;
     this.worker.postMessage(
-      { t: "init", url, attrs, view, args: [src], threads, canvas: offscreen, urlMap: pageConfig().urlMap ?? {}, refuseUnmapped: pageConfig().refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
+      { t: "init", url, attrs, view, args: [src], canvas: offscreen, urlMap: pageConfig().urlMap ?? {}, refuseUnmapped: pageConfig().refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
       offscreen ? [offscreen] : [],
     );
     this.watchView();
@@ -318,6 +328,7 @@ class Instance {
     this.ended = true;
     for (const w of this.children.values()) w.terminate();
     this.children.clear();
+    this.threadInit = null; // the module and its memory, for the collector
     this.stopGamepads?.();
     this.text?.stop();
     for (const a of this.audio?.values() ?? []) a.stop();
@@ -348,6 +359,7 @@ class Instance {
     if (this.ended || !HOST_WORKERS.has(m.script)) return;
     const w = new Worker(new URL(m.script, HOST), { type: "module", name: `pexe2wasm ${m.script}` });
     this.children.set(m.id, w);
+    if (m.script === "io-worker.js") this.io = w;
     w.onerror = (e) => this.worker?.postMessage({ t: "worker-error", id: m.id, message: e.message || "" });
     const ch = new MessageChannel();
     // The first message (the module, its memory) goes with the port: Firefox cannot send a
@@ -356,15 +368,103 @@ class Instance {
     this.worker.postMessage({ t: "spawned", id: m.id, port: ch.port1 }, [ch.port1]);
   }
 
+  /**
+   * The instance worker's `threads` (the module, its memory, the host block, the args):
+   * starts the pool of thread workers (hardware threads + 2, at least 4, or the element's
+   * data-pexe2wasm-threads) and keeps it full from here on, so that any module thread may
+   * start a thread while the main module thread is busy or blocked in a call: the page's
+   * event loop is the one no module code ever holds. The instance worker starts the module
+   * once these first workers are ready ("threads-ready").
+   */
+  startThreads(m) {
+    if (this.ended || this.pool) return;
+    const target = Number(this.el.getAttribute("data-pexe2wasm-threads")) || Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
+    this.threadInit = { module: m.module, memory: m.memory, hostSab: m.hostSab, args: m.args };
+    this.threadSeq = 0;
+    this.pool = new ThreadPool(new Int32Array(m.hostSab), target, (slot) => this.startThread(slot));
+    // Each worker that is up is counted, so a start that stalls says how far it got.
+    let up = 0;
+    const progress = () => this.onMessage({ t: "progress", what: `thread-pool ${up}/${this.pool.target}` });
+    progress();
+    const first = this.pool.starts().map((p) =>
+      p.then(() => {
+        up++;
+        progress();
+      }),
+    );
+    Promise.all(first).then(() => this.worker?.postMessage({ t: "threads-ready" }));
+  }
+
+  /**
+   * Starts a thread worker into pool slot `slot`; resolves when it waits there for a
+   * thread. It gets, in its first message from here (Firefox cannot send a
+   * WebAssembly.Module over a MessagePort), a port to the IO worker (given to the IO
+   * worker from here too) and a port to the instance worker, whose end the instance worker
+   * takes whenever its event loop next runs: nothing waits for it.
+   */
+  startThread(slot) {
+    return new Promise((resolve) => {
+      if (this.ended) return;
+      const key = `thread ${++this.threadSeq}`;
+      const w = new Worker(new URL("thread-worker.js", HOST), { type: "module", name: "pexe2wasm thread-worker.js" });
+      this.children.set(key, w);
+      w.onerror = (e) => {
+        const error = e.message || "a thread worker failed to load";
+        // Firefox fails the loads of workers still starting when the page navigates away,
+        // between beforeunload and pagehide, with an error event: not the module's. So a
+        // crash is told once the page is seen to stay.
+        setTimeout(() => leaving || this.ended || this.onMessage({ t: "crash", error, stack: "" }), 500);
+      };
+      w.onmessage = (e) => this.onThreadMessage(key, e.data, resolve);
+      const io = new MessageChannel();
+      this.io.postMessage({ t: "port", port: io.port2 }, [io.port2]);
+      const main = new MessageChannel();
+      this.worker.postMessage({ t: "thread-port", port: main.port1 }, [main.port1]);
+      const { module, memory, hostSab, args } = this.threadInit;
+      w.postMessage({ t: "init", module, memory, hostSab, args, slot, io: io.port1, main: main.port2 }, [io.port1, main.port2]);
+    });
+  }
+
+  /** A thread worker's message; `ready` resolves its start. */
+  onThreadMessage(key, m, ready) {
+    switch (m.t) {
+      case "ready":
+        ready();
+        break;
+      case "refill":
+        // A thread took a worker from the pool, or found it empty.
+        if (!this.ended) this.pool.starts();
+        break;
+      case "done":
+        // Its thread ended and its slot is free; the worker closes itself.
+        this.children.get(key)?.terminate();
+        this.children.delete(key);
+        if (!this.ended) this.pool.starts();
+        break;
+      case "exit":
+      case "crash":
+        // The instance ends once, at the first.
+        if (!this.ended) this.onMessage(m);
+        break;
+      default:
+        // What any thread tells the page.
+        this.onMessage(m);
+        break;
+    }
+  }
+
   onMessage(m) {
     const el = this.el;
     switch (m.t) {
       case "spawn":
         this.spawn(m);
         break;
-      case "terminate":
-        this.children.get(m.id)?.terminate();
-        this.children.delete(m.id);
+      case "threads":
+        this.startThreads(m);
+        break;
+      case "refill":
+        // The main module thread took a worker from the pool, or found it empty.
+        if (!this.ended) this.pool?.starts();
         break;
       case "message":
         if (this.early) this.early.push(m.data);
@@ -408,9 +508,6 @@ class Instance {
         break;
       case "text-surrounding":
         this.text.setSurrounding(m.text, m.caret, m.anchor);
-        break;
-      case "port":
-        m.port.onmessage = (e) => this.onMessage(e.data);
         break;
       case "cursor":
         this.canvas.style.cursor = cursorCss(m);

@@ -190,10 +190,12 @@ export class Context {
     setTimeout(f, delay);
   }
 
-  /** Asks for the thread pool to be refilled (the instance worker does it). */
+  /**
+   * Asks the page to refill the thread pool (embed.js): straight to the page, whose event
+   * loop is free whatever this thread or the main one is doing.
+   */
   refillThreads() {
-    if (this.isMain) this.onRefill?.();
-    else this.toMain({ t: "refill" });
+    this.toPage({ t: "refill" });
   }
 
   /** Drops a reference to a resource; the last one frees what it held. */

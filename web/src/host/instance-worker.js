@@ -1,5 +1,5 @@
 // The instance worker: the module's main thread (tid 0). It instantiates the module over a
-// new shared memory, starts the thread pool, runs `_start`; the runtime calls
+// new shared memory, has the page start the thread pool, runs `_start`; the runtime calls
 // `pexe2wasm_ppapi.start`, which makes the start-up PPP calls and then unwinds the wasm
 // stack (docs/JS-HOST.md, "The main module thread returns to its event loop"), so that from
 // then on this worker's event loop drives the app: page messages, callbacks, events.
@@ -12,7 +12,6 @@ import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
 import { H } from "./ppb/messaging.js";
 import { KIND } from "./resources.js";
 import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
-import { ThreadPool } from "./threads.js";
 import { Exit } from "./wasi.js";
 import { importedMemory } from "./wasm-info.js";
 
@@ -25,8 +24,9 @@ const state = {
   started: false,
   ended: false,
   pending: [],
-  pool: null,
   view: null,
+  threadsReady: null, // resolved (onThreadsReady) by the page's "threads-ready"
+  onThreadsReady: null,
 };
 
 function toPage(msg, transfer) {
@@ -182,7 +182,8 @@ function onStart(cx, init, _shutdown, gi) {
 // the browser tests: the constructor never returns and this worker's event loop stops).
 // The page posts the worker its first message (`init`, with the module and memory, which
 // Firefox cannot send over a MessagePort), answers `spawn` with a port to the new worker
-// (parent.js), and reports the worker's errors (`worker-error`).
+// (parent.js), and reports the worker's errors (`worker-error`). Thread workers are not
+// asked for: the page keeps their pool full by itself (`threads` below).
 const spawns = new Map(); // spawn id -> {resolve (at "spawned"), onError (any time)}
 let nextSpawn = 1;
 
@@ -207,11 +208,6 @@ function onSpawnMessage(m) {
   return false;
 }
 
-function stopWorker(id) {
-  spawns.delete(id);
-  toPage({ t: "terminate", id });
-}
-
 function startIoWorker(module, memory, hostSab, net) {
   return new Promise((resolve, reject) => {
     const onError = (msg) => reject(new Error(msg || "the IO worker failed to load"));
@@ -233,48 +229,20 @@ function ioPort() {
   return ch.port1;
 }
 
-function startThreadWorker(module, memory, hostSab, slot) {
-  return new Promise((resolve, reject) => {
-    const onError = (message) => {
-      const msg = message || "a thread worker failed to load";
-      reject(new Error(msg));
-      end({ t: "crash", error: msg, stack: "" });
-    };
-    const ch = new MessageChannel();
-    toPage({ t: "port", port: ch.port2 }, [ch.port2]);
-    const io = ioPort();
-    const init = { t: "init", module, memory, hostSab, slot, port: ch.port1, io, args: state.args };
-    spawnWorker("thread-worker.js", init, [ch.port1, io], onError).then(({ id, port: w }) => {
-      w.onmessage = (e) => onThreadMessage(id, e.data, resolve);
-    });
-  });
-}
-
-function onThreadMessage(id, m, ready) {
+/**
+ * A thread worker's line to this worker (the page made it and sent this end: "thread-port"):
+ * what must run on the main module thread. The messages wait on the port while module code
+ * holds this worker's event loop.
+ */
+function onThreadMessage(m) {
   switch (m.t) {
-    case "ready":
-      ready();
-      break;
     case "call":
       setTimeout(() => guarded(() => state.cx.runCallback(m.func, m.userData, m.result)), m.delay);
       break;
-    case "refill":
-      state.pool.refill();
-      break;
     case "frame":
-      // A Graphics3D frame drawn on a module thread (ppb/gl.js).
-      state.cx.gfx.show3d(m.res, m.bitmap, m.scaled !== false);
+      // A Graphics3D or Graphics2D frame drawn on a module thread (ppb/gl.js, ppb/graphics.js).
+      if (!state.ended) state.cx.gfx.show3d(m.res, m.bitmap, m.scaled !== false);
       m.bitmap.close();
-      break;
-    case "done":
-      stopWorker(id);
-      state.pool.refill();
-      break;
-    case "exit":
-      end({ t: "exit", code: m.code });
-      break;
-    case "crash":
-      end({ t: "crash", error: m.error, stack: m.stack });
       break;
     default:
       break;
@@ -285,6 +253,9 @@ async function init(m) {
   state.attrs = m.attrs ?? [];
   state.initialView = m.view;
   state.args = m.args ?? ["app"];
+  state.threadsReady = new Promise((resolve) => {
+    state.onThreadsReady = resolve;
+  });
   toPage({ t: "progress", what: "fetch" });
   const resp = await fetch(m.url);
   if (!resp.ok) throw new Error(`${m.url}: HTTP ${resp.status}`);
@@ -316,15 +287,11 @@ async function init(m) {
     const a = e.data;
     if (a.t === "io") guarded(() => cx.finishIo(a.id, a.r, a.addr, a.len));
   };
-  const target = m.threads ?? Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
-  state.pool = new ThreadPool(h, target, (slot) => startThreadWorker(module, memory, hostSab, slot));
-  cx.onRefill = () => setTimeout(() => state.pool.refill(), 0);
-  // Each thread worker that is up is counted, so a start that stalls says how far it got.
-  let up = 0;
-  toPage({ t: "progress", what: `thread-pool 0/${state.pool.target}` });
-  await Promise.all(
-    state.pool.starts().map((p) => p.then(() => toPage({ t: "progress", what: `thread-pool ${++up}/${state.pool.target}` }))),
-  );
+  // The page starts the thread pool and keeps it full from then on (embed.js): everything
+  // a thread worker's start needs is in this message, so no refill waits for this
+  // worker's event loop. The module starts once the first workers are ready.
+  toPage({ t: "threads", module, memory, hostSab, args: state.args });
+  await state.threadsReady;
   toPage({ t: "progress", what: "instantiate" });
   const instance = await WebAssembly.instantiate(module, cx.imports(module));
   cx.setExports(instance.exports);
@@ -380,7 +347,11 @@ function onPage(m) {
 self.onmessage = (e) => {
   const m = e.data;
   if (onSpawnMessage(m)) return;
-  if (m.t === "init") {
+  if (m.t === "thread-port") {
+    m.port.onmessage = (ev) => onThreadMessage(ev.data);
+  } else if (m.t === "threads-ready") {
+    state.onThreadsReady?.();
+  } else if (m.t === "init") {
     init(m).catch((err) => end({ t: "error", error: String(err?.message ?? err) }));
   } else {
     onPage(m);

@@ -1,10 +1,12 @@
-// A host worker's line to the worker that uses it. The page creates every host worker
-// (the instance worker asks it: `spawn` in instance-worker.js), because Firefox sometimes
-// hangs for good inside a worker's `new Worker` (decision 0017). The page then hands this
-// worker a MessagePort to the instance worker, with the first message in the same post
-// ({t: "parent", port, init}): Firefox cannot send a WebAssembly.Module over a
+// A host worker's line to the worker that uses it. The page creates every host worker,
+// because Firefox sometimes hangs for good inside a worker's `new Worker` (decision 0017).
+// The IO worker is asked for by the instance worker (`spawn` in instance-worker.js): the
+// page hands it a MessagePort to the instance worker, with the first message in the same
+// post ({t: "parent", port, init}): Firefox cannot send a WebAssembly.Module over a
 // MessagePort, so the module and memory come from the page. Without a "parent" message
-// (a test harness that created the worker itself), the line is `self`.
+// (a thread worker, whose parent is the page; a test harness that created the worker
+// itself), the line is `self`; messages the page posts to the worker itself (the IO
+// worker's ports for thread workers) reach the handler too.
 
 /**
  * Calls `handler(message)` for each message from the parent; returns the function that

@@ -1,15 +1,24 @@
 // A thread worker: instantiates the module over the instance's memory, then waits in its
 // pool slot (threads.js) until `thread-spawn` gives it a thread, which it runs with
 // `wasi_thread_start(tid, arg)`. One thread per worker; the worker ends with its thread.
+//
+// The page starts it (embed.js, Instance.startThread) and is its parent: the first message
+// comes from the page, with the module and memory (Firefox cannot send a
+// WebAssembly.Module over a MessagePort) and two ports the page made: `io` to the IO
+// worker and `main` to the instance worker, for what must run on the main module thread
+// (a CallOnMainThread callback, a frame to show). Nothing here waits for the instance
+// worker, whose event loop may be held by module code: the pool is the page's.
+// To the page: ready, refill, done, exit, crash, and what the thread says (console,
+// output, PostMessage, page calls).
 
 import { Context, ThreadExit } from "./context.js";
 import { releaseSlot, waitForThread } from "./threads.js";
 import { Exit } from "./wasi.js";
 import { parentLine } from "./parent.js";
 
-const toMain = parentLine(async (m) => {
+const toPage = parentLine(async (m) => {
   if (m.t !== "init") return;
-  const port = m.port;
+  const main = m.main;
   let cx;
   try {
     cx = new Context({
@@ -17,8 +26,8 @@ const toMain = parentLine(async (m) => {
       tid: -1,
       memory: m.memory,
       hostSab: m.hostSab,
-      toPage: (msg) => port.postMessage(msg),
-      toMain,
+      toPage: (msg, transfer) => toPage(msg, transfer),
+      toMain: (msg, transfer) => main.postMessage(msg, transfer ?? []),
       args: m.args,
     });
     // Its line to the IO worker, and the cell a blocking call waits on.
@@ -28,7 +37,7 @@ const toMain = parentLine(async (m) => {
     m.io.postMessage({ t: "hello", cell });
     const instance = await WebAssembly.instantiate(m.module, cx.imports(m.module));
     cx.setExports(instance.exports);
-    toMain({ t: "ready" });
+    toPage({ t: "ready" });
     const h = new Int32Array(m.hostSab);
     const { tid, arg } = waitForThread(h, m.slot);
     cx.tid = tid;
@@ -37,16 +46,16 @@ const toMain = parentLine(async (m) => {
     } catch (err) {
       if (err instanceof Exit) {
         cx.flushOutput?.();
-        toMain({ t: "exit", code: err.code });
+        toPage({ t: "exit", code: err.code });
         return;
       }
       if (!(err instanceof ThreadExit)) throw err;
     }
     cx.flushOutput?.();
     releaseSlot(h, m.slot);
-    toMain({ t: "done" });
+    toPage({ t: "done" });
     self.close();
   } catch (err) {
-    toMain({ t: "crash", error: `thread: ${String(err?.message ?? err)}`, stack: String(err?.stack ?? "") });
+    toPage({ t: "crash", error: `thread: ${String(err?.message ?? err)}`, stack: String(err?.stack ?? "") });
   }
 });

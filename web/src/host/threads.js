@@ -1,8 +1,10 @@
 // Module threads (wasi-threads `thread-spawn`). A worker cannot be started and waited for
-// synchronously, so the instance worker keeps a pool of thread workers that have already
-// instantiated the module and sleep in Atomics.wait on their slot in the host block;
-// `thread-spawn` hands a slot its (tid, arg) and wakes it, from any thread, with no event
-// loop involved. The instance worker refills the pool from its own event loop.
+// synchronously, so a pool of thread workers that have already instantiated the module
+// sleep in Atomics.wait on their slot in the host block; `thread-spawn` hands a slot its
+// (tid, arg) and wakes it, from any thread, with no event loop involved. The page keeps
+// the pool full (ThreadPool, in embed.js), from its own event loop, which no module code
+// ever holds: a module thread, the main one included, may start threads while the main
+// module thread is busy or blocked in a call (docs/JS-HOST.md, "Threads are pooled").
 
 import { NEXT_TID, POOL, POOL_GEN, POOL_SLOTS, SLOT_ASSIGNED, SLOT_EMPTY, SLOT_IDLE } from "./shared.js";
 
@@ -17,12 +19,18 @@ export function slotBase(i) {
 
 const EAGAIN = 6;
 
-/** `wasi.thread-spawn(arg)`: the new thread's id, or a negative errno. */
-export function spawnThread(cx, arg) {
+/** How long `thread-spawn` waits for the page to start a thread worker, in ms. */
+export const SPAWN_WAIT_MS = 10000;
+
+/**
+ * `wasi.thread-spawn(arg)`: the new thread's id, or a negative errno. Any thread, the
+ * main one too, may wait here for the page to refill an empty pool: the page starts the
+ * worker without this thread's event loop.
+ */
+export function spawnThread(cx, arg, waitMs = SPAWN_WAIT_MS) {
   const h = cx.h;
-  // The main thread cannot wait for a worker to start (that needs its own event loop);
-  // other threads wait up to 10 s for the pool to be refilled.
-  const deadline = performance.now() + (cx.isMain ? 0 : 10000);
+  const deadline = performance.now() + waitMs;
+  let asked = false;
   for (;;) {
     for (let i = 0; i < POOL_SLOTS; i++) {
       const b = slotBase(i);
@@ -35,10 +43,17 @@ export function spawnThread(cx, arg) {
         return tid;
       }
     }
-    cx.refillThreads();
+    // Asked once per call: the page starts what is missing whenever it reads a request.
+    if (!asked) cx.refillThreads();
+    asked = true;
     const left = deadline - performance.now();
     if (left <= 0) {
-      cx.console(2, "a thread could not be started: no thread worker is ready (the pool is refilled as threads start; raise data-pexe2wasm-threads to start more at once)");
+      cx.console(
+        2,
+        `a thread could not be started (EAGAIN): no thread worker became ready in ${waitMs / 1000} s. ` +
+          `The page starts one whenever a thread takes one from the pool, so it is either busy or ` +
+          `cannot start workers, or ${POOL_SLOTS} threads are running (the most this host runs at once)`,
+      );
       return -EAGAIN;
     }
     const gen = Atomics.load(h, POOL_GEN);
@@ -61,13 +76,12 @@ export function releaseSlot(h, i) {
   Atomics.store(h, slotBase(i) + STATE, SLOT_EMPTY);
 }
 
-/** The instance worker's side: keeps `target` workers idle or starting. */
+/** The page's side: keeps `target` workers idle or starting. */
 export class ThreadPool {
   constructor(h, target, startWorker) {
     this.h = h;
     this.target = Math.min(target, POOL_SLOTS);
     this.startWorker = startWorker; // (slot) => Promise resolved when it is idle
-    this.workers = new Map();
   }
 
   counts() {
@@ -93,10 +107,5 @@ export class ThreadPool {
       want--;
     }
     return started;
-  }
-
-  /** The same, resolved when all those are idle. */
-  refill() {
-    return Promise.all(this.starts());
   }
 }

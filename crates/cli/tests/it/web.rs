@@ -928,6 +928,49 @@ fn touch_events_reach_the_plugin_in_chromium() {
     assert_eq!(got, [15_000_000, 17_000_000], "{r:#}");
 }
 
+/// Our thread plugin: fixtures/pepper/threads-blocked.pnaclasm, assembled.
+fn threads_pexe(dir: &Path) -> PathBuf {
+    let pexe = dir.join("threads-blocked.pexe");
+    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/threads-blocked.pnaclasm");
+    let o = bin()
+        .arg("asm")
+        .arg(&src)
+        .arg("-o")
+        .arg(&pexe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    pexe
+}
+
+/// The page keeps the thread pool full, not the module's main thread: our thread plugin's
+/// main thread, blocked in HandleMessage, starts 6 threads and the first of them starts 6
+/// more, with a pool of 2 thread workers (data-pexe2wasm-threads); all 12 live at once
+/// (the plugin waits for all before it lets them end), and all end. When the instance
+/// worker refilled the pool, the main thread got EAGAIN once the pool was empty, and a
+/// module thread waited 10 s for each worker.
+fn threads_blocked(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch(&format!("threads-blocked-{}", browser.name()));
+    write_site(&threads_pexe(&dir), &dir);
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=threads-blocked.nmf&threads=2",
+        "messages",
+        &[("MESSAGES", "[6]"), ("EXPECT", "1")],
+    );
+    assert_eq!(r["events"], serde_json::json!(["load"]), "{r:#}");
+    // done * 1000 + failed: 12 threads ran, none failed to start.
+    assert_eq!(r["messages"], serde_json::json!([12000]), "{r:#}");
+    let console = r["console"].to_string();
+    assert!(!console.contains("could not be started"), "{r:#}");
+}
+
+both_browsers!(threads_blocked: threads_start_while_the_main_thread_is_blocked_in_chromium, threads_start_while_the_main_thread_is_blocked_in_firefox);
+
 /// Our IME plugin: fixtures/pepper/ime-echo.pnaclasm, assembled.
 fn ime_pexe(dir: &Path) -> PathBuf {
     let pexe = dir.join("ime-echo.pexe");
