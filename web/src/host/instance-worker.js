@@ -7,7 +7,7 @@
 import { Context, INSTANCE, MODULE, ThreadExit } from "./context.js";
 import { createEvent } from "./ppb/input.js";
 import { createView } from "./ppb/view.js";
-import { didCreateSpace, pppInterface } from "./ppp.js";
+import { didCreateSpace, handleMessage, pppInterface } from "./ppp.js";
 import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
 import { H } from "./ppb/messaging.js";
 import { KIND } from "./resources.js";
@@ -62,15 +62,6 @@ function fail(e) {
   else end({ t: "crash", error: String(e?.message ?? e), stack: String(e?.stack ?? "") });
 }
 
-function varBytes(v) {
-  const b = new Uint8Array(16);
-  const dv = new DataView(b.buffer);
-  dv.setInt32(0, v.t, true);
-  if (v.t === 4) dv.setFloat64(8, v.v, true);
-  else dv.setInt32(8, v.v | 0, true);
-  return b;
-}
-
 function deliverMessage(data) {
   const cx = state.cx;
   // A Messaging 1.2 handler takes the message on its own thread's loop.
@@ -87,12 +78,8 @@ function deliverMessage(data) {
     cx.console(2, "the app has no PPP_Messaging: the message is dropped, as in Chrome");
     return;
   }
-  // The app is given this reference, as Chrome's proxy gave it (the C++ wrapper takes it
-  // with Var(PASS_REF, var) and releases it): releasing it here too would free a message
-  // the app still holds (bp2008 queues its ArrayBuffers).
-  const v = cx.vars.fromJS(data);
-  const handle = cx.mem.u32(state.ppp.messaging);
-  cx.frames.call(cx.exports, "__ppp_callbuf_ii_v", [handle, 16, 2, INSTANCE, 0], () => varBytes(v));
+  // The app is given the message's reference (handleMessage says why).
+  handleMessage(cx, state.ppp.messaging, data);
 }
 
 /** An input event from the page: PPP_InputEvent.HandleInputEvent, with the event as a resource. */

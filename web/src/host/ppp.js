@@ -86,3 +86,26 @@ export function didCreateSpace(attrs) {
   };
   return { size, fill };
 }
+
+/** A PP_Var's 16 bytes (type, padding, value), as a PPP call's argument. */
+function varBytes(v) {
+  const b = new Uint8Array(16);
+  const dv = new DataView(b.buffer);
+  dv.setInt32(0, v.t, true);
+  if (v.t === 4) dv.setFloat64(8, v.v, true);
+  else dv.setInt32(8, v.v | 0, true);
+  return b;
+}
+
+/**
+ * PPP_Messaging.HandleMessage(instance, message) with `data` from the page as a new var;
+ * `messaging` is the app's PPP_Messaging;1.0 table. The app is given the var's reference,
+ * as Chrome's proxy gave it (the C++ wrapper takes it with Var(PASS_REF, var) and releases
+ * it): releasing it here too would free a message the app still holds (bp2008 queues its
+ * ArrayBuffers; web/tests/unit/messaging.test.js).
+ */
+export function handleMessage(cx, messaging, data) {
+  const v = cx.vars.fromJS(data);
+  const handle = cx.mem.u32(messaging);
+  cx.frames.call(cx.exports, "__ppp_callbuf_ii_v", [handle, 16, 2, cx.instance, 0], () => varBytes(v));
+}

@@ -10,6 +10,7 @@ mod cli_status;
 mod dockerfile;
 mod malformed;
 mod pepper_gfx;
+mod pepper_messages;
 mod pepper_real;
 mod pepper_url;
 mod pepper_ws;

@@ -882,6 +882,53 @@ fn input_echo(browser: Browser) {
 
 both_browsers!(input_echo: input_events_reach_the_plugin_in_chromium, input_events_reach_the_plugin_in_firefox);
 
+/// Our plugin that keeps each message it is given, without AddRef, and posts back (then
+/// releases) the one it kept before (fixtures/pepper/keep-message.pnaclasm): HandleMessage
+/// is given the message's reference, as Chrome's proxy gave it, so every kept message
+/// comes back whole. A host that released the message after HandleMessage as well (as
+/// ours did before c80be6b) freed it under the app: its slot was used again for the next
+/// message, and what came back was something else. The command-line host's test is
+/// pepper_messages.rs; web/tests/unit/messaging.test.js tests the delivery alone.
+#[test]
+fn handle_message_gives_the_app_its_reference_in_chromium() {
+    let browser = Browser::Chromium;
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch("keep-message-chromium");
+    let pexe = dir.join("keep-message.pexe");
+    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/keep-message.pnaclasm");
+    let o = bin()
+        .arg("asm")
+        .arg(&src)
+        .arg("-o")
+        .arg(&pexe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    write_site(&pexe, &dir);
+    let sends = serde_json::json!([
+        "the first message, longer than any small-string optimisation: 0123456789abcdef",
+        {"kept": "a dictionary's value, long enough to live on the heap as well", "n": 7, "list": [1, "two"]},
+        "the third message, which comes back when the fourth arrives",
+        "the last message, which the plugin still holds at the end",
+    ]);
+    let r = run_page(
+        browser,
+        &dir,
+        "sdk-page.html?nmf=keep-message.nmf",
+        "messages",
+        &[("MESSAGES", &sends.to_string()), ("EXPECT", "3")],
+    );
+    assert_eq!(r["events"], serde_json::json!(["load"]), "{r:#}");
+    assert_eq!(
+        r["messages"],
+        serde_json::json!(sends.as_array().unwrap()[..3]),
+        "{r:#}"
+    );
+    assert_eq!(r["consoleErrors"], serde_json::json!([]), "{r:#}");
+}
+
 /// The same plugin asking for touch events too (its RequestInputEvents classes 3 -> 11):
 /// a touch and its release on the canvas reach HandleInputEvent as TOUCHSTART (15) and
 /// TOUCHEND (17). Chromium only: Firefox on a desktop has no TouchEvent.
