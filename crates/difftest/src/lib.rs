@@ -14,7 +14,7 @@ mod run;
 
 pub use gen::{generate, Config, Program, Src};
 #[cfg(feature = "run")]
-pub use run::{check, check_program, engine, Finding, Report};
+pub use run::{check, check_program, engine, Finding, Regalloc, Report};
 
 /// The input of the seeded test's seed `n`: deterministic pseudo-random bytes
 /// (xorshift64*), of a length that varies with the seed.
