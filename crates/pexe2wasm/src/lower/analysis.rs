@@ -136,7 +136,18 @@ impl FnAnalysis {
             ));
         }
         let uses = scan_uses(cx, f, scratch);
-        let (inline, numbered) = place_and_number(cx, f, &uses, scratch);
+        let (mut inline, numbered) = place_and_number(cx, f, &uses, scratch);
+        // Static allocas left without users by `scan_uses`: no local, emitted at every use.
+        let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
+        for (i, &off) in uses.static_off[..entry_end.min(f.insts.len())]
+            .iter()
+            .enumerate()
+        {
+            let n = f.insts[i].result.0.wrapping_sub(f.first_inst_value()) as usize;
+            if off != NONE && uses.users.get(n) == Some(&NONE) {
+                inline[i] = true;
+            }
+        }
         scratch.last_use = uses.last;
         let cfg =
             super::cfg::build(f, &uses.setjmps, &mut scratch.cfg).map_err(|e| invalid(f, e))?;
@@ -264,7 +275,24 @@ fn scan_uses(cx: &LowerCtx<'_>, f: &Function, scratch: &mut Scratch) -> Uses {
             f, &inst.kind, i as u32, first_inst, &mut users, &mut last, other,
         );
         if let Some(incoming) = phi {
-            locals::mark_phi(f, inst.result.0, incoming, first_inst, &mut last);
+            locals::mark_phi(f, incoming, first_inst, &mut last);
+        }
+    }
+    // A static alloca is the frame base plus a constant: emitted at each use, like a
+    // constant, instead of held in a local (`FnAnalysis::compute` marks it inlined),
+    // when that is no bigger: at offset 0 (`local.get` of the frame base), or with one
+    // use (emitted once anyway; as an address, its offset goes into the memarg).
+    for (i, &off) in static_off[..entry_end.min(f.insts.len())]
+        .iter()
+        .enumerate()
+    {
+        if off != NONE {
+            let n = f.insts[i].result.0.wrapping_sub(first_inst) as usize;
+            if let Some(u) = users.get_mut(n) {
+                if off == 0 || *u != stackify::MANY {
+                    *u = NONE;
+                }
+            }
         }
     }
     Uses {

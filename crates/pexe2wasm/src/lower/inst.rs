@@ -288,9 +288,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// a call; everything else (and every error) is [`FnLower::push_value`].
     #[inline(always)]
     pub fn push(&mut self, v: ValueId) -> R<bool> {
-        // A value with a local is never inlined (`new` gives locals only to phis, which
-        // stackify never inlines, and to values it left out of line), so the local alone
-        // decides, without looking up the defining instruction.
+        // A value with a local is never inlined (the analysis gives locals only to phis,
+        // which stackify never inlines, and to values it left out of line), so the local
+        // alone decides, without looking up the defining instruction.
         if v.0 >= self.inst_min {
             let n = (v.0 - self.first_inst) as usize;
             if let Some(&l) = self.a.local_of.get(n) {
@@ -734,26 +734,57 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     /// Pushes an address; folds `add p, C` (C in [0, 2^31)) into the memarg offset when
-    /// that add is emitted here.
+    /// that add is emitted here, and `add p, (add q, C)` into `add p, q` and C.
     pub fn push_addr(&mut self, ptr: ValueId) -> R<u64> {
+        if let Some((lhs, rhs)) = self.inlined_add(ptr) {
+            let small = |c: Option<u64>| c.filter(|&c| c < 0x8000_0000);
+            if let Some(c) = small(self.const_int(rhs)) {
+                return Ok(self.push_base(lhs)? + c);
+            }
+            if let Some(c) = small(self.const_int(lhs)) {
+                return Ok(self.push_base(rhs)? + c);
+            }
+            // `p + (q + C)`: the inner add's constant, as it is pushed second (the
+            // operands stay in their order).
+            if let Some((q, c)) = self.inlined_add(rhs) {
+                if let Some(c) = small(self.const_int(c)) {
+                    self.push(lhs)?;
+                    self.push(q)?;
+                    self.sink().i32_add();
+                    return Ok(c);
+                }
+            }
+        }
+        self.push_base(ptr)
+    }
+
+    /// The operands of `v` if it is an `add` emitted where it is pushed (inlined).
+    fn inlined_add(&self, v: ValueId) -> Option<(ValueId, ValueId)> {
+        let d = self.def_of(v)?;
+        if !self.a.inline[d] {
+            return None;
+        }
+        match self.f.insts[d].kind {
+            InstKind::Binop {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+                ..
+            } => Some((lhs, rhs)),
+            _ => None,
+        }
+    }
+
+    /// Pushes an address; a static alloca emitted where it is used pushes the frame base
+    /// and returns its offset.
+    fn push_base(&mut self, ptr: ValueId) -> R<u64> {
         if let Some(d) = self.def_of(ptr) {
-            if self.a.inline[d] {
-                if let InstKind::Binop {
-                    op: BinOp::Add,
-                    lhs,
-                    rhs,
-                    ..
-                } = self.f.insts[d].kind
-                {
-                    let small = |c: Option<u64>| c.filter(|&c| c < 0x8000_0000);
-                    if let Some(c) = small(self.const_int(rhs)) {
-                        self.push(lhs)?;
-                        return Ok(c);
-                    }
-                    if let Some(c) = small(self.const_int(lhs)) {
-                        self.push(rhs)?;
-                        return Ok(c);
-                    }
+            if let (InstKind::Alloca { .. }, true) = (&self.f.insts[d].kind, self.a.inline[d]) {
+                let off = self.a.frame.static_off[d];
+                let fp = self.a.frame.fp;
+                if off != NONE && fp != NONE {
+                    self.sink().local_get(fp);
+                    return Ok(off as u64);
                 }
             }
         }
@@ -808,6 +839,17 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 _ => return Err(self.err_at(idx, "floating-point operator on integers")),
             };
             return Ok(true);
+        }
+        if op == Add && bits == 32 {
+            // A global's address plus a constant (what a constant offset into a global
+            // becomes): one constant.
+            if let (ValueRef::Global(g), Some(c)) =
+                (self.f.value_ref(lhs, self.nf), self.const_int(rhs))
+            {
+                let a = self.cx.global_addr.get(g.index()).copied().unwrap_or(0);
+                self.sink().i32_const(a.wrapping_add(c as u32) as i32);
+                return Ok(true);
+            }
         }
         match op {
             Add | Sub | Mul | Shl | And | Or | Xor => {

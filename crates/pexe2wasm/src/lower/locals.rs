@@ -21,6 +21,9 @@
 //! the end of the current block, so its values take their locals freely. No walk over
 //! the operands is needed.
 //!
+//! A phi of a one-block loop may share the local of the value its back edge brings
+//! ([`Numbering::coalesce`]): the copy on that edge goes away.
+//!
 //! Why this is sound: a block's code is emitted once, contiguously (the structurizer
 //! emits a node's statements, then its terminator, which reads its operands before any
 //! other block's code; phi copies on edges read phi sources and write phi locals, never
@@ -51,25 +54,16 @@ pub(crate) fn last_use(last: &mut u32, i: u32) {
     *last = if i >= *last { i } else { ESCAPES };
 }
 
-/// Marks the values a phi touches as needing locals of their own: the phi itself (its
-/// local is written on the edges into its block) and its incoming values (read on those
-/// edges, after their block's statements).
+/// Marks the incoming values of a phi as needing locals of their own (read on the edges,
+/// after their block's statements). The phi itself always has one (its local is written
+/// on the edges into its block: [`Numbering::statement`]); its slot keeps its last user,
+/// for [`Numbering::coalesce`].
 #[inline]
-pub(crate) fn mark_phi(
-    f: &Function,
-    result: u32,
-    incoming: crate::ir::Span,
-    first: u32,
-    last: &mut [u32],
-) {
-    let mut escapes = |v: u32| {
-        if let Some(l) = last.get_mut(v.wrapping_sub(first) as usize) {
+pub(crate) fn mark_phi(f: &Function, incoming: crate::ir::Span, first: u32, last: &mut [u32]) {
+    for &(v, _) in f.incoming(incoming) {
+        if let Some(l) = last.get_mut(v.0.wrapping_sub(first) as usize) {
             *l = ESCAPES;
         }
-    };
-    escapes(result);
-    for &(v, _) in f.incoming(incoming) {
-        escapes(v.0);
     }
 }
 
@@ -174,7 +168,14 @@ impl<'a, 'm> Numbering<'a, 'm> {
             self.forward = true;
             return;
         };
-        if self.share {
+        let phi = matches!(inst.kind, InstKind::Phi { .. });
+        if phi {
+            self.phi_blocks[b] = true;
+            // Given its local already by `coalesce`.
+            if self.local_of[n] != crate::lower::cfg::NONE {
+                return;
+            }
+        } else if self.share {
             if b != self.block {
                 self.block = b;
                 self.end = f
@@ -190,10 +191,52 @@ impl<'a, 'm> Numbering<'a, 'm> {
             }
         }
         // A local of its own.
-        self.local_of[n] = (s as u32) << ORD_BITS | self.counts[s];
+        let l = (s as u32) << ORD_BITS | self.counts[s];
+        self.local_of[n] = l;
         self.counts[s] += 1;
-        if matches!(inst.kind, InstKind::Phi { .. }) {
-            self.phi_blocks[b] = true;
+        if !phi && self.share {
+            self.coalesce(b, j as u32, inst.result, l);
+        }
+    }
+
+    /// Value `v`, defined at `d` in block `b` with local `l`, gives that local to a phi
+    /// of `b` that takes `v` on the edge from `b` itself (a one-block loop) and whose
+    /// every use is at or before `d` in `b`: the phi is dead once `v` is written, so the
+    /// edge's copy `phi = v` goes away (`phi::edge_copies` skips a copy onto itself).
+    /// The other edges into `b` write the local while `v` is dead (`b` defines `v` again
+    /// before any use). Not in functions with setjmp (`share` is off there).
+    #[inline]
+    fn coalesce(&mut self, b: usize, d: u32, v: crate::ir::ValueId, l: u32) {
+        let f = self.f;
+        let Some(&start) = f.block_starts.get(b) else {
+            return;
+        };
+        for (i, inst) in f.insts.iter().enumerate().skip(start as usize) {
+            let InstKind::Phi { incoming } = inst.kind else {
+                return;
+            };
+            let p = inst.result.0.wrapping_sub(self.first) as usize;
+            // A phi used by a phi has its slot at `ESCAPES`; an unused one keeps its own
+            // definition there but has no local.
+            let used = self
+                .users
+                .get(p)
+                .is_some_and(|&u| u != crate::lower::cfg::NONE);
+            if !used
+                || self.last.get(p).is_none_or(|&e| e > d)
+                || self.local_of[p] != crate::lower::cfg::NONE
+                || f.value_insts.get(p) != Some(&(i as u32))
+                || self.cx.slot(inst.ty) != self.cx.slot(f.insts[d as usize].ty)
+            {
+                continue;
+            }
+            if f.incoming(incoming)
+                .iter()
+                .any(|&(x, from)| x == v && from.index() == b)
+            {
+                self.local_of[p] = l;
+                return;
+            }
         }
     }
 

@@ -1,5 +1,5 @@
   (func $advance_inner (;0;) (type 0) (param i32 i32 i32 f64)
-    (local i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i64 i64 i64 f32 f32 f64 f64 f64 f64 f64 f64 f64 f64)
+    (local i32 i32 i32 i32 i32 i32 i32 i32 i32 i64 i64 i64 f32 f32 f64 f64 f64 f64 f64 f64 f64 f64)
     block ;; label = @1
       local.get 1
       i32.const 1
@@ -29,58 +29,58 @@
         local.get 5
         f64.load
         f64.sub
-        local.set 24
-        local.get 7
-        f64.load offset=8
-        local.get 5
-        f64.load offset=8
-        f64.sub
         local.set 23
         local.get 7
+        f64.load offset=8
+        local.get 5
+        f64.load offset=8
+        f64.sub
+        local.set 22
+        local.get 7
         f64.load offset=16
         local.get 5
         f64.load offset=16
         f64.sub
-        local.set 22
-        local.get 24
-        local.get 24
-        f64.mul
+        local.set 21
         local.get 23
         local.get 23
         f64.mul
-        f64.add
         local.get 22
         local.get 22
         f64.mul
         f64.add
-        local.set 20
+        local.get 21
+        local.get 21
+        f64.mul
+        f64.add
+        local.set 19
         local.get 3
-        local.get 20
-        local.get 20
+        local.get 19
+        local.get 19
         f64.sqrt
         f64.mul
         f64.div
-        local.set 21
-        local.get 7
-        f64.load offset=48
-        local.set 19
-        local.get 5
-        f64.load offset=48
-        local.get 21
-        f64.mul
         local.set 20
-        local.get 19
-        local.get 21
+        local.get 7
+        f64.load offset=48
+        local.set 18
+        local.get 5
+        f64.load offset=48
+        local.get 20
         f64.mul
         local.set 19
+        local.get 18
+        local.get 20
+        f64.mul
+        local.set 18
         local.get 7
         i32.const 24
         i32.add
         local.tee 4
         local.get 4
         f64.load
-        local.get 24
-        local.get 20
+        local.get 23
+        local.get 19
         f64.mul
         f64.sub
         f64.store
@@ -90,8 +90,8 @@
         local.tee 4
         local.get 4
         f64.load
-        local.get 24
-        local.get 19
+        local.get 23
+        local.get 18
         f64.mul
         f64.add
         f64.store
@@ -101,8 +101,8 @@
         local.tee 4
         local.get 4
         f64.load
-        local.get 23
-        local.get 20
+        local.get 22
+        local.get 19
         f64.mul
         f64.sub
         f64.store
@@ -112,8 +112,8 @@
         local.tee 4
         local.get 4
         f64.load
-        local.get 23
-        local.get 19
+        local.get 22
+        local.get 18
         f64.mul
         f64.add
         f64.store
@@ -123,8 +123,8 @@
         local.tee 4
         local.get 4
         f64.load
-        local.get 22
-        local.get 20
+        local.get 21
+        local.get 19
         f64.mul
         f64.sub
         f64.store
@@ -134,20 +134,18 @@
         local.tee 4
         local.get 4
         f64.load
-        local.get 22
-        local.get 19
+        local.get 21
+        local.get 18
         f64.mul
         f64.add
         f64.store
         local.get 8
         i32.const 1
         i32.add
-        local.tee 9
+        local.tee 8
         local.get 2
         i32.ge_s
         br_if 1 (;@1;)
-        local.get 9
-        local.set 8
         br 0 (;@2;)
       end
     end

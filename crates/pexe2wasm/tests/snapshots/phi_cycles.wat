@@ -1,5 +1,5 @@
   (func $phi_swap (;0;) (type 0) (param i32 i32 i32) (result i32)
-    (local i32 i32 i32 i32 i32 i32 i32 i32 i64 i64 i64 f32 f32 f64 f64)
+    (local i32 i32 i32 i32 i32 i32 i32 i64 i64 i64 f32 f32 f64 f64)
     local.get 0
     local.get 1
     local.get 2
@@ -10,14 +10,12 @@
       local.get 5
       i32.const 1
       i32.sub
-      local.tee 6
+      local.tee 5
       i32.const 1
       i32.gt_s
       if ;; label = @2
         local.get 4
         local.get 3
-        local.get 6
-        local.set 5
         local.set 4
         local.set 3
         br 1 (;@1;)
@@ -31,7 +29,7 @@
     unreachable
   )
   (func $phi_rotate (;1;) (type 0) (param i32 i32 i32) (result i32)
-    (local i32 i32 i32 i32 i32 i32 i32 i32 i32 i64 i64 i64 f32 f32 f64 f64)
+    (local i32 i32 i32 i32 i32 i32 i32 i32 i64 i64 i64 f32 f32 f64 f64)
     local.get 0
     local.get 1
     local.get 2
@@ -44,15 +42,13 @@
       local.get 6
       i32.const 1
       i32.add
-      local.tee 7
+      local.tee 6
       i32.const 10
       i32.lt_u
       if ;; label = @2
         local.get 4
         local.get 5
         local.get 3
-        local.get 7
-        local.set 6
         local.set 5
         local.set 4
         local.set 3
