@@ -13,6 +13,7 @@
 //! - `sjlj`: setjmp/longjmp with wasm exception handling.
 //! - `simd`: vector instructions on wasm SIMD128 (`inst` dispatches vector cases to it).
 
+mod alloc;
 mod analysis;
 mod cfg;
 mod code;
@@ -384,6 +385,7 @@ pub struct Scratch {
     pub(crate) local_of: Vec<u32>,
     pub(crate) last_use: Vec<u32>,
     pub(crate) local_queues: locals::Queues,
+    pub(crate) alloc: alloc::AllocScratch,
     pub(crate) clean: Vec<bool>,
     pub(crate) static_off: Vec<u32>,
     pub(crate) label_pos: Vec<u32>,
