@@ -66,6 +66,15 @@ pub(crate) struct AllocScratch {
     /// Per block, in order: (instruction, cross-block number << 1 | 1 for a definition).
     ev: Vec<(u32, u32)>,
     ev_start: Vec<u32>,
+    /// Per block: its successors, each once (`succ_start` as `ev_start`).
+    succ: Vec<u32>,
+    succ_start: Vec<u32>,
+    /// (predecessor, cross-block number) of every value a phi with a local reads on an
+    /// edge, sorted by predecessor (`pe_start` per block).
+    pe: Vec<(u32, u32)>,
+    pe_start: Vec<u32>,
+    /// Per block: the last block whose successors listed it.
+    seen: Vec<u32>,
     /// Live-in bitsets, `w` words per block.
     live: Vec<u64>,
     tmp: Vec<u64>,
@@ -171,18 +180,36 @@ pub(crate) fn allocate(
     let mut ev = std::mem::take(&mut s.ev);
     ev.clear();
     s.ev_start.clear();
+    s.succ.clear();
+    s.succ_start.clear();
+    s.pe.clear();
+    s.seen.clear();
+    s.seen.resize(nb, NONE);
     for b in 0..nb {
         s.ev_start.push(ev.len() as u32);
+        s.succ_start.push(s.succ.len() as u32);
         let (start, end) = range(f, b);
+        if start < end {
+            let (succ, seen) = (&mut s.succ, &mut s.seen);
+            f.insts[end - 1].kind.for_each_successor(|t| {
+                if let Some(x) = seen.get_mut(t.index()).filter(|x| **x != b as u32) {
+                    *x = b as u32;
+                    succ.push(t.0);
+                }
+            });
+        }
         for j in start..end {
             let inst = &f.insts[j];
             if let InstKind::Phi { incoming } = inst.kind {
                 if let Some(p) = value_at(local_of, j) {
-                    for &(x, _) in f.incoming(incoming) {
+                    for &(x, from) in f.incoming(incoming) {
                         let m = x.0.wrapping_sub(first) as usize;
                         if let Some(c) = count.get_mut(m) {
                             *c += 1;
                             pref[m] = p as u32;
+                            if gid[m] != NONE && from.index() < nb {
+                                s.pe.push((from.0, gid[m]));
+                            }
                         }
                     }
                     count[p] += f.incoming(incoming).len() as u32;
@@ -210,6 +237,16 @@ pub(crate) fn allocate(
         }
     }
     s.ev_start.push(ev.len() as u32);
+    s.succ_start.push(s.succ.len() as u32);
+    s.pe.sort_unstable();
+    s.pe_start.clear();
+    let mut k = 0;
+    for b in 0..=nb {
+        while s.pe.get(k).is_some_and(|&(from, _)| (from as usize) < b) {
+            k += 1;
+        }
+        s.pe_start.push(k as u32);
+    }
 
     // 3. Liveness.
     let order = &mut s.order;
@@ -227,40 +264,20 @@ pub(crate) fn allocate(
     let tmp = &mut s.tmp;
     tmp.clear();
     tmp.resize(w, 0);
-    // The live-out set of block `b` into `tmp`.
+    // The live-out set of block `b` into `tmp`: its successors' live-in sets and the
+    // values their phis read on the edges from `b`.
+    let (succ, succ_start, pe, pe_start) = (&s.succ, &s.succ_start, &s.pe, &s.pe_start);
     let live_out = |b: usize, live: &[u64], tmp: &mut [u64]| {
         tmp.fill(0);
-        let (start, end) = range(f, b);
-        if start == end {
-            return;
-        }
-        f.insts[end - 1].kind.for_each_successor(|t| {
-            let t = t.index();
-            if t >= nb {
-                return;
-            }
+        for &t in &succ[succ_start[b] as usize..succ_start[b + 1] as usize] {
+            let t = t as usize;
             for (o, &x) in tmp.iter_mut().zip(&live[t * w..t * w + w]) {
                 *o |= x;
             }
-            let (ts, te) = range(f, t);
-            for inst in &f.insts[ts..te] {
-                let InstKind::Phi { incoming } = inst.kind else {
-                    break;
-                };
-                let p = inst.result.0.wrapping_sub(first) as usize;
-                if gid.get(p).is_none_or(|&x| x == NONE) {
-                    continue;
-                }
-                for &(x, from) in f.incoming(incoming) {
-                    if from.index() == b {
-                        let m = x.0.wrapping_sub(first) as usize;
-                        if let Some(&x) = gid.get(m).filter(|&&x| x != NONE) {
-                            set(tmp, x as usize);
-                        }
-                    }
-                }
-            }
-        });
+        }
+        for &(_, x) in &pe[pe_start[b] as usize..pe_start[b + 1] as usize] {
+            set(tmp, x as usize);
+        }
     };
     let events = |b: usize| &ev[s.ev_start[b] as usize..s.ev_start[b + 1] as usize];
     loop {
