@@ -9,7 +9,9 @@
 //!    [`number_locals_forward`] for input that walk cannot vouch for);
 //! 4. the CFG (`cfg::build`): reachable blocks, dominators, loops, merges, dispatchers;
 //! 5. the local layout ([`LocalLayout`]): parameters, then per type shared, own and
-//!    scratch locals; every numbered value gets its index.
+//!    scratch locals; every numbered value gets its index;
+//! 6. (run before the layout) where values live across blocks and there is no setjmp,
+//!    the allocation with liveness (`alloc::allocate`) replaces step 3's sharing.
 
 use super::cfg::{Cfg, NONE};
 use super::inst::R;
