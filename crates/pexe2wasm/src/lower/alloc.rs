@@ -385,9 +385,9 @@ pub(crate) fn allocate(
                 let c = *color.get(m)?;
                 (c != NONE
                     && slot(local_of[m]) == sl
-                    && !busy
+                    && busy
                         .get(c as usize >> 6)
-                        .is_some_and(|x| x >> (c & 63) & 1 != 0))
+                        .is_none_or(|x| x >> (c & 63) & 1 == 0))
                 .then_some(c)
             };
             let preferred = match phi {
@@ -430,22 +430,19 @@ pub(crate) fn allocate(
     }
 
     // 5. Ordering: the busiest colors of each type first.
-    for sl in 0..5 {
-        let wt = &mut s.weight[sl];
+    for (wt, &k) in s.weight.iter_mut().zip(&colors) {
         wt.clear();
-        wt.extend((0..colors[sl]).map(|c| (0, c)));
+        wt.extend((0..k).map(|c| (0, c)));
     }
     for (n, &l) in local_of.iter().enumerate() {
         if l != NONE {
             s.weight[slot(l)][color[n] as usize].0 += count[n];
         }
     }
-    for sl in 0..5 {
-        let wt = &mut s.weight[sl];
+    for ((wt, rank), &k) in s.weight.iter_mut().zip(&mut s.rank).zip(&colors) {
         wt.sort_unstable_by_key(|&(a, c)| (std::cmp::Reverse(a), c));
-        let rank = &mut s.rank[sl];
         rank.clear();
-        rank.resize(colors[sl] as usize, 0);
+        rank.resize(k as usize, 0);
         for (r, &(_, c)) in wt.iter().enumerate() {
             rank[c as usize] = r as u32;
         }
