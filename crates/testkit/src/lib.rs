@@ -51,3 +51,23 @@ pub fn huge_global_hello() -> String {
         ),
     ])
 }
+
+/// Runs `cmd` with `input` on its standard input (then closed) and its standard output
+/// and error captured: how the tests drive `pexe2wasm run` with a plugin's messages.
+pub fn output_with_stdin(cmd: &mut std::process::Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input)
+        .expect("write the input");
+    child.wait_with_output().expect("wait for the command")
+}

@@ -7,8 +7,7 @@
 //! back as m1 … m(N-1), whole. A host that released them after HandleMessage freed each
 //! kept message before it was posted back.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use base64::Engine;
 use pexe2wasm_testkit::corpus::Scratch;
@@ -26,23 +25,14 @@ fn run_keep(args: &[&str], input: &str) -> Output {
         "keep-message.pexe",
         &pexe2wasm::text::assemble(KEEP).expect("the fixture assembles"),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
-        .arg("run")
-        .arg(dir.join("keep-message.pexe"))
-        .args(["--timeout", "20"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = pexe2wasm_testkit::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+            .arg("run")
+            .arg(dir.join("keep-message.pexe"))
+            .args(["--timeout", "20"])
+            .args(args),
+        input.as_bytes(),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     o
 }

@@ -27,18 +27,10 @@ fn run_plugin(name: &str, args: &[&str], input: &str) -> Option<Output> {
     if !args.contains(&"--timeout") {
         c.args(["--timeout", "120"]);
     }
-    c.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    Some(child.wait_with_output().unwrap())
+    Some(pexe2wasm_testkit::output_with_stdin(
+        c.args(args),
+        input.as_bytes(),
+    ))
 }
 
 #[test]

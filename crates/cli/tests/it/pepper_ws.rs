@@ -27,9 +27,8 @@
 use pexe2wasm_testkit::corpus as common;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -141,20 +140,10 @@ fn run_plugin(pexe: &str, args: &[&str], input: &str) -> Output {
     let path = common::real_corpus_dir().join(pexe);
     let mut all = vec!["run", path.to_str().unwrap()];
     all.extend_from_slice(args);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
-        .args(&all)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    pexe2wasm_testkit::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_pexe2wasm")).args(&all),
+        input.as_bytes(),
+    )
 }
 
 fn lines(b: &[u8]) -> Vec<String> {

@@ -141,18 +141,23 @@ fn browser_host_unit_tests_and_lint_pass() {
     );
 }
 
-/// A Pepper plugin of our own: fixtures/pepper/input-echo.pnaclasm, assembled.
-fn echo_pexe(dir: &Path) -> PathBuf {
-    let pexe = dir.join("input-echo.pexe");
-    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/input-echo.pnaclasm");
+/// `pexe2wasm asm src -o pexe`, which must succeed.
+fn assemble(src: &Path, pexe: &Path) {
     let o = bin()
         .arg("asm")
-        .arg(&src)
+        .arg(src)
         .arg("-o")
-        .arg(&pexe)
+        .arg(pexe)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// One of our Pepper plugins, fixtures/pepper/NAME.pnaclasm, assembled into `dir`.
+fn pepper_fixture(dir: &Path, name: &str) -> PathBuf {
+    let pexe = dir.join(format!("{name}.pexe"));
+    let src = pexe2wasm_testkit::repo_root().join(format!("fixtures/pepper/{name}.pnaclasm"));
+    assemble(&src, &pexe);
     pexe
 }
 
@@ -177,7 +182,7 @@ fn files_under(root: &Path) -> Vec<PathBuf> {
 #[test]
 fn web_writes_a_folder_with_the_module_the_host_and_a_page() {
     let dir = scratch("folder");
-    let pexe = echo_pexe(&dir);
+    let pexe = pepper_fixture(&dir, "input-echo");
     let out = dir.join("site");
     let o = bin()
         .arg("web")
@@ -239,7 +244,7 @@ fn web_writes_a_folder_with_the_module_the_host_and_a_page() {
 #[test]
 fn web_keeps_the_apps_own_page_and_its_neighbours() {
     let dir = scratch("page");
-    let pexe = echo_pexe(&dir);
+    let pexe = pepper_fixture(&dir, "input-echo");
     let app = dir.join("app");
     std::fs::create_dir_all(&app).unwrap();
     std::fs::write(app.join("page.html"), "<!DOCTYPE html><HTML><HEAD><title>t</title><script src=common.js></script></HEAD><body></body></HTML>").unwrap();
@@ -392,7 +397,7 @@ fn get(base: &str, path: &str) -> (String, usize) {
 #[test]
 fn serve_gives_the_headers_a_converted_app_needs() {
     let dir = scratch("serve");
-    let pexe = echo_pexe(&dir);
+    let pexe = pepper_fixture(&dir, "input-echo");
     let out = dir.join("site");
     assert!(bin()
         .arg("web")
@@ -853,7 +858,7 @@ fn input_echo(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("input-{}", browser.name()));
-    write_site(&echo_pexe(&dir), &dir);
+    write_site(&pepper_fixture(&dir, "input-echo"), &dir);
     let r = run_page(
         browser,
         &dir,
@@ -896,16 +901,7 @@ fn handle_message_gives_the_app_its_reference_in_chromium() {
         return;
     }
     let dir = scratch("keep-message-chromium");
-    let pexe = dir.join("keep-message.pexe");
-    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/keep-message.pnaclasm");
-    let o = bin()
-        .arg("asm")
-        .arg(&src)
-        .arg("-o")
-        .arg(&pexe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    let pexe = pepper_fixture(&dir, "keep-message");
     write_site(&pexe, &dir);
     let sends = serde_json::json!([
         "the first message, longer than any small-string optimisation: 0123456789abcdef",
@@ -949,14 +945,7 @@ fn touch_events_reach_the_plugin_in_chromium() {
     let asm = dir.join("touch-echo.pnaclasm");
     std::fs::write(&asm, touch).unwrap();
     let pexe = dir.join("touch-echo.pexe");
-    let o = bin()
-        .arg("asm")
-        .arg(&asm)
-        .arg("-o")
-        .arg(&pexe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assemble(&asm, &pexe);
     write_site(&pexe, &dir);
     let r = run_page(
         browser,
@@ -975,21 +964,6 @@ fn touch_events_reach_the_plugin_in_chromium() {
     assert_eq!(got, [15_000_000, 17_000_000], "{r:#}");
 }
 
-/// Our thread plugin: fixtures/pepper/threads-blocked.pnaclasm, assembled.
-fn threads_pexe(dir: &Path) -> PathBuf {
-    let pexe = dir.join("threads-blocked.pexe");
-    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/threads-blocked.pnaclasm");
-    let o = bin()
-        .arg("asm")
-        .arg(&src)
-        .arg("-o")
-        .arg(&pexe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    pexe
-}
-
 /// The page keeps the thread pool full, not the module's main thread: our thread plugin's
 /// main thread, blocked in HandleMessage, starts 6 threads and the first of them starts 6
 /// more, with a pool of 2 thread workers (data-pexe2wasm-threads); all 12 live at once
@@ -1001,7 +975,7 @@ fn threads_blocked(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("threads-blocked-{}", browser.name()));
-    write_site(&threads_pexe(&dir), &dir);
+    write_site(&pepper_fixture(&dir, "threads-blocked"), &dir);
     let r = run_page(
         browser,
         &dir,
@@ -1017,21 +991,6 @@ fn threads_blocked(browser: Browser) {
 }
 
 both_browsers!(threads_blocked: threads_start_while_the_main_thread_is_blocked_in_chromium, threads_start_while_the_main_thread_is_blocked_in_firefox);
-
-/// Our IME plugin: fixtures/pepper/ime-echo.pnaclasm, assembled.
-fn ime_pexe(dir: &Path) -> PathBuf {
-    let pexe = dir.join("ime-echo.pexe");
-    let src = pexe2wasm_testkit::repo_root().join("fixtures/pepper/ime-echo.pnaclasm");
-    let o = bin()
-        .arg("asm")
-        .arg(&src)
-        .arg("-o")
-        .arg(&pexe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    pexe
-}
 
 /// One IME event as ime-echo posts it: type, text, segment number, offsets, target,
 /// selection (UTF-8 bytes, as Chrome gave them).
@@ -1055,7 +1014,7 @@ fn ime_compositions_reach_the_plugin_in_chromium() {
         return;
     }
     let dir = scratch("ime-chromium");
-    write_site(&ime_pexe(&dir), &dir);
+    write_site(&pepper_fixture(&dir, "ime-echo"), &dir);
     let r = run_page(browser, &dir, "sdk-page.html?nmf=ime-echo.nmf", "ime", &[]);
     let (start, update, end, commit) = (11, 12, 13, 14);
     let empty = |ty| ime_event(ty, "", &[0], -1, (0, 0));
@@ -1343,7 +1302,7 @@ fn files(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("files-{}", browser.name()));
-    write_site(&echo_pexe(&dir), &dir);
+    write_site(&pepper_fixture(&dir, "input-echo"), &dir);
     harness(
         browser,
         &dir,
@@ -1371,7 +1330,7 @@ fn gl(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("gl-{}", browser.name()));
-    write_site(&echo_pexe(&dir), &dir);
+    write_site(&pepper_fixture(&dir, "input-echo"), &dir);
     let page = "harness.html?worker=gl-harness-worker.js&wasm=input-echo.wasm";
     harness(browser, &dir, page, 65, &[("HEADFUL", "1")], "gl");
 }
@@ -1551,7 +1510,7 @@ fn persistence(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("persist-{}", browser.name()));
-    write_site(&echo_pexe(&dir), &dir);
+    write_site(&pepper_fixture(&dir, "input-echo"), &dir);
     // IndexedDB is per origin: both visits on the same port.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -1578,7 +1537,7 @@ fn page_services(browser: Browser) {
         return;
     }
     let dir = scratch(&format!("page-{}", browser.name()));
-    write_site(&echo_pexe(&dir), &dir);
+    write_site(&pepper_fixture(&dir, "input-echo"), &dir);
     harness(browser, &dir, "page-harness.html", 22, &[], "page services");
 }
 

@@ -560,6 +560,29 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 let a = align.bytes().unwrap_or(1).clamp(16, 1 << 16) as i32;
                 let (sp, s) = (self.cx.stack_pointer, self.a.locals.s_i32);
                 self.sink().global_get(sp);
+                if a == 16 {
+                    // `__stack_pointer` is always 16-aligned (the stack top is page
+                    // aligned, frames and thread stacks are multiples of 16), so `sp -
+                    // round_up(size, 16)` is the same address as `(sp - size) & -16` and
+                    // no longer a mask of a constant: Cranelift rematerializes such masks
+                    // at every use, inside loops too (fasta, spectralnorm).
+                    match self.const_int(*size) {
+                        Some(c) => {
+                            let r = (c as u32).wrapping_add(15) & !15;
+                            self.sink().i32_const(r as i32);
+                        }
+                        None => {
+                            self.push(*size)?;
+                            self.sink().i32_const(15).i32_add().i32_const(-16).i32_and();
+                        }
+                    }
+                    self.sink()
+                        .i32_sub()
+                        .local_tee(s)
+                        .global_set(sp)
+                        .local_get(s);
+                    return Ok(true);
+                }
                 self.push(*size)?;
                 self.sink()
                     .i32_sub()

@@ -116,6 +116,11 @@ fn libm_sqrt() {
     check("libm_sqrt");
 }
 
+#[test]
+fn alloca_dynamic() {
+    check("alloca_dynamic");
+}
+
 /// Every input has a test above (a new file is not silently left out).
 #[test]
 fn every_input_is_checked() {
@@ -130,6 +135,7 @@ fn every_input_is_checked() {
     assert_eq!(
         names,
         [
+            "alloca_dynamic",
             "irreducible",
             "libm_sqrt",
             "loops",
