@@ -12,14 +12,22 @@
 //! 1. **Cross-block values**: phis, values used by phis, values used after the end of
 //!    their block (`locals::last_use`'s slot at or past it). They get dense numbers; the
 //!    rest are block-local and die at their last user.
-//! 2. **Events**: one walk over the operands records, per block, the uses of cross-block
-//!    values by non-phi instructions and the definitions (a phi's at its block's start),
-//!    and counts every access of every value (for the ordering).
-//! 3. **Liveness**: live-in bitsets per block over the cross-block values, by backward
-//!    dataflow in postorder until nothing changes. A block's live-out is the live-in of
-//!    its successors and, per successor, the values its phis take on the edge from the
-//!    block (a phi copy reads them there). Unreachable blocks are left out: their code is
-//!    never emitted, and edges from them carry no copies.
+//! 2. **Uses**: one walk over the operands records the uses of cross-block values in
+//!    reachable blocks (by a non-phi instruction: its block and position; by a phi: the
+//!    edge's source block), the reachable predecessors of each block, and the deaths of
+//!    block-local values, and counts every access of every value (for the ordering). A
+//!    counting sort groups the uses by value.
+//! 3. **Liveness**, sparse, value by value: a use by a non-phi instruction outside the
+//!    definition's block makes the value live-in there; a phi's use on the edge from `P`
+//!    makes it live-out of `P` (and live-in there unless `P` defines it); a block it is
+//!    live-in at has it live-out of every predecessor, and live-in there too unless that
+//!    defines it. The walk stops at blocks already marked for the value (per-block stamps,
+//!    nothing to clear between values), so its cost follows the live range. It yields
+//!    per block the values live-in there, and the deaths: in each block with uses, after
+//!    the last one unless the value is live-out; in the definition's block without uses,
+//!    after the definition. Unreachable blocks are left out (their uses are not
+//!    recorded, predecessors are the reachable ones): their code is never emitted, and
+//!    edges from them carry no copies.
 //! 4. **Assignment** in reverse postorder (a value's definition comes before its uses in
 //!    every block that sees it live): at a block's start the colors of its live-in values
 //!    are busy; its phis take a color then (preferably an incoming value's); then each
@@ -40,50 +48,58 @@
 //! (their colors are taken while both are busy), and deaths are only freed at statements,
 //! after all of a block's phis have theirs.
 //!
-//! Irreducible CFGs need nothing special: the dataflow runs to its fixed point on any
-//! graph, the dispatch nodes (`cfg.rs`) only read and write the label local, and a
-//! reverse postorder of the graph with dispatch nodes still puts every dominator first.
+//! Irreducible CFGs need nothing special: the walk back from the uses follows any graph
+//! and ends (each block is marked at most once per value); liveness is computed on the
+//! function's own blocks and edges, which is right because the dispatch nodes (`cfg.rs`)
+//! only read and write the label local; and a reverse postorder of the graph with
+//! dispatch nodes still puts every dominator first.
 
 use super::cfg::NONE;
 use super::locals::ORD_BITS;
 use crate::ir::{Function, InstKind};
-
-/// At most this many 64-bit words of live-in bitsets (blocks × cross-block values / 64),
-/// 4 MiB; a function that needs more keeps the block-local numbering.
-const MAX_WORDS: usize = 1 << 19;
 
 /// Working memory, kept from function to function (`Scratch`).
 #[derive(Default)]
 pub(crate) struct AllocScratch {
     /// Per value: its cross-block number, or [`NONE`].
     gid: Vec<u32>,
-    /// Per cross-block number: the value.
+    /// Per cross-block number: the value, its block and its instruction.
     gval: Vec<u32>,
+    gdef: Vec<(u32, u32)>,
     /// Per value: gets and sets of it.
     count: Vec<u32>,
     /// Per value: a phi it feeds ([`NONE`] if none).
     pref: Vec<u32>,
-    /// Per block, in order: (instruction, cross-block number << 1 | 1 for a definition).
-    ev: Vec<(u32, u32)>,
-    ev_start: Vec<u32>,
-    /// Per block: its successors, each once (`succ_start` as `ev_start`).
-    succ: Vec<u32>,
-    succ_start: Vec<u32>,
-    /// (predecessor, cross-block number) of every value a phi with a local reads on an
-    /// edge, sorted by predecessor (`pe_start` per block).
-    pe: Vec<(u32, u32)>,
-    pe_start: Vec<u32>,
+    /// The uses of cross-block values as the walk meets them: (cross-block number,
+    /// block, instruction), the instruction [`NONE`] for a phi's use on the edge from
+    /// that block.
+    ev: Vec<(u32, u32, u32)>,
+    /// The same uses grouped by value (`by_start`), in the walk's order within a value:
+    /// (block, instruction).
+    by: Vec<(u32, u32)>,
+    by_start: Vec<u32>,
+    /// Per block: the head of its list in `preds` of (predecessor, next), the reachable
+    /// predecessors, each once.
+    pred_head: Vec<u32>,
+    preds: Vec<(u32, u32)>,
     /// Per block: the last block whose successors listed it.
     seen: Vec<u32>,
-    /// Live-in bitsets, `w` words per block.
-    live: Vec<u64>,
-    tmp: Vec<u64>,
+    /// Per block: the last cross-block number found live-in / live-out there (stamps:
+    /// nothing to clear from one value to the next).
+    in_at: Vec<u32>,
+    out_at: Vec<u32>,
+    stack: Vec<u32>,
+    /// Per block: the head of its list in `live_in` of (value, next).
+    live_head: Vec<u32>,
+    live_in: Vec<(u32, u32)>,
+    /// Per instruction: the head of its list in `deaths` of (value, next), the values
+    /// whose locals are free again from that instruction on.
+    death_head: Vec<u32>,
+    deaths: Vec<(u32, u32)>,
     /// Reachable blocks in reverse postorder.
     order: Vec<u32>,
     /// Per value: its color (a local of its type), [`NONE`] before it has one.
     color: Vec<u32>,
-    /// The block's deaths: (instruction at which the color is free again, value).
-    deaths: Vec<(u32, u32)>,
     /// Busy colors per type.
     busy: [Vec<u64>; 5],
     /// Accesses per color, then the colors' ranks.
@@ -104,16 +120,19 @@ fn range(f: &Function, b: usize) -> (usize, usize) {
 }
 
 #[inline]
-fn bit(v: &[u64], i: usize) -> bool {
-    v[i >> 6] >> (i & 63) & 1 != 0
-}
-#[inline]
 fn set(v: &mut [u64], i: usize) {
     v[i >> 6] |= 1 << (i & 63);
 }
 #[inline]
 fn clear(v: &mut [u64], i: usize) {
     v[i >> 6] &= !(1 << (i & 63));
+}
+
+/// Pushes `item` on the list whose head is `*head` (lists of (item, next) in `list`).
+#[inline]
+fn push_list(head: &mut u32, list: &mut Vec<(u32, u32)>, item: u32) {
+    list.push((item, *head));
+    *head = (list.len() - 1) as u32;
 }
 
 /// The type slot of a numbered `local_of` entry.
@@ -127,7 +146,7 @@ fn slot(l: u32) -> usize {
 /// user (`locals::last_use`); `rpo_index` the CFG's reverse-postorder positions (blocks
 /// first). On success `local_of` holds `slot << ORD_BITS | rank` (ranks from 0 per type,
 /// busiest first) and the result is the number of locals per type; `None` (nothing
-/// changed) when no value lives across blocks or the bitsets would be too large.
+/// changed) when no value lives across blocks.
 pub(crate) fn allocate(
     f: &Function,
     last: &[u32],
@@ -144,12 +163,14 @@ pub(crate) fn allocate(
         (local_of.get(n).is_some_and(|&l| l != NONE) && f.value_insts.get(n) == Some(&(j as u32)))
             .then_some(n)
     };
+    let reachable = |b: usize| b < nb && rpo_index.get(b).is_some_and(|&r| r != NONE);
 
     // 1. Cross-block values.
     let mut gid = std::mem::take(&mut s.gid);
     gid.clear();
     gid.resize(nv, NONE);
     s.gval.clear();
+    s.gdef.clear();
     for b in 0..nb {
         let (start, end) = range(f, b);
         for j in start..end {
@@ -160,41 +181,45 @@ pub(crate) fn allocate(
             if phi || last.get(n).is_none_or(|&e| e as usize >= end) {
                 gid[n] = s.gval.len() as u32;
                 s.gval.push(n as u32);
+                s.gdef.push((b as u32, j as u32));
             }
         }
     }
     let g = s.gval.len();
-    let w = g.div_ceil(64);
-    if g == 0 || w.saturating_mul(nb) > MAX_WORDS {
+    if g == 0 {
         s.gid = gid;
         return None;
     }
 
-    // 2. Events and access counts.
+    // 2. Uses, predecessors, access counts, and the deaths of block-local values.
     let mut count = std::mem::take(&mut s.count);
     count.clear();
     count.resize(nv, 0);
     let mut pref = std::mem::take(&mut s.pref);
     pref.clear();
     pref.resize(nv, NONE);
-    let mut ev = std::mem::take(&mut s.ev);
+    let ev = &mut s.ev;
     ev.clear();
-    s.ev_start.clear();
-    s.succ.clear();
-    s.succ_start.clear();
-    s.pe.clear();
+    let by_start = &mut s.by_start;
+    by_start.clear();
+    by_start.resize(g + 2, 0);
+    s.pred_head.clear();
+    s.pred_head.resize(nb, NONE);
+    s.preds.clear();
     s.seen.clear();
     s.seen.resize(nb, NONE);
+    s.death_head.clear();
+    s.death_head.resize(f.insts.len(), NONE);
+    s.deaths.clear();
     for b in 0..nb {
-        s.ev_start.push(ev.len() as u32);
-        s.succ_start.push(s.succ.len() as u32);
         let (start, end) = range(f, b);
-        if start < end {
-            let (succ, seen) = (&mut s.succ, &mut s.seen);
+        let live = reachable(b);
+        if live && start < end {
+            let (pred_head, preds, seen) = (&mut s.pred_head, &mut s.preds, &mut s.seen);
             f.insts[end - 1].kind.for_each_successor(|t| {
                 if let Some(x) = seen.get_mut(t.index()).filter(|x| **x != b as u32) {
                     *x = b as u32;
-                    succ.push(t.0);
+                    push_list(&mut pred_head[t.index()], preds, b as u32);
                 }
             });
         }
@@ -207,15 +232,13 @@ pub(crate) fn allocate(
                         if let Some(c) = count.get_mut(m) {
                             *c += 1;
                             pref[m] = p as u32;
-                            if gid[m] != NONE && from.index() < nb {
-                                s.pe.push((from.0, gid[m]));
+                            if gid[m] != NONE && reachable(from.index()) {
+                                ev.push((gid[m], from.0, NONE));
+                                by_start[gid[m] as usize + 2] += 1;
                             }
                         }
                     }
                     count[p] += f.incoming(incoming).len() as u32;
-                    if gid[p] != NONE {
-                        ev.push((j as u32, gid[p] << 1 | 1));
-                    }
                 }
                 continue;
             }
@@ -223,32 +246,107 @@ pub(crate) fn allocate(
                 let m = v.0.wrapping_sub(first) as usize;
                 if let Some(&x) = gid.get(m) {
                     count[m] += 1;
-                    if x != NONE {
-                        ev.push((j as u32, x << 1));
+                    if x != NONE && live {
+                        ev.push((x, b as u32, j as u32));
+                        by_start[x as usize + 2] += 1;
                     }
                 }
             });
             if let Some(n) = value_at(local_of, j) {
                 count[n] += 1;
-                if gid[n] != NONE {
-                    ev.push((j as u32, gid[n] << 1 | 1));
+                if gid[n] == NONE && live && (last[n] as usize) < end {
+                    let at = (last[n] as usize).max(start);
+                    push_list(&mut s.death_head[at], &mut s.deaths, n as u32);
                 }
             }
         }
     }
-    s.ev_start.push(ev.len() as u32);
-    s.succ_start.push(s.succ.len() as u32);
-    s.pe.sort_unstable();
-    s.pe_start.clear();
-    let mut k = 0;
-    for b in 0..=nb {
-        while s.pe.get(k).is_some_and(|&(from, _)| (from as usize) < b) {
-            k += 1;
-        }
-        s.pe_start.push(k as u32);
+    // Group the uses by value (a counting sort: the walk's order stays within a value).
+    for x in 2..g + 2 {
+        by_start[x] += by_start[x - 1];
+    }
+    let by = &mut s.by;
+    by.clear();
+    by.resize(ev.len(), (0, 0));
+    for &(x, b, j) in ev.iter() {
+        let k = &mut by_start[x as usize + 1];
+        by[*k as usize] = (b, j);
+        *k += 1;
     }
 
-    // 3. Liveness.
+    // 3. Liveness, value by value, and the deaths of cross-block values.
+    let (in_at, out_at, stack) = (&mut s.in_at, &mut s.out_at, &mut s.stack);
+    in_at.clear();
+    in_at.resize(nb, NONE);
+    out_at.clear();
+    out_at.resize(nb, NONE);
+    s.live_head.clear();
+    s.live_head.resize(nb, NONE);
+    s.live_in.clear();
+    for x in 0..g {
+        let stamp = x as u32;
+        let (d, dj) = s.gdef[x];
+        let n = s.gval[x];
+        let uses = &by[by_start[x] as usize..by_start[x + 1] as usize];
+        // A use outside the definition's block is live-in there; a phi's use on an edge
+        // is live-out of the edge's source (and live-in there unless it defines it).
+        stack.clear();
+        for &(b, j) in uses {
+            if j == NONE {
+                out_at[b as usize] = stamp;
+            }
+            if b != d && in_at[b as usize] != stamp {
+                in_at[b as usize] = stamp;
+                stack.push(b);
+            }
+        }
+        // Back to the definition: a block the value is live-in at has it live-out of
+        // every predecessor, and live-in there too unless that defines it.
+        while let Some(b) = stack.pop() {
+            push_list(&mut s.live_head[b as usize], &mut s.live_in, n);
+            let mut k = s.pred_head[b as usize];
+            while k != NONE {
+                let (p, next) = s.preds[k as usize];
+                out_at[p as usize] = stamp;
+                if p != d && in_at[p as usize] != stamp {
+                    in_at[p as usize] = stamp;
+                    stack.push(p);
+                }
+                k = next;
+            }
+        }
+        // Deaths: in each block with uses (by non-phi instructions, met block by block
+        // in order), at the last one unless the value is live-out; in the definition's
+        // block without uses, after the definition.
+        let mut used_in_def = false;
+        let mut k = 0;
+        while k < uses.len() {
+            let (b, mut j) = uses[k];
+            k += 1;
+            if j == NONE {
+                continue;
+            }
+            while let Some(&(b2, j2)) = uses.get(k) {
+                if b2 != b && j2 != NONE {
+                    break;
+                }
+                if j2 != NONE {
+                    j = j2;
+                }
+                k += 1;
+            }
+            used_in_def |= b == d;
+            if out_at[b as usize] != stamp {
+                push_list(&mut s.death_head[j as usize], &mut s.deaths, n);
+            }
+        }
+        if !used_in_def && out_at[d as usize] != stamp && (dj as usize + 1) < range(f, d as usize).1
+        {
+            push_list(&mut s.death_head[dj as usize + 1], &mut s.deaths, n);
+        }
+    }
+
+    // The reachable blocks in reverse postorder.
     let order = &mut s.order;
     order.clear();
     order.resize(rpo_index.len(), NONE);
@@ -258,49 +356,6 @@ pub(crate) fn allocate(
         }
     }
     order.retain(|&b| b != NONE);
-    let live = &mut s.live;
-    live.clear();
-    live.resize(w * nb, 0);
-    let tmp = &mut s.tmp;
-    tmp.clear();
-    tmp.resize(w, 0);
-    // The live-out set of block `b` into `tmp`: its successors' live-in sets and the
-    // values their phis read on the edges from `b`.
-    let (succ, succ_start, pe, pe_start) = (&s.succ, &s.succ_start, &s.pe, &s.pe_start);
-    let live_out = |b: usize, live: &[u64], tmp: &mut [u64]| {
-        tmp.fill(0);
-        for &t in &succ[succ_start[b] as usize..succ_start[b + 1] as usize] {
-            let t = t as usize;
-            for (o, &x) in tmp.iter_mut().zip(&live[t * w..t * w + w]) {
-                *o |= x;
-            }
-        }
-        for &(_, x) in &pe[pe_start[b] as usize..pe_start[b + 1] as usize] {
-            set(tmp, x as usize);
-        }
-    };
-    let events = |b: usize| &ev[s.ev_start[b] as usize..s.ev_start[b + 1] as usize];
-    loop {
-        let mut changed = false;
-        for &b in order.iter().rev() {
-            let b = b as usize;
-            live_out(b, live, tmp);
-            for &(_, e) in events(b).iter().rev() {
-                if e & 1 == 1 {
-                    clear(tmp, (e >> 1) as usize);
-                } else {
-                    set(tmp, (e >> 1) as usize);
-                }
-            }
-            if live[b * w..b * w + w] != tmp[..] {
-                live[b * w..b * w + w].copy_from_slice(tmp);
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
 
     // 4. Assignment.
     let color = &mut s.color;
@@ -308,51 +363,25 @@ pub(crate) fn allocate(
     color.resize(nv, NONE);
     let busy = &mut s.busy;
     let mut colors = [0u32; 5];
-    let deaths = &mut s.deaths;
-    let gval = &s.gval;
+    let (deaths, death_head) = (&s.deaths, &s.death_head);
+    let (live_in, live_head) = (&s.live_in, &s.live_head);
     for &b in order.iter() {
         let b = b as usize;
         for (sl, v) in busy.iter_mut().enumerate() {
             v.clear();
             v.resize(colors[sl] as usize / 64 + 1, 0);
         }
-        for (k, &word) in live[b * w..b * w + w].iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                let n = gval[k * 64 + word.trailing_zeros() as usize] as usize;
-                word &= word - 1;
-                if color[n] != NONE {
-                    set(&mut busy[slot(local_of[n])], color[n] as usize);
-                }
+        let mut k = live_head[b];
+        while k != NONE {
+            let (n, next) = live_in[k as usize];
+            let n = n as usize;
+            if color[n] != NONE {
+                set(&mut busy[slot(local_of[n])], color[n] as usize);
             }
-        }
-        // Deaths: cross-block values from the live-out set, block-local ones at their
-        // last user.
-        deaths.clear();
-        live_out(b, live, tmp);
-        for &(j, e) in events(b).iter().rev() {
-            let x = (e >> 1) as usize;
-            let n = gval[x];
-            if e & 1 == 1 {
-                if !bit(tmp, x) {
-                    deaths.push((j + 1, n));
-                }
-                clear(tmp, x);
-            } else if !bit(tmp, x) {
-                deaths.push((j, n));
-                set(tmp, x);
-            }
+            k = next;
         }
         let (start, end) = range(f, b);
-        for j in start..end {
-            if let Some(n) = value_at(local_of, j) {
-                if gid[n] == NONE {
-                    deaths.push((last[n], n as u32));
-                }
-            }
-        }
-        deaths.sort_unstable();
-        let mut di = 0;
+        let mut freed = start;
         for j in start..end {
             let inst = &f.insts[j];
             let phi = if let InstKind::Phi { incoming } = inst.kind {
@@ -360,17 +389,17 @@ pub(crate) fn allocate(
             } else {
                 // Deaths are freed at statements only: a block's phis all have their
                 // colors by then.
-                while let Some(&(at, m)) = deaths.get(di) {
-                    if at as usize > j {
-                        break;
+                while freed <= j {
+                    let mut k = death_head[freed];
+                    while k != NONE {
+                        let (m, next) = deaths[k as usize];
+                        let m = m as usize;
+                        if color[m] != NONE {
+                            clear(&mut busy[slot(local_of[m])], color[m] as usize);
+                        }
+                        k = next;
                     }
-                    if color[m as usize] != NONE {
-                        clear(
-                            &mut busy[slot(local_of[m as usize])],
-                            color[m as usize] as usize,
-                        );
-                    }
-                    di += 1;
+                    freed += 1;
                 }
                 None
             };
@@ -456,7 +485,6 @@ pub(crate) fn allocate(
     s.gid = gid;
     s.count = count;
     s.pref = pref;
-    s.ev = ev;
     Some(colors)
 }
 
