@@ -11,12 +11,15 @@
 //!
 //! 1. **Cross-block values**: phis, values used by phis, values used after the end of
 //!    their block (`locals::last_use`'s slot at or past it). They get dense numbers; the
-//!    rest are block-local and die at their last user.
+//!    rest are block-local and die at their last user. One walk over the values with a
+//!    local (numbered in instruction order) lists them per block.
 //! 2. **Uses**: one walk over the operands records the uses of cross-block values in
 //!    reachable blocks (by a non-phi instruction: its block and position; by a phi: the
 //!    edge's source block), the reachable predecessors of each block, and the deaths of
 //!    block-local values, and counts every access of every value (for the ordering). A
-//!    counting sort groups the uses by value.
+//!    counting sort groups the uses by value. A value fed to phis remembers one of them
+//!    for step 4: one fed on a back edge (whose copy runs once per iteration) if any, else
+//!    the last in layout.
 //! 3. **Liveness**, sparse, value by value: a use by a non-phi instruction outside the
 //!    definition's block makes the value live-in there; a phi's use on the edge from `P`
 //!    makes it live-out of `P` (and live-in there unless `P` defines it); a block it is
@@ -27,12 +30,15 @@
 //!    the last one unless the value is live-out; in the definition's block without uses,
 //!    after the definition. Unreachable blocks are left out (their uses are not
 //!    recorded, predecessors are the reachable ones): their code is never emitted, and
-//!    edges from them carry no copies.
+//!    edges from them carry no copies. A value found live-in at more than
+//!    [`MAX_LIVE_BLOCKS`] blocks stops the walk and gets a local of its own (it takes no
+//!    part in step 4, like a value of an unreachable block): long lives made up most of
+//!    the cost, and such a value meets most others anyway.
 //! 4. **Assignment** in reverse postorder (a value's definition comes before its uses in
 //!    every block that sees it live): at a block's start the colors of its live-in values
 //!    are busy; its phis take a color then (preferably an incoming value's); then each
 //!    statement frees the colors of the values that die at or before it and takes the
-//!    lowest free color, preferring that of a phi it feeds (or, before that phi has one,
+//!    lowest free color, preferring that of the phi it feeds (or, before that phi has one,
 //!    that of another of the phi's incoming values). A statement reads its operands
 //!    before it sets its own local, so a value dying at a statement may pass its local to
 //!    that statement's result (as in `locals.rs`). In SSA form two values interfere when
@@ -58,6 +64,20 @@ use super::cfg::NONE;
 use super::locals::ORD_BITS;
 use crate::ir::{Function, InstKind};
 
+/// A value found live-in at more blocks than this keeps a local of its own (see
+/// [`PRIVATE`]): the walk and the busy colors at block starts then cost at most this much
+/// per value. Values live that long meet most others anyway. (On iguana, 8: 1,062M
+/// instructions, 16: 1,075M, 32: 1,091M, no limit: 1,199M; the code gets 1-5% bigger
+/// than without a limit, docs/PERFORMANCE.md.)
+const MAX_LIVE_BLOCKS: usize = 16;
+
+/// In `pref`: the phi is fed on a retreating edge (a loop's back edge), whose copy runs
+/// once per iteration; such a phi is preferred to one fed on a forward edge.
+const BACK: u32 = 1 << 31;
+
+/// The color of a value with a local of its own (numbered after the shared ones).
+const PRIVATE: u32 = NONE - 1;
+
 /// Working memory, kept from function to function (`Scratch`).
 #[derive(Default)]
 pub(crate) struct AllocScratch {
@@ -66,9 +86,13 @@ pub(crate) struct AllocScratch {
     /// Per cross-block number: the value, its block and its instruction.
     gval: Vec<u32>,
     gdef: Vec<(u32, u32)>,
+    /// The values with a local in instruction order: (instruction, value); block `b`'s
+    /// are `defs[def_start[b]..def_start[b + 1]]`.
+    defs: Vec<(u32, u32)>,
+    def_start: Vec<u32>,
     /// Per value: gets and sets of it.
     count: Vec<u32>,
-    /// Per value: a phi it feeds ([`NONE`] if none).
+    /// Per value: a phi it feeds ([`NONE`] if none), with [`BACK`] if on a back edge.
     pref: Vec<u32>,
     /// The uses of cross-block values as the walk meets them: (cross-block number,
     /// block, instruction), the instruction [`NONE`] for a phi's use on the edge from
@@ -89,6 +113,8 @@ pub(crate) struct AllocScratch {
     in_at: Vec<u32>,
     out_at: Vec<u32>,
     stack: Vec<u32>,
+    /// Values with a local of their own ([`PRIVATE`]).
+    private: Vec<u32>,
     /// Per block: the head of its list in `live_in` of (value, next).
     live_head: Vec<u32>,
     live_in: Vec<(u32, u32)>,
@@ -171,19 +197,46 @@ pub(crate) fn allocate(
     gid.resize(nv, NONE);
     s.gval.clear();
     s.gdef.clear();
-    for b in 0..nb {
-        let (start, end) = range(f, b);
-        for j in start..end {
-            let Some(n) = value_at(local_of, j) else {
-                continue;
-            };
-            let phi = matches!(f.insts[j].kind, InstKind::Phi { .. });
-            if phi || last.get(n).is_none_or(|&e| e as usize >= end) {
-                gid[n] = s.gval.len() as u32;
-                s.gval.push(n as u32);
-                s.gdef.push((b as u32, j as u32));
-            }
+    // The values with a local, in order (values are numbered in instruction order), and
+    // where each block's start among them.
+    let defs = &mut s.defs;
+    defs.clear();
+    s.def_start.clear();
+    let (mut b, mut end) = (0, range(f, 0).1);
+    s.def_start.push(0);
+    for (n, &l) in local_of.iter().enumerate() {
+        if l == NONE {
+            continue;
         }
+        let Some(j) = f.value_insts.get(n).map(|&j| j as usize) else {
+            continue;
+        };
+        if f.insts
+            .get(j)
+            .is_none_or(|i| i.result.0.wrapping_sub(first) as usize != n)
+        {
+            continue;
+        }
+        while j >= end && b + 1 < nb {
+            b += 1;
+            end = range(f, b).1;
+            s.def_start.push(defs.len() as u32);
+        }
+        if j < range(f, b).0 || j >= end {
+            // Not in instruction order: keep the block-local numbering.
+            s.gid = gid;
+            return None;
+        }
+        defs.push((j as u32, n as u32));
+        let phi = matches!(f.insts[j].kind, InstKind::Phi { .. });
+        if phi || last.get(n).is_none_or(|&e| e as usize >= end) {
+            gid[n] = s.gval.len() as u32;
+            s.gval.push(n as u32);
+            s.gdef.push((b as u32, j as u32));
+        }
+    }
+    while s.def_start.len() <= nb {
+        s.def_start.push(defs.len() as u32);
     }
     let g = s.gval.len();
     if g == 0 {
@@ -227,11 +280,18 @@ pub(crate) fn allocate(
             let inst = &f.insts[j];
             if let InstKind::Phi { incoming } = inst.kind {
                 if let Some(p) = value_at(local_of, j) {
+                    let here = rpo_index.get(b).copied().unwrap_or(NONE);
                     for &(x, from) in f.incoming(incoming) {
                         let m = x.0.wrapping_sub(first) as usize;
                         if let Some(c) = count.get_mut(m) {
                             *c += 1;
-                            pref[m] = p as u32;
+                            // A back edge's phi wins; among the others, the last one.
+                            let back = rpo_index.get(from.index()).is_some_and(|&r| r >= here);
+                            if back {
+                                pref[m] = p as u32 | BACK;
+                            } else if pref[m] == NONE || pref[m] & BACK == 0 {
+                                pref[m] = p as u32;
+                            }
                             if gid[m] != NONE && reachable(from.index()) {
                                 ev.push((gid[m], from.0, NONE));
                                 by_start[gid[m] as usize + 2] += 1;
@@ -252,12 +312,17 @@ pub(crate) fn allocate(
                     }
                 }
             });
-            if let Some(n) = value_at(local_of, j) {
+        }
+        for &(j, n) in &s.defs[s.def_start[b] as usize..s.def_start[b + 1] as usize] {
+            let n = n as usize;
+            if gid[n] == NONE {
                 count[n] += 1;
-                if gid[n] == NONE && live && (last[n] as usize) < end {
+                if live && (last[n] as usize) < end {
                     let at = (last[n] as usize).max(start);
                     push_list(&mut s.death_head[at], &mut s.deaths, n as u32);
                 }
+            } else if !matches!(f.insts[j as usize].kind, InstKind::Phi { .. }) {
+                count[n] += 1;
             }
         }
     }
@@ -283,7 +348,8 @@ pub(crate) fn allocate(
     s.live_head.clear();
     s.live_head.resize(nb, NONE);
     s.live_in.clear();
-    for x in 0..g {
+    s.private.clear();
+    'values: for x in 0..g {
         let stamp = x as u32;
         let (d, dj) = s.gdef[x];
         let n = s.gval[x];
@@ -302,7 +368,13 @@ pub(crate) fn allocate(
         }
         // Back to the definition: a block the value is live-in at has it live-out of
         // every predecessor, and live-in there too unless that defines it.
+        let mut budget = MAX_LIVE_BLOCKS;
         while let Some(b) = stack.pop() {
+            if budget == 0 {
+                s.private.push(n);
+                continue 'values;
+            }
+            budget -= 1;
             push_list(&mut s.live_head[b as usize], &mut s.live_in, n);
             let mut k = s.pred_head[b as usize];
             while k != NONE {
@@ -361,10 +433,14 @@ pub(crate) fn allocate(
     let color = &mut s.color;
     color.clear();
     color.resize(nv, NONE);
+    for &n in &s.private {
+        color[n as usize] = PRIVATE;
+    }
     let busy = &mut s.busy;
     let mut colors = [0u32; 5];
     let (deaths, death_head) = (&s.deaths, &s.death_head);
     let (live_in, live_head) = (&s.live_in, &s.live_head);
+    let (defs, def_start) = (&s.defs, &s.def_start);
     for &b in order.iter() {
         let b = b as usize;
         for (sl, v) in busy.iter_mut().enumerate() {
@@ -375,14 +451,15 @@ pub(crate) fn allocate(
         while k != NONE {
             let (n, next) = live_in[k as usize];
             let n = n as usize;
-            if color[n] != NONE {
+            if color[n] < PRIVATE {
                 set(&mut busy[slot(local_of[n])], color[n] as usize);
             }
             k = next;
         }
-        let (start, end) = range(f, b);
-        let mut freed = start;
-        for j in start..end {
+        // The block's values with a local, in order.
+        let mut freed = range(f, b).0;
+        for &(j, n) in &defs[def_start[b] as usize..def_start[b + 1] as usize] {
+            let (j, n) = (j as usize, n as usize);
             let inst = &f.insts[j];
             let phi = if let InstKind::Phi { incoming } = inst.kind {
                 Some(incoming)
@@ -394,7 +471,7 @@ pub(crate) fn allocate(
                     while k != NONE {
                         let (m, next) = deaths[k as usize];
                         let m = m as usize;
-                        if color[m] != NONE {
+                        if color[m] < PRIVATE {
                             clear(&mut busy[slot(local_of[m])], color[m] as usize);
                         }
                         k = next;
@@ -403,16 +480,13 @@ pub(crate) fn allocate(
                 }
                 None
             };
-            let Some(n) = value_at(local_of, j) else {
-                continue;
-            };
             if color[n] != NONE {
                 continue;
             }
             let sl = slot(local_of[n]);
             let free = |m: usize, busy: &[u64]| -> Option<u32> {
                 let c = *color.get(m)?;
-                (c != NONE
+                (c < PRIVATE
                     && slot(local_of[m]) == sl
                     && busy
                         .get(c as usize >> 6)
@@ -427,7 +501,7 @@ pub(crate) fn allocate(
                 // The phi it feeds, or if that has no color yet, the phi's other
                 // incoming values (then that phi can take the same one).
                 None => {
-                    let p = pref[n] as usize;
+                    let p = (pref[n] & !BACK) as usize;
                     free(p, &busy[sl]).or_else(|| {
                         let i = *f.value_insts.get(p)? as usize;
                         let InstKind::Phi { incoming } = f.insts.get(i)?.kind else {
@@ -449,10 +523,10 @@ pub(crate) fn allocate(
             colors[sl] = colors[sl].max(c + 1);
         }
     }
-    // Values in unreachable blocks (never emitted) or that the walk did not meet in
-    // input the verifier rejects: a color of their own.
+    // Values live at many blocks, values in unreachable blocks (never emitted) and values
+    // the walk did not meet in input the verifier rejects: a color of their own.
     for (n, &l) in local_of.iter().enumerate() {
-        if l != NONE && color[n] == NONE {
+        if l != NONE && color[n] >= PRIVATE {
             color[n] = colors[slot(l)];
             colors[slot(l)] += 1;
         }

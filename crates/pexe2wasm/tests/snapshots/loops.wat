@@ -6,15 +6,15 @@
     if ;; label = @1
       i32.const 0
       i32.const 0
-      local.set 2
       local.set 1
+      local.set 2
       loop ;; label = @2
-        local.get 1
+        local.get 2
         i32.const 1
         i32.add
         local.set 3
-        local.get 2
         local.get 1
+        local.get 2
         i32.add
         local.set 1
         local.get 3
@@ -22,9 +22,7 @@
         i32.lt_s
         if ;; label = @3
           local.get 3
-          local.get 1
           local.set 2
-          local.set 1
           br 1 (;@2;)
         else
         end
