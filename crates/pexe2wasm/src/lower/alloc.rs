@@ -67,7 +67,7 @@ use crate::ir::{Function, InstKind};
 /// A value found live-in at more blocks than this keeps a local of its own (see
 /// [`PRIVATE`]): the walk and the busy colors at block starts then cost at most this much
 /// per value. Values live that long meet most others anyway. (On iguana, 8: 1,062M
-/// instructions, 16: 1,075M, 32: 1,091M, no limit: 1,199M; the code gets 1-5% bigger
+/// instructions, 16: 1,075M, 32: 1,091M, no limit: 1,199M; the code gets 1-4% bigger
 /// than without a limit, docs/PERFORMANCE.md.)
 const MAX_LIVE_BLOCKS: usize = 16;
 
