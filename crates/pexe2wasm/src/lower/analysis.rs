@@ -185,7 +185,10 @@ impl FnAnalysis {
         scratch.users = uses.users;
         // Step 6: locals shared across blocks (`alloc.rs`), where values live across
         // blocks; not with setjmp, nor after the forward fallback.
-        if numbered.reversed && scratch.setjmps.is_empty() && numbered.counts.iter().any(|&c| c > 0)
+        if cx.liveness_locals
+            && numbered.reversed
+            && scratch.setjmps.is_empty()
+            && numbered.counts.iter().any(|&c| c > 0)
         {
             if let Some(counts) = super::alloc::allocate(
                 f,

@@ -141,6 +141,9 @@ pub struct LowerCtx<'m> {
     pub fmod: u32,
     /// Lower atomics to wasm atomic instructions (shared memory) instead of plain accesses.
     pub threads: bool,
+    /// Allocate locals with liveness across blocks (`alloc.rs`) instead of giving each
+    /// value live across blocks a local of its own.
+    pub liveness_locals: bool,
     /// setjmp/longjmp (`sjlj.rs`): the tag `(param i32 i32)`, the invocation counter
     /// global and the type `[] -> [i32 i32]` of the catching block; [`NO_FUNC`] when the
     /// module calls neither.

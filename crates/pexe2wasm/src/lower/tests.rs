@@ -28,6 +28,8 @@ fn module(ret: &str, params: &[&str], body: &str) -> Module {
 }
 
 /// A lowering context for a module linked with nothing: the functions numbered from 0.
+/// Locals with liveness across blocks (`Locals::Liveness`); [`analyze_blocks`] for the
+/// default allocation.
 fn ctx(m: &Module) -> LowerCtx<'_> {
     let vt = super::valtypes(m);
     LowerCtx {
@@ -47,6 +49,7 @@ fn ctx(m: &Module) -> LowerCtx<'_> {
         fmodf: NO_FUNC,
         fmod: NO_FUNC,
         threads: false,
+        liveness_locals: true,
         sjlj_tag: NO_FUNC,
         sjlj_counter: NO_FUNC,
         sjlj_catch_type: NO_FUNC,
@@ -56,6 +59,16 @@ fn ctx(m: &Module) -> LowerCtx<'_> {
 
 fn analyze(m: &Module) -> FnAnalysis {
     let cx = ctx(m);
+    FnAnalysis::compute(&cx, &m.function_bodies[0], &mut Scratch::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`analyze`] with the default allocation (`Locals::Blocks`).
+fn analyze_blocks(m: &Module) -> FnAnalysis {
+    let cx = LowerCtx {
+        liveness_locals: false,
+        ..ctx(m)
+    };
     FnAnalysis::compute(&cx, &m.function_bodies[0], &mut Scratch::default())
         .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -162,6 +175,37 @@ fn a_one_block_loop_phi_shares_the_local_of_its_next_value() {
     );
     let a = analyze(&m);
     assert_ne!(local(&a, 0), local(&a, 1));
+}
+
+#[test]
+fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
+    let m = module(
+        "i32",
+        &["i32"],
+        "blocks 3; constants { i32: %c0 = i32 1; }
+         %v0 = add i32 %p0, %c0;
+         %v1 = add i32 %v0, %v0;
+         %v2 = icmp eq i32 %v1, %c0;
+         br i1 %v2, label %b1, label %b2;
+       %b1:
+         %v3 = add i32 %v0, %c0;
+         br label %b2;
+       %b2:
+         %v4 = phi i32 [%v1, %b0], [%v3, %b1];
+         ret i32 %v4;",
+    );
+    let a = analyze_blocks(&m);
+    // Without liveness (the default): %v0 is used in %b1, %v1 and %v3 by the phi, so
+    // none is block-local and each has a local of its own.
+    let own = [local(&a, 0), local(&a, 1), local(&a, 3), local(&a, 4)];
+    for (i, l) in own.iter().enumerate() {
+        assert_ne!(*l, NONE, "value {i}");
+        for m in &own[i + 1..] {
+            assert_ne!(l, m, "two values with a local of their own share it");
+        }
+    }
+    assert!(a.inline[2]);
+    assert_eq!(a.phi_blocks, [false, false, true]);
 }
 
 #[test]
