@@ -257,6 +257,24 @@ pub struct Program {
     pub threads: bool,
 }
 
+impl Program {
+    /// The local allocation this program is converted with: liveness across blocks
+    /// (`--small-code`) for half the programs, the default for the others. Taken from a
+    /// hash of the text rather than from the fuzzer's bytes, so that the corpus keeps
+    /// making the programs it made.
+    pub fn locals(&self) -> pexe2wasm::convert::Locals {
+        // FNV-1a.
+        let h = self.text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        });
+        if h & 1 == 1 {
+            pexe2wasm::convert::Locals::Liveness
+        } else {
+            pexe2wasm::convert::Locals::Blocks
+        }
+    }
+}
+
 /// Infallible draws from the fuzzer's bytes (an exhausted input gives the smallest
 /// choices, so generation always ends).
 pub struct Src<'a>(pub Unstructured<'a>);

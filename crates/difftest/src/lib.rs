@@ -49,6 +49,7 @@ pub fn convert_generated(data: &[u8], cfg: &Config) -> Result<(), String> {
         link_runtime: false,
         export_all_functions: true,
         runtime: None,
+        locals: prog.locals(),
     };
     pexe2wasm::convert::convert(&pexe, &opts)
         .map(|_| ())

@@ -25,6 +25,9 @@ pub struct Report {
     pub exceptions: bool,
     pub simd: bool,
     pub threads: bool,
+    /// Whether the module was converted with locals allocated by liveness
+    /// ([`crate::Program::locals`]).
+    pub liveness_locals: bool,
     /// Set when the run compiled with the single-pass register allocator differed from
     /// the interpreter and the backtracking one's agreed: not a finding of ours (see
     /// [`Regalloc`]), kept so that it can be counted and looked at.
@@ -134,8 +137,12 @@ pub fn check_program(prog: &Program) -> Result<Report, Finding> {
         link_runtime: false,
         export_all_functions: true,
         runtime: None,
+        locals: prog.locals(),
     };
-    let mut report = Report::default();
+    let mut report = Report {
+        liveness_locals: opts.locals == pexe2wasm::convert::Locals::Liveness,
+        ..Report::default()
+    };
     let converted = match convert_module(module.clone(), pexe.len(), &opts) {
         Ok(c) => c,
         Err(e) if e.class() == pexe2wasm::ErrorClass::Unsupported => {

@@ -114,6 +114,7 @@ fn main() {
             pepper: None,
             // Validation is its own stage here (below).
             validate: false,
+            liveness_locals: false,
         };
         let out = pexe2wasm::emit::emit(&m, Some(pexe2wasm::runtime::irt_module()), &eopts)
             .expect("converted once already");

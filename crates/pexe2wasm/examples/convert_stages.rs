@@ -33,6 +33,7 @@ fn main() {
         pepper: None,
         // `validate` mode validates the whole module after `emit`.
         validate: false,
+        liveness_locals: std::env::var_os("PEXE2WASM_LIVENESS_LOCALS").is_some(),
     };
     for _ in 0..reps {
         for (p, data) in &files {

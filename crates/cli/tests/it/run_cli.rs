@@ -332,3 +332,53 @@ fn dir_ro_is_read_only() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(s.join("data/new").exists());
 }
+
+/// The code section's size (section 10) of a module.
+fn code_section_size(wasm: &[u8]) -> usize {
+    wasmparser::Parser::new(0)
+        .parse_all(wasm)
+        .find_map(|p| match p {
+            Ok(wasmparser::Payload::CodeSectionStart { size, .. }) => Some(size as usize),
+            _ => None,
+        })
+        .expect("a code section")
+}
+
+#[test]
+fn small_code_converts_to_a_smaller_module_that_prints_the_same() {
+    let Some(_) = common::real_pexe("binji-nbody.pexe") else {
+        return;
+    };
+    let pexe = common::real_corpus_dir().join("binji-nbody.pexe");
+    let dir = common::Scratch::new("small-code");
+    let mut sizes = Vec::new();
+    let mut outputs = Vec::new();
+    for (name, extra) in [("default.wasm", None), ("small.wasm", Some("--small-code"))] {
+        let mut args = vec!["convert".to_string(), pexe.display().to_string()];
+        args.extend(extra.map(str::to_string));
+        args.extend(["-o".to_string(), dir.arg(name)]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_in(None, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let wasm = std::fs::read(dir.join(name)).unwrap();
+        wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+            .validate_all(&wasm)
+            .unwrap_or_else(|e| panic!("{name}: invalid module: {e}"));
+        sizes.push(code_section_size(&wasm));
+        let out = run_in(None, &["run", &dir.arg(name), "1000"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        outputs.push(out.stdout);
+    }
+    assert_eq!(
+        outputs[0], outputs[1],
+        "--small-code changed what nbody prints"
+    );
+    // Locals shared with liveness make the code section well over 5% smaller (13.6% when
+    // written).
+    assert!(
+        sizes[1] * 100 < sizes[0] * 95,
+        "code sections: default {} bytes, --small-code {} bytes",
+        sizes[0],
+        sizes[1]
+    );
+}

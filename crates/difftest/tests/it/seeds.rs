@@ -19,6 +19,7 @@ fn seeded_programs_agree() {
         .unwrap_or(300);
     let (mut calls, mut traps, mut fuel, mut unsupported, mut exc, mut simd, mut thr) =
         (0, 0, 0, 0, 0, 0, 0);
+    let mut live = 0;
     let start: u64 = std::env::var("DIFFTEST_SEED_START")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -34,6 +35,7 @@ fn seeded_programs_agree() {
                 exc += r.exceptions as usize;
                 simd += r.simd as usize;
                 thr += r.threads as usize;
+                live += r.liveness_locals as usize;
                 if let Some(d) = &r.single_pass_differed {
                     // Not a finding (the backtracking allocator agreed), but worth a look.
                     eprintln!("seed {seed}: only the single-pass register allocator differed: {d}");
@@ -54,8 +56,13 @@ fn seeded_programs_agree() {
     }
     eprintln!(
         "{n} programs: {calls} calls compared ({traps} trapped alike), {fuel} out of interpreter fuel, \
-         {unsupported} unsupported, {exc} with setjmp/longjmp, {simd} with SIMD, {thr} with wasm atomics"
+         {unsupported} unsupported, {exc} with setjmp/longjmp, {simd} with SIMD, {thr} with wasm atomics, \
+         {live} with locals allocated by liveness"
     );
     eprintln!("traps: {kinds:?}");
     assert!(calls > n as usize);
+    // Both local allocations are checked (`Program::locals` takes half the programs each).
+    if n >= 50 {
+        assert!(live > 0 && live < n as usize, "{live} of {n} with liveness");
+    }
 }

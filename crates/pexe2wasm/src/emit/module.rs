@@ -47,6 +47,9 @@ pub struct EmitOptions {
     /// place, the rest at the end. An invalid module is then an [`EmitError::Invalid`],
     /// never returned.
     pub validate: bool,
+    /// Locals shared across blocks with liveness (`lower/alloc.rs`,
+    /// [`crate::convert::Locals::Liveness`]).
+    pub liveness_locals: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -493,6 +496,7 @@ impl<'m> Emission<'m> {
             fmodf: calls.fmodf,
             fmod: calls.fmod,
             threads: self.opts.threads,
+            liveness_locals: self.opts.liveness_locals,
             sjlj_tag,
             sjlj_counter,
             sjlj_catch_type,

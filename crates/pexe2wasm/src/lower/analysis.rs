@@ -9,7 +9,9 @@
 //!    [`number_locals_forward`] for input that walk cannot vouch for);
 //! 4. the CFG (`cfg::build`): reachable blocks, dominators, loops, merges, dispatchers;
 //! 5. the local layout ([`LocalLayout`]): parameters, then per type shared, own and
-//!    scratch locals; every numbered value gets its index.
+//!    scratch locals; every numbered value gets its index;
+//! 6. (run before the layout) where values live across blocks and there is no setjmp,
+//!    the allocation with liveness (`alloc::allocate`) replaces step 3's sharing.
 
 use super::cfg::{Cfg, NONE};
 use super::inst::R;
@@ -94,6 +96,8 @@ struct Numbered {
     pool: [u32; 5],
     /// Own ordinals count down (the backward walk numbered them).
     reversed: bool,
+    /// `alloc::allocate` numbered them (ranks from 0 per type, no shared pool).
+    allocated: bool,
 }
 
 /// A scratch buffer taken over for one function: `len` copies of `fill`, in the
@@ -179,6 +183,25 @@ impl FnAnalysis {
             .map_err(|e| invalid(f, e))?;
         }
         scratch.users = uses.users;
+        // Step 6: locals shared across blocks (`alloc.rs`), where values live across
+        // blocks; not with setjmp, nor after the forward fallback.
+        if cx.liveness_locals
+            && numbered.reversed
+            && scratch.setjmps.is_empty()
+            && numbered.counts.iter().any(|&c| c > 0)
+        {
+            if let Some(counts) = super::alloc::allocate(
+                f,
+                &scratch.last_use,
+                &cfg.rpo_index,
+                &mut numbered.local_of,
+                &mut scratch.alloc,
+            ) {
+                numbered.counts = counts;
+                numbered.pool = [0; 5];
+                numbered.allocated = true;
+            }
+        }
         // Only functions of a module with vector types can have vector values.
         let vectors = cx.slots.contains(&super::SLOT_V128)
             && (f.insts.iter().any(|i| cx.is_vector(i.ty))
@@ -350,6 +373,7 @@ fn place_and_number(
             counts,
             pool,
             reversed,
+            allocated: false,
         },
     )
 }
@@ -413,7 +437,7 @@ impl LocalLayout {
         let (mut first_local, mut step) = ([0u32; 5], [1u32; 5]);
         for s in 0..5 {
             first_local[s] = base[s] + pool[s];
-            if numbered.reversed {
+            if numbered.reversed && !numbered.allocated {
                 first_local[s] = (base[s] + pool[s] + counts[s]).wrapping_sub(1);
                 step[s] = u32::MAX; // -1
             }

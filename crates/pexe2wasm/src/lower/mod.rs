@@ -13,6 +13,7 @@
 //! - `sjlj`: setjmp/longjmp with wasm exception handling.
 //! - `simd`: vector instructions on wasm SIMD128 (`inst` dispatches vector cases to it).
 
+mod alloc;
 mod analysis;
 mod cfg;
 mod code;
@@ -140,6 +141,9 @@ pub struct LowerCtx<'m> {
     pub fmod: u32,
     /// Lower atomics to wasm atomic instructions (shared memory) instead of plain accesses.
     pub threads: bool,
+    /// Allocate locals with liveness across blocks (`alloc.rs`) instead of giving each
+    /// value live across blocks a local of its own.
+    pub liveness_locals: bool,
     /// setjmp/longjmp (`sjlj.rs`): the tag `(param i32 i32)`, the invocation counter
     /// global and the type `[] -> [i32 i32]` of the catching block; [`NO_FUNC`] when the
     /// module calls neither.
@@ -384,6 +388,7 @@ pub struct Scratch {
     pub(crate) local_of: Vec<u32>,
     pub(crate) last_use: Vec<u32>,
     pub(crate) local_queues: locals::Queues,
+    pub(crate) alloc: alloc::AllocScratch,
     pub(crate) clean: Vec<bool>,
     pub(crate) static_off: Vec<u32>,
     pub(crate) label_pos: Vec<u32>,

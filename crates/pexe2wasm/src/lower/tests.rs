@@ -28,6 +28,8 @@ fn module(ret: &str, params: &[&str], body: &str) -> Module {
 }
 
 /// A lowering context for a module linked with nothing: the functions numbered from 0.
+/// Locals with liveness across blocks (`Locals::Liveness`); [`analyze_blocks`] for the
+/// default allocation.
 fn ctx(m: &Module) -> LowerCtx<'_> {
     let vt = super::valtypes(m);
     LowerCtx {
@@ -47,6 +49,7 @@ fn ctx(m: &Module) -> LowerCtx<'_> {
         fmodf: NO_FUNC,
         fmod: NO_FUNC,
         threads: false,
+        liveness_locals: true,
         sjlj_tag: NO_FUNC,
         sjlj_counter: NO_FUNC,
         sjlj_catch_type: NO_FUNC,
@@ -56,6 +59,16 @@ fn ctx(m: &Module) -> LowerCtx<'_> {
 
 fn analyze(m: &Module) -> FnAnalysis {
     let cx = ctx(m);
+    FnAnalysis::compute(&cx, &m.function_bodies[0], &mut Scratch::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`analyze`] with the default allocation (`Locals::Blocks`).
+fn analyze_blocks(m: &Module) -> FnAnalysis {
+    let cx = LowerCtx {
+        liveness_locals: false,
+        ..ctx(m)
+    };
     FnAnalysis::compute(&cx, &m.function_bodies[0], &mut Scratch::default())
         .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -181,8 +194,9 @@ fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
          %v4 = phi i32 [%v1, %b0], [%v3, %b1];
          ret i32 %v4;",
     );
-    let a = analyze(&m);
-    // %v0 is used in %b1, %v1 and %v3 by the phi: none is block-local.
+    let a = analyze_blocks(&m);
+    // Without liveness (the default): %v0 is used in %b1, %v1 and %v3 by the phi, so
+    // none is block-local and each has a local of its own.
     let own = [local(&a, 0), local(&a, 1), local(&a, 3), local(&a, 4)];
     for (i, l) in own.iter().enumerate() {
         assert_ne!(*l, NONE, "value {i}");
@@ -190,9 +204,165 @@ fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
             assert_ne!(l, m, "two values with a local of their own share it");
         }
     }
+    assert!(a.inline[2]);
+    assert_eq!(a.phi_blocks, [false, false, true]);
+}
+
+#[test]
+fn values_live_across_blocks_share_only_where_their_lives_do_not_meet() {
+    let m = module(
+        "i32",
+        &["i32"],
+        "blocks 3; constants { i32: %c0 = i32 1; }
+         %v0 = add i32 %p0, %c0;
+         %v1 = add i32 %v0, %v0;
+         %v2 = icmp eq i32 %v1, %c0;
+         br i1 %v2, label %b1, label %b2;
+       %b1:
+         %v3 = add i32 %v0, %c0;
+         br label %b2;
+       %b2:
+         %v4 = phi i32 [%v1, %b0], [%v3, %b1];
+         ret i32 %v4;",
+    );
+    let a = analyze(&m);
+    // %v0 is used in %b1, %v1 and %v3 by the phi: none is block-local. %v0 and %v1
+    // meet at the end of %b0; %v1 is dead in %b1, where %v3 takes its local, and the
+    // phi takes it too: no copy on either edge.
+    let (l0, l1) = (local(&a, 0), local(&a, 1));
+    assert!(l0 != NONE && l1 != NONE && l0 != l1);
+    assert_eq!((local(&a, 3), local(&a, 4)), (l1, l1));
+    assert!(copies(&m, &a, 0, 2).is_empty() && copies(&m, &a, 1, 2).is_empty());
     // The compare is the branch's single operand: on the stack.
     assert!(a.inline[2]);
     assert_eq!(a.phi_blocks, [false, false, true]);
+}
+
+// ---- local allocation across blocks (`alloc.rs`) ----
+
+/// The copies of edge `from → to`.
+fn copies(m: &Module, a: &FnAnalysis, from: u32, to: u32) -> Vec<(u32, ValueId)> {
+    let (mut out, f) = (Vec::new(), &m.function_bodies[0]);
+    super::phi::edge_copies(a, f, f.first_inst_value(), from, to, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn values_of_two_arms_share_a_local_and_the_phi_takes_it() {
+    // %v1 lives only in %b1, %v2 only in %b2: one local for both, and the phi of %b3
+    // takes it too, so neither edge copies anything.
+    let m = module(
+        "i32",
+        &["i32"],
+        "blocks 4; constants { i32: %c0 = i32 1; }
+         %v0 = icmp eq i32 %p0, %c0;
+         br i1 %v0, label %b1, label %b2;
+       %b1:
+         %v1 = add i32 %p0, %c0;
+         %v2 = mul i32 %v1, %v1;
+         br label %b3;
+       %b2:
+         %v3 = add i32 %p0, %p0;
+         %v4 = mul i32 %v3, %v3;
+         br label %b3;
+       %b3:
+         %v5 = phi i32 [%v2, %b1], [%v4, %b2];
+         %v6 = add i32 %v5, %v5;
+         ret i32 %v6;",
+    );
+    let a = analyze(&m);
+    let l = local(&a, 2);
+    assert_ne!(l, NONE);
+    assert_eq!(
+        [local(&a, 1), local(&a, 3), local(&a, 4), local(&a, 5)],
+        [l; 4]
+    );
+    assert!(copies(&m, &a, 1, 3).is_empty() && copies(&m, &a, 2, 3).is_empty());
+    // One local for all the values, then the scratch locals.
+    assert_eq!(a.locals.s_i32, 2);
+}
+
+#[test]
+fn a_loop_phi_and_its_next_value_share_across_blocks() {
+    // The loop is two blocks: the phi is last read in %b1, the next value is defined in
+    // %b2 and brought back on the back edge: one local, no copy on the back edge; %v0
+    // (live around the loop) and the bound keep theirs.
+    let m = module(
+        "i32",
+        &["i32"],
+        "blocks 4; constants { i32: %c0 = i32 0; %c1 = i32 1; }
+         %v0 = add i32 %p0, %p0;
+         br label %b1;
+       %b1:
+         %v1 = phi i32 [%c0, %b0], [%v3, %b2];
+         %v2 = add i32 %v1, %c1;
+         br label %b2;
+       %b2:
+         %v3 = mul i32 %v2, %v2;
+         %v4 = icmp ult i32 %v3, %v0;
+         br i1 %v4, label %b1, label %b3;
+       %b3:
+         ret i32 %v3;",
+    );
+    let a = analyze(&m);
+    let (l0, l1) = (local(&a, 0), local(&a, 1));
+    assert!(l0 != NONE && l1 != NONE && l0 != l1);
+    assert_eq!(local(&a, 3), l1);
+    assert!(copies(&m, &a, 2, 1).is_empty());
+    // %v2 dies at %v3, so it may share too; it must not share %v0's.
+    assert_ne!(local(&a, 2), l0);
+}
+
+#[test]
+fn values_live_at_once_across_blocks_do_not_share() {
+    // %v0 and %v1 are both live from %b0 to their uses in %b2.
+    let m = module(
+        "i32",
+        &["i32"],
+        "blocks 3; constants { i32: %c0 = i32 1; }
+         %v0 = add i32 %p0, %c0;
+         %v1 = mul i32 %p0, %p0;
+         br label %b1;
+       %b1:
+         %v2 = add i32 %p0, %p0;
+         %v3 = mul i32 %v2, %v2;
+         br label %b2;
+       %b2:
+         %v4 = add i32 %v0, %v1;
+         %v5 = add i32 %v4, %v3;
+         ret i32 %v5;",
+    );
+    let a = analyze(&m);
+    let l = [local(&a, 0), local(&a, 1), local(&a, 2), local(&a, 3)];
+    assert!(l.iter().all(|&x| x != NONE));
+    // %v0, %v1 and %v3 meet in %b2, %v2 meets %v0 and %v1 in %b1; %v2 dies where
+    // %v3 is defined, so those two may share.
+    for (i, j) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3)] {
+        assert_ne!(l[i], l[j], "%v{i} and %v{j}");
+    }
+}
+
+#[test]
+fn the_busiest_local_gets_the_lowest_index() {
+    // %v0 is read once, %v1 five times; both live into %b1.
+    let m = module(
+        "i32",
+        &["i32"],
+        "blocks 2; constants { i32: %c0 = i32 1; }
+         %v0 = add i32 %p0, %c0;
+         %v1 = mul i32 %p0, %p0;
+         br label %b1;
+       %b1:
+         %v2 = add i32 %v1, %v1;
+         %v3 = mul i32 %v2, %v1;
+         %v4 = add i32 %v3, %v1;
+         %v5 = add i32 %v4, %v1;
+         %v6 = add i32 %v5, %v0;
+         ret i32 %v6;",
+    );
+    let a = analyze(&m);
+    assert_eq!(local(&a, 1), 1);
+    assert_eq!(local(&a, 0), 2);
 }
 
 #[test]

@@ -1,14 +1,16 @@
 //! Snapshots of the lowering: each `tests/snapshots/NAME.pnaclasm` is assembled,
 //! converted without the runtime and validated, and the WAT of its functions (only those:
 //! no runtime, no sections around them) is compared with `tests/snapshots/NAME.wat`. A
-//! change in emitted code shows up as a diff of that file in review.
+//! change in emitted code shows up as a diff of that file in review. Each input is also
+//! converted with `Locals::Liveness` (`--small-code`): its WAT is `NAME.small.wat` where
+//! it differs from the default's, and must equal `NAME.wat` where there is no such file.
 //!
 //! `UPDATE_SNAPSHOTS=1 cargo test -p pexe2wasm --test it lower_snapshots` rewrites the
 //! `.wat` files instead of comparing.
 
 use std::path::{Path, PathBuf};
 
-use pexe2wasm::convert::{convert, ConvertOptions};
+use pexe2wasm::convert::{convert, ConvertOptions, Locals};
 use pexe2wasm::text::assemble;
 
 fn dir() -> PathBuf {
@@ -35,12 +37,13 @@ fn functions_wat(wasm: &[u8]) -> String {
 }
 
 /// The WAT of one snapshot input, after checking that the module validates.
-fn lower(name: &str) -> String {
+fn lower(name: &str, locals: Locals) -> String {
     let path = dir().join(format!("{name}.pnaclasm"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
     let pexe = assemble(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let opts = ConvertOptions {
         link_runtime: false,
+        locals,
         ..Default::default()
     };
     let out = convert(&pexe, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -52,14 +55,27 @@ fn lower(name: &str) -> String {
 }
 
 fn check(name: &str) {
-    let got = lower(name);
-    assert!(got.contains("(func "), "{name}: no function printed");
-    let path = dir().join(format!("{name}.wat"));
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, &got).unwrap();
+    let got = lower(name, Locals::Blocks);
+    compare(name, &got, &dir().join(format!("{name}.wat")));
+    // With liveness: its own file where the output differs, else the same as the default.
+    let small = lower(name, Locals::Liveness);
+    let path = dir().join(format!("{name}.small.wat"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") && small == got {
+        let _ = std::fs::remove_file(&path);
         return;
     }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    if path.exists() || small != got {
+        compare(name, &small, &path);
+    }
+}
+
+fn compare(name: &str, got: &str, path: &Path) {
+    assert!(got.contains("(func "), "{name}: no function printed");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::write(path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!("{path:?}: {e} (UPDATE_SNAPSHOTS=1 writes it)");
     });
     if got != want {

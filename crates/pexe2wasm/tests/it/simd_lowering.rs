@@ -131,6 +131,7 @@ fn variable_lane_index_is_rejected_by_the_verifier_but_lowered() {
             export_all_functions: true,
             pepper: None,
             validate: true,
+            liveness_locals: false,
         },
     )
     .unwrap();

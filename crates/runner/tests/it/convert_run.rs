@@ -1,15 +1,20 @@
 //! Converted real pexes run under wasmtime + WASI with the real runtime linked, and print
-//! what pnacl.c's test suite expects (`expected/*.txt`, the "program stdout" entries).
+//! what pnacl.c's test suite expects (`expected/*.txt`, the "program stdout" entries),
+//! converted with either local allocation (the default and `Locals::Liveness`).
 
 use pexe2wasm_testkit::corpus as common;
 
-use pexe2wasm::convert::{convert, ConvertOptions};
+use pexe2wasm::convert::{convert, ConvertOptions, Locals};
 use pexe2wasm_runner::{run_wasm, RunOptions};
 
 /// Runs `name` with `args` (argv[0] = `argv0`); returns exit code and stdout.
-fn run(name: &str, argv0: &str, args: &str) -> Option<(i32, Vec<u8>)> {
+fn run(name: &str, argv0: &str, args: &str, locals: Locals) -> Option<(i32, Vec<u8>)> {
     let data = common::real_pexe(name)?;
-    let out = convert(&data, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let opts = ConvertOptions {
+        locals,
+        ..Default::default()
+    };
+    let out = convert(&data, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut argv = vec![argv0.to_string()];
     argv.extend(args.split_whitespace().map(str::to_string));
     let opts = RunOptions {
@@ -43,15 +48,17 @@ fn check(pexe: &str, argv0: &str, args: &str, expect: &str) {
         eprintln!("SKIPPED: expected/{expect} not found");
         return;
     };
-    let Some((code, out)) = run(pexe, argv0, args) else {
-        return;
-    };
-    assert_eq!(
-        String::from_utf8_lossy(&out),
-        String::from_utf8_lossy(&want),
-        "{pexe} {args}: stdout differs"
-    );
-    assert_eq!(code, 0, "{pexe} {args}: exit code");
+    for locals in [Locals::Blocks, Locals::Liveness] {
+        let Some((code, out)) = run(pexe, argv0, args, locals) else {
+            return;
+        };
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want),
+            "{pexe} {args} ({locals:?}): stdout differs"
+        );
+        assert_eq!(code, 0, "{pexe} {args} ({locals:?}): exit code");
+    }
 }
 
 #[test]
@@ -259,7 +266,7 @@ fn binji_sem_50_runs() {
 
 #[test]
 fn binji_main_exits_0() {
-    let Some((code, out)) = run("binji-main.pexe", "main", "") else {
+    let Some((code, out)) = run("binji-main.pexe", "main", "", Locals::Blocks) else {
         return;
     };
     assert_eq!(code, 0);

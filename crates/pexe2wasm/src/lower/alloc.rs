@@ -1,0 +1,574 @@
+//! Local allocation with liveness across blocks: values whose lives never meet share a
+//! wasm local, a phi takes the local of an incoming value when it can (its copy on that
+//! edge goes away), and the busiest locals of each type get the lowest indices (an index
+//! below 128 is one LEB128 byte).
+//!
+//! Runs after placement, the block-local numbering (`locals.rs`, which says which values
+//! need a local and of which type) and the CFG, on functions with at least one value
+//! live across blocks (the others keep the block-local numbering, which is already this
+//! allocation for them) and without setjmp (a longjmp re-enters with the locals as they
+//! were: every value keeps a local of its own there).
+//!
+//! 1. **Cross-block values**: phis, values used by phis, values used after the end of
+//!    their block (`locals::last_use`'s slot at or past it). They get dense numbers; the
+//!    rest are block-local and die at their last user. One walk over the values with a
+//!    local (numbered in instruction order) lists them per block.
+//! 2. **Uses**: one walk over the operands records the uses of cross-block values in
+//!    reachable blocks (by a non-phi instruction: its block and position; by a phi: the
+//!    edge's source block), the reachable predecessors of each block, and the deaths of
+//!    block-local values, and counts every access of every value (for the ordering). A
+//!    counting sort groups the uses by value. A value fed to phis remembers one of them
+//!    for step 4: one fed on a back edge (whose copy runs once per iteration) if any, else
+//!    the last in layout.
+//! 3. **Liveness**, sparse, value by value: a use by a non-phi instruction outside the
+//!    definition's block makes the value live-in there; a phi's use on the edge from `P`
+//!    makes it live-out of `P` (and live-in there unless `P` defines it); a block it is
+//!    live-in at has it live-out of every predecessor, and live-in there too unless that
+//!    defines it. The walk stops at blocks already marked for the value (per-block stamps,
+//!    nothing to clear between values), so its cost follows the live range. It yields
+//!    per block the values live-in there, and the deaths: in each block with uses, after
+//!    the last one unless the value is live-out; in the definition's block without uses,
+//!    after the definition. Unreachable blocks are left out (their uses are not
+//!    recorded, predecessors are the reachable ones): their code is never emitted, and
+//!    edges from them carry no copies. A value found live-in at more than
+//!    [`MAX_LIVE_BLOCKS`] blocks stops the walk and gets a local of its own (it takes no
+//!    part in step 4, like a value of an unreachable block): long lives made up most of
+//!    the cost, and such a value meets most others anyway.
+//! 4. **Assignment** in reverse postorder (a value's definition comes before its uses in
+//!    every block that sees it live): at a block's start the colors of its live-in values
+//!    are busy; its phis take a color then (preferably an incoming value's); then each
+//!    statement frees the colors of the values that die at or before it and takes the
+//!    lowest free color, preferring that of the phi it feeds (or, before that phi has one,
+//!    that of another of the phi's incoming values). A statement reads its operands
+//!    before it sets its own local, so a value dying at a statement may pass its local to
+//!    that statement's result (as in `locals.rs`). In SSA form two values interfere when
+//!    one is live where the other is defined; the colors busy at a definition are exactly
+//!    those of the values live there, so values that interfere never share a color.
+//! 5. **Ordering**: per type, the colors sorted by their accesses (gets and sets), the
+//!    busiest first.
+//!
+//! Why phi copies stay right: the copies of an edge are a parallel copy placed on the
+//! edge itself (`phi.rs`); a phi's color is not busy at its block's start, so no value
+//! live into the block holds it, and values live only along the predecessor's other
+//! edges may hold it (those paths never run the copy). Two phis of one block never share
+//! (their colors are taken while both are busy), and deaths are only freed at statements,
+//! after all of a block's phis have theirs.
+//!
+//! Irreducible CFGs need nothing special: the walk back from the uses follows any graph
+//! and ends (each block is marked at most once per value); liveness is computed on the
+//! function's own blocks and edges, which is right because the dispatch nodes (`cfg.rs`)
+//! only read and write the label local; and a reverse postorder of the graph with
+//! dispatch nodes still puts every dominator first.
+
+use super::cfg::NONE;
+use super::locals::ORD_BITS;
+use crate::ir::{Function, InstKind};
+
+/// A value found live-in at more blocks than this keeps a local of its own (see
+/// [`PRIVATE`]): the walk and the busy colors at block starts then cost at most this much
+/// per value. Values live that long meet most others anyway. (On iguana, 8: 1,062M
+/// instructions, 16: 1,075M, 32: 1,091M, no limit: 1,199M; the code gets 1-4% bigger
+/// than without a limit, docs/PERFORMANCE.md.)
+const MAX_LIVE_BLOCKS: usize = 16;
+
+/// In `pref`: the phi is fed on a retreating edge (a loop's back edge), whose copy runs
+/// once per iteration; such a phi is preferred to one fed on a forward edge.
+const BACK: u32 = 1 << 31;
+
+/// The color of a value with a local of its own (numbered after the shared ones).
+const PRIVATE: u32 = NONE - 1;
+
+/// Working memory, kept from function to function (`Scratch`).
+#[derive(Default)]
+pub(crate) struct AllocScratch {
+    /// Per value: its cross-block number, or [`NONE`].
+    gid: Vec<u32>,
+    /// Per cross-block number: the value, its block and its instruction.
+    gval: Vec<u32>,
+    gdef: Vec<(u32, u32)>,
+    /// The values with a local in instruction order: (instruction, value); block `b`'s
+    /// are `defs[def_start[b]..def_start[b + 1]]`.
+    defs: Vec<(u32, u32)>,
+    def_start: Vec<u32>,
+    /// Per value: gets and sets of it.
+    count: Vec<u32>,
+    /// Per value: a phi it feeds ([`NONE`] if none), with [`BACK`] if on a back edge.
+    pref: Vec<u32>,
+    /// The uses of cross-block values as the walk meets them: (cross-block number,
+    /// block, instruction), the instruction [`NONE`] for a phi's use on the edge from
+    /// that block.
+    ev: Vec<(u32, u32, u32)>,
+    /// The same uses grouped by value (`by_start`), in the walk's order within a value:
+    /// (block, instruction).
+    by: Vec<(u32, u32)>,
+    by_start: Vec<u32>,
+    /// Per block: the head of its list in `preds` of (predecessor, next), the reachable
+    /// predecessors, each once.
+    pred_head: Vec<u32>,
+    preds: Vec<(u32, u32)>,
+    /// Per block: the last block whose successors listed it.
+    seen: Vec<u32>,
+    /// Per block: the last cross-block number found live-in / live-out there (stamps:
+    /// nothing to clear from one value to the next).
+    in_at: Vec<u32>,
+    out_at: Vec<u32>,
+    stack: Vec<u32>,
+    /// Values with a local of their own ([`PRIVATE`]).
+    private: Vec<u32>,
+    /// Per block: the head of its list in `live_in` of (value, next).
+    live_head: Vec<u32>,
+    live_in: Vec<(u32, u32)>,
+    /// Per instruction: the head of its list in `deaths` of (value, next), the values
+    /// whose locals are free again from that instruction on.
+    death_head: Vec<u32>,
+    deaths: Vec<(u32, u32)>,
+    /// Reachable blocks in reverse postorder.
+    order: Vec<u32>,
+    /// Per value: its color (a local of its type), [`NONE`] before it has one.
+    color: Vec<u32>,
+    /// Busy colors per type.
+    busy: [Vec<u64>; 5],
+    /// Accesses per color, then the colors' ranks.
+    weight: [Vec<(u32, u32)>; 5],
+    rank: [Vec<u32>; 5],
+}
+
+/// Instructions `start..end` of block `b` (empty if the block table is inconsistent).
+#[inline]
+fn range(f: &Function, b: usize) -> (usize, usize) {
+    let n = f.insts.len();
+    let start = f.block_starts.get(b).map_or(n, |&s| (s as usize).min(n));
+    let end = f
+        .block_starts
+        .get(b + 1)
+        .map_or(n, |&e| (e as usize).min(n));
+    (start, end.max(start))
+}
+
+#[inline]
+fn set(v: &mut [u64], i: usize) {
+    v[i >> 6] |= 1 << (i & 63);
+}
+#[inline]
+fn clear(v: &mut [u64], i: usize) {
+    v[i >> 6] &= !(1 << (i & 63));
+}
+
+/// Pushes `item` on the list whose head is `*head` (lists of (item, next) in `list`).
+#[inline]
+fn push_list(head: &mut u32, list: &mut Vec<(u32, u32)>, item: u32) {
+    list.push((item, *head));
+    *head = (list.len() - 1) as u32;
+}
+
+/// The type slot of a numbered `local_of` entry.
+#[inline]
+fn slot(l: u32) -> usize {
+    (l >> ORD_BITS) as usize
+}
+
+/// Allocates the locals of `f`. `local_of` is the block-local numbering (per value:
+/// `slot << ORD_BITS | ordinal`, or [`NONE`] without a local); `last` each value's last
+/// user (`locals::last_use`); `rpo_index` the CFG's reverse-postorder positions (blocks
+/// first). On success `local_of` holds `slot << ORD_BITS | rank` (ranks from 0 per type,
+/// busiest first) and the result is the number of locals per type; `None` (nothing
+/// changed) when no value lives across blocks.
+pub(crate) fn allocate(
+    f: &Function,
+    last: &[u32],
+    rpo_index: &[u32],
+    local_of: &mut [u32],
+    s: &mut AllocScratch,
+) -> Option<[u32; 5]> {
+    let first = f.first_inst_value();
+    let nv = local_of.len();
+    let nb = f.block_starts.len();
+    // The value defined by instruction `j` with a local, if any.
+    let value_at = |local_of: &[u32], j: usize| -> Option<usize> {
+        let n = f.insts[j].result.0.wrapping_sub(first) as usize;
+        (local_of.get(n).is_some_and(|&l| l != NONE) && f.value_insts.get(n) == Some(&(j as u32)))
+            .then_some(n)
+    };
+    let reachable = |b: usize| b < nb && rpo_index.get(b).is_some_and(|&r| r != NONE);
+
+    // 1. Cross-block values.
+    let mut gid = std::mem::take(&mut s.gid);
+    gid.clear();
+    gid.resize(nv, NONE);
+    s.gval.clear();
+    s.gdef.clear();
+    // The values with a local, in order (values are numbered in instruction order), and
+    // where each block's start among them.
+    let defs = &mut s.defs;
+    defs.clear();
+    s.def_start.clear();
+    let (mut b, mut end) = (0, range(f, 0).1);
+    s.def_start.push(0);
+    for (n, &l) in local_of.iter().enumerate() {
+        if l == NONE {
+            continue;
+        }
+        let Some(j) = f.value_insts.get(n).map(|&j| j as usize) else {
+            continue;
+        };
+        if f.insts
+            .get(j)
+            .is_none_or(|i| i.result.0.wrapping_sub(first) as usize != n)
+        {
+            continue;
+        }
+        while j >= end && b + 1 < nb {
+            b += 1;
+            end = range(f, b).1;
+            s.def_start.push(defs.len() as u32);
+        }
+        if j < range(f, b).0 || j >= end {
+            // Not in instruction order: keep the block-local numbering.
+            s.gid = gid;
+            return None;
+        }
+        defs.push((j as u32, n as u32));
+        let phi = matches!(f.insts[j].kind, InstKind::Phi { .. });
+        if phi || last.get(n).is_none_or(|&e| e as usize >= end) {
+            gid[n] = s.gval.len() as u32;
+            s.gval.push(n as u32);
+            s.gdef.push((b as u32, j as u32));
+        }
+    }
+    while s.def_start.len() <= nb {
+        s.def_start.push(defs.len() as u32);
+    }
+    let g = s.gval.len();
+    if g == 0 {
+        s.gid = gid;
+        return None;
+    }
+
+    // 2. Uses, predecessors, access counts, and the deaths of block-local values.
+    let mut count = std::mem::take(&mut s.count);
+    count.clear();
+    count.resize(nv, 0);
+    let mut pref = std::mem::take(&mut s.pref);
+    pref.clear();
+    pref.resize(nv, NONE);
+    let ev = &mut s.ev;
+    ev.clear();
+    let by_start = &mut s.by_start;
+    by_start.clear();
+    by_start.resize(g + 2, 0);
+    s.pred_head.clear();
+    s.pred_head.resize(nb, NONE);
+    s.preds.clear();
+    s.seen.clear();
+    s.seen.resize(nb, NONE);
+    s.death_head.clear();
+    s.death_head.resize(f.insts.len(), NONE);
+    s.deaths.clear();
+    for b in 0..nb {
+        let (start, end) = range(f, b);
+        let live = reachable(b);
+        if live && start < end {
+            let (pred_head, preds, seen) = (&mut s.pred_head, &mut s.preds, &mut s.seen);
+            f.insts[end - 1].kind.for_each_successor(|t| {
+                if let Some(x) = seen.get_mut(t.index()).filter(|x| **x != b as u32) {
+                    *x = b as u32;
+                    push_list(&mut pred_head[t.index()], preds, b as u32);
+                }
+            });
+        }
+        for j in start..end {
+            let inst = &f.insts[j];
+            if let InstKind::Phi { incoming } = inst.kind {
+                if let Some(p) = value_at(local_of, j) {
+                    let here = rpo_index.get(b).copied().unwrap_or(NONE);
+                    for &(x, from) in f.incoming(incoming) {
+                        let m = x.0.wrapping_sub(first) as usize;
+                        if let Some(c) = count.get_mut(m) {
+                            *c += 1;
+                            // A back edge's phi wins; among the others, the last one.
+                            let back = rpo_index.get(from.index()).is_some_and(|&r| r >= here);
+                            if back {
+                                pref[m] = p as u32 | BACK;
+                            } else if pref[m] == NONE || pref[m] & BACK == 0 {
+                                pref[m] = p as u32;
+                            }
+                            if gid[m] != NONE && reachable(from.index()) {
+                                ev.push((gid[m], from.0, NONE));
+                                by_start[gid[m] as usize + 2] += 1;
+                            }
+                        }
+                    }
+                    count[p] += f.incoming(incoming).len() as u32;
+                }
+                continue;
+            }
+            inst.kind.for_each_operand(f, |v| {
+                let m = v.0.wrapping_sub(first) as usize;
+                if let Some(&x) = gid.get(m) {
+                    count[m] += 1;
+                    if x != NONE && live {
+                        ev.push((x, b as u32, j as u32));
+                        by_start[x as usize + 2] += 1;
+                    }
+                }
+            });
+        }
+        for &(j, n) in &s.defs[s.def_start[b] as usize..s.def_start[b + 1] as usize] {
+            let n = n as usize;
+            if gid[n] == NONE {
+                count[n] += 1;
+                if live && (last[n] as usize) < end {
+                    let at = (last[n] as usize).max(start);
+                    push_list(&mut s.death_head[at], &mut s.deaths, n as u32);
+                }
+            } else if !matches!(f.insts[j as usize].kind, InstKind::Phi { .. }) {
+                count[n] += 1;
+            }
+        }
+    }
+    // Group the uses by value (a counting sort: the walk's order stays within a value).
+    for x in 2..g + 2 {
+        by_start[x] += by_start[x - 1];
+    }
+    let by = &mut s.by;
+    by.clear();
+    by.resize(ev.len(), (0, 0));
+    for &(x, b, j) in ev.iter() {
+        let k = &mut by_start[x as usize + 1];
+        by[*k as usize] = (b, j);
+        *k += 1;
+    }
+
+    // 3. Liveness, value by value, and the deaths of cross-block values.
+    let (in_at, out_at, stack) = (&mut s.in_at, &mut s.out_at, &mut s.stack);
+    in_at.clear();
+    in_at.resize(nb, NONE);
+    out_at.clear();
+    out_at.resize(nb, NONE);
+    s.live_head.clear();
+    s.live_head.resize(nb, NONE);
+    s.live_in.clear();
+    s.private.clear();
+    'values: for x in 0..g {
+        let stamp = x as u32;
+        let (d, dj) = s.gdef[x];
+        let n = s.gval[x];
+        let uses = &by[by_start[x] as usize..by_start[x + 1] as usize];
+        // A use outside the definition's block is live-in there; a phi's use on an edge
+        // is live-out of the edge's source (and live-in there unless it defines it).
+        stack.clear();
+        for &(b, j) in uses {
+            if j == NONE {
+                out_at[b as usize] = stamp;
+            }
+            if b != d && in_at[b as usize] != stamp {
+                in_at[b as usize] = stamp;
+                stack.push(b);
+            }
+        }
+        // Back to the definition: a block the value is live-in at has it live-out of
+        // every predecessor, and live-in there too unless that defines it.
+        let mut budget = MAX_LIVE_BLOCKS;
+        while let Some(b) = stack.pop() {
+            if budget == 0 {
+                s.private.push(n);
+                continue 'values;
+            }
+            budget -= 1;
+            push_list(&mut s.live_head[b as usize], &mut s.live_in, n);
+            let mut k = s.pred_head[b as usize];
+            while k != NONE {
+                let (p, next) = s.preds[k as usize];
+                out_at[p as usize] = stamp;
+                if p != d && in_at[p as usize] != stamp {
+                    in_at[p as usize] = stamp;
+                    stack.push(p);
+                }
+                k = next;
+            }
+        }
+        // Deaths: in each block with uses (by non-phi instructions, met block by block
+        // in order), at the last one unless the value is live-out; in the definition's
+        // block without uses, after the definition.
+        let mut used_in_def = false;
+        let mut k = 0;
+        while k < uses.len() {
+            let (b, mut j) = uses[k];
+            k += 1;
+            if j == NONE {
+                continue;
+            }
+            while let Some(&(b2, j2)) = uses.get(k) {
+                if b2 != b && j2 != NONE {
+                    break;
+                }
+                if j2 != NONE {
+                    j = j2;
+                }
+                k += 1;
+            }
+            used_in_def |= b == d;
+            if out_at[b as usize] != stamp {
+                push_list(&mut s.death_head[j as usize], &mut s.deaths, n);
+            }
+        }
+        if !used_in_def && out_at[d as usize] != stamp && (dj as usize + 1) < range(f, d as usize).1
+        {
+            push_list(&mut s.death_head[dj as usize + 1], &mut s.deaths, n);
+        }
+    }
+
+    // The reachable blocks in reverse postorder.
+    let order = &mut s.order;
+    order.clear();
+    order.resize(rpo_index.len(), NONE);
+    for (b, &r) in rpo_index.iter().enumerate().take(nb) {
+        if let Some(o) = order.get_mut(r as usize) {
+            *o = b as u32;
+        }
+    }
+    order.retain(|&b| b != NONE);
+
+    // 4. Assignment.
+    let color = &mut s.color;
+    color.clear();
+    color.resize(nv, NONE);
+    for &n in &s.private {
+        color[n as usize] = PRIVATE;
+    }
+    let busy = &mut s.busy;
+    let mut colors = [0u32; 5];
+    let (deaths, death_head) = (&s.deaths, &s.death_head);
+    let (live_in, live_head) = (&s.live_in, &s.live_head);
+    let (defs, def_start) = (&s.defs, &s.def_start);
+    for &b in order.iter() {
+        let b = b as usize;
+        for (sl, v) in busy.iter_mut().enumerate() {
+            v.clear();
+            v.resize(colors[sl] as usize / 64 + 1, 0);
+        }
+        let mut k = live_head[b];
+        while k != NONE {
+            let (n, next) = live_in[k as usize];
+            let n = n as usize;
+            if color[n] < PRIVATE {
+                set(&mut busy[slot(local_of[n])], color[n] as usize);
+            }
+            k = next;
+        }
+        // The block's values with a local, in order.
+        let mut freed = range(f, b).0;
+        for &(j, n) in &defs[def_start[b] as usize..def_start[b + 1] as usize] {
+            let (j, n) = (j as usize, n as usize);
+            let inst = &f.insts[j];
+            let phi = if let InstKind::Phi { incoming } = inst.kind {
+                Some(incoming)
+            } else {
+                // Deaths are freed at statements only: a block's phis all have their
+                // colors by then.
+                while freed <= j {
+                    let mut k = death_head[freed];
+                    while k != NONE {
+                        let (m, next) = deaths[k as usize];
+                        let m = m as usize;
+                        if color[m] < PRIVATE {
+                            clear(&mut busy[slot(local_of[m])], color[m] as usize);
+                        }
+                        k = next;
+                    }
+                    freed += 1;
+                }
+                None
+            };
+            if color[n] != NONE {
+                continue;
+            }
+            let sl = slot(local_of[n]);
+            let free = |m: usize, busy: &[u64]| -> Option<u32> {
+                let c = *color.get(m)?;
+                (c < PRIVATE
+                    && slot(local_of[m]) == sl
+                    && busy
+                        .get(c as usize >> 6)
+                        .is_none_or(|x| x >> (c & 63) & 1 == 0))
+                .then_some(c)
+            };
+            let preferred = match phi {
+                Some(incoming) => f
+                    .incoming(incoming)
+                    .iter()
+                    .find_map(|&(x, _)| free(x.0.wrapping_sub(first) as usize, &busy[sl])),
+                // The phi it feeds, or if that has no color yet, the phi's other
+                // incoming values (then that phi can take the same one).
+                None => {
+                    let p = (pref[n] & !BACK) as usize;
+                    free(p, &busy[sl]).or_else(|| {
+                        let i = *f.value_insts.get(p)? as usize;
+                        let InstKind::Phi { incoming } = f.insts.get(i)?.kind else {
+                            return None;
+                        };
+                        f.incoming(incoming)
+                            .iter()
+                            .find_map(|&(x, _)| free(x.0.wrapping_sub(first) as usize, &busy[sl]))
+                    })
+                }
+            };
+            let c = preferred.unwrap_or_else(|| lowest_free(&busy[sl]));
+            let words = &mut busy[sl];
+            if c as usize / 64 >= words.len() {
+                words.resize(c as usize / 64 + 1, 0);
+            }
+            set(words, c as usize);
+            color[n] = c;
+            colors[sl] = colors[sl].max(c + 1);
+        }
+    }
+    // Values live at many blocks, values in unreachable blocks (never emitted) and values
+    // the walk did not meet in input the verifier rejects: a color of their own.
+    for (n, &l) in local_of.iter().enumerate() {
+        if l != NONE && color[n] >= PRIVATE {
+            color[n] = colors[slot(l)];
+            colors[slot(l)] += 1;
+        }
+    }
+
+    // 5. Ordering: the busiest colors of each type first.
+    for (wt, &k) in s.weight.iter_mut().zip(&colors) {
+        wt.clear();
+        wt.extend((0..k).map(|c| (0, c)));
+    }
+    for (n, &l) in local_of.iter().enumerate() {
+        if l != NONE {
+            s.weight[slot(l)][color[n] as usize].0 += count[n];
+        }
+    }
+    for ((wt, rank), &k) in s.weight.iter_mut().zip(&mut s.rank).zip(&colors) {
+        wt.sort_unstable_by_key(|&(a, c)| (std::cmp::Reverse(a), c));
+        rank.clear();
+        rank.resize(k as usize, 0);
+        for (r, &(_, c)) in wt.iter().enumerate() {
+            rank[c as usize] = r as u32;
+        }
+    }
+    for (n, l) in local_of.iter_mut().enumerate() {
+        if *l != NONE {
+            let sl = slot(*l);
+            *l = (sl as u32) << ORD_BITS | s.rank[sl][color[n] as usize];
+        }
+    }
+    s.gid = gid;
+    s.count = count;
+    s.pref = pref;
+    Some(colors)
+}
+
+/// The lowest color not set in `busy` (past its end if all are).
+#[inline]
+fn lowest_free(busy: &[u64]) -> u32 {
+    for (k, &x) in busy.iter().enumerate() {
+        if x != u64::MAX {
+            return (k * 64) as u32 + (!x).trailing_zeros();
+        }
+    }
+    (busy.len() * 64) as u32
+}
