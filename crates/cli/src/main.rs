@@ -204,6 +204,9 @@ enum Command {
         /// No progress bar and no summary line (errors are still printed).
         #[arg(short, long)]
         quiet: bool,
+        /// Smaller code, as `convert --small-code`.
+        #[arg(long)]
+        small_code: bool,
     },
     /// Write a folder that runs a Pepper plugin in a browser: the converted module, the
     /// browser host, the manifest and a page.
@@ -663,7 +666,8 @@ fn run(command: Command) -> Result<ExitCode> {
             output,
             jobs,
             quiet,
-        } => run_batch(&dir, &output, jobs, quiet),
+            small_code,
+        } => run_batch(&dir, &output, jobs, quiet, small_code),
         Command::Web {
             file,
             output,
@@ -875,7 +879,13 @@ fn prepare_run(
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
 /// reports, prints one `error:` line per failed file and a summary.
-fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> Result<ExitCode> {
+fn run_batch(
+    dir: &Path,
+    output: &Path,
+    jobs: Option<u16>,
+    quiet: bool,
+    small_code: bool,
+) -> Result<ExitCode> {
     use crate::batch::{BatchError, Status};
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     use io::IsTerminal;
@@ -903,7 +913,14 @@ fn run_batch(dir: &Path, output: &Path, jobs: Option<u16>, quiet: bool) -> Resul
     };
     let opts = batch::BatchOptions {
         threads: jobs.map_or(0, usize::from),
-        ..Default::default()
+        convert: pexe2wasm::convert::ConvertOptions {
+            locals: if small_code {
+                pexe2wasm::convert::Locals::Liveness
+            } else {
+                pexe2wasm::convert::Locals::Blocks
+            },
+            ..Default::default()
+        },
     };
     let progress = |f: &batch::FileReport| {
         bar.set_message(f.path.clone());

@@ -460,6 +460,28 @@ fn all_converted_exits_0_and_failure_removes_stale_output() {
 }
 
 #[test]
+fn small_code_converts_as_the_library_does_with_liveness() {
+    use pexe2wasm::convert::Locals;
+    let s = common::Scratch::new("small-code");
+    let data = fixture("semantics/control.pexe");
+    s.put("in/control.pexe", &data);
+    let o = batch(&[&s.arg("in"), "-o", &s.arg("out"), "--small-code", "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got = std::fs::read(s.join("out/control.wasm")).unwrap();
+    validate(&got, "control");
+    let with = |locals| {
+        let opts = ConvertOptions {
+            locals,
+            ..Default::default()
+        };
+        convert(&data, &opts).unwrap().wasm
+    };
+    assert_eq!(got, with(Locals::Liveness), "not the --small-code output");
+    // The two allocations differ on this fixture, so the flag was not ignored.
+    assert_ne!(got, with(Locals::Blocks));
+}
+
+#[test]
 fn output_dir_inside_input_is_not_scanned() {
     let s = common::Scratch::new("inside");
     s.put("in/hello.pexe", &fixture("hello.pexe"));
