@@ -89,6 +89,10 @@ pub struct ConvertQuery {
     #[serde(default)]
     #[param(inline, value_type = ThreadsSpelling)]
     pub threads: ThreadsParam,
+    /// true: smaller code (locals allocated by liveness, as `pexe2wasm convert
+    /// --small-code`: the code section 7-14% smaller, the conversion about 17% longer).
+    #[serde(default)]
+    pub small_code: bool,
 }
 
 /// Output format of `/v1/convert`.

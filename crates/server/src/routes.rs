@@ -18,7 +18,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use bytes::Bytes;
-use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions, Threads};
+use pexe2wasm::convert::{convert_module, ConvertError, ConvertOptions, Locals, Threads};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Instant;
@@ -320,7 +320,7 @@ fn parse_query(uri: &Uri) -> Result<ConvertQuery, Problem> {
         .map(|Query(q)| q)
         .map_err(|e| {
             Problem::bad_request(format!(
-                "bad query {:?}: {} (format=wasm|wat, threads=auto|on|off)",
+                "bad query {:?}: {} (format=wasm|wat, threads=auto|on|off, small_code=true|false)",
                 uri.query().unwrap_or(""),
                 e.body_text()
             ))
@@ -397,13 +397,14 @@ pub(crate) async fn convert_handler(
     let key = CacheKey {
         sha256: digest.into(),
         options: format!(
-            "format={};threads={}",
+            "format={};threads={};small_code={}",
             if q.format == Format::Wat {
                 "wat"
             } else {
                 "wasm"
             },
-            threads_name
+            threads_name,
+            q.small_code
         ),
     };
     if let Some(hit) = state.cache.get(&key) {
@@ -419,6 +420,11 @@ pub(crate) async fn convert_handler(
             let start = Instant::now();
             let opts = ConvertOptions {
                 threads,
+                locals: if q.small_code {
+                    Locals::Liveness
+                } else {
+                    Locals::Blocks
+                },
                 ..ConvertOptions::default()
             };
             // Decoded once: what the output needs comes from the module too.

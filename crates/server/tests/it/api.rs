@@ -121,6 +121,22 @@ fn convert_raw_multipart_and_wat_and_the_cache() {
     }
     let r = post_raw(&c, &s.url("/v1/convert?threads=sometimes"), pexe.clone());
     assert_eq!(r.status(), 400);
+    // small_code=true: locals by liveness, a smaller module (its own cache entry).
+    let plain = post_raw(&c, &s.url("/v1/convert"), pexe.clone());
+    let plain = plain.bytes().unwrap();
+    let r = post_raw(&c, &s.url("/v1/convert?small_code=true"), pexe.clone());
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "x-cache"), "miss");
+    let small = r.bytes().unwrap();
+    validate_wasm(&small);
+    assert!(
+        small.len() < plain.len(),
+        "{} vs {}",
+        small.len(),
+        plain.len()
+    );
+    let r = post_raw(&c, &s.url("/v1/convert?small_code=maybe"), pexe.clone());
+    assert_eq!(r.status(), 400);
     // The query is percent-decoded: `w%61t` is `wat` (and a hit on the wat entry).
     let r = post_raw(
         &c,
