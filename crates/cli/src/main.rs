@@ -238,6 +238,9 @@ enum Command {
         /// requests. For apps that must not reach the network (untrusted ones, tests).
         #[arg(long)]
         refuse_unmapped: bool,
+        /// Smaller code, as `convert --small-code` (a smaller download for the page).
+        #[arg(long)]
+        small_code: bool,
     },
     /// Serve a folder written by `pexe2wasm web` over HTTP, with the headers a converted
     /// app needs (cross-origin isolation, WebAssembly's MIME type). A development server.
@@ -607,12 +610,8 @@ fn run(command: Command) -> Result<ExitCode> {
         } => in_file(&file, || {
             let name = display_name(&file);
             let data = read_pexe(&file)?;
-            let locals = if small_code {
-                pexe2wasm::convert::Locals::Liveness
-            } else {
-                pexe2wasm::convert::Locals::Blocks
-            };
-            let (wasm, needs) = stages::convert_with_needs(&data, threads.into(), locals)?;
+            let (wasm, needs) =
+                stages::convert_with_needs(&data, threads.into(), locals_arg(small_code))?;
             let mut out = Output::open(Some(&output))?;
             let written = if wat {
                 let text = stages::print_wat(&wasm)?;
@@ -675,6 +674,7 @@ fn run(command: Command) -> Result<ExitCode> {
             size,
             url_map,
             refuse_unmapped,
+            small_code,
         } => in_file(&file, || {
             let size = match size {
                 Some(s) => {
@@ -695,7 +695,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 let (wasm, needs) = stages::convert_with_needs(
                     pexe,
                     pexe2wasm::convert::Threads::Auto,
-                    pexe2wasm::convert::Locals::Blocks,
+                    locals_arg(small_code),
                 )?;
                 use pexe2wasm::needs::Host;
                 if !matches!(needs.host, Some(Host::Pepper | Host::Browser)) {
@@ -879,6 +879,15 @@ fn prepare_run(
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
 /// reports, prints one `error:` line per failed file and a summary.
+/// `--small-code`: locals allocated by liveness.
+fn locals_arg(small_code: bool) -> pexe2wasm::convert::Locals {
+    if small_code {
+        pexe2wasm::convert::Locals::Liveness
+    } else {
+        pexe2wasm::convert::Locals::Blocks
+    }
+}
+
 fn run_batch(
     dir: &Path,
     output: &Path,
@@ -914,11 +923,7 @@ fn run_batch(
     let opts = batch::BatchOptions {
         threads: jobs.map_or(0, usize::from),
         convert: pexe2wasm::convert::ConvertOptions {
-            locals: if small_code {
-                pexe2wasm::convert::Locals::Liveness
-            } else {
-                pexe2wasm::convert::Locals::Blocks
-            },
+            locals: locals_arg(small_code),
             ..Default::default()
         },
     };

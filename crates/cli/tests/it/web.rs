@@ -239,6 +239,36 @@ fn web_writes_a_folder_with_the_module_the_host_and_a_page() {
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(page.contains(r#"<embed id="app" type="application/x-pnacl" src="input-echo.nmf" width="640" height="480">"#), "{page}");
     assert!(page.contains(r#"<script type="module" src="pexe2wasm/embed.js"></script>"#));
+
+    // --small-code: the module `convert --small-code` makes, not the default one.
+    let small_site = dir.join("site-small");
+    let o = bin()
+        .arg("web")
+        .arg(&pexe)
+        .arg("--small-code")
+        .arg("-o")
+        .arg(&small_site)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let small = std::fs::read(small_site.join("input-echo.wasm")).unwrap();
+    let conv_small = dir.join("c-small.wasm");
+    assert!(bin()
+        .arg("convert")
+        .arg(&pexe)
+        .arg("--small-code")
+        .arg("-o")
+        .arg(&conv_small)
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(small, std::fs::read(&conv_small).unwrap());
+    assert!(
+        small.len() < wasm.len(),
+        "{} vs {}",
+        small.len(),
+        wasm.len()
+    );
 }
 
 #[test]
