@@ -161,6 +161,17 @@ fn push_list(head: &mut u32, list: &mut Vec<(u32, u32)>, item: u32) {
     *head = (list.len() - 1) as u32;
 }
 
+/// The items of the list that starts at `head` (see [`push_list`]), last pushed first.
+#[inline]
+fn list_items(head: u32, list: &[(u32, u32)]) -> impl Iterator<Item = usize> + '_ {
+    let mut k = head;
+    std::iter::from_fn(move || {
+        let &(item, next) = list.get(k as usize)?;
+        k = next;
+        Some(item as usize)
+    })
+}
+
 /// The type slot of a numbered `local_of` entry.
 #[inline]
 fn slot(l: u32) -> usize {
@@ -376,15 +387,12 @@ pub(crate) fn allocate(
             }
             budget -= 1;
             push_list(&mut s.live_head[b as usize], &mut s.live_in, n);
-            let mut k = s.pred_head[b as usize];
-            while k != NONE {
-                let (p, next) = s.preds[k as usize];
-                out_at[p as usize] = stamp;
-                if p != d && in_at[p as usize] != stamp {
-                    in_at[p as usize] = stamp;
-                    stack.push(p);
+            for p in list_items(s.pred_head[b as usize], &s.preds) {
+                out_at[p] = stamp;
+                if p as u32 != d && in_at[p] != stamp {
+                    in_at[p] = stamp;
+                    stack.push(p as u32);
                 }
-                k = next;
             }
         }
         // Deaths: in each block with uses (by non-phi instructions, met block by block
@@ -447,14 +455,10 @@ pub(crate) fn allocate(
             v.clear();
             v.resize(colors[sl] as usize / 64 + 1, 0);
         }
-        let mut k = live_head[b];
-        while k != NONE {
-            let (n, next) = live_in[k as usize];
-            let n = n as usize;
+        for n in list_items(live_head[b], live_in) {
             if color[n] < PRIVATE {
                 set(&mut busy[slot(local_of[n])], color[n] as usize);
             }
-            k = next;
         }
         // The block's values with a local, in order.
         let mut freed = range(f, b).0;
@@ -467,14 +471,10 @@ pub(crate) fn allocate(
                 // Deaths are freed at statements only: a block's phis all have their
                 // colors by then.
                 while freed <= j {
-                    let mut k = death_head[freed];
-                    while k != NONE {
-                        let (m, next) = deaths[k as usize];
-                        let m = m as usize;
+                    for m in list_items(death_head[freed], deaths) {
                         if color[m] < PRIVATE {
                             clear(&mut busy[slot(local_of[m])], color[m] as usize);
                         }
-                        k = next;
                     }
                     freed += 1;
                 }

@@ -177,9 +177,9 @@ fn a_one_block_loop_phi_shares_the_local_of_its_next_value() {
     assert_ne!(local(&a, 0), local(&a, 1));
 }
 
-#[test]
-fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
-    let m = module(
+/// %v0 is used in %b1, %v1 and %v3 by the phi of %b2: values live across blocks.
+fn cross_block_module() -> Module {
+    module(
         "i32",
         &["i32"],
         "blocks 3; constants { i32: %c0 = i32 1; }
@@ -193,7 +193,12 @@ fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
        %b2:
          %v4 = phi i32 [%v1, %b0], [%v3, %b1];
          ret i32 %v4;",
-    );
+    )
+}
+
+#[test]
+fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
+    let m = cross_block_module();
     let a = analyze_blocks(&m);
     // Without liveness (the default): %v0 is used in %b1, %v1 and %v3 by the phi, so
     // none is block-local and each has a local of its own.
@@ -210,21 +215,7 @@ fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
 
 #[test]
 fn values_live_across_blocks_share_only_where_their_lives_do_not_meet() {
-    let m = module(
-        "i32",
-        &["i32"],
-        "blocks 3; constants { i32: %c0 = i32 1; }
-         %v0 = add i32 %p0, %c0;
-         %v1 = add i32 %v0, %v0;
-         %v2 = icmp eq i32 %v1, %c0;
-         br i1 %v2, label %b1, label %b2;
-       %b1:
-         %v3 = add i32 %v0, %c0;
-         br label %b2;
-       %b2:
-         %v4 = phi i32 [%v1, %b0], [%v3, %b1];
-         ret i32 %v4;",
-    );
+    let m = cross_block_module();
     let a = analyze(&m);
     // %v0 is used in %b1, %v1 and %v3 by the phi: none is block-local. %v0 and %v1
     // meet at the end of %b0; %v1 is dead in %b1, where %v3 takes its local, and the
