@@ -877,8 +877,6 @@ fn prepare_run(
     Ok(Prepared::Ready(wasm, opts))
 }
 
-/// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
-/// reports, prints one `error:` line per failed file and a summary.
 /// `--small-code`: locals allocated by liveness.
 fn locals_arg(small_code: bool) -> pexe2wasm::convert::Locals {
     if small_code {
@@ -888,6 +886,8 @@ fn locals_arg(small_code: bool) -> pexe2wasm::convert::Locals {
     }
 }
 
+/// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
+/// reports, prints one `error:` line per failed file and a summary.
 fn run_batch(
     dir: &Path,
     output: &Path,
