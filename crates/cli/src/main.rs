@@ -610,8 +610,11 @@ fn run(command: Command) -> Result<ExitCode> {
         } => in_file(&file, || {
             let name = display_name(&file);
             let data = read_pexe(&file)?;
-            let (wasm, needs) =
-                stages::convert_with_needs(&data, threads.into(), locals_arg(small_code))?;
+            let (wasm, needs) = stages::convert_with_needs(
+                &data,
+                threads.into(),
+                pexe2wasm::convert::Locals::for_small_code(small_code),
+            )?;
             let mut out = Output::open(Some(&output))?;
             let written = if wat {
                 let text = stages::print_wat(&wasm)?;
@@ -695,7 +698,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 let (wasm, needs) = stages::convert_with_needs(
                     pexe,
                     pexe2wasm::convert::Threads::Auto,
-                    locals_arg(small_code),
+                    pexe2wasm::convert::Locals::for_small_code(small_code),
                 )?;
                 use pexe2wasm::needs::Host;
                 if !matches!(needs.host, Some(Host::Pepper | Host::Browser)) {
@@ -877,15 +880,6 @@ fn prepare_run(
     Ok(Prepared::Ready(wasm, opts))
 }
 
-/// `--small-code`: locals allocated by liveness.
-fn locals_arg(small_code: bool) -> pexe2wasm::convert::Locals {
-    if small_code {
-        pexe2wasm::convert::Locals::Liveness
-    } else {
-        pexe2wasm::convert::Locals::Blocks
-    }
-}
-
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the
 /// reports, prints one `error:` line per failed file and a summary.
 fn run_batch(
@@ -923,7 +917,7 @@ fn run_batch(
     let opts = batch::BatchOptions {
         threads: jobs.map_or(0, usize::from),
         convert: pexe2wasm::convert::ConvertOptions {
-            locals: locals_arg(small_code),
+            locals: pexe2wasm::convert::Locals::for_small_code(small_code),
             ..Default::default()
         },
     };

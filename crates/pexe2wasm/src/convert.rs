@@ -67,6 +67,18 @@ pub enum Locals {
     Liveness,
 }
 
+impl Locals {
+    /// The choice the CLI's `--small-code` and the service's `small_code=true` name:
+    /// [`Locals::Liveness`] when set, else the default [`Locals::Blocks`].
+    pub fn for_small_code(small_code: bool) -> Locals {
+        if small_code {
+            Locals::Liveness
+        } else {
+            Locals::Blocks
+        }
+    }
+}
+
 /// The IRT interface whose query makes [`Threads::Auto`] convert for threads.
 pub const THREAD_INTERFACE: &str = "nacl-irt-thread-0.1";
 

@@ -420,11 +420,7 @@ pub(crate) async fn convert_handler(
             let start = Instant::now();
             let opts = ConvertOptions {
                 threads,
-                locals: if q.small_code {
-                    Locals::Liveness
-                } else {
-                    Locals::Blocks
-                },
+                locals: Locals::for_small_code(q.small_code),
                 ..ConvertOptions::default()
             };
             // Decoded once: what the output needs comes from the module too.
