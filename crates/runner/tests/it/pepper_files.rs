@@ -462,6 +462,16 @@ fn files_are_written_read_queried_and_closed() {
     let fresh = h.call(IO, "Create", &[INSTANCE]);
     assert_eq!(read(&mut h, fresh, 0, 5), Err(pp_error::FAILED));
     assert_eq!(read(&mut h, 0x999, 0, 5), Err(pp_error::BADRESOURCE));
+    // Open on a FileIO or a FileRef that does not exist.
+    let cb = h.blocking_callback(CB);
+    assert_eq!(
+        h.call(IO, "Open", &[0x999, r, READ, cb]),
+        pp_error::BADRESOURCE
+    );
+    assert_eq!(
+        h.call(IO, "Open", &[fresh, 0x999, READ, cb]),
+        pp_error::BADRESOURCE
+    );
 }
 
 #[test]

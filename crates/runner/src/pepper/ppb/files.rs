@@ -315,13 +315,10 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
              new_file: i32,
              cb: i32|
              -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let cb = mem::read_callback(&mut caller, cb as u32)?;
-                if let Some(e) = callback_error(&caller, &cb) {
-                    return Ok(e);
-                }
-                let (Some(from), Some(to)) = (file_ref(&s, file), file_ref(&s, new_file)) else {
-                    return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+                let both = |s: &PepperState, file| file_ref(s, file).zip(file_ref(s, new_file));
+                let (_, cb, (from, to)) = match enter(&mut caller, file, cb, both, answer_now)? {
+                    Ok(v) => v,
+                    Err(r) => return Ok(r),
                 };
                 // Both open, and the same file system.
                 if from.fs.root().is_none() || to.fs.root().is_none() || from.fs.ty != to.fs.ty {
@@ -521,13 +518,10 @@ fn link_file_io(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
              flags: i32,
              cb: i32|
              -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let cb = mem::read_callback(&mut caller, cb as u32)?;
-                if let Some(e) = callback_error(&caller, &cb) {
-                    return Ok(e);
-                }
-                let (Some(f), Some(r)) = (file_io(&s, io), file_ref(&s, file)) else {
-                    return answer_now(&mut caller, cb, pp_error::BADRESOURCE);
+                let both = |s: &PepperState, io| file_io(s, io).zip(file_ref(s, file));
+                let (_, cb, (f, r)) = match enter(&mut caller, io, cb, both, answer_now)? {
+                    Ok(v) => v,
+                    Err(r) => return Ok(r),
                 };
                 let checked = {
                     let st = f.lock();
