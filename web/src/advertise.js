@@ -29,6 +29,22 @@
         return p === key || p === String(t.length) || Reflect.has(t, p);
       },
     });
+  // NaCl's element API exists from the moment the element does: a page may call
+  // embed.postMessage() in an inline script right after the <embed>, before the module
+  // (or embed.js, a deferred module script) has loaded, and Chrome queued such messages.
+  // Until embed.js adopts the element, its messages wait on it (cloned now, as Chrome
+  // cloned them at the call); embed.js sends them first, in order.
+  for (const C of [globalThis.HTMLEmbedElement, globalThis.HTMLObjectElement]) {
+    if (!C || "postMessage" in C.prototype) continue;
+    Object.defineProperty(C.prototype, "postMessage", {
+      configurable: true,
+      writable: true,
+      value: function postMessage(data) {
+        if ((this.getAttribute("type") ?? "").toLowerCase() !== TYPE) return;
+        (this.__pexe2wasmEarly ??= []).push(typeof structuredClone === "function" ? structuredClone(data) : data);
+      },
+    });
+  }
   try {
     const mimes = wrap(navigator.mimeTypes, TYPE, mime);
     const plugins = wrap(navigator.plugins, "Native Client", plugin);

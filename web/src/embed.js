@@ -134,10 +134,17 @@ class Instance {
     el.lastError = "";
     el.exitStatus = -1;
     // The NaCl element's postMessage: structured clone to the module's main thread.
+    // Messages posted before the instance worker exists (advertise.js keeps those posted
+    // before this script ran) wait in `pending` and go first, in order, as Chrome queued
+    // them until the module had loaded.
+    this.pending = el.__pexe2wasmEarly ?? [];
+    delete el.__pexe2wasmEarly;
     Object.defineProperty(el, "postMessage", {
       configurable: true,
       value: (data) => {
-        if (this.worker && !this.ended) this.worker.postMessage({ t: "message", data });
+        if (this.ended) return;
+        if (this.worker) this.worker.postMessage({ t: "message", data });
+        else this.pending.push(structuredClone(data));
       },
     });
     // Chrome's blocking messages (PPP_MessageHandler's HandleBlockingMessage) made the
@@ -193,6 +200,7 @@ class Instance {
       { t: "init", url, attrs, view, args: [src], canvas: offscreen, urlMap: pageConfig().urlMap ?? {}, refuseUnmapped: pageConfig().refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
       offscreen ? [offscreen] : [],
     );
+    for (const data of this.pending.splice(0)) this.worker.postMessage({ t: "message", data });
     this.watchView();
   }
 

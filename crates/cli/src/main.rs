@@ -207,17 +207,25 @@ enum Command {
         /// Smaller code, as `convert --small-code`.
         #[arg(long)]
         small_code: bool,
+        /// One site per app instead (each folder, Chrome package, .crx and .zip under
+        /// DIR, as `web` makes it) and a gallery: OUTDIR/index.html and gallery.json.
+        /// Resumable: an app whose input did not change is skipped.
+        #[arg(long)]
+        site: bool,
     },
-    /// Write a folder that runs a Pepper plugin in a browser: the converted module, the
-    /// browser host, the manifest and a page.
+    /// Write a static site that runs archived NaCl content in today's browsers.
     ///
-    /// Without --page the page is generated: the app, a console to send and see its
-    /// messages, and its canvas. With --page the app's own page is kept (with its
-    /// neighbouring files) and gets the <embed> replacement script. Serve the folder with
+    /// A folder, .crx, .zip, manifest.json or page: every file kept at its path, a module
+    /// beside each pexe, the host's scripts in every page, and a launcher for a Chrome app
+    /// or extension (docs/SITES.md). A pexe or .nmf: the module, the manifest and a page;
+    /// without --page a generated one (the app, a console to send and see its messages,
+    /// its canvas), with --page the app's own page and its folder's tree. Serve the folder with
     /// `pexe2wasm serve`, or from any static host that sets the cross-origin isolation
     /// headers (docs/JS-HOST.md).
     Web {
-        /// The plugin: a pexe, or the .nmf manifest that names it.
+        /// What to revive: a folder (a site's tree, a Chrome app or extension), a .crx or
+        /// .zip package, a Chrome app's manifest.json, a page (.html: its folder's whole
+        /// tree), or one plugin: a pexe, or the .nmf manifest that names it.
         file: PathBuf,
         /// The folder to write (created if needed; files of the same names are replaced).
         #[arg(short, long, value_name = "DIR")]
@@ -669,7 +677,42 @@ fn run(command: Command) -> Result<ExitCode> {
             jobs,
             quiet,
             small_code,
+            site: true,
+        } => {
+            let _ = jobs; // the converter itself uses every core
+            web::batch_sites(&dir, &output, quiet, small_code)
+        }
+        Command::Batch {
+            dir,
+            output,
+            jobs,
+            quiet,
+            small_code,
+            site: false,
         } => run_batch(&dir, &output, jobs, quiet, small_code),
+        Command::Web {
+            file,
+            output,
+            page,
+            size,
+            url_map,
+            refuse_unmapped,
+            small_code,
+        } if pexe2wasm_site::is_site_input(&file) => in_file(&file, || {
+            if page.is_some() || size.is_some() {
+                anyhow::bail!(
+                    "--page and --size go with a pexe or an .nmf; a site keeps its own pages"
+                );
+            }
+            let config = web::config_script(&url_map, refuse_unmapped)?;
+            let report =
+                web::write_site(&file, &output, config, |pexe| site_module(pexe, small_code))?;
+            web::print_site_summary(&report, &output);
+            if !report.runs {
+                anyhow::bail!("{}", report.summary);
+            }
+            Ok(())
+        }),
         Command::Web {
             file,
             output,
@@ -725,6 +768,26 @@ fn run(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A pexe converted for a site (`web`, `batch --site`): the module, what it needs, and
+/// whether a page can embed it; the error in one line.
+pub(crate) fn site_module(
+    pexe: &[u8],
+    small_code: bool,
+) -> std::result::Result<pexe2wasm_site::Module, String> {
+    let (wasm, needs) = stages::convert_with_needs(
+        pexe,
+        pexe2wasm::convert::Threads::Auto,
+        pexe2wasm::convert::Locals::for_small_code(small_code),
+    )
+    .map_err(|e| format!("{e:#}"))?;
+    use pexe2wasm::needs::Host;
+    Ok(pexe2wasm_site::Module {
+        wasm,
+        plugin: matches!(needs.host, Some(Host::Pepper | Host::Browser)),
+        needs: needs.summary,
+    })
 }
 
 /// Runs `f` for FILE: its error gets FILE as the outermost context (`FILE: MESSAGE`).

@@ -252,6 +252,196 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
     })
 }
 
+/// `web` for a site (a folder, .crx, .zip, manifest.json or page): pexe2wasm_site's
+/// pipeline, written into `out`.
+pub fn write_site(
+    input: &Path,
+    out: &Path,
+    config: String,
+    convert: impl Fn(&[u8]) -> std::result::Result<pexe2wasm_site::Module, String> + Sync,
+) -> Result<pexe2wasm_site::Report> {
+    let opened = pexe2wasm_site::open(input, &pexe2wasm_site::Limits::default())?;
+    pexe2wasm_site::check_output(&opened, out)?;
+    let site = pexe2wasm_site::build(&opened, &pexe2wasm_site::Options { config }, &convert)?;
+    pexe2wasm_site::write(&site, out)?;
+    Ok(site.report)
+}
+
+/// What `web` wrote, for people: the modules, problems, and what to open.
+pub fn print_site_summary(r: &pexe2wasm_site::Report, out: &Path) {
+    let nacl_pages = r.pages.iter().filter(|p| p.nacl).count();
+    println!(
+        "wrote {}: {} files of {}, {} module(s), {} page(s) ({} with NaCl) with the host's scripts",
+        out.display(),
+        r.files,
+        r.title,
+        r.modules.iter().filter(|m| m.module.is_some()).count(),
+        r.pages.len(),
+        nacl_pages
+    );
+    for k in &r.packages {
+        println!(
+            "a Chrome {} at {}: {} {}",
+            k.kind.label(),
+            if k.root.is_empty() {
+                "the root"
+            } else {
+                &k.root
+            },
+            k.name,
+            k.version
+        );
+    }
+    if let Some(crx) = &r.crx {
+        println!(
+            "crx version {}: {} signature(s), not checked",
+            crx.version, crx.signatures
+        );
+    }
+    for m in &r.modules {
+        match (&m.module, &m.error) {
+            (Some(w), _) => println!("  {} -> {w}", m.pexe),
+            (None, Some(e)) => eprintln!("error: {}: {e}", m.pexe),
+            (None, None) => {}
+        }
+    }
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    for s in &r.skipped {
+        eprintln!("skipped: {s}");
+    }
+    println!("{}", r.summary);
+    println!(
+        "open {} (serve it: pexe2wasm serve {})",
+        r.start,
+        out.display()
+    );
+}
+
+/// `batch DIR --site -o OUT`: one site per app under DIR and the gallery
+/// (pexe2wasm_site::gallery). A pexe that many apps share is converted once: modules are
+/// kept by the pexe's bytes for the whole run. Exit status 1 when any app could not be
+/// built.
+pub fn batch_sites(
+    dir: &Path,
+    out: &Path,
+    quiet: bool,
+    small_code: bool,
+) -> Result<std::process::ExitCode> {
+    use pexe2wasm_site::gallery::{self, Outcome};
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    if !dir.is_dir() {
+        bail!("{}: not a directory", dir.display());
+    }
+    let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    let (d, o) = (canon(dir), canon(out));
+    if o.starts_with(&d) || d.starts_with(&o) {
+        bail!(
+            "the output {} and the input {} overlap; the input is never changed: write elsewhere",
+            out.display(),
+            dir.display()
+        );
+    }
+    let apps = gallery::find_apps(dir)?;
+    let previous = gallery::read_previous(out);
+    let version = env!("CARGO_PKG_VERSION");
+    // Modules by their pexe's bytes, up to CACHE_BYTES of pexes and modules together (a
+    // dump of thousands of apps must not hold every module in memory).
+    const CACHE_BYTES: usize = 512 << 20;
+    type Cached = std::result::Result<pexe2wasm_site::Module, String>;
+    let cache: Mutex<(HashMap<Vec<u8>, Cached>, usize)> = Mutex::new((HashMap::new(), 0));
+    let converted = std::sync::atomic::AtomicUsize::new(0);
+    let convert = |pexe: &[u8]| -> Cached {
+        if let Some(hit) = cache.lock().unwrap().0.get(pexe) {
+            return hit.clone();
+        }
+        let r = crate::site_module(pexe, small_code);
+        converted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut c = cache.lock().unwrap();
+        let size = pexe.len() + r.as_ref().map_or(0, |m| m.wasm.len());
+        if c.1 + size <= CACHE_BYTES {
+            c.1 += size;
+            c.0.insert(pexe.to_vec(), r.clone());
+        }
+        r
+    };
+    let mut entries = Vec::new();
+    let (mut built, mut skipped, mut failed) = (0, 0, 0);
+    for (i, app) in apps.iter().enumerate() {
+        let rel = app
+            .strip_prefix(dir)
+            .ok()
+            .and_then(|p| p.to_str())
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .unwrap_or_else(|| {
+                app.file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("app")
+                    .to_owned()
+            });
+        let prev = previous.iter().find(|e| e.input == rel);
+        let outcome = gallery::build_app(
+            app,
+            &rel,
+            out,
+            prev,
+            version,
+            &pexe2wasm_site::Options::default(),
+            &convert,
+        );
+        let (word, entry) = match outcome {
+            Outcome::Built(e) => {
+                built += 1;
+                ("built", e)
+            }
+            Outcome::Skipped(e) => {
+                skipped += 1;
+                ("unchanged", e)
+            }
+            Outcome::Failed(e) => {
+                failed += 1;
+                eprintln!("error: {rel}: {}", e.summary);
+                ("failed", e)
+            }
+        };
+        if !quiet && word != "failed" {
+            eprintln!(
+                "[{}/{}] {rel}: {word}; {}",
+                i + 1,
+                apps.len(),
+                entry.summary
+            );
+        }
+        entries.push(entry);
+    }
+    let title = format!(
+        "{} (pexe2wasm)",
+        dir.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("NaCl apps")
+    );
+    gallery::write_gallery(out, &title, &entries)?;
+    if !quiet {
+        println!(
+            "{} apps: {built} built, {skipped} unchanged, {failed} failed; {} distinct pexes converted; {} run here; gallery: {}",
+            entries.len(),
+            converted.load(std::sync::atomic::Ordering::Relaxed),
+            entries.iter().filter(|e| e.runs).count(),
+            out.join("index.html").display()
+        );
+    }
+    Ok(if failed > 0 {
+        std::process::ExitCode::from(1)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

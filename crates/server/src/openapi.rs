@@ -19,6 +19,7 @@ use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToSchema};
     paths(
         crate::routes::convert_handler,
         crate::routes::inspect_handler,
+        crate::routes::site_handler,
         crate::routes::healthz,
         crate::routes::metrics_text,
         crate::routes::openapi_json,
@@ -67,7 +68,11 @@ impl Modify for UploadErrors {
                 );
             }
         };
-        for (path, skip) in [("/v1/convert", &[][..]), ("/v1/inspect", &["422"][..])] {
+        for (path, skip) in [
+            ("/v1/convert", &[][..]),
+            ("/v1/inspect", &["422"][..]),
+            ("/v1/site", &["422"][..]),
+        ] {
             if let Some(op) = doc.paths.paths.get_mut(path).and_then(|p| p.post.as_mut()) {
                 add(op, skip);
             }

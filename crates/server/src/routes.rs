@@ -9,7 +9,7 @@ use crate::openapi::{
 };
 use crate::pool::{Pool, PoolError};
 use crate::problem::{Problem, PROBLEM_JSON};
-use crate::upload::{extract_pexe, read_body, upload_kind};
+use crate::upload::{extract_pexe, read_body, site_upload_kind, upload_kind, UploadKind};
 use axum::body::{Body, HttpBody};
 use axum::extract::{MatchedPath, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode, Uri};
@@ -73,6 +73,7 @@ pub fn app(state: Arc<AppState>) -> Router {
         Router::new()
             .route("/v1/convert", post(convert_handler))
             .route("/v1/inspect", post(inspect_handler))
+            .route("/v1/site", post(site_handler))
             .layer(
                 ServiceBuilder::new()
                     .layer(middleware::map_response(
@@ -276,6 +277,20 @@ async fn read_pexe(
     body: Body,
 ) -> Result<(Bytes, Reservation), Problem> {
     let kind = upload_kind(headers)?;
+    let (pexe, reservation) = read_upload(state, kind, body).await?;
+    if pexe.is_empty() {
+        return Err(Problem::bad_request("the pexe is empty"));
+    }
+    Ok((pexe, reservation))
+}
+
+/// The uploaded file of a body of `kind` (raw, or a multipart form's file field), charged
+/// to the body-memory budget as [`read_pexe`] says.
+async fn read_upload(
+    state: &AppState,
+    kind: UploadKind,
+    body: Body,
+) -> Result<(Bytes, Reservation), Problem> {
     let declared = body
         .size_hint()
         .exact()
@@ -298,11 +313,8 @@ async fn read_pexe(
         }
     })?;
     state.metrics.bytes_in.inc_by(raw.len() as u64);
-    let pexe = extract_pexe(&kind, raw).await?;
-    if pexe.is_empty() {
-        return Err(Problem::bad_request("the pexe is empty"));
-    }
-    Ok((pexe, reservation))
+    let file = extract_pexe(&kind, raw).await?;
+    Ok((file, reservation))
 }
 
 /// `threads=` as the library takes it and the cache key records it.
@@ -550,4 +562,118 @@ pub(crate) async fn inspect_handler(
         HeaderValue::from_str(&sha).expect("hex is a valid header value"),
     );
     Ok(r)
+}
+
+/// How much one uploaded package may unpack to in memory (the body limit bounds the
+/// upload itself).
+const SITE_UNPACKED_BYTES: u64 = 256 << 20;
+
+#[utoipa::path(
+    post,
+    path = "/v1/site",
+    operation_id = "site",
+    tag = "site",
+    summary = "A Chrome app, extension or site package (.crx v2/v3 or .zip) made into a static site, as `pexe2wasm web` makes it: a zip of the site.",
+    request_body(
+        description = "The package: the raw bytes (application/zip, application/x-chrome-extension or application/octet-stream), or a multipart form whose file field (named `file`) holds it.",
+        content(
+            (inline(Binary) = "application/zip"),
+            (UploadForm = "multipart/form-data"),
+        ),
+    ),
+    responses((status = 200, description = "A zip of the site: every file of the package at its path, a module beside each pexe, the host's scripts in every page, a launcher for a Chrome app, and `pexe2wasm-site.json` (what was found and whether it runs). A pexe that does not convert does not fail the request: the report and the headers say so.",
+        content((inline(Binary) = "application/zip")),
+        headers(
+            ("X-Site-Runs" = String, description = "true when every module converted (and the package is not native-only)."),
+            ("X-Site-Summary" = String, description = "Whether and how it runs, in one line."),
+            ("X-Site-Start" = String, description = "The page to open, inside the zip."),
+        ),
+    )),
+)]
+pub(crate) async fn site_handler(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Problem> {
+    let kind = site_upload_kind(&headers)?;
+    let (package, reservation) = read_upload(&state, kind, body).await?;
+    let result = state
+        .pool
+        .run(
+            move || -> Result<(Vec<u8>, pexe2wasm_site::Report), Problem> {
+                let _reservation = reservation;
+                let limits = pexe2wasm_site::Limits {
+                    max_total: SITE_UNPACKED_BYTES,
+                    ..pexe2wasm_site::Limits::default()
+                };
+                let input = pexe2wasm_site::open_archive(&package, "the package", &limits)
+                    .map_err(site_problem)?;
+                let convert = |pexe: &[u8]| -> Result<pexe2wasm_site::Module, String> {
+                    let module = pexe2wasm::decode::decode(pexe).map_err(|e| e.to_string())?;
+                    let needs = pexe2wasm::needs::needs_of_module(&module);
+                    let c = convert_module(module, pexe.len(), &ConvertOptions::default())
+                        .map_err(|e| e.to_string())?;
+                    let needs = needs.for_output(c.features.threads);
+                    Ok(pexe2wasm_site::Module {
+                        wasm: c.wasm,
+                        plugin: matches!(
+                            needs.host,
+                            Some(pexe2wasm::needs::Host::Pepper | pexe2wasm::needs::Host::Browser)
+                        ),
+                        needs: needs.summary,
+                    })
+                };
+                let site =
+                    pexe2wasm_site::build(&input, &pexe2wasm_site::Options::default(), &convert)
+                        .map_err(site_problem)?;
+                let zip = pexe2wasm_site::to_zip(&site).map_err(site_problem)?;
+                Ok((zip, site.report))
+            },
+        )
+        .await
+        .map_err(|e| pool_problem(&state, e))??;
+    let (zip, report) = result;
+    let mut r = ([(header::CONTENT_TYPE, "application/zip")], Body::from(zip)).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"site.zip\""),
+    );
+    let mut set = |name: &'static str, value: String| {
+        // The summary quotes the package's own text: drop what HTTP cannot carry.
+        let value: String = value
+            .chars()
+            .filter(|c| *c == ' ' || c.is_ascii_graphic())
+            .collect();
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            h.insert(HeaderName::from_static(name), v);
+        }
+    };
+    set("x-site-runs", report.runs.to_string());
+    set("x-site-summary", report.summary.clone());
+    set("x-site-start", report.start.to_string());
+    Ok(r)
+}
+
+/// A package the site writer refuses: 400 with the entry named; anything else is ours.
+fn site_problem(e: pexe2wasm_site::SiteError) -> Problem {
+    use pexe2wasm_site::SiteError;
+    match e {
+        SiteError::Archive(_)
+        | SiteError::BadName { .. }
+        | SiteError::TooManyFiles { .. }
+        | SiteError::BadManifest { .. }
+        | SiteError::HostNameTaken(_) => Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-package",
+            "Invalid package",
+            e.to_string(),
+        ),
+        other => Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "Internal error",
+            other.to_string(),
+        ),
+    }
 }

@@ -40,6 +40,32 @@ pub fn upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
     }
 }
 
+/// Decides how to read a package upload (`/v1/site`): a zip or crx by any of the types
+/// clients send them as, or a multipart form (415 for anything else).
+pub fn site_upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = ct
+        .parse::<mime::Mime>()
+        .map(|m| m.essence_str().to_ascii_lowercase())
+        .unwrap_or_default();
+    match essence.as_str() {
+        "application/zip"
+        | "application/x-zip-compressed"
+        | "application/x-chrome-extension"
+        | "application/octet-stream" => Ok(UploadKind::Raw),
+        "multipart/form-data" => upload_kind(headers),
+        _ => Err(Problem::new(
+            axum::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+            "Unsupported content type",
+            format!("expected application/zip, application/x-chrome-extension, application/octet-stream or multipart/form-data with a file field, got {ct:?}"),
+        )),
+    }
+}
+
 /// Reads the body, all of it within `time_limit`, charging its buffer to `reservation`
 /// (the caller took the declared `Content-Length` from the body-memory budget already; a
 /// chunked body is charged as its buffer grows, 503 when the budget cannot grow). The

@@ -12,6 +12,32 @@ pub fn real_corpus_dir() -> PathBuf {
     crate::repo_root().join("../shared/fixtures/real")
 }
 
+/// Directory of the real sites, Chrome apps and extension (`SOURCES.md` there):
+/// `$PEXE2WASM_SITES_CORPUS`, else `../shared/fixtures/sites` beside the repository.
+pub fn sites_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("PEXE2WASM_SITES_CORPUS") {
+        return PathBuf::from(p);
+    }
+    crate::repo_root().join("../shared/fixtures/sites")
+}
+
+/// The folder of one real site, or `None` (after a clear SKIPPED line) when the corpus is
+/// absent outside CI; a panic when it is absent under CI (`CI=true`).
+pub fn real_site(name: &str) -> Option<PathBuf> {
+    let path = sites_dir().join(name);
+    if path.is_dir() {
+        return Some(path);
+    }
+    if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+        panic!("real site {} is missing under CI", path.display());
+    }
+    eprintln!(
+        "SKIPPED: real site {} not found; set PEXE2WASM_SITES_CORPUS",
+        path.display()
+    );
+    None
+}
+
 /// Reads one real pexe. Returns `None` (after printing a clear SKIPPED line) when the corpus
 /// is absent outside CI; panics when it is absent under CI (`CI=true`).
 pub fn real_pexe(name: &str) -> Option<Vec<u8>> {

@@ -459,6 +459,45 @@ const scenarios = {
     report.result = await page.evaluate(() => window.result ?? null);
   },
 
+  /**
+   * A real site as its author made it (no test page around it): STEPS, a JSON array, run
+   * in order. `{"wait": EXPR, "ms": N}` waits until the expression is truthy (default 60 s),
+   * `{"eval": EXPR}` reads it once, `{"click": SELECTOR}` clicks an element (by script, so
+   * the same in every driver). `"in": [SELECTOR…]` runs the step in the document of that
+   * iframe (and so on down: a Chrome app's window inside its launcher). Each step's value
+   * goes into report.steps (null: it never became true, or the element was not there).
+   */
+  async steps(page) {
+    report.loaded = true;
+    report.steps = [];
+    const run = (a) => {
+      let w = window;
+      for (const sel of a.frames) {
+        const f = w.document.querySelector(sel);
+        if (!f?.contentWindow?.document) return null;
+        w = f.contentWindow;
+      }
+      if (a.click) {
+        const el = w.document.querySelector(a.click);
+        if (!el) return null;
+        el.click();
+        return true;
+      }
+      // An expression may be a promise (an async check); its value is what counts.
+      const plain = (v) => (v === undefined ? null : JSON.parse(JSON.stringify(v)));
+      try {
+        return Promise.resolve(new w.Function(`return (${a.expr});`).call(w)).then(plain, () => null);
+      } catch {
+        return null;
+      }
+    };
+    for (const step of JSON.parse(env.STEPS ?? "[]")) {
+      const arg = { expr: step.wait ?? step.eval ?? "", click: step.click ?? null, frames: step.in ?? [] };
+      const value = step.wait ? await waitFor(page, run, arg, step.ms ?? 60000) : await page.evaluate(run, arg).catch((e) => `driver: ${e}`);
+      report.steps.push(value ?? null);
+    }
+  },
+
   /** Only starts the app: DidCreate ran (load, or an error or crash after it). */
   async starts(page) {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
@@ -478,8 +517,10 @@ const t0 = Date.now();
 try {
   await page.goto(env.URL);
   await scenarios[env.SCENARIO](page);
-  report.events = await page.evaluate(() => window.events);
-  report.messages = await page.evaluate(pageMessages);
+  // The test pages keep these; a real site (the steps scenario) has none of them.
+  const testPage = await page.evaluate(() => Array.isArray(window.events) && Array.isArray(window.messages));
+  report.events = testPage ? await page.evaluate(() => window.events) : null;
+  report.messages = testPage ? await page.evaluate(pageMessages) : [];
   report.firstMessageMs = await page.evaluate(() => window.firstMessageAt);
   report.pexe2wasm = await page.evaluate(() => window.naclModule?.pexe2wasm ?? null);
   // What a blocking message (Chrome's postMessageAndAwaitResponse) does here.
@@ -492,7 +533,7 @@ try {
       return String(e.message);
     }
   });
-  report.status = await page.evaluate(() => document.getElementById("status").textContent);
+  report.status = await page.evaluate(() => document.getElementById("status")?.textContent ?? null);
   report.crossOriginIsolated = await page.evaluate(() => globalThis.crossOriginIsolated);
   if (env.SCREENSHOT) await page.screenshot({ path: env.SCREENSHOT });
 } catch (e) {

@@ -2,6 +2,21 @@
 //! executables. Each module was a test file of its own; shared helpers are in
 //! `pexe2wasm_testkit`.
 
+/// Two tests of one scenario: `$f(Browser::Chromium)` and `$f(Browser::Firefox)`.
+macro_rules! both_browsers {
+    ($f:ident: $chromium:ident, $firefox:ident) => {
+        #[test]
+        fn $chromium() {
+            $f(Browser::Chromium);
+        }
+
+        #[test]
+        fn $firefox() {
+            $f(Browser::Firefox);
+        }
+    };
+}
+
 mod cli_batch;
 mod cli_info;
 mod cli_interp;
@@ -16,4 +31,5 @@ mod pepper_url;
 mod pepper_ws;
 mod run_cli;
 mod run_stdio;
+mod sites;
 mod web;

@@ -504,6 +504,11 @@ fn openapi_describes_every_route_and_status() {
             "post",
             &["200", "400", "408", "413", "415", "503", "504"],
         ),
+        (
+            "/v1/site",
+            "post",
+            &["200", "400", "408", "413", "415", "500", "503", "504"],
+        ),
     ];
     for (path, method, statuses) in expect {
         let op = &doc["paths"][path][method];

@@ -7,4 +7,5 @@ mod browser;
 mod common;
 mod connections;
 mod load;
+mod sites;
 mod uploads;

@@ -1,0 +1,531 @@
+//! `pexe2wasm web INPUT` on the real sites, Chrome apps and extension of
+//! `../shared/fixtures/sites` (SOURCES.md there), untouched: each written as a site,
+//! its modules checked against `convert`, its input unchanged, then opened in Chromium,
+//! Firefox and WebKitGTK as its author opened it, with the behaviour SOURCES.md names.
+
+use std::path::{Path, PathBuf};
+
+use pexe2wasm_testkit::corpus;
+use serde_json::{json, Value};
+
+use crate::web::{bin, files_under, run_page, scratch, text, Browser};
+
+/// Every file under `dir` with its bytes, to check that `web` changed nothing.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let b = std::fs::read(dir.join(&p)).unwrap();
+            (p, b)
+        })
+        .collect()
+}
+
+/// `pexe2wasm web SITE -o DIR/site` (plus `args`): the site folder and web's stdout.
+fn web_site(input: &Path, dir: &Path, args: &[&str]) -> (PathBuf, String) {
+    let out = dir.join("site");
+    let before = snapshot(input);
+    let o = bin()
+        .arg("web")
+        .arg(input)
+        .arg("-o")
+        .arg(&out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(snapshot(input) == before, "web changed its input");
+    (out, text(&o.stdout))
+}
+
+fn report_of(site: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(site.join("pexe2wasm-site.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn every_real_site_becomes_a_site_with_valid_modules_equal_to_convert() {
+    let Some(_) = corpus::real_site("astar") else {
+        return;
+    };
+    let dir = scratch("sites-all");
+    let mut names: Vec<String> = std::fs::read_dir(corpus::sites_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir() && e.file_name() != "LICENSES")
+        .map(|e| e.file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 11, "{names:?}");
+    for name in &names {
+        let input = corpus::sites_dir().join(name);
+        let (site, stdout) = web_site(&input, &dir.join(name), &[]);
+        let r = report_of(&site);
+        assert_eq!(r["runs"], true, "{name}: {r:#}");
+        // Every input file is there, byte for byte, but pages, which gained the scripts.
+        for f in files_under(&input) {
+            let got = std::fs::read(site.join(&f)).unwrap();
+            let want = std::fs::read(input.join(&f)).unwrap();
+            let ext = f.extension().and_then(|e| e.to_str()).unwrap_or_default();
+            if ext == "html" || ext == "htm" {
+                let page = String::from_utf8_lossy(&got);
+                assert!(
+                    page.contains("pexe2wasm/embed.js\"></script>"),
+                    "{name}/{}",
+                    f.display()
+                );
+                assert!(got.len() > want.len());
+            } else {
+                assert!(got == want, "{name}/{} changed", f.display());
+            }
+        }
+        // Each module is valid and exactly what `convert` makes of its pexe.
+        let modules = r["modules"].as_array().unwrap();
+        assert!(!modules.is_empty(), "{name}: {stdout}");
+        for m in modules {
+            let pexe = input.join(m["pexe"].as_str().unwrap());
+            let wasm = std::fs::read(site.join(m["module"].as_str().unwrap())).unwrap();
+            wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+                .validate_all(&wasm)
+                .unwrap_or_else(|e| panic!("{name}: {}: {e}", pexe.display()));
+            let conv = dir.join("c.wasm");
+            let o = bin()
+                .arg("convert")
+                .arg(&pexe)
+                .arg("-o")
+                .arg(&conv)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o.stderr));
+            assert!(
+                std::fs::read(&conv).unwrap() == wasm,
+                "{name}: differs from convert"
+            );
+        }
+        assert!(stdout.contains("open "), "{stdout}");
+    }
+}
+
+#[test]
+fn chrome_packages_are_known_and_launch_from_the_index() {
+    let Some(iguana) = corpus::real_site("supernet-iguana-app") else {
+        return;
+    };
+    let dir = scratch("sites-packages");
+    // The app's folder, and its manifest.json, give the same site.
+    let (site, stdout) = web_site(&iguana.join("iguana"), &dir.join("dir"), &[]);
+    assert!(
+        stdout.contains("a Chrome app at the root: iguana 44.1.2"),
+        "{stdout}"
+    );
+    let r = report_of(&site);
+    assert_eq!(r["start"], "pexe2wasm-launch.html");
+    assert_eq!(r["icon"], "icon128.png");
+    let summary = r["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("chrome.sockets") && summary.contains("chrome.system.network"),
+        "{summary}"
+    );
+    // iguana has its own index.html (its window page): kept, with the app's scripts.
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(
+        index.contains("<script src=\"pexe2wasm/chrome/apis.js\" data-package=\"\"></script>"),
+        "{index}"
+    );
+    let (site2, _) = web_site(
+        &iguana.join("iguana/manifest.json"),
+        &dir.join("manifest"),
+        &[],
+    );
+    assert_eq!(files_under(&site), files_under(&site2));
+
+    let Some(ext) = corpus::real_site("optionsplayers-extension") else {
+        return;
+    };
+    let (site, stdout) = web_site(&ext, &dir.join("ext"), &[]);
+    assert!(
+        stdout.contains("a Chrome extension at the root"),
+        "{stdout}"
+    );
+    let r = report_of(&site);
+    assert_eq!(r["packages"][0]["start_page"], "popup.html");
+    // No index.html of its own: the generated one goes to the launcher.
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains("url=pexe2wasm-launch.html"), "{index}");
+}
+
+#[test]
+fn web_refuses_bad_archives_and_outputs_inside_the_input() {
+    let dir = scratch("sites-refuse");
+    std::fs::write(dir.join("bad.crx"), b"Cr24\x03\x00\x00\x00\xff\xff\xff\x00").unwrap();
+    let o = bin()
+        .arg("web")
+        .arg(dir.join("bad.crx"))
+        .arg("-o")
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("bad.crx") && err.contains("past the end of the file"),
+        "{err}"
+    );
+    assert!(!dir.join("o").exists());
+
+    let app = dir.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(app.join("index.html"), "<p>").unwrap();
+    let o = bin()
+        .arg("web")
+        .arg(&app)
+        .arg("-o")
+        .arg(app.join("site"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("is inside the input"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!app.join("site").exists());
+    let o = bin()
+        .arg("web")
+        .arg(&app)
+        .arg("-o")
+        .arg(dir.join("s"))
+        .arg("--page")
+        .arg(app.join("index.html"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("--page and --size go with a pexe"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// A real site in a browser: written, served, opened at `page`, `steps` run (the `steps`
+/// scenario of web/tests/browser/run.mjs); every step must come true. The report.
+fn open_site(
+    browser: Browser,
+    name: &str,
+    input_rel: &str,
+    page: &str,
+    steps: Value,
+    args: &[&str],
+) -> Option<Value> {
+    if !browser.ready() {
+        return None;
+    }
+    let input = corpus::real_site(name)?.join(input_rel);
+    let dir = scratch(&format!("site-{name}-{}", browser.name()));
+    web_site(&input, &dir, args);
+    let steps_s = steps.to_string();
+    let report = run_page(
+        browser,
+        &dir,
+        page,
+        "steps",
+        &[("STEPS", &steps_s), ("PAGE_ERRORS_OK", "1")],
+    );
+    let got = report["steps"].as_array().cloned().unwrap_or_default();
+    assert_eq!(got.len(), steps.as_array().unwrap().len(), "{report:#}");
+    for (i, v) in got.iter().enumerate() {
+        assert!(
+            !v.is_null() && v != &json!(false),
+            "{name} in {}: step {i} ({}) did not come true:\n{report:#}",
+            browser.name(),
+            steps[i]
+        );
+    }
+    Some(report)
+}
+
+fn status_is(s: &str) -> Value {
+    json!({"wait": format!("document.getElementById('statusField')?.textContent === {s:?}"), "ms": 120000})
+}
+
+fn lpdevs(browser: Browser) {
+    open_site(
+        browser,
+        "lpdevs-part2",
+        "",
+        "pepper_49/getting_started/part2/index.html",
+        json!([status_is("RUNNING"), {"wait": "document.getElementById('log').textContent === 'hello from NaCl'"}]),
+        &[],
+    );
+}
+
+fn stockfish(browser: Browser) {
+    // The page posts 'uci' from an inline script right after the <embed>, before anything
+    // has loaded: the element's API must exist and queue it.
+    open_site(
+        browser,
+        "stockfish-pexe",
+        "",
+        "nacl/index.html",
+        json!([
+            {"wait": "document.getElementById('out').textContent.includes('uciok')", "ms": 120000},
+            {"eval": "document.querySelector('#out out')?.textContent.startsWith('Stockfish 170317 64 POPCNT by T. Romstad')"},
+        ]),
+        &[],
+    );
+}
+
+fn astar(browser: Browser) {
+    open_site(
+        browser,
+        "astar",
+        "",
+        "index.html",
+        json!([
+            {"wait": "typeof $ === 'function' && document.querySelector('embed')?.readyState === 4", "ms": 120000},
+            {"click": "#sendToNative"},
+            {"wait": "document.getElementById('output').textContent.includes('{\"array\":[0, 2, 4]}')"},
+        ]),
+        &[],
+    );
+}
+
+fn cptaffe(browser: Browser) {
+    open_site(
+        browser,
+        "cptaffe-pnacl-test",
+        "",
+        "index.html",
+        json!([
+            status_is("success"),
+            {"wait": "document.getElementById('message-log').textContent.includes('C++ program online.')"},
+            {"eval": "(document.getElementById('input-box').value = '30')"},
+            {"click": "button"},
+            {"wait": "document.getElementById('message-log').textContent.includes('2, 3, 5, 7, 11, 13, 17, 19')"},
+        ]),
+        &[],
+    );
+}
+
+fn webpenc(browser: Browser) {
+    // The lossless WebP the module makes of the page's 1920x1080 canvas decodes to the
+    // same pixels.
+    let same_pixels = "(async () => { const img = document.querySelector('#input_row img'); \
+        const bmp = await createImageBitmap(await (await fetch(img.src)).blob()); \
+        const c = new OffscreenCanvas(bmp.width, bmp.height); const x = c.getContext('2d'); x.drawImage(bmp, 0, 0); \
+        const got = x.getImageData(0, 0, bmp.width, bmp.height).data; \
+        const want = document.getElementById('myCanvas').getContext('2d').getImageData(0, 0, 1920, 1080).data; \
+        if (bmp.width !== 1920 || bmp.height !== 1080) return false; \
+        for (let i = 0; i < want.length; i++) if (got[i] !== want[i]) return false; return true; })()";
+    open_site(
+        browser,
+        "webpenc",
+        "",
+        "index.html",
+        json!([
+            status_is("SUCCESS"),
+            {"click": "#pingTest"},
+            {"wait": "document.querySelector('#input_row img')?.src.startsWith('data:image/webp;base64,')", "ms": 180000},
+            {"eval": same_pixels},
+        ]),
+        &[],
+    );
+}
+
+fn path_tracer(browser: Browser) {
+    open_site(
+        browser,
+        "path-tracer",
+        "",
+        "index.html",
+        json!([
+            status_is("RUNNING"),
+            {"wait": "Number(document.getElementById('iterationCount').textContent) >= 2", "ms": 120000},
+        ]),
+        &[],
+    );
+}
+
+fn ds923y(browser: Browser) {
+    // No server at ws://localhost:8081 (SOURCES.md; mapped to a closed loopback port):
+    // each of the page's posts, 1 s after the decompressor loads, is answered with an
+    // error that the page logs on the console.
+    let r = open_site(
+        browser,
+        "ds923y-pnacl-compress",
+        "",
+        "index.html",
+        json!([status_is("SUCCESS"), {"wait": "new Promise((r) => setTimeout(() => r(true), 4000))"}]),
+        &["--url-map", "ws://localhost:8081/=ws://127.0.0.1:9/"],
+    );
+    if let Some(r) = r {
+        let console = r["console"].to_string();
+        assert!(console.contains("happyk_st.js.lzo:ERROR:"), "{r:#}");
+    }
+}
+
+both_browsers!(lpdevs: lpdevs_site_in_chromium, lpdevs_site_in_firefox);
+both_browsers!(stockfish: stockfish_site_in_chromium, stockfish_site_in_firefox);
+both_browsers!(astar: astar_site_in_chromium, astar_site_in_firefox);
+both_browsers!(cptaffe: cptaffe_site_in_chromium, cptaffe_site_in_firefox);
+both_browsers!(webpenc: webpenc_site_in_chromium, webpenc_site_in_firefox);
+both_browsers!(path_tracer: path_tracer_site_in_chromium, path_tracer_site_in_firefox);
+both_browsers!(ds923y: ds923y_site_in_chromium, ds923y_site_in_firefox);
+
+#[test]
+fn real_sites_in_webkit() {
+    for f in [lpdevs, stockfish, astar, cptaffe, webpenc, path_tracer] {
+        f(Browser::WebKit);
+    }
+}
+
+/// Copies folder `from` to `to` (a scratch copy for a test's tree; never into the project).
+fn copy_dir(from: &Path, to: &Path) {
+    for f in files_under(from) {
+        let dest = to.join(&f);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&f), dest).unwrap();
+    }
+}
+
+/// A zip of folder `from`, as a store dump holds an app.
+fn zip_dir(from: &Path) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let o = zip::write::SimpleFileOptions::default();
+    for f in files_under(from) {
+        w.start_file(f.to_str().unwrap(), o).unwrap();
+        w.write_all(&std::fs::read(from.join(&f)).unwrap()).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+#[test]
+fn batch_site_makes_a_gallery_of_a_mixed_tree_and_resumes() {
+    let (Some(cpt), Some(seek)) = (
+        corpus::real_site("cptaffe-pnacl-test"),
+        corpus::real_site("nacl-seek-bug-demo-app"),
+    ) else {
+        return;
+    };
+    let dir = scratch("sites-batch");
+    let tree = dir.join("dump");
+    copy_dir(&cpt, &tree.join("sites/cptaffe"));
+    copy_dir(&cpt, &tree.join("sites/cptaffe-copy"));
+    std::fs::write(tree.join("seek.zip"), zip_dir(&seek)).unwrap();
+    let mut crx = b"Cr24".to_vec();
+    crx.extend(2u32.to_le_bytes());
+    crx.extend(0u32.to_le_bytes());
+    crx.extend(0u32.to_le_bytes());
+    crx.extend(zip_dir(&seek));
+    std::fs::create_dir_all(tree.join("store")).unwrap();
+    std::fs::write(tree.join("store/seek.crx"), &crx).unwrap();
+    // A hostile package: one error line, the rest still built.
+    let mut evil = Vec::new();
+    {
+        use std::io::Write;
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(&mut evil));
+        let o = zip::write::SimpleFileOptions::default();
+        w.start_file("index.html", o).unwrap();
+        w.write_all(b"<p>").unwrap();
+        w.add_symlink("lib", "/etc", o).unwrap();
+        w.finish().unwrap();
+    }
+    std::fs::write(tree.join("store/evil.zip"), &evil).unwrap();
+    // A native-only app: named as such.
+    let native = tree.join("native-app");
+    std::fs::create_dir_all(&native).unwrap();
+    std::fs::write(native.join("manifest.json"), r#"{"manifest_version": 2, "name": "Native", "version": "1", "app": {"background": {"scripts": ["bg.js"]}}}"#).unwrap();
+    std::fs::write(native.join("bg.js"), "").unwrap();
+    std::fs::write(
+        native.join("app.nmf"),
+        r#"{"program": {"x86-64": {"url": "app_x86_64.nexe"}}}"#,
+    )
+    .unwrap();
+
+    let out = dir.join("out");
+    let run = || {
+        bin()
+            .arg("batch")
+            .arg(&tree)
+            .arg("--site")
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let stdout = text(&o.stdout);
+    // cptaffe twice and seek (zip, crx): 2 distinct pexes.
+    assert!(
+        stdout.contains(
+            "6 apps: 5 built, 0 unchanged, 1 failed; 2 distinct pexes converted; 4 run here"
+        ),
+        "{stdout}\n{}",
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stderr).contains("error: store/evil.zip:") && text(&o.stderr).contains("is a link"),
+        "{}",
+        text(&o.stderr)
+    );
+    let g: Value =
+        serde_json::from_slice(&std::fs::read(out.join("gallery.json")).unwrap()).unwrap();
+    let by = |input: &str| {
+        g.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["input"] == input)
+            .unwrap_or_else(|| panic!("{input}: {g:#}"))
+            .clone()
+    };
+    let seek_crx = by("store/seek.crx");
+    assert_eq!(seek_crx["title"], "Using the ppapi_simple library");
+    assert_eq!(seek_crx["start"], "store--seek.crx/pexe2wasm-launch.html");
+    assert_eq!(seek_crx["icon"], "store--seek.crx/icon128.png");
+    assert_eq!(seek_crx["runs"], true);
+    assert!(out
+        .join("store--seek.crx/pnacl/Release/using_ppapi_simple.wasm")
+        .is_file());
+    let n = by("native-app");
+    assert_eq!(n["runs"], false);
+    assert_eq!(
+        n["summary"],
+        "a native NaCl app for x86-64: only PNaCl pexes convert"
+    );
+    assert_eq!(by("sites/cptaffe")["start"], "sites--cptaffe/index.html");
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains("4 of 6 run here")
+            && index.contains("href=\"store--seek.crx/pexe2wasm-launch.html\""),
+        "{index}"
+    );
+
+    // Again: nothing changed, nothing rebuilt; a changed app is rebuilt.
+    let o = run();
+    assert!(
+        text(&o.stdout)
+            .contains("6 apps: 0 built, 5 unchanged, 1 failed; 0 distinct pexes converted"),
+        "{}",
+        text(&o.stdout)
+    );
+    std::fs::write(tree.join("sites/cptaffe-copy/README.md"), "changed").unwrap();
+    let o = run();
+    assert!(
+        text(&o.stdout)
+            .contains("6 apps: 1 built, 4 unchanged, 1 failed; 1 distinct pexes converted"),
+        "{}",
+        text(&o.stdout)
+    );
+}
