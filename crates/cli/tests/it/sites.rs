@@ -24,7 +24,9 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// `pexe2wasm web SITE -o DIR/site` (plus `args`): the site folder and web's stdout.
 fn web_site(input: &Path, dir: &Path, args: &[&str]) -> (PathBuf, String) {
     let out = dir.join("site");
-    let before = snapshot(input);
+    // A manifest.json or a page stands for its folder.
+    let tree = if input.is_file() { input.parent().unwrap() } else { input };
+    let before = snapshot(tree);
     let o = bin()
         .arg("web")
         .arg(input)
@@ -39,7 +41,7 @@ fn web_site(input: &Path, dir: &Path, args: &[&str]) -> (PathBuf, String) {
         text(&o.stdout),
         text(&o.stderr)
     );
-    assert!(snapshot(input) == before, "web changed its input");
+    assert!(snapshot(tree) == before, "web changed its input");
     (out, text(&o.stdout))
 }
 
