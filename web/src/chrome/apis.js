@@ -28,8 +28,17 @@
     }
   }
   var host = findHost();
+  function setChrome(c) {
+    try {
+      window.chrome = c;
+    } catch {
+      /* defined below */
+    }
+    // Chromium's own window.chrome may not take an assignment.
+    if (window.chrome !== c) Object.defineProperty(window, "chrome", { value: c, writable: true, configurable: true, enumerable: true });
+  }
   if (host) {
-    window.chrome = host.apisFor(window);
+    setChrome(host.apisFor(window));
     return;
   }
   if (window !== window.top) return;
@@ -81,14 +90,14 @@
       },
     });
   }
-  window.chrome = later([]);
+  setChrome(later([]));
   import(new URL("launcher.js", script.src).href)
     .then(function (m) {
       return m.standalone(window, base);
     })
     .then(function (chrome) {
       real = chrome;
-      window.chrome = chrome;
+      setChrome(chrome);
       held.splice(0).forEach(function (h) {
         var r = resolvePath(h.path);
         if (typeof r.v === "function") r.v.apply(r.self, h.args);

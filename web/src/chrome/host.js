@@ -106,6 +106,16 @@ export function createHost({ manifest, id, baseURL, messages = new Map(), predef
     return standIns.get(name);
   };
 
+  /** Sets `win.chrome` (Chromium's own window.chrome may need defining over). */
+  host.install = (win, chrome) => {
+    try {
+      win.chrome = chrome;
+    } catch {
+      /* read-only: defined below */
+    }
+    if (win.chrome !== chrome) Object.defineProperty(win, "chrome", { value: chrome, writable: true, configurable: true, enumerable: true });
+    return chrome;
+  };
   host.contextOf = (win) => {
     for (const c of host.contexts) if (c.win === win && !c.dead) return c;
     return null;
@@ -129,7 +139,8 @@ export function createHost({ manifest, id, baseURL, messages = new Map(), predef
     if (old && old.doc === doc && old.kind === (kind ?? old.kind)) return old.chrome;
     if (old) host.dropContext(old);
     kind ??= win.frameElement?.dataset?.pexe2wasmKind ?? "window";
-    const ctx = { win, doc, kind, frameId: win === win.top || kind !== "content" ? 0 : host.contexts.size, viewType: { background: "background", popup: "popup", window: "app_window" }[kind] ?? "tab" };
+    const topOfTab = win.frameElement?.dataset?.pexe2wasmKind === "tab" || win === win.top;
+    const ctx = { win, doc, kind, frameId: kind !== "content" || topOfTab ? 0 : host.contexts.size + 1, viewType: { background: "background", popup: "popup", window: "app_window" }[kind] ?? "tab" };
     ctx.clone = (v) => host.cloneInto(win, v);
     host.contexts.add(ctx);
     win.addEventListener?.("pagehide", () => host.dropContext(ctx));

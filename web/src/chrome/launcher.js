@@ -262,7 +262,7 @@ export function startBackground(host, doc) {
   return loaded.then(() => {
     // A background page without apis.js still gets its chrome (too late for its first scripts).
     try {
-      if (!f.contentWindow.chrome?.runtime?.id) f.contentWindow.chrome = host.apisFor(f.contentWindow, "background");
+      if (!f.contentWindow.chrome?.runtime?.id) host.install(f.contentWindow, host.apisFor(f.contentWindow, "background"));
     } catch {
       /* another origin */
     }

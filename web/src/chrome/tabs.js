@@ -40,7 +40,7 @@ export function matchesPattern(pattern, url) {
  */
 export async function injectContentScripts(host, win, topFrame = true) {
   const doc = win.document;
-  win.chrome = host.apisFor(win, "content");
+  host.install(win, host.apisFor(win, "content"));
   const load = (src) =>
     new Promise((resolve) => {
       const s = doc.createElement("script");

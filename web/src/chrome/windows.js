@@ -183,10 +183,11 @@ export class WindowManager {
     this.windows.push(rec);
     this.applyRect(rec);
     if (opts.hidden) frame.style.display = "none";
+    // The page's URL before the frame is in the document: no about:blank load comes first.
+    iframe.src = new URL(url, this.host.baseURL).href;
+    iframe.addEventListener("load", () => this.loaded(rec));
     this.desktop.append(frame);
     if (opts.focused !== false) this.focus(rec);
-    iframe.addEventListener("load", () => this.loaded(rec));
-    iframe.src = new URL(url, this.host.baseURL).href;
     if (opts.state === "fullscreen") rec.appWindow.fullscreen();
     else if (opts.state === "minimized") rec.appWindow.minimize();
     this.host.onWindowsChanged?.();
@@ -202,7 +203,8 @@ export class WindowManager {
     const w = rec.iframe.contentWindow;
     // A page without apis.js (not written by pexe2wasm web) still gets its chrome.
     try {
-      if (w && !w.chrome?.app?.window) w.chrome = this.host.apisFor(w, "window");
+      if (w.location.href === "about:blank") return;
+      if (w && !w.chrome?.app?.window) this.host.install(w, this.host.apisFor(w, "window"));
       w.addEventListener("pointerdown", () => this.focus(rec), true);
       w.addEventListener("focus", () => this.focus(rec));
     } catch {
