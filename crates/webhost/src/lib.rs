@@ -29,6 +29,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "chrome/i18n.js",
     "chrome/launcher.js",
     "chrome/misc.js",
+    "chrome/missing-files.js",
     "chrome/notifications.js",
     "chrome/runtime.js",
     "chrome/storage.js",

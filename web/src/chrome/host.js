@@ -7,6 +7,7 @@ import { alarmsApi, Alarms } from "./alarms.js";
 import { apiFunction, ChromeError, cloneInto, LastError } from "./base.js";
 import { EventHub } from "./events.js";
 import { fileSystemApi } from "./filesystem.js";
+import { failMissingFiles } from "./missing-files.js";
 import { i18nApi } from "./i18n.js";
 import { commandsApi, contextMenusApi, DENIED, powerApi, standIn, withStandIns } from "./misc.js";
 import { notificationsApi, Notifications } from "./notifications.js";
@@ -145,6 +146,14 @@ export function createHost({ manifest, id, baseURL, messages = new Map(), predef
     host.contexts.add(ctx);
     win.addEventListener?.("pagehide", () => host.dropContext(ctx));
     if (kind === "background") host.background = ctx;
+    // The app's own pages were chrome-extension:// pages; content scripts ran in web pages.
+    if (kind !== "content" && kind !== "tab") {
+      try {
+        failMissingFiles(win, baseURL);
+      } catch (e) {
+        log.warn(`pexe2wasm: a missing package file will look like a 404 here, not as in Chrome (${e.message})`);
+      }
+    }
     const stubs = (ns) => (p) => /^on[A-Z]/.test(p) || (KNOWN_MEMBERS[ns] ?? []).includes(p);
     const ns = (name, obj) => withStandIns(obj, name, host, stubs(name));
     const chrome = {};
