@@ -145,7 +145,11 @@ export function createHost({ manifest, id, baseURL, messages = new Map(), predef
     ctx.clone = (v) => host.cloneInto(win, v);
     host.contexts.add(ctx);
     win.addEventListener?.("pagehide", () => host.dropContext(ctx));
-    if (kind === "background") host.background = ctx;
+    if (kind === "background") {
+      host.background = ctx;
+      // Its scripts have run: onInstalled and onLaunched may fire (the load event may be much later).
+      win.addEventListener?.("DOMContentLoaded", () => host.onBackgroundReady?.(), { once: true });
+    }
     // The app's own pages were chrome-extension:// pages; content scripts ran in web pages.
     if (kind !== "content" && kind !== "tab") {
       try {

@@ -169,7 +169,7 @@ function statusLine(host, ui, doc) {
   missing.className = "pexe2wasm-missing";
   status.append(name, state, minimized, missing);
   const update = () => {
-    missing.textContent = host.missing.length ? `wanted but missing here: ${host.missing.map((m) => `chrome.${m}`).join(", ")}` : "";
+    missing.textContent = host.missing.length ? ` · wanted but missing here: ${host.missing.map((m) => `chrome.${m}`).join(", ")}` : "";
     minimized.replaceChildren();
     for (const w of host.windows?.windows ?? []) {
       if (w.state !== "minimized") continue;
@@ -250,7 +250,10 @@ export function startBackground(host, doc) {
   f.dataset.pexe2wasmKind = "background";
   f.setAttribute("aria-hidden", "true");
   f.style.cssText = "position:absolute;width:0;height:0;border:0;visibility:hidden";
-  const loaded = new Promise((resolve) => f.addEventListener("load", () => resolve(true), { once: true }));
+  const loaded = new Promise((resolve) => {
+    f.addEventListener("load", () => resolve(true), { once: true });
+    host.onBackgroundReady = () => resolve(true);
+  });
   if (bg.page) {
     f.src = host.getURL(bg.page);
   } else {
@@ -411,8 +414,9 @@ export async function launch({ doc = document, win = window, baseURL = new URL("
   doc.documentElement.dataset.pexe2wasmState = "starting";
   if (kind === "extension") {
     host.setState("extension");
-    extensionView(host, ui, doc, params);
+    // The background first: in Chrome it ran from the install on, long before a popup opened.
     if (await startBackground(host, doc)) installEvents(host, win.localStorage);
+    extensionView(host, ui, doc, params);
     doc.documentElement.dataset.pexe2wasmState = "running";
     return host;
   }

@@ -28,7 +28,7 @@ export function readOptions(opts = {}) {
     width: o(outer.width, inner.width, 0),
     height: o(outer.height, inner.height, th),
     left: o(outer.left, inner.left, 0),
-    top: o(outer.top, inner.top, 0),
+    top: o(outer.top, inner.top, -th),
     minWidth: o(outer.minWidth, inner.minWidth, 0),
     minHeight: o(outer.minHeight, inner.minHeight, th),
     maxWidth: o(outer.maxWidth, inner.maxWidth, 0),
@@ -165,7 +165,6 @@ export class WindowManager {
     iframe.className = "pexe2wasm-window-content";
     iframe.dataset.pexe2wasmKind = "window";
     iframe.setAttribute("allow", "fullscreen; autoplay; clipboard-read; clipboard-write; cross-origin-isolated; screen-wake-lock; gamepad; microphone; camera");
-    iframe.allowFullscreen = true;
     iframe.style.height = `calc(100% - ${th}px)`;
     frame.append(iframe);
     if (!rec.filled && rec.limits && c.resizable) {

@@ -26,7 +26,7 @@ test("a filling window keeps to its maximum size", () => {
 
 test("later windows: at their left/top inside the tab, else cascaded", () => {
   const a = placeWindow({ bounds: { left: 50, top: 60, width: 300, height: 200 } }, tab, 1);
-  assert.deepEqual([a.left, a.top, a.width, a.height], [50, 60, 300, 200 + TITLE_HEIGHT]);
+  assert.deepEqual([a.left, a.top, a.width, a.height], [50, 60 - TITLE_HEIGHT, 300, 200 + TITLE_HEIGHT], "the content at 60, under the title bar");
   const b = placeWindow({ width: 300, height: 200, left: 5000, top: 10 }, tab, 1);
   assert.equal(b.left, 1280 - 300);
   const c1 = placeWindow({ innerBounds: { width: 300, height: 200 } }, tab, 1);
