@@ -1,6 +1,12 @@
 // chrome.i18n and the manifest's __MSG_name__: messages from _locales/<locale>/messages.json,
 // looked up in the browser's locale, then its language, then the manifest's default_locale.
 
+/** The browser's language as a BCP 47 tag; "en-US" for what is not one (WebKitGTK under LANG=C says "C"). */
+export function uiLanguage(nav) {
+  const l = nav?.language;
+  return typeof l === "string" && /^[a-z]{2,3}(-[A-Za-z0-9]+)*$/i.test(l) ? l : "en-US";
+}
+
 /** "en-US" → ["en_US", "en"]: the folders Chrome looked in for a UI language. */
 export function localeChain(lang, defaultLocale) {
   const out = [];
@@ -98,8 +104,8 @@ export function i18nApi(host) {
   const { api } = host;
   return {
     getMessage: (name, subs) => getMessage(host.messages, name, subs, host.predefined),
-    getUILanguage: () => host.nav.language ?? "en-US",
-    getAcceptLanguages: api("i18n.getAcceptLanguages", () => [...(host.nav.languages ?? [host.nav.language ?? "en-US"])]),
+    getUILanguage: () => uiLanguage(host.nav),
+    getAcceptLanguages: api("i18n.getAcceptLanguages", () => host.cloneArray(host.top, (host.nav.languages ?? []).filter((l) => uiLanguage({ language: l }) === l).concat(host.nav.languages?.length ? [] : [uiLanguage(host.nav)]))),
     detectLanguage: api("i18n.detectLanguage", () => ({ isReliable: false, languages: [] })),
   };
 }

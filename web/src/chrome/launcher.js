@@ -8,7 +8,7 @@
 
 import { appId, parseLenientJSON } from "./base.js";
 import { createHost } from "./host.js";
-import { getMessage, loadCatalogs, localeChain, localizeManifest, mergeCatalogs, predefinedMessages } from "./i18n.js";
+import { getMessage, loadCatalogs, localeChain, localizeManifest, mergeCatalogs, predefinedMessages, uiLanguage } from "./i18n.js";
 import { indexedDBBackend, localStorageBackend } from "./storage.js";
 import { injectContentScripts } from "./tabs.js";
 import { WindowManager } from "./windows.js";
@@ -62,8 +62,9 @@ export async function loadPackage(baseURL, { fetchImpl = fetch, nav = navigator,
   const files = await get("pexe2wasm-files.json").catch(() => null);
   const list = Array.isArray(files) ? files.map(String) : null;
   const id = await appId(raw, baseURL, digest);
-  const uiLocale = (nav.language ?? "en-US").replace(/-/g, "_");
-  const chain = localeChain(nav.language, raw.default_locale);
+  const lang = uiLanguage(nav);
+  const uiLocale = lang.replace(/-/g, "_");
+  const chain = localeChain(lang, raw.default_locale);
   const catalogs = raw.default_locale ? await loadCatalogs(chain, get) : {};
   const messages = mergeCatalogs(chain, catalogs);
   const predefined = predefinedMessages(id, uiLocale);

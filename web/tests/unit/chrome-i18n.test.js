@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { getMessage, loadCatalogs, localeChain, localizeManifest, mergeCatalogs, predefinedMessages } from "../../src/chrome/i18n.js";
+import { getMessage, loadCatalogs, localeChain, localizeManifest, mergeCatalogs, predefinedMessages, uiLanguage } from "../../src/chrome/i18n.js";
 
 const catalogs = {
   en: {
@@ -59,4 +59,10 @@ test("catalogs load by locale folder; a missing one is skipped", async () => {
   });
   assert.deepEqual(Object.keys(c).sort(), ["de", "en"]);
   assert.ok(asked.includes("_locales/de_AT/messages.json"));
+});
+
+test("a language that is no BCP 47 tag (LANG=C) counts as en-US", () => {
+  assert.equal(uiLanguage({ language: "C" }), "en-US");
+  assert.equal(uiLanguage({ language: "de-AT" }), "de-AT");
+  assert.equal(uiLanguage({}), "en-US");
 });
