@@ -105,7 +105,10 @@ export function i18nApi(host) {
   return {
     getMessage: (name, subs) => getMessage(host.messages, name, subs, host.predefined),
     getUILanguage: () => uiLanguage(host.nav),
-    getAcceptLanguages: api("i18n.getAcceptLanguages", () => host.cloneArray(host.top, (host.nav.languages ?? []).filter((l) => uiLanguage({ language: l }) === l).concat(host.nav.languages?.length ? [] : [uiLanguage(host.nav)]))),
+    getAcceptLanguages: api("i18n.getAcceptLanguages", () => {
+      const tags = (host.nav.languages ?? []).filter((l) => uiLanguage({ language: l }) === l);
+      return host.cloneArray(host.top, tags.length ? tags : [uiLanguage(host.nav)]);
+    }),
     detectLanguage: api("i18n.detectLanguage", () => ({ isReliable: false, languages: [] })),
   };
 }
