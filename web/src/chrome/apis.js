@@ -42,7 +42,7 @@
     return;
   }
   if (window !== window.top) return;
-  var base = new URL(pkg, location.href).href;
+  var base = new URL(pkg || "./", location.href).href;
   var manifest = null;
   try {
     // Synchronous, once, and only for a page opened without its launcher: the page must
