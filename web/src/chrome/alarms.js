@@ -9,8 +9,9 @@ export class Alarms {
   constructor({ fire, now = () => Date.now(), setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout }) {
     this.fire = fire;
     this.now = now;
-    this.st = st;
-    this.ct = ct;
+    // Called as plain functions: a browser's setTimeout refuses another `this`.
+    this.st = (f, ms) => st(f, ms);
+    this.ct = (id) => ct(id);
     this.alarms = new Map(); // name → {alarm, timer}
   }
 

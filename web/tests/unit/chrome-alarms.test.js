@@ -73,3 +73,20 @@ test("when, the unnamed alarm, a name used again, and bad arguments", () => {
   assert.equal(a.clearAll(), true);
   assert.deepEqual(a.getAll(), []);
 });
+
+test("the timers are called as plain functions (a browser's setTimeout refuses another this)", () => {
+  const t = fakeTime();
+  const strict = {
+    setTimeout(f, ms) {
+      if (this !== undefined && this !== globalThis) throw new TypeError("Illegal invocation");
+      return t.setTimeout(f, ms);
+    },
+    clearTimeout(id) {
+      if (this !== undefined && this !== globalThis) throw new TypeError("Illegal invocation");
+      return t.clearTimeout(id);
+    },
+  };
+  const a = new Alarms({ fire() {}, now: t.now, setTimeout: strict.setTimeout, clearTimeout: strict.clearTimeout });
+  a.create("x", { delayInMinutes: 1 });
+  assert.equal(a.clear("x"), true);
+});
