@@ -6,7 +6,7 @@
 // says what the app is and what it wanted that is not here; a failure panel says why an
 // app cannot start.
 
-import { appId, parseLenientJSON } from "./base.js";
+import { appId, digestSHA256, parseLenientJSON } from "./base.js";
 import { createHost } from "./host.js";
 import { getMessage, loadCatalogs, localeChain, localizeManifest, mergeCatalogs, predefinedMessages, uiLanguage } from "./i18n.js";
 import { indexedDBBackend, localStorageBackend } from "./storage.js";
@@ -39,7 +39,7 @@ export function packageKind(m) {
  * Reads the package at `baseURL`: {manifest (localized), kind, id, messages, predefined,
  * files}. Throws a LaunchFailure naming the cause.
  */
-export async function loadPackage(baseURL, { fetchImpl = fetch, nav = navigator, digest = (b) => crypto.subtle.digest("SHA-256", b) } = {}) {
+export async function loadPackage(baseURL, { fetchImpl = fetch, nav = navigator, digest = digestSHA256 } = {}) {
   const get = async (path) => {
     const r = await fetchImpl(new URL(path, baseURL).href);
     if (!r.ok) return null;

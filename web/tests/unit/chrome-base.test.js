@@ -97,3 +97,11 @@ test("an event's listeners belong to their page and go with it", () => {
   assert.deepEqual(got, [["p1", 1], ["p2", 1], ["p2", 2]]);
   assert.throws(() => e.view(p1).addListener("no"), TypeError);
 });
+
+test("the JavaScript SHA-256 (for pages without crypto.subtle) agrees with node's", async () => {
+  const { sha256 } = await import("../../src/chrome/base.js");
+  for (const n of [0, 1, 55, 56, 63, 64, 65, 119, 1000]) {
+    const b = Uint8Array.from({ length: n }, (_, i) => (i * 31 + 7) & 255);
+    assert.equal(Buffer.from(sha256(b)).toString("hex"), createHash("sha256").update(b).digest("hex"), `length ${n}`);
+  }
+});
