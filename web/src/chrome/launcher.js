@@ -169,7 +169,18 @@ function statusLine(host, ui, doc) {
   const missing = doc.createElement("span");
   missing.className = "pexe2wasm-missing";
   status.append(name, state, minimized, missing);
+  const relaunch = doc.createElement("button");
+  relaunch.type = "button";
+  relaunch.textContent = "Launch again";
+  relaunch.hidden = true;
+  relaunch.onclick = () => {
+    relaunch.hidden = true;
+    host.relaunch?.();
+  };
+  status.append(relaunch);
   const update = () => {
+    // Every window closed: Chrome's app had ended; here it can be launched again.
+    relaunch.hidden = !(host.windows && host.relaunch && host.windows.windows.length === 0 && host.launchedOnce);
     missing.textContent = host.missing.length ? ` · wanted but missing here: ${host.missing.map((m) => `chrome.${m}`).join(", ")}` : "";
     minimized.replaceChildren();
     for (const w of host.windows?.windows ?? []) {
@@ -435,7 +446,9 @@ export async function launch({ doc = document, win = window, baseURL = new URL("
   const launched = host.hub.get("app.runtime.onLaunched");
   for (let t = 0; t < 60 && !launched.count(); t++) await sleep(50);
   const source = params.get("source") ?? "app_launcher";
-  host.hub.dispatch("app.runtime.onLaunched", (o) => [o.clone({ isKioskSession: false, isPublicSession: false, source })]);
+  host.relaunch = () => host.hub.dispatch("app.runtime.onLaunched", (o) => [o.clone({ isKioskSession: false, isPublicSession: false, source })]);
+  host.relaunch();
+  host.launchedOnce = true;
   host.setState("");
   doc.documentElement.dataset.pexe2wasmState = "running";
   setTimeout(() => {

@@ -194,6 +194,12 @@ export class WindowManager {
 
   /** The page of `rec` has its `chrome` (apis.js ran): the create callbacks run before its own scripts. */
   pageStarted(rec) {
+    // window.close() in an app's window closed it, as the apps' own close buttons did.
+    try {
+      rec.iframe.contentWindow.close = () => rec.appWindow.close();
+    } catch {
+      /* another origin */
+    }
     const cbs = rec.callbacks.splice(0);
     if (cbs.length) queueMicrotask(() => cbs.forEach((cb) => this.host.lastError.run(cb, null, [rec.appWindow], "app.window.create")));
   }
@@ -376,7 +382,15 @@ export function appWindowApi(host, ctx) {
       if (/^[a-z][a-z0-9+.-]*:/i.test(url) && !url.startsWith(host.origin)) throw new ChromeError("app.window.create: only the app's own pages open in its windows");
       mgr.create(url, options ?? {}, cb);
     },
-    current: () => (ctx.win?.frameElement && mgr?.byFrame(ctx.win.frameElement)?.appWindow) || null,
+    // The window of this page, or of the page it is framed in.
+    current: () => {
+      for (let w = ctx.win; w && mgr; w = w.parent) {
+        const rec = w.frameElement && mgr.byFrame(w.frameElement);
+        if (rec) return rec.appWindow;
+        if (w === w.parent) break;
+      }
+      return null;
+    },
     get: (id) => mgr?.get(id) ?? null,
     getAll: () => host.cloneArray(ctx.win, (mgr?.windows ?? []).filter((w) => !w.closed).map((w) => w.appWindow)),
     canSetVisibleOnAllWorkspaces: () => false,
