@@ -212,6 +212,8 @@ export class WindowManager {
       if (w && !w.chrome?.app?.window) this.host.install(w, this.host.apisFor(w, "window"));
       w.addEventListener("pointerdown", () => this.focus(rec), true);
       w.addEventListener("focus", () => this.focus(rec));
+      // A new window had the keyboard in Chrome, unless it was opened unfocused or hidden.
+      if (rec.opts.focused !== false && !rec.opts.hidden && rec.frame.classList.contains("pexe2wasm-focused")) w.focus();
     } catch {
       /* a page of another origin: it gets no chrome */
     }
