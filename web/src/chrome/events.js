@@ -43,7 +43,8 @@ export class SharedEvent {
 
   /** Forgets every listener of `owner` (its page went). */
   drop(owner) {
-    this.listeners = this.listeners.filter((l) => l.owner !== owner);
+    // In place: the views hold this very array.
+    for (let i = this.listeners.length - 1; i >= 0; i--) if (this.listeners[i].owner === owner) this.listeners.splice(i, 1);
   }
 
   /**

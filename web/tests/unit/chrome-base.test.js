@@ -92,9 +92,13 @@ test("an event's listeners belong to their page and go with it", () => {
   assert.equal(e.view(p1).hasListener(f), true);
   assert.equal(e.view(p2).hasListener(f), false);
   e.dispatch([1]);
+  const later = e.view(p2);
   e.drop(p1);
   e.dispatch([2]);
-  assert.deepEqual(got, [["p1", 1], ["p2", 1], ["p2", 2]]);
+  // A view made before a page went still adds to the event.
+  later.addListener((v) => got.push(["p2 later", v]));
+  e.dispatch([3]);
+  assert.deepEqual(got, [["p1", 1], ["p2", 1], ["p2", 2], ["p2", 3], ["p2 later", 3]]);
   assert.throws(() => e.view(p1).addListener("no"), TypeError);
 });
 
