@@ -171,7 +171,6 @@ function statusLine(host, ui, doc) {
   status.append(name, state, minimized, missing);
   const relaunch = doc.createElement("button");
   relaunch.type = "button";
-  relaunch.textContent = "Launch again";
   relaunch.hidden = true;
   relaunch.onclick = () => {
     relaunch.hidden = true;
@@ -181,6 +180,7 @@ function statusLine(host, ui, doc) {
   const update = () => {
     // Every window closed: Chrome's app had ended; here it can be launched again.
     relaunch.hidden = !(host.windows && host.relaunch && host.windows.windows.length === 0 && host.launchedOnce);
+    relaunch.textContent = relaunch.hidden ? "" : "Launch again";
     missing.textContent = host.missing.length ? ` · wanted but missing here: ${host.missing.map((m) => `chrome.${m}`).join(", ")}` : "";
     minimized.replaceChildren();
     for (const w of host.windows?.windows ?? []) {
