@@ -78,8 +78,10 @@ export function createHost({ manifest, id, baseURL, messages = new Map(), predef
     openOptionsPage: () => {
       const page = manifest.options_ui?.page ?? manifest.options_page;
       if (!page) throw new ChromeError("Could not create an options page.");
-      if (!host.windows) throw new ChromeError("There is no window to open the options page in.");
-      host.windows.create(page, { id: "pexe2wasm-options", innerBounds: { width: 640, height: 480 } });
+      // An app: a window; an extension: its tab, as Chrome opened options in a tab.
+      if (host.windows) host.windows.create(page, { id: "pexe2wasm-options", innerBounds: { width: 640, height: 480 } });
+      else if (host.tab) host.tab.navigate(page);
+      else throw new ChromeError("There is no window to open the options page in.");
     },
   };
   host.tabInfo = () => (host.tab ? tabInfo(host) : undefined);

@@ -330,7 +330,15 @@ function extensionView(host, ui, doc, params) {
   };
   frame.addEventListener("load", () => {
     try {
-      if (frame.contentWindow.location.href !== "about:blank") {
+      const href = frame.contentWindow.location.href;
+      if (href !== "about:srcdoc" && href !== "about:blank") {
+        host.tab.url = href;
+        address.textContent = href;
+      }
+      // Content scripts ran in web pages, never in the extension's own pages (those have
+      // run apis.js and have their chrome already).
+      const ownPage = host.contextOf(frame.contentWindow)?.kind === "tab";
+      if (href !== "about:blank" && !ownPage) {
         injectContentScripts(host, frame.contentWindow).then(() => host.hub.dispatch("tabs.onUpdated", (o) => [1, o.clone({ status: "complete" }), o.clone({ id: 1, url: host.tab.url, status: "complete" })]));
       }
     } catch (e) {
@@ -341,7 +349,15 @@ function extensionView(host, ui, doc, params) {
   if (start) host.tab.navigate(start);
   else {
     address.textContent = `${blankURL} (a blank page: the content scripts run here)`;
-    frame.srcdoc = `<!doctype html><html><head><meta charset="utf-8"><title>Tab</title></head><body></body></html>`;
+    // The extension's own pages, as links into this tab (the content scripts run there too).
+    const m = host.manifest;
+    const pages = [
+      ["options", m.options_ui?.page ?? m.options_page],
+      ["popup", (m.browser_action ?? m.action ?? m.page_action)?.default_popup],
+      ...Object.entries(m.chrome_url_overrides ?? {}),
+    ].filter(([, p]) => typeof p === "string" && p);
+    const links = pages.map(([what, p]) => `<li><a href="${escapeAttr(host.getURL(p))}">${escapeAttr(p)}</a> (${escapeAttr(what)})</li>`).join("");
+    frame.srcdoc = `<!doctype html><html><head><meta charset="utf-8"><title>Tab</title></head><body style="font: 13px system-ui, sans-serif; color: #5f6368">${links ? `<p>This extension's pages:</p><ul>${links}</ul>` : ""}</body></html>`;
   }
   const m = host.manifest;
   const action = m.browser_action ?? m.action ?? m.page_action;
