@@ -4,6 +4,8 @@
 //
 // - Under the launcher (any same-origin frame above has window.__pexe2wasmChrome): the
 //   page's `chrome` comes from that shared runtime.
+// - A page the app opened in a new tab (window.open, a link with a target): the runtime of
+//   the app that opened it (window.opener's launcher).
 // - A page of an app opened by itself, at the top of its tab: it goes to the app's launcher
 //   (location.replace), as the user meant to run the app, not one of its windows alone.
 // - A page of an extension opened by itself (its popup or options page, say), or a page
@@ -15,8 +17,8 @@
   "use strict";
   var script = document.currentScript;
   var pkg = (script && script.getAttribute("data-package")) || "";
-  function findHost() {
-    var w = window;
+  function findHost(start) {
+    var w = start;
     for (;;) {
       try {
         if (w.__pexe2wasmChrome) return w.__pexe2wasmChrome;
@@ -27,7 +29,14 @@
       w = w.parent;
     }
   }
-  var host = findHost();
+  // A frame under the launcher, or a tab the app opened (window.open, a link to a new tab):
+  // the app's runtime, as Chrome gave such pages the app's APIs.
+  var host = findHost(window);
+  try {
+    if (!host && window.opener) host = findHost(window.opener);
+  } catch {
+    host = null;
+  }
   function setChrome(c) {
     try {
       window.chrome = c;
@@ -55,7 +64,7 @@
     manifest = null;
   }
   var isApp = !!(manifest && manifest.app && (manifest.app.background || (manifest.app.launch && manifest.app.launch.local_path)));
-  if (isApp) {
+  if (isApp && !window.opener) {
     window.stop();
     location.replace(new URL("pexe2wasm-launch.html", base).href + location.hash);
     return;
