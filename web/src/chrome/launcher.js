@@ -448,7 +448,23 @@ export async function launch({ doc = document, win = window, baseURL = new URL("
     doc.documentElement.dataset.pexe2wasmState = "running";
     return host;
   }
-  host.windows = new WindowManager(host, ui.desktop);
+  const boundsKey = (wid) => `pexe2wasm-chrome-window:${id}:${wid}`;
+  host.windows = new WindowManager(host, ui.desktop, {
+    get: (wid) => {
+      try {
+        return JSON.parse(win.localStorage.getItem(boundsKey(wid)) ?? "null");
+      } catch {
+        return null;
+      }
+    },
+    set: (wid, r) => {
+      try {
+        win.localStorage.setItem(boundsKey(wid), JSON.stringify(r));
+      } catch {
+        /* not kept */
+      }
+    },
+  });
   if (kind === "legacy-app") {
     host.setState("packaged app");
     host.windows.create(manifest.app.launch.local_path, { id: "main" });

@@ -38,6 +38,21 @@ export function readOptions(opts = {}) {
   };
 }
 
+/**
+ * The options of a window whose id was open before at `saved` (outer bounds): Chrome used the
+ * remembered bounds instead of the ones asked for.
+ */
+export function withRemembered(opts, saved) {
+  if (!saved || typeof saved.width !== "number" || typeof saved.height !== "number") return opts;
+  const { bounds: _b, innerBounds, outerBounds: _o, width: _w, height: _h, left: _l, top: _t, ...rest } = opts;
+  const limits = {};
+  for (const k of ["minWidth", "minHeight", "maxWidth", "maxHeight"]) {
+    const inner = innerBounds?.[k] ?? opts.bounds?.[k] ?? opts[k];
+    if (inner !== undefined) limits[k] = inner + (k.endsWith("Height") ? readOptions(opts).th : 0);
+  }
+  return { ...rest, outerBounds: { left: saved.left, top: saved.top, width: saved.width, height: saved.height, ...limits } };
+}
+
 /** Clamps w×h to the constraints. */
 export function constrain(r, c) {
   const lim = (v, lo, hi) => Math.max(lo ?? 0, Math.min(hi ?? Infinity, v));
@@ -95,7 +110,9 @@ function boundsObject(get, set, limits) {
  * hub (events), lastError, the icon and title.
  */
 export class WindowManager {
-  constructor(host, desktop) {
+  /** `memory`: {get(id), set(id, rect)}, the windows' bounds by id across launches (Chrome kept them). */
+  constructor(host, desktop, memory = null) {
+    this.memory = memory;
     this.host = host;
     this.desktop = desktop;
     this.doc = desktop.ownerDocument;
@@ -129,7 +146,7 @@ export class WindowManager {
         return;
       }
     }
-    const place = placeWindow(opts, this.area(), this.windows.filter((w) => !w.closed).length);
+    const place = placeWindow(withRemembered(opts, id === null ? null : this.memory?.get(id)), this.area(), this.windows.filter((w) => !w.closed).length);
     const rec = { id: id ?? `pexe2wasm-window-${this.windows.length + 1}`, opts, th: place.th, filled: place.filled, state: "normal", callbacks: cb ? [cb] : [], limits: {} };
     const c = readOptions(opts);
     Object.assign(rec.limits, { minWidth: c.minWidth, minHeight: c.minHeight, maxWidth: c.maxWidth, maxHeight: c.maxHeight });
@@ -245,6 +262,7 @@ export class WindowManager {
     const changed = ["left", "top", "width", "height"].some((k) => c[k] !== rec.rect[k]);
     rec.rect = c;
     this.applyRect(rec);
+    if (changed && rec.opts.id !== undefined && rec.state === "normal" && !rec.filled) this.memory?.set(rec.id, c);
     if (changed) {
       this.host.hub.dispatch(`appWindow.${rec.id}.onBoundsChanged`, []);
       if (!quiet) this.host.hub.dispatch("app.window.onBoundsChanged", []);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { placeWindow, readOptions, TITLE_HEIGHT } from "../../src/chrome/windows.js";
+import { placeWindow, readOptions, TITLE_HEIGHT, withRemembered } from "../../src/chrome/windows.js";
 
 const tab = { width: 1280, height: 700 };
 
@@ -42,4 +42,16 @@ test("options: deprecated width/height/bounds are inner; outer figures win; fram
   assert.deepEqual([o.width, o.height, o.left, o.top, o.minWidth, o.th], [10, 20 + TITLE_HEIGHT, 1, 7, 5, TITLE_HEIGHT]);
   assert.equal(readOptions({ frame: { type: "none" } }).th, 0);
   assert.equal(readOptions({ resizable: false }).resizable, false);
+});
+
+test("a window id seen before gets its remembered bounds, not the ones asked for", () => {
+  const opts = { id: "main", innerBounds: { width: 300, height: 200, minWidth: 100 }, frame: "chrome" };
+  const r = withRemembered(opts, { left: 40, top: 50, width: 500, height: 400 });
+  assert.deepEqual(r.outerBounds, { left: 40, top: 50, width: 500, height: 400, minWidth: 100 });
+  assert.equal(r.innerBounds, undefined);
+  const p = placeWindow(r, tab, 1);
+  assert.deepEqual([p.left, p.top, p.width, p.height], [40, 50, 500, 400]);
+  assert.equal(withRemembered(opts, null), opts);
+  // Remembered bigger than the tab: the first window fills it.
+  assert.equal(placeWindow(withRemembered(opts, { left: 0, top: 0, width: 3000, height: 2000 }), tab, 0).filled, true);
 });
