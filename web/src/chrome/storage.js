@@ -238,7 +238,7 @@ export function storageApi(host, ctx) {
   for (const [name, area] of Object.entries(host.storageAreas)) {
     const clone = (v) => host.cloneInto(ctx.win, v);
     out[name] = {
-      ...Object.fromEntries(Object.entries(area.quota).map(([k, v]) => [k, v])),
+      ...area.quota,
       get: api(`storage.${name}.get`, async (keys) => clone(await area.get(keys))),
       getKeys: api(`storage.${name}.getKeys`, async () => clone(await area.getKeys())),
       set: api(`storage.${name}.set`, (items) => area.set(items)),

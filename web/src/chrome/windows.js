@@ -184,7 +184,7 @@ export class WindowManager {
     iframe.setAttribute("allow", "fullscreen; autoplay; clipboard-read; clipboard-write; cross-origin-isolated; screen-wake-lock; gamepad; microphone; camera");
     iframe.style.height = `calc(100% - ${th}px)`;
     frame.append(iframe);
-    if (!rec.filled && rec.limits && c.resizable) {
+    if (!rec.filled && c.resizable) {
       const grip = d.createElement("div");
       grip.className = "pexe2wasm-grip";
       grip.addEventListener("pointerdown", (e) => this.drag(rec, e, true));
