@@ -16,7 +16,7 @@ export default [
     },
   },
   {
-    files: ["src/advertise.js", "src/isolation.js"],
+    files: ["src/advertise.js", "src/isolation.js", "src/chrome/apis.js"],
     languageOptions: { sourceType: "script" },
   },
   {

@@ -7,7 +7,8 @@
 //
 // Environment: BROWSER (chromium | firefox | webkit), URL (the page), SCENARIO (below), SCREENSHOT
 // (a PNG path), PROFILE (an empty directory for the browser's profile), plus what a
-// scenario reads (MESSAGES: a JSON array of messages to send).
+// scenario reads (MESSAGES: a JSON array of messages to send; WAIT_NACL=0: a chrome-app
+// scenario does not wait for the app's NaCl module).
 
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -212,7 +213,7 @@ async function waitFor(page, f, arg, ms) {
 
 /** The page's messages so far, ArrayBuffers as {arrayBuffer: [bytes…]} (JSON-safe). */
 function pageMessages() {
-  return window.messages.map((m) =>
+  return (window.messages ?? []).map((m) =>
     m instanceof ArrayBuffer ? { arrayBuffer: Array.from(new Uint8Array(m)) } : m,
   );
 }
@@ -503,7 +504,97 @@ const scenarios = {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
     await new Promise((r) => setTimeout(r, Number(env.SETTLE_MS ?? 1000)));
   },
+
+  /**
+   * A Chrome app's launcher (URL: DIR/pexe2wasm-launch.html): waits until a window of the
+   * app says its chrome.* checks are over (window.appStatus.chromeDone, as the apps of
+   * fixtures/apps write it) and, unless WAIT_NACL=0, until a window with an embed has its
+   * module's answer (appStatus.naclDone). report.chrome: the launcher's state, status line
+   * and failure panel, __pexe2wasmChrome.missing, and each window's id, rectangle and status.
+   */
+  async "chrome-app"(page) {
+    let r = await pollChrome(page, (r) => r.state === "failed" || r.windows.some((w) => w.status?.chromeDone), 60000);
+    if (env.WAIT_NACL !== "0" && r?.windows.some((w) => w.status?.naclEvents)) {
+      r = await pollChrome(page, (r) => r.windows.some((w) => w.status?.naclDone), 120000);
+    }
+    report.chrome = await page.evaluate(chromeReport);
+    report.loaded = report.chrome.state === "running";
+  },
+
+  /** A Chrome app launched twice (a reload): report.chrome.runs holds each launch's report. */
+  async "chrome-storage-reload"(page) {
+    const runs = [];
+    for (let i = 0; i < 2; i++) {
+      if (i) await page.goto(env.URL);
+      await pollChrome(page, (r) => r.state === "failed" || r.windows.some((w) => w.status?.chromeDone), 60000);
+      runs.push(await page.evaluate(chromeReport));
+    }
+    report.loaded = runs.every((r) => r.state === "running");
+    report.chrome = { runs, missing: runs[1].missing };
+  },
+
+  /** A Chrome extension's launcher: waits for its popup's appStatus.chromeDone; report.chrome as for chrome-app. */
+  async "chrome-extension"(page) {
+    await pollChrome(page, (r) => r.state === "failed" || r.popup?.chromeDone, 60000);
+    report.chrome = await page.evaluate(chromeReport);
+    report.loaded = report.chrome.state === "running";
+  },
 };
+
+/** Polls chromeReport in the launcher until `pred` holds (or the deadline): the last report. */
+async function pollChrome(page, pred, ms) {
+  const end = Date.now() + ms;
+  let r = null;
+  for (;;) {
+    r = await page.evaluate(chromeReport).catch(() => null);
+    if ((r && pred(r)) || Date.now() > end) return r;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+/** What a chrome-* scenario reports, read in the launcher's page (self-contained: it is sent as source). */
+function chromeReport() {
+  const copy = (v) => {
+    try {
+      return JSON.parse(JSON.stringify(v ?? null));
+    } catch {
+      return null;
+    }
+  };
+  const frame = (sel) => {
+    try {
+      return document.querySelector(sel)?.contentWindow ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const host = window.__pexe2wasmChrome;
+  let tabText = null;
+  try {
+    tabText = frame("iframe.pexe2wasm-tab-frame")?.document?.body?.textContent ?? null;
+  } catch {
+    /* not loaded */
+  }
+  return {
+    state: document.documentElement.dataset.pexe2wasmState ?? null,
+    name: host?.manifest?.name ?? null,
+    id: host?.id ?? null,
+    missing: copy(host?.missing),
+    statusLine: document.getElementById("pexe2wasm-status")?.textContent ?? null,
+    failure: document.getElementById("pexe2wasm-failure")?.textContent ?? null,
+    windows: (host?.windows?.windows ?? []).map((w) => {
+      let status = null;
+      try {
+        status = copy(w.iframe.contentWindow.appStatus);
+      } catch {
+        /* gone */
+      }
+      return { id: w.id, filled: w.filled, state: w.state, rect: copy(w.rect), status };
+    }),
+    popup: copy(frame("iframe.pexe2wasm-popup")?.appStatus),
+    tabText,
+  };
+}
 
 const { page, close } = await launch();
 page.on("console", (m) => {
