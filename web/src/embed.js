@@ -8,6 +8,7 @@ import "./advertise.js";
 import { TextInput } from "./ime.js";
 import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from "./page-services.js";
 import { ThreadPool } from "./host/threads.js";
+import { mapUrl, urlMapOf } from "./host/io/urlmap.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
@@ -20,15 +21,32 @@ const HOST_WORKERS = new Set(["io-worker.js"]);
  * --url-map and --refuse-unmapped); {} without one.
  */
 function pageConfig() {
-  const el = document.getElementById("pexe2wasm-config");
+  // A page in a frame of a Chrome app's launcher (its windows, an extension's tab) has the
+  // launcher's config, the nearest same-origin one above it.
+  let el = document.getElementById("pexe2wasm-config");
+  for (let w = window; !el && w !== w.parent; ) {
+    try {
+      w = w.parent;
+      el = w.document.getElementById("pexe2wasm-config");
+    } catch {
+      break; // another origin's frame
+    }
+  }
   if (!el) return {};
+  let c;
   try {
-    const c = JSON.parse(el.textContent);
-    return c && typeof c === "object" ? c : {};
+    c = JSON.parse(el.textContent);
   } catch (e) {
     note(`the page's pexe2wasm-config is not JSON (${e.message}); it is ignored`);
     return {};
   }
+  if (!c || typeof c !== "object") return {};
+  // A target that is a path ("/part1/") is on the page's own server.
+  const map = {};
+  for (const [from, to] of Object.entries(c.urlMap ?? {})) {
+    if (typeof to === "string") map[from] = new URL(to, document.baseURI).href;
+  }
+  return { ...c, urlMap: map };
 }
 const instances = new WeakMap();
 let warnedIsolation = false;
@@ -170,7 +188,10 @@ class Instance {
     let url;
     try {
       if (!src) throw new Error("the element has no src");
-      url = await moduleUrl(new URL(src, document.baseURI).href);
+      // The manifest's own URL goes through the URL map too (an embed of a dev server's
+      // http://localhost:5103/… that the archive holds a copy of).
+      const nmf = mapUrl(new URL(src, document.baseURI).href, urlMapOf(pageConfig().urlMap));
+      url = await moduleUrl(nmf);
     } catch (e) {
       return this.fail(e.message);
     }

@@ -46,6 +46,15 @@ pub fn config_script(url_map: &[String], refuse_unmapped: bool) -> Result<String
             .split_once('=')
             .ok_or_else(|| anyhow!("--url-map {entry}: expected FROM=TO"))?;
         for (what, u) in [("FROM", from), ("TO", to)] {
+            // A TO that is a path is on the site's own server (whatever host serves it).
+            if what == "TO" && u.starts_with('/') && !u.starts_with("//") {
+                if u.chars().any(char::is_whitespace) {
+                    bail!(
+                        "--url-map {entry}: TO must be an absolute URL or a path starting with /"
+                    );
+                }
+                continue;
+            }
             let scheme_ok = u.split_once("://").is_some_and(|(s, rest)| {
                 !s.is_empty()
                     && !rest.is_empty()
@@ -53,7 +62,14 @@ pub fn config_script(url_map: &[String], refuse_unmapped: bool) -> Result<String
                         .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
             });
             if !scheme_ok || u.chars().any(char::is_whitespace) {
-                bail!("--url-map {entry}: {what} must be an absolute URL (scheme://host/...)");
+                bail!(
+                    "--url-map {entry}: {what} must be an absolute URL (scheme://host/...){}",
+                    if what == "TO" {
+                        " or a path starting with /"
+                    } else {
+                        ""
+                    }
+                );
             }
         }
         if map
@@ -464,6 +480,7 @@ mod tests {
             "no-equals",
             "a=http://b/",
             "http://a/=b",
+            "http://a/=//b",
             "http://a/=http://b c/",
         ] {
             let e = config_script(&[bad.into()], false).unwrap_err().to_string();

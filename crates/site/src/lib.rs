@@ -353,7 +353,8 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
         let launcher = SitePath::new(&format!("{}{LAUNCHER}", k.root)).expect("a plain name");
         let html = LAUNCH_PAGE
             .replace("{{TITLE}}", &html::attr_escape(&k.name))
-            .replace("{{ROOT}}", &launcher.to_root());
+            .replace("{{ROOT}}", &launcher.to_root())
+            .replace("{{CONFIG}}", &opts.config);
         files.insert(launcher, Content::Bytes(Arc::from(html.as_bytes())));
         let list: Vec<&str> = tree
             .under(&k.root)

@@ -357,7 +357,11 @@ function extensionView(host, ui, doc, params) {
       ...Object.entries(m.chrome_url_overrides ?? {}),
     ].filter(([, p]) => typeof p === "string" && p);
     const links = pages.map(([what, p]) => `<li><a href="${escapeAttr(host.getURL(p))}">${escapeAttr(p)}</a> (${escapeAttr(what)})</li>`).join("");
-    frame.srcdoc = `<!doctype html><html><head><meta charset="utf-8"><title>Tab</title></head><body style="font: 13px system-ui, sans-serif; color: #5f6368">${links ? `<p>This extension's pages:</p><ul>${links}</ul>` : ""}</body></html>`;
+    // The tab stands for the web pages the extension met, which pexe2wasm revives: a NaCl
+    // embed a content script inserts there runs (the host's scripts, as on any page).
+    const hostDir = new URL("../", import.meta.url).href;
+    const hostScripts = `<script src="${escapeAttr(hostDir)}advertise.js"></script><script type="module" src="${escapeAttr(hostDir)}embed.js"></script>`;
+    frame.srcdoc = `<!doctype html><html><head><meta charset="utf-8"><title>Tab</title>${hostScripts}</head><body style="font: 13px system-ui, sans-serif; color: #5f6368">${links ? `<p>This extension's pages:</p><ul>${links}</ul>` : ""}</body></html>`;
   }
   const m = host.manifest;
   const action = m.browser_action ?? m.action ?? m.page_action;

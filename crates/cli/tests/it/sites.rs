@@ -25,7 +25,11 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 fn web_site(input: &Path, dir: &Path, args: &[&str]) -> (PathBuf, String) {
     let out = dir.join("site");
     // A manifest.json or a page stands for its folder.
-    let tree = if input.is_file() { input.parent().unwrap() } else { input };
+    let tree = if input.is_file() {
+        input.parent().unwrap()
+    } else {
+        input
+    };
     let before = snapshot(tree);
     let o = bin()
         .arg("web")
@@ -530,4 +534,204 @@ fn batch_site_makes_a_gallery_of_a_mixed_tree_and_resumes() {
         "{}",
         text(&o.stdout)
     );
+}
+
+// --- Chrome apps and extensions in the tab ---------------------------------------------------
+
+/// One of our apps (fixtures/apps/NAME; with `pexe`, that Pepper fixture assembled into the
+/// app's folder first, in a scratch copy) written by `web`, launched with `scenario` of
+/// run.mjs: report.chrome.
+fn launch_app(browser: Browser, app: &str, scenario: &str, pexe: Option<&str>) -> Option<Value> {
+    if !browser.ready() {
+        return None;
+    }
+    let dir = scratch(&format!("app-{app}-{}", browser.name()));
+    let fixture = pexe2wasm_testkit::repo_root()
+        .join("fixtures/apps")
+        .join(app);
+    let input = match pexe {
+        Some(p) => {
+            let copy = dir.join("in");
+            copy_dir(&fixture, &copy);
+            let src = pexe2wasm_testkit::repo_root().join(format!("fixtures/pepper/{p}.pnaclasm"));
+            let o = bin()
+                .arg("asm")
+                .arg(src)
+                .arg("-o")
+                .arg(copy.join("app.pexe"))
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o.stderr));
+            copy
+        }
+        None => fixture,
+    };
+    web_site(&input, &dir, &[]);
+    let env: &[(&str, &str)] = if pexe.is_some() {
+        &[]
+    } else {
+        &[("WAIT_NACL", "0")]
+    };
+    let report = run_page(browser, &dir, "pexe2wasm-launch.html", scenario, env);
+    let chrome = report["chrome"].clone();
+    assert!(!chrome.is_null(), "{report:#}");
+    Some(chrome)
+}
+
+fn window_status(chrome: &Value) -> &Value {
+    &chrome["windows"][0]["status"]
+}
+
+fn our_apps(browser: Browser) {
+    // Background scripts, onLaunched, a window whose <embed> runs the module, runtime
+    // messages, a refused socket.
+    if let Some(c) = launch_app(browser, "message-app", "chrome-app", Some("keep-message")) {
+        let s = window_status(&c);
+        assert_eq!(c["state"], "running", "{c:#}");
+        assert_eq!(s["messages"], json!(["first"]), "{c:#}");
+        assert_eq!(s["naclEvents"][0], "load", "{c:#}");
+        assert_eq!(s["fromBackground"], "set in the create callback", "{c:#}");
+        assert_eq!(s["answer"]["pong"], "hello", "{c:#}");
+        assert_eq!(s["naclArch"], "x86-64");
+        assert!(
+            s["socketError"]
+                .as_str()
+                .unwrap()
+                .contains("not available in a browser tab"),
+            "{c:#}"
+        );
+        assert_eq!(c["missing"], json!(["sockets"]));
+    }
+    // chrome.storage kept across a reload.
+    if let Some(c) = launch_app(browser, "storage-app", "chrome-storage-reload", None) {
+        let (a, b) = (window_status(&c["runs"][0]), window_status(&c["runs"][1]));
+        assert_eq!(
+            b["launches"].as_i64().unwrap(),
+            a["launches"].as_i64().unwrap() + 1,
+            "{c:#}"
+        );
+        assert_eq!(b["previous"], a["changed"]["newValue"], "{c:#}");
+        assert_eq!(b["changed"]["area"], "local");
+        assert_eq!(a["syncQuotaError"], "QUOTA_BYTES_PER_ITEM quota exceeded");
+    }
+    // _locales: the manifest's __MSG_name__ and getMessage with placeholders.
+    if let Some(c) = launch_app(browser, "locales-app", "chrome-app", None) {
+        let s = window_status(&c);
+        assert_eq!(c["name"], "Locales Test App", "{c:#}");
+        assert_eq!(s["greeting"], "Hello, World! 3 messages.", "{c:#}");
+        assert_eq!(s["launcherTitle"], "Locales Test App");
+    }
+    // A background page, getBackgroundPage, alarms, notifications, the package's entry.
+    if let Some(c) = launch_app(browser, "bgpage-app", "chrome-app", None) {
+        let s = window_status(&c);
+        assert_eq!(s["backgroundTitle"], "the background page", "{c:#}");
+        assert_eq!(s["count"], 42);
+        assert_eq!(s["alarmsFired"], json!(["soon"]), "{c:#}");
+        assert_eq!(s["manifestFromEntry"], "pexe2wasm background page app");
+        assert!(
+            s["packageFiles"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("window.js")),
+            "{c:#}"
+        );
+    }
+    // Several windows at their bounds, create with an open id, close, minimize.
+    if let Some(c) = launch_app(browser, "two-windows-app", "chrome-app", None) {
+        let s = window_status(&c);
+        assert_eq!(s["windows"], json!(["a", "b"]), "{c:#}");
+        assert_eq!(s["sameWindowAgain"], true);
+        assert_eq!(s["bClosed"], true);
+        assert_eq!(s["restored"], true);
+        assert_eq!(
+            c["windows"][0]["rect"],
+            json!({"left": 10, "top": 10, "width": 300, "height": 200}),
+            "{c:#}"
+        );
+    }
+    // A legacy packaged app opens its page with chrome.* there.
+    if let Some(c) = launch_app(browser, "legacy-app", "chrome-app", None) {
+        let s = window_status(&c);
+        assert_eq!(
+            (
+                s["href"].as_str(),
+                s["hasChrome"].as_bool(),
+                s["stored"].as_bool()
+            ),
+            (Some("main.html"), Some(true), Some(true)),
+            "{c:#}"
+        );
+    }
+    // An extension: popup, tabs.query/sendMessage to a content script, its background.
+    if let Some(c) = launch_app(browser, "popup-ext", "chrome-extension", None) {
+        assert_eq!(
+            c["popup"]["response"]["shown"], "the popup said: hi",
+            "{c:#}"
+        );
+        assert_eq!(
+            c["popup"]["response"]["background"]["installed"], "install",
+            "{c:#}"
+        );
+        assert_eq!(c["popup"]["tabs"], 1);
+    }
+}
+
+both_browsers!(our_apps: our_chrome_apps_in_chromium, our_chrome_apps_in_firefox);
+
+#[test]
+fn our_chrome_apps_in_webkit() {
+    our_apps(Browser::WebKit);
+}
+
+const WINDOW: &str = "#pexe2wasm-desktop iframe.pexe2wasm-window-content";
+
+fn real_apps(browser: Browser) {
+    // SuperNET's iguana: the launcher runs background.js, which opens index.html; the
+    // module reaches DidCreate ("Pexe state: Loaded"). Its sockets are refused, as a tab
+    // has none (PP_ERROR_NOACCESS, as Chrome refused them to web pages).
+    open_site(
+        browser,
+        "supernet-iguana-app",
+        "iguana",
+        "pexe2wasm-launch.html",
+        json!([
+            {"in": [WINDOW], "wait": "document.getElementById('appstatus')?.textContent.includes('Loaded')", "ms": 120000},
+        ]),
+        &["--refuse-unmapped"],
+    );
+    // The seek demo: its window's module writes to the persistent file system and says so.
+    open_site(
+        browser,
+        "nacl-seek-bug-demo-app",
+        "",
+        "pexe2wasm-launch.html",
+        json!([
+            {"in": [WINDOW], "wait": "document.getElementById('statusField')?.textContent === 'RUNNING'", "ms": 120000},
+            {"in": [WINDOW], "wait": "document.getElementById('log')?.textContent.includes('size 0 MB')", "ms": 120000},
+        ]),
+        &[],
+    );
+    // The extension: its popup sends the page a message, the content script inserts the
+    // embed of its (long gone) dev server, mapped to the extension's own copy, which loads.
+    open_site(
+        browser,
+        "optionsplayers-extension",
+        "",
+        "pexe2wasm-launch.html",
+        json!([
+            {"in": ["iframe.pexe2wasm-popup"], "wait": "document.getElementById('status')?.textContent.includes('Extension loaded')"},
+            {"in": ["iframe.pexe2wasm-popup"], "eval": "(document.getElementById('linkstext').value = 'hi')"},
+            {"in": ["iframe.pexe2wasm-popup"], "click": "#changelinks"},
+            {"in": ["iframe.pexe2wasm-popup"], "wait": "document.getElementById('status')?.textContent.includes('changed data in page')"},
+            {"in": ["iframe.pexe2wasm-tab-frame"], "wait": "document.getElementById('hello_tutorial')?.readyState === 4 && document.getElementById('hello_tutorial').lastError === ''", "ms": 120000},
+        ]),
+        &["--url-map", "http://localhost:5103/part1/=/"],
+    );
+}
+
+both_browsers!(real_apps: real_chrome_apps_in_chromium, real_chrome_apps_in_firefox);
+
+#[test]
+fn real_chrome_apps_in_webkit() {
+    real_apps(Browser::WebKit);
 }
