@@ -758,7 +758,14 @@ fn run(command: Command) -> Result<ExitCode> {
                 written.module
             );
             if !written.copied.is_empty() {
-                println!("copied beside the page: {}", written.copied.join(", "));
+                let n = written.copied.len();
+                let shown = written.copied[..n.min(12)].join(", ");
+                let more = if n > 12 {
+                    format!(", … ({n} files)")
+                } else {
+                    String::new()
+                };
+                println!("copied beside the page: {shown}{more}");
             }
             println!("serve it: pexe2wasm serve {}", written.dir.display());
             Ok(())

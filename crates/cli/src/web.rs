@@ -236,21 +236,38 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
                 .to_owned();
             let html = fs::read_to_string(p)
                 .with_context(|| format!("{}: cannot read the page", p.display()))?;
-            // The page's neighbours (its scripts, styles, images) come along, unless this
-            // folder already has a file of that name.
-            if let Ok(entries) = fs::read_dir(p.parent().unwrap_or(Path::new("."))) {
-                for e in entries.flatten() {
-                    let Ok(n) = e.file_name().into_string() else {
-                        continue;
-                    };
-                    let dest = args.out.join(&n);
-                    if n == page_name || dest.exists() || !e.path().is_file() {
-                        continue;
-                    }
-                    fs::copy(e.path(), &dest)
-                        .with_context(|| format!("{}: cannot copy", e.path().display()))?;
-                    copied.push(n);
+            // The page's folder comes along, subfolders too (its lib/, css/, js/), unless
+            // the output already has a file of that name; never the output itself.
+            let page_dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let out_canon = fs::canonicalize(args.out)?;
+            if fs::canonicalize(page_dir).is_ok_and(|d| d.starts_with(&out_canon)) {
+                bail!(
+                    "the page's folder {} is inside the output",
+                    page_dir.display()
+                );
+            }
+            let tree =
+                pexe2wasm_site::Tree::from_dir(page_dir, &pexe2wasm_site::Limits::default())?;
+            for (rel, content) in &tree.files {
+                let dest = args.out.join(rel.as_str());
+                if rel.as_str() == page_name
+                    || dest.exists()
+                    || fs::canonicalize(page_dir.join(rel.as_str()))
+                        .is_ok_and(|f| f.starts_with(&out_canon))
+                {
+                    continue;
                 }
+                let pexe2wasm_site::Content::Disk(src) = content else {
+                    continue;
+                };
+                if let Some(d) = dest.parent() {
+                    fs::create_dir_all(d)?;
+                }
+                fs::copy(src, &dest).with_context(|| format!("{}: cannot copy", src.display()))?;
+                copied.push(rel.to_string());
             }
             write(
                 &args.out.join(&page_name),

@@ -685,7 +685,7 @@ fn our_chrome_apps_in_webkit() {
 
 const WINDOW: &str = "#pexe2wasm-desktop iframe.pexe2wasm-window-content";
 
-fn real_apps(browser: Browser) {
+fn iguana(browser: Browser) {
     // SuperNET's iguana: the launcher runs background.js, which opens index.html; the
     // module reaches DidCreate ("Pexe state: Loaded"). Its sockets are refused, as a tab
     // has none (PP_ERROR_NOACCESS, as Chrome refused them to web pages).
@@ -699,6 +699,9 @@ fn real_apps(browser: Browser) {
         ]),
         &["--refuse-unmapped"],
     );
+}
+
+fn seek_demo(browser: Browser) {
     // The seek demo: its window's module writes to the persistent file system and says so.
     open_site(
         browser,
@@ -711,6 +714,9 @@ fn real_apps(browser: Browser) {
         ]),
         &[],
     );
+}
+
+fn optionsplayers(browser: Browser) {
     // The extension: its popup sends the page a message, the content script inserts the
     // embed of its (long gone) dev server, mapped to the extension's own copy, which loads.
     open_site(
@@ -729,9 +735,13 @@ fn real_apps(browser: Browser) {
     );
 }
 
-both_browsers!(real_apps: real_chrome_apps_in_chromium, real_chrome_apps_in_firefox);
+both_browsers!(iguana: iguana_app_in_chromium, iguana_app_in_firefox);
+both_browsers!(seek_demo: seek_demo_app_in_chromium, seek_demo_app_in_firefox);
+both_browsers!(optionsplayers: optionsplayers_extension_in_chromium, optionsplayers_extension_in_firefox);
 
 #[test]
 fn real_chrome_apps_in_webkit() {
-    real_apps(Browser::WebKit);
+    for f in [iguana, seek_demo, optionsplayers] {
+        f(Browser::WebKit);
+    }
 }

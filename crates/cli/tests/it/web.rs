@@ -279,6 +279,9 @@ fn web_keeps_the_apps_own_page_and_its_neighbours() {
     std::fs::create_dir_all(&app).unwrap();
     std::fs::write(app.join("page.html"), "<!DOCTYPE html><HTML><HEAD><title>t</title><script src=common.js></script></HEAD><body></body></HTML>").unwrap();
     std::fs::write(app.join("common.js"), "// the page's own").unwrap();
+    // Its subfolders come along (a page's lib/ and css/).
+    std::fs::create_dir_all(app.join("lib/cm")).unwrap();
+    std::fs::write(app.join("lib/cm/codemirror.js"), "// lib").unwrap();
     let out = dir.join("site");
     let o = bin()
         .arg("web")
@@ -291,7 +294,7 @@ fn web_keeps_the_apps_own_page_and_its_neighbours() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
-        text(&o.stdout).contains("copied beside the page: common.js"),
+        text(&o.stdout).contains("copied beside the page: common.js, lib/cm/codemirror.js"),
         "{}",
         text(&o.stdout)
     );
@@ -306,6 +309,10 @@ fn web_keeps_the_apps_own_page_and_its_neighbours() {
     assert_eq!(
         std::fs::read_to_string(out.join("common.js")).unwrap(),
         "// the page's own"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("lib/cm/codemirror.js")).unwrap(),
+        "// lib"
     );
     assert!(!out.join("index.html").exists());
 }
