@@ -3,6 +3,9 @@
 // page's own scripts when included first; embed.js runs it too when it was not.
 (function advertise() {
   "use strict";
+  // Where the host's files are (null later: currentScript is only set while this runs; run
+  // from embed.js, a module, it is null, and embed.js's own src says the same folder).
+  const hostBase = document.currentScript?.src ?? document.querySelector('script[src$="embed.js"]')?.src ?? null;
   const TYPE = "application/x-pnacl";
   if (globalThis.__pexe2wasmAdvertised) return;
   globalThis.__pexe2wasmAdvertised = true;
@@ -45,6 +48,7 @@
       },
     });
   }
+  installFileSystem(hostBase);
   try {
     const mimes = wrap(navigator.mimeTypes, TYPE, mime);
     const plugins = wrap(navigator.plugins, "Native Client", plugin);
@@ -52,5 +56,44 @@
     Object.defineProperty(navigator, "plugins", { configurable: true, get: () => plugins });
   } catch (e) {
     console.warn(`pexe2wasm: navigator.mimeTypes cannot be extended here (${e.message}); pages that test for NaCl may refuse to embed`);
+  }
+
+  /**
+   * Chrome's sandboxed File System API where the browser has none (Firefox, Safari): pages
+   * call navigator.webkitPersistentStorage.requestQuota as they load, so the names exist at
+   * once; compat/filesystem.js, loaded at the first call, does the work. Chromium keeps its own.
+   */
+  function installFileSystem(base) {
+    if (!base || typeof window === "undefined" || "webkitRequestFileSystem" in window) return;
+    let loading = null;
+    const lazy = (name, ...pre) =>
+      function (...args) {
+        loading ??= import(new URL("compat/filesystem.js", base).href);
+        loading.then(
+          (m) => m[name](...pre, ...args),
+          (e) => console.error(`pexe2wasm: Chrome's file system API could not load: ${e}`),
+        );
+      };
+    const define = (obj, name, value) => {
+      if (!(name in obj)) Object.defineProperty(obj, name, { configurable: true, writable: true, value });
+    };
+    define(window, "TEMPORARY", 0);
+    define(window, "PERSISTENT", 1);
+    define(window, "webkitRequestFileSystem", lazy("requestFileSystem"));
+    define(window, "webkitResolveLocalFileSystemURL", lazy("resolveLocalFileSystemURL"));
+    const storage = (type) => ({ requestQuota: lazy("requestQuota", type), queryUsageAndQuota: lazy("queryUsageAndQuota", type) });
+    define(navigator, "webkitTemporaryStorage", storage(0));
+    define(navigator, "webkitPersistentStorage", storage(1));
+    // FileError's constants, for pages that compare an error's `code` with them: the errors
+    // carry these legacy codes (chrome/filesystem.js's FILE_ERROR_CODES, kept the same).
+    const codes = ["NOT_FOUND_ERR", "SECURITY_ERR", "ABORT_ERR", "NOT_READABLE_ERR", "ENCODING_ERR", "NO_MODIFICATION_ALLOWED_ERR", "INVALID_STATE_ERR", "SYNTAX_ERR", "INVALID_MODIFICATION_ERR", "QUOTA_EXCEEDED_ERR", "TYPE_MISMATCH_ERR", "PATH_EXISTS_ERR"];
+    const FileError = function FileError() {
+      throw new TypeError("Illegal constructor");
+    };
+    codes.forEach((c, i) => {
+      FileError[c] = i + 1;
+      FileError.prototype[c] = i + 1;
+    });
+    define(window, "FileError", FileError);
   }
 })();
