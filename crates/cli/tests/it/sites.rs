@@ -726,6 +726,9 @@ fn optionsplayers(browser: Browser) {
         "pexe2wasm-launch.html",
         json!([
             {"in": ["iframe.pexe2wasm-popup"], "wait": "document.getElementById('status')?.textContent.includes('Extension loaded')"},
+            // As a user would, once the page in the tab has loaded (and so has the content
+            // script: before that, Chrome too answered "Receiving end does not exist").
+            {"in": ["iframe.pexe2wasm-tab-frame"], "wait": "document.readyState === 'complete' && !!window.chrome?.runtime?.onMessage && new Promise((r) => setTimeout(() => r(true), 500))"},
             {"in": ["iframe.pexe2wasm-popup"], "eval": "(document.getElementById('linkstext').value = 'hi')"},
             {"in": ["iframe.pexe2wasm-popup"], "click": "#changelinks"},
             {"in": ["iframe.pexe2wasm-popup"], "wait": "document.getElementById('status')?.textContent.includes('changed data in page')"},

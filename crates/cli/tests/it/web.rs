@@ -1340,6 +1340,45 @@ fn files(browser: Browser) {
 
 both_browsers!(files: file_systems_answer_as_chrome_did_in_chromium, file_systems_answer_as_chrome_did_in_firefox);
 
+/// Chrome's sandboxed File System API (`webkitRequestFileSystem`, `webkitPersistentStorage`)
+/// as NaCl pages and Chrome apps used it: the browser's own in Chromium, compat/filesystem.js
+/// (OPFS, or IndexedDB where there is none) in the others, across a reload
+/// (web/tests/browser/pages/fs-compat.html).
+fn fs_compat(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let dir = scratch(&format!("fs-compat-{}", browser.name()));
+    write_site(&pepper_fixture(&dir, "input-echo"), &dir);
+    harness(browser, &dir, "fs-compat.html", 20, &[], "fs-compat");
+    if browser == Browser::Firefox {
+        // The IndexedDB store WebKitGTK uses, and the worker's writer older Safari needs.
+        harness(
+            browser,
+            &dir,
+            "fs-compat.html?backend=indexeddb",
+            20,
+            &[],
+            "fs-compat indexeddb",
+        );
+        harness(
+            browser,
+            &dir,
+            "fs-compat.html?writer=worker",
+            20,
+            &[],
+            "fs-compat worker",
+        );
+    }
+}
+
+both_browsers!(fs_compat: chrome_file_system_api_in_chromium, chrome_file_system_api_in_firefox);
+
+#[test]
+fn chrome_file_system_api_in_webkit() {
+    fs_compat(Browser::WebKit);
+}
+
 /// Graphics3D and OpenGLES2 called one by one on a real WebGL 2 context
 /// (web/tests/browser/pages/harness.html, gl-harness-worker.js): shaders, programs, buffers, client-side
 /// arrays, textures (BGRA swizzled), VAOs, instancing, MapSub, errors, names and threads,
