@@ -374,6 +374,24 @@ fn ds923y(browser: Browser) {
     }
 }
 
+fn ui3(browser: Browser) {
+    // Blue Iris's UI3 needs its server (offline it shows its error UI, SOURCES.md); what the
+    // site must give it is NaCl where it looks for it, so that it would choose the native
+    // player.
+    open_site(
+        browser,
+        "ui3-pnacl-player",
+        "",
+        "ui3.htm",
+        json!([
+            {"wait": "document.readyState === 'complete'"},
+            {"eval": "navigator.mimeTypes['application/x-pnacl']?.type === 'application/x-pnacl' && typeof HTMLEmbedElement.prototype.postMessage === 'function'"},
+        ]),
+        &[],
+    );
+}
+
+both_browsers!(ui3: ui3_site_in_chromium, ui3_site_in_firefox);
 both_browsers!(lpdevs: lpdevs_site_in_chromium, lpdevs_site_in_firefox);
 both_browsers!(stockfish: stockfish_site_in_chromium, stockfish_site_in_firefox);
 both_browsers!(astar: astar_site_in_chromium, astar_site_in_firefox);
@@ -384,7 +402,7 @@ both_browsers!(ds923y: ds923y_site_in_chromium, ds923y_site_in_firefox);
 
 #[test]
 fn real_sites_in_webkit() {
-    for f in [lpdevs, stockfish, astar, cptaffe, webpenc, path_tracer] {
+    for f in [lpdevs, stockfish, astar, cptaffe, webpenc, path_tracer, ds923y, ui3] {
         f(Browser::WebKit);
     }
 }
