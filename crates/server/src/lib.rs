@@ -4,7 +4,8 @@
 //! ([`upload`]), run the library on the bounded [`pool`], keep results in the byte-bounded
 //! LRU [`cache`] and answer errors as RFC 9457 [`problem`] details; `GET /healthz`,
 //! `GET /metrics` ([`metrics`]), `GET /openapi.json` ([`openapi`]) and the upload page at
-//! `/` complete it. Uploads are charged to a global body-memory [`budget`]. [`serve`] is
+//! `/` complete it. `POST /v1/site` makes a package (.crx, .zip) into a site and keeps it
+//! in the [`sites`] store, served at `GET /sites/{sha}/…` for the page's Run. Uploads are charged to a global body-memory [`budget`]. [`serve`] is
 //! the accept loop: connection cap, header and idle timeouts, graceful shutdown; `main.rs`
 //! binds the listener and runs it.
 
@@ -17,6 +18,7 @@ pub mod pool;
 pub mod problem;
 mod routes;
 pub mod serve;
+pub mod sites;
 pub mod upload;
 
 pub use config::Config;

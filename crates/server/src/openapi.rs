@@ -20,6 +20,7 @@ use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToSchema};
         crate::routes::convert_handler,
         crate::routes::inspect_handler,
         crate::routes::site_handler,
+        crate::routes::site_file,
         crate::routes::healthz,
         crate::routes::metrics_text,
         crate::routes::openapi_json,

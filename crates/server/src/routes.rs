@@ -9,6 +9,7 @@ use crate::openapi::{
 };
 use crate::pool::{Pool, PoolError};
 use crate::problem::{Problem, PROBLEM_JSON};
+use crate::sites::{SiteFiles, SiteStore};
 use crate::upload::{extract_pexe, read_body, site_upload_kind, upload_kind, UploadKind};
 use axum::body::{Body, HttpBody};
 use axum::extract::{MatchedPath, Path, Query, Request, State};
@@ -34,6 +35,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Request-body bytes held in memory, all requests together (`--max-body-memory`).
     pub budget: Arc<BodyBudget>,
+    /// The sites `/v1/site` built, for `/sites/{sha}/…`.
+    pub sites: SiteStore,
 }
 
 impl AppState {
@@ -47,6 +50,7 @@ impl AppState {
             cache: Cache::new(config.cache_bytes),
             metrics: Metrics::default(),
             budget: BodyBudget::new(config.max_body_memory),
+            sites: SiteStore::new(SITE_STORE_BYTES),
             config,
         })
     }
@@ -86,6 +90,7 @@ pub fn app(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(page))
         .route("/pexe2wasm/{*path}", get(host_file))
+        .route("/sites/{sha}/{*path}", get(site_file))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .route("/openapi.json", get(openapi_json))
@@ -435,13 +440,8 @@ pub(crate) async fn convert_handler(
                 locals: Locals::for_small_code(q.small_code),
                 ..ConvertOptions::default()
             };
-            // Decoded once: what the output needs comes from the module too.
-            let module = pexe2wasm::decode::decode(&pexe)
-                .map_err(|e| Problem::conversion(&ConvertError::Decode(e)))?;
-            let needs = pexe2wasm::needs::needs_of_module(&module);
-            let c =
-                convert_module(module, pexe.len(), &opts).map_err(|e| Problem::conversion(&e))?;
-            let needs = needs.for_output(c.features.threads);
+            let (c, needs) =
+                convert_with_needs(&pexe, &opts).map_err(|e| Problem::conversion(&e))?;
             let (body, content_type) = match q.format {
                 Format::Wasm => (Bytes::from(c.wasm), "application/wasm"),
                 Format::Wat => {
@@ -472,6 +472,18 @@ pub(crate) async fn convert_handler(
     })?);
     state.cache.insert(key, converted.clone());
     Ok(converted_response(&converted, &sha, false))
+}
+
+/// `pexe` converted with `opts`, and what the output needs to run, from one decode.
+fn convert_with_needs(
+    pexe: &[u8],
+    opts: &ConvertOptions,
+) -> Result<(pexe2wasm::convert::Converted, pexe2wasm::needs::Needs), ConvertError> {
+    let module = pexe2wasm::decode::decode(pexe).map_err(ConvertError::Decode)?;
+    let needs = pexe2wasm::needs::needs_of_module(&module);
+    let c = convert_module(module, pexe.len(), opts)?;
+    let needs = needs.for_output(c.features.threads);
+    Ok((c, needs))
 }
 
 /// The response headers that describe a conversion.
@@ -587,6 +599,7 @@ const SITE_UNPACKED_BYTES: u64 = 256 << 20;
             ("X-Site-Runs" = String, description = "true when every module converted (and the package is not native-only)."),
             ("X-Site-Summary" = String, description = "Whether and how it runs, in one line."),
             ("X-Site-Start" = String, description = "The page to open, inside the zip."),
+            ("X-Site-Url" = String, description = "Where this service serves the site's start page for a while (`/sites/{sha}/…`), to run it."),
         ),
     )),
 )]
@@ -597,10 +610,11 @@ pub(crate) async fn site_handler(
 ) -> Result<Response, Problem> {
     let kind = site_upload_kind(&headers)?;
     let (package, reservation) = read_upload(&state, kind, body).await?;
+    let sha = format!("{:x}", Sha256::digest(&package));
     let result = state
         .pool
         .run(
-            move || -> Result<(Vec<u8>, pexe2wasm_site::Report), Problem> {
+            move || -> Result<(Vec<u8>, pexe2wasm_site::Report, SiteFiles), Problem> {
                 let _reservation = reservation;
                 let limits = pexe2wasm_site::Limits {
                     max_total: SITE_UNPACKED_BYTES,
@@ -609,11 +623,8 @@ pub(crate) async fn site_handler(
                 let input = pexe2wasm_site::open_archive(&package, "the package", &limits)
                     .map_err(site_problem)?;
                 let convert = |pexe: &[u8]| -> Result<pexe2wasm_site::Module, String> {
-                    let module = pexe2wasm::decode::decode(pexe).map_err(|e| e.to_string())?;
-                    let needs = pexe2wasm::needs::needs_of_module(&module);
-                    let c = convert_module(module, pexe.len(), &ConvertOptions::default())
+                    let (c, needs) = convert_with_needs(pexe, &ConvertOptions::default())
                         .map_err(|e| e.to_string())?;
-                    let needs = needs.for_output(c.features.threads);
                     Ok(pexe2wasm_site::Module {
                         wasm: c.wasm,
                         plugin: matches!(
@@ -627,12 +638,18 @@ pub(crate) async fn site_handler(
                     pexe2wasm_site::build(&input, &pexe2wasm_site::Options::default(), &convert)
                         .map_err(site_problem)?;
                 let zip = pexe2wasm_site::to_zip(&site).map_err(site_problem)?;
-                Ok((zip, site.report))
+                let mut files = std::collections::HashMap::new();
+                for (p, c) in &site.files {
+                    let b = c.read().map_err(site_problem)?;
+                    files.insert(p.to_string(), Bytes::copy_from_slice(&b));
+                }
+                Ok((zip, site.report, SiteFiles::new(files)))
             },
         )
         .await
         .map_err(|e| pool_problem(&state, e))??;
-    let (zip, report) = result;
+    let (zip, report, files) = result;
+    state.sites.insert(sha.clone(), files);
     let mut r = ([(header::CONTENT_TYPE, "application/zip")], Body::from(zip)).into_response();
     let h = r.headers_mut();
     h.insert(
@@ -652,7 +669,57 @@ pub(crate) async fn site_handler(
     set("x-site-runs", report.runs.to_string());
     set("x-site-summary", report.summary.clone());
     set("x-site-start", report.start.to_string());
+    set("x-site-url", format!("/sites/{sha}/{}", report.start));
     Ok(r)
+}
+
+/// What the site store keeps at most, all sites together.
+const SITE_STORE_BYTES: usize = 256 << 20;
+
+#[utoipa::path(
+    get,
+    path = "/sites/{sha}/{path}",
+    operation_id = "site_file",
+    tag = "site",
+    summary = "A file of a site `POST /v1/site` built (X-Site-Url names its start page), served cross-origin isolated so that its NaCl modules run: the upload page's Run.",
+    params(
+        ("sha" = String, Path, description = "SHA-256 of the uploaded package, hex."),
+        ("path" = String, Path, description = "The file's path in the site."),
+    ),
+    responses(
+        (status = 200, description = "The file, with a Content-Type by its extension."),
+        (status = 404, description = "No such site (never built, or evicted: upload it again) or no such file in it.", body = Problem, content_type = "application/problem+json")
+    )
+)]
+pub(crate) async fn site_file(
+    State(state): State<Arc<AppState>>,
+    Path((sha, path)): Path<(String, String)>,
+) -> Response {
+    let file = state
+        .sites
+        .get(&sha)
+        .and_then(|s| s.files.get(&path).cloned());
+    match file {
+        Some(bytes) => {
+            let mut r = isolated(
+                (
+                    [(header::CONTENT_TYPE, crate::sites::content_type(&path))],
+                    Body::from(bytes),
+                )
+                    .into_response(),
+            );
+            r.headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            r
+        }
+        None => Problem::new(
+            StatusCode::NOT_FOUND,
+            "not-found",
+            "Not found",
+            "no such site or file (a site is kept for a while after its upload; upload the package again)",
+        )
+        .into_response(),
+    }
 }
 
 /// A package the site writer refuses: 400 with the entry named; anything else is ours.

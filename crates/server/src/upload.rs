@@ -20,17 +20,23 @@ pub enum UploadKind {
     Multipart { boundary: String },
 }
 
-/// Decides from the Content-Type header how to read the body (415 for anything else).
-pub fn upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
+/// The Content-Type header as sent, and its lower-case essence (`type/subtype`; "" when it
+/// does not parse: an unparsable Content-Type is as unsupported as a wrong one).
+fn content_type(headers: &HeaderMap) -> (&str, String) {
     let ct = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    // An unparsable Content-Type is as unsupported as a wrong one.
     let essence = ct
         .parse::<mime::Mime>()
         .map(|m| m.essence_str().to_ascii_lowercase())
         .unwrap_or_default();
+    (ct, essence)
+}
+
+/// Decides from the Content-Type header how to read the body (415 for anything else).
+pub fn upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
+    let (ct, essence) = content_type(headers);
     match essence.as_str() {
         "application/octet-stream" | "application/x-pnacl" => Ok(UploadKind::Raw),
         "multipart/form-data" => multer::parse_boundary(ct)
@@ -43,14 +49,7 @@ pub fn upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
 /// Decides how to read a package upload (`/v1/site`): a zip or crx by any of the types
 /// clients send them as, or a multipart form (415 for anything else).
 pub fn site_upload_kind(headers: &HeaderMap) -> Result<UploadKind, Problem> {
-    let ct = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let essence = ct
-        .parse::<mime::Mime>()
-        .map(|m| m.essence_str().to_ascii_lowercase())
-        .unwrap_or_default();
+    let (ct, essence) = content_type(headers);
     match essence.as_str() {
         "application/zip"
         | "application/x-zip-compressed"

@@ -402,7 +402,16 @@ both_browsers!(ds923y: ds923y_site_in_chromium, ds923y_site_in_firefox);
 
 #[test]
 fn real_sites_in_webkit() {
-    for f in [lpdevs, stockfish, astar, cptaffe, webpenc, path_tracer, ds923y, ui3] {
+    for f in [
+        lpdevs,
+        stockfish,
+        astar,
+        cptaffe,
+        webpenc,
+        path_tracer,
+        ds923y,
+        ui3,
+    ] {
         f(Browser::WebKit);
     }
 }

@@ -29,7 +29,7 @@ try {
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(String(e)));
   await page.goto(SERVER_URL + "/");
-  await page.locator("#file").setInputFiles(PEXE);
+  await page.locator("#file").setInputFiles(PEXE); // a pexe, or a package (.crx, .zip)
   await page.locator("#result").waitFor({ state: "visible" });
   const facts = {};
   for (const td of await page.locator("td[data-fact]").all()) {
@@ -41,10 +41,25 @@ try {
     page.locator("#download").click(),
   ]);
   await download.saveAs(OUT);
-  let run = null;
+  let run = {};
   if (process.env.RUN) {
     await page.locator("#run").click();
-    if (process.env.RUN_SEND) {
+    if (process.env.SITE_WAIT) {
+      // A package's site runs in the page's frame: SITE_WAIT is an expression evaluated in
+      // the first window of the Chrome app its launcher opened, waited for until truthy.
+      const inWindow = (expr) => {
+        const launcher = document.getElementById("site-frame")?.contentWindow;
+        const w = launcher?.document?.querySelector("#pexe2wasm-desktop iframe.pexe2wasm-window-content")?.contentWindow;
+        if (!w?.document) return null;
+        try {
+          return new w.Function(`return (${expr});`).call(w) || null;
+        } catch {
+          return null;
+        }
+      };
+      const handle = await page.waitForFunction(inWindow, process.env.SITE_WAIT, { timeout: 120000 });
+      run = { site: await handle.jsonValue() };
+    } else if (process.env.RUN_SEND) {
       await page.waitForFunction(() => document.getElementById("run-status").textContent === "running", null, { timeout: 60000 });
       await page.locator("#message").fill(process.env.RUN_SEND);
       await page.locator("#send button").click();
@@ -57,6 +72,7 @@ try {
       await page.waitForFunction(() => /exited|stopped/.test(document.getElementById("run-status").textContent), null, { timeout: 60000 });
     }
     run = {
+      ...run,
       status: await page.locator("#run-status").textContent(),
       terminal: await page.locator("#terminal").textContent(),
       messages: await page.locator("#messages").textContent(),

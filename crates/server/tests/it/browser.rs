@@ -158,3 +158,61 @@ fn upload_page_runs_a_pepper_plugin_in_chromium() {
     assert_eq!(run["status"], "running", "{report}");
     assert_eq!(run["messages"], "→ hello\n← hello from NaCl\n", "{report}");
 }
+
+/// A Chrome app package uploaded on the page: `/v1/site` makes its site, the download is
+/// the zip, and Run opens it in the page, where the launcher runs the app and its window's
+/// module answers (fixtures/apps/message-app with the keep-message plugin).
+#[test]
+fn upload_page_runs_a_chrome_app_package_in_chromium() {
+    use std::io::Write;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    if !driver_ready(&dir) {
+        return;
+    }
+    let root = pexe2wasm_testkit::repo_root();
+    let app = root.join("fixtures/apps/message-app");
+    let src = std::fs::read_to_string(root.join("fixtures/pepper/keep-message.pnaclasm")).unwrap();
+    let pexe = pexe2wasm::text::assemble(&src).unwrap();
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let o = zip::write::SimpleFileOptions::default();
+    for e in std::fs::read_dir(&app).unwrap().flatten() {
+        w.start_file(e.file_name().to_str().unwrap(), o).unwrap();
+        w.write_all(&std::fs::read(e.path()).unwrap()).unwrap();
+    }
+    w.start_file("app.pexe", o).unwrap();
+    w.write_all(&pexe).unwrap();
+    let zip = w.finish().unwrap().into_inner();
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-test-package");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let package = work.join("message-app.zip");
+    std::fs::write(&package, &zip).unwrap();
+    let _heavy = crate::common::heavy();
+    let s = Server::start(&[]);
+    let report = upload(
+        &s,
+        &dir,
+        &work.join("run"),
+        &package,
+        &[(
+            "SITE_WAIT",
+            "window.appStatus?.naclDone && window.appStatus",
+        )],
+    );
+    assert_eq!(report["filename"], "message-app-site.zip", "{report}");
+    assert!(
+        report["facts"]["Runs here"]
+            .as_str()
+            .unwrap()
+            .starts_with("runs: 1 module(s) converted"),
+        "{report}"
+    );
+    let site = &report["run"]["site"];
+    assert_eq!(site["messages"], serde_json::json!(["first"]), "{report}");
+    assert_eq!(site["naclEvents"][0], "load", "{report}");
+    assert_eq!(report["run"]["isolated"], true, "{report}");
+    // The download is the site.
+    let got = std::fs::read(work.join("run/download.wasm")).unwrap();
+    let z = zip::ZipArchive::new(std::io::Cursor::new(got)).unwrap();
+    assert!(z.file_names().any(|n| n.is_ok_and(|n| n == "app.wasm")));
+}

@@ -28,7 +28,7 @@ fn read_zip(bytes: &[u8]) -> std::collections::BTreeMap<String, Vec<u8>> {
         let mut f = z.by_index(i).unwrap();
         let mut b = Vec::new();
         f.read_to_end(&mut b).unwrap();
-        out.insert(f.name().to_owned(), b);
+        out.insert(f.name().unwrap().to_string(), b);
     }
     out
 }
@@ -77,6 +77,7 @@ fn a_package_becomes_a_zip_of_its_site() {
         assert_eq!(r.headers()["content-type"], "application/zip");
         assert_eq!(r.headers()["x-site-runs"], "true");
         assert_eq!(r.headers()["x-site-start"], "pexe2wasm-launch.html");
+        let url = r.headers()["x-site-url"].to_str().unwrap().to_owned();
         let site = read_zip(&r.bytes().unwrap());
         // Every package file is there; pages gained the host's scripts.
         for (name, bytes) in &files {
@@ -99,7 +100,31 @@ fn a_package_becomes_a_zip_of_its_site() {
         );
         let report: Value = serde_json::from_slice(&site["pexe2wasm-site.json"]).unwrap();
         assert_eq!(report["title"], "Using the ppapi_simple library");
+        // The service keeps the site for a while, to run it: the start page and the
+        // module, cross-origin isolated.
+        assert!(
+            url.starts_with("/sites/") && url.ends_with("/pexe2wasm-launch.html"),
+            "{url}"
+        );
+        let page = c.get(s.url(&url)).send().unwrap();
+        assert_eq!(page.status(), 200);
+        assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+        assert_eq!(
+            page.headers()["cross-origin-embedder-policy"],
+            "require-corp"
+        );
+        let base = url.trim_end_matches("pexe2wasm-launch.html");
+        let m = c
+            .get(s.url(&format!("{base}pnacl/Release/using_ppapi_simple.wasm")))
+            .send()
+            .unwrap();
+        assert_eq!(m.headers()["content-type"], "application/wasm");
+        assert_eq!(&m.bytes().unwrap()[..], &wasm[..]);
+        let missing = c.get(s.url(&format!("{base}no/such/file"))).send().unwrap();
+        assert_eq!(missing.status(), 404);
     }
+    let r = c.get(s.url("/sites/0000/index.html")).send().unwrap();
+    assert_eq!(r.status(), 404);
 }
 
 #[test]
