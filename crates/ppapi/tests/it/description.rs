@@ -393,8 +393,8 @@ fn readme_table_is_current() {
 }
 
 #[test]
-fn repository_readme_lists_what_each_host_offers() {
-    let readme = include_str!("../../../../README.md");
+fn web_doc_lists_what_each_host_offers() {
+    let doc = include_str!("../../../../docs/WEB.md");
     let table = description().hosts_table();
     assert!(
         table.contains("| `PPB_Var` | 1.0, 1.1, 1.2 | 1.0, 1.1, 1.2 |"),
@@ -402,8 +402,8 @@ fn repository_readme_lists_what_each_host_offers() {
     );
     assert!(table.contains("| `PPB_Graphics3D` | 1.0 | - |"), "{table}");
     assert!(
-        readme.contains(&table),
-        "README.md's table of interfaces per host is stale: regenerate it with \
+        doc.contains(&table),
+        "docs/WEB.md's table of interfaces per host is stale: regenerate it with \
          `cargo run -p pexe2wasm-ppapi --bin ppapi-json -- --hosts`"
     );
 }
