@@ -194,8 +194,15 @@ fn missing_note(missing: &[String], failed: bool) -> Option<String> {
     let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
     let mut parts = Vec::new();
     if !browser.is_empty() {
+        // Whether pexe2wasm's browser host offers them decides what to tell the user.
+        let in_browser = |m: &&String| pexe2wasm_ppapi::hosts::BROWSER.contains(&m.as_str());
+        let where_ = if browser.iter().all(in_browser) {
+            "run it in a browser: `pexe2wasm web`"
+        } else {
+            "pexe2wasm's browser host, `pexe2wasm web`, does not offer them all yet either"
+        };
         parts.push(format!(
-            "{}, which only a browser can back (pexe2wasm's browser host, `pexe2wasm web`, does not offer them yet either)",
+            "{}, which only a browser can back ({where_})",
             list(&browser)
         ));
     }

@@ -1,7 +1,7 @@
 //! Which interfaces each pexe2wasm host offers. The hosts themselves are checked against
 //! these lists (a test per host fails when a host registers a function the description
 //! lacks, with another signature, or misses one of an interface it offers), and the
-//! README's table of interfaces per host is generated from them.
+//! table of interfaces per host in docs/WEB.md is generated from them.
 
 /// The command-line Pepper host (`pexe2wasm run`, `pexe2wasm_runner::pepper`).
 pub const CLI: &[&str] = &[

@@ -1,6 +1,6 @@
 //! Prometheus metrics on `prometheus-client`, rendered in the text exposition format
 //! (version 0.0.4) at `GET /metrics`. The names below are part of the interface: the
-//! README, the tests and dashboards use them.
+//! docs/SERVICE.md, the tests and dashboards use them.
 
 use prometheus_client::encoding::{
     prometheus_text, EncodeLabelSet, EncodeLabelValue, LabelValueEncoder,

@@ -326,6 +326,12 @@ fn plugins_that_need_a_browser_start_and_name_what_they_lack() {
             note[0]
         );
         assert!(note[0].contains("only a browser can back"), "{}", note[0]);
+        // Graphics3D and OpenGLES2 are the browser host's: the note sends the user there.
+        assert!(
+            note[0].contains("run it in a browser: `pexe2wasm web`"),
+            "{}",
+            note[0]
+        );
         // The GL player asserts and aborts; GLBench says it cannot start GL and ends.
         if name.starts_with("bp2008") {
             assert_eq!(o.status.code(), Some(134), "{err}");

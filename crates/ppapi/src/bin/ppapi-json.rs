@@ -1,6 +1,6 @@
 //! Prints the Pepper description as JSON (for the JavaScript host), with `--table` the
 //! Markdown table of interfaces, with `--hosts` the table of what each host offers (in
-//! the repository's README).
+//! docs/WEB.md).
 
 fn main() {
     let desc = pexe2wasm_ppapi::description();
