@@ -577,6 +577,15 @@ fn launch_app(browser: Browser, app: &str, scenario: &str, pexe: Option<&str>) -
         .join("fixtures/apps")
         .join(app);
     let input = match pexe {
+        // A corpus pexe, copied in (a scratch copy; the corpus stays outside the project).
+        Some(p) if p.ends_with(".pexe") => {
+            let bytes = pexe2wasm_testkit::corpus::real_pexe(p)?;
+            let copy = dir.join("in");
+            copy_dir(&fixture, &copy);
+            std::fs::write(copy.join("app.pexe"), bytes).unwrap();
+            copy
+        }
+        // One of our Pepper fixtures, assembled.
         Some(p) => {
             let copy = dir.join("in");
             copy_dir(&fixture, &copy);
@@ -628,6 +637,13 @@ fn our_apps(browser: Browser) {
             "{c:#}"
         );
         assert_eq!(c["missing"], json!(["sockets"]));
+    }
+    // A threaded 2D plugin in an app window: its frames come, and the canvas is drawn.
+    if let Some(c) = launch_app(browser, "paint-app", "chrome-app", Some("path-tracer.pexe")) {
+        let s = window_status(&c);
+        assert_eq!(s["naclEvents"], json!(["load"]), "{c:#}");
+        assert!(s["messages"].as_array().unwrap().len() >= 3, "{c:#}");
+        assert!(s["drawnPixels"].as_i64().unwrap() > 1000, "{c:#}");
     }
     // chrome.storage kept across a reload.
     if let Some(c) = launch_app(browser, "storage-app", "chrome-storage-reload", None) {
