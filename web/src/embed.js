@@ -185,12 +185,14 @@ class Instance {
     el.readyState = 1;
     fire(el, "loadstart");
     if (!globalThis.crossOriginIsolated) this.warnIsolation();
+    // Read once: the URL map for the manifest here, and for the module's loads below.
+    const config = pageConfig();
     let url;
     try {
       if (!src) throw new Error("the element has no src");
       // The manifest's own URL goes through the URL map too (an embed of a dev server's
       // http://localhost:5103/… that the archive holds a copy of).
-      const nmf = mapUrl(new URL(src, document.baseURI).href, urlMapOf(pageConfig().urlMap));
+      const nmf = mapUrl(new URL(src, document.baseURI).href, urlMapOf(config.urlMap));
       url = await moduleUrl(nmf);
     } catch (e) {
       return this.fail(e.message);
@@ -218,7 +220,7 @@ class Instance {
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     this.worker.postMessage(
-      { t: "init", url, attrs, view, args: [src], canvas: offscreen, urlMap: pageConfig().urlMap ?? {}, refuseUnmapped: pageConfig().refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
+      { t: "init", url, attrs, view, args: [src], canvas: offscreen, urlMap: config.urlMap ?? {}, refuseUnmapped: config.refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
       offscreen ? [offscreen] : [],
     );
     for (const data of this.pending.splice(0)) this.worker.postMessage({ t: "message", data });

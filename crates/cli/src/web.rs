@@ -121,30 +121,16 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
 }
 
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// The scripts the replacement needs, put first in the page's <head> (or at its start).
-const PAGE_SCRIPTS: &str = "<script src=\"pexe2wasm-isolation.js\"></script>\n\
-<script src=\"pexe2wasm/advertise.js\"></script>\n\
-<script type=\"module\" src=\"pexe2wasm/embed.js\"></script>\n";
-
-/// The page with the replacement's scripts added right after `<head>` (so the NaCl check
-/// in the page's own scripts already sees it), or at the start.
-/// `config` (from [`config_script`]) goes before them.
-pub fn add_scripts(page: &str, config: &str) -> String {
-    let lower = page.to_ascii_lowercase();
-    if let Some(i) = lower.find("<head") {
-        if let Some(j) = lower[i..].find('>') {
-            let at = i + j + 1;
-            return format!("{}\n{config}{PAGE_SCRIPTS}{}", &page[..at], &page[at..]);
-        }
-    }
-    format!("{config}{PAGE_SCRIPTS}{page}")
+/// The page with the replacement's scripts added before anything of its own (after
+/// `<head>`, a charset declaration, or the doctype: `pexe2wasm_site::html::add_scripts`, the
+/// same insertion every page of a site gets), `config` (from [`config_script`]) first.
+pub fn add_scripts(page: &[u8], config: &str) -> Vec<u8> {
+    let scripts = pexe2wasm_site::html::PageScripts {
+        to_root: "",
+        to_package: None,
+        config,
+    };
+    pexe2wasm_site::html::add_scripts(page, &scripts)
 }
 
 /// Writes the folder (see the module documentation).
@@ -217,8 +203,8 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
                 .and_then(|s| s.to_str())
                 .unwrap_or("app");
             let html = APP_PAGE
-                .replace("{{TITLE}}", &html_escape(title))
-                .replace("{{NMF}}", &html_escape(&nmf_name))
+                .replace("{{TITLE}}", &pexe2wasm_site::html::attr_escape(title))
+                .replace("{{NMF}}", &pexe2wasm_site::html::attr_escape(&nmf_name))
                 .replace("{{WIDTH}}", &args.size.0.to_string())
                 .replace("{{HEIGHT}}", &args.size.1.to_string())
                 .replace(
@@ -234,8 +220,9 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
                 .and_then(|n| n.to_str())
                 .ok_or_else(|| anyhow!("{}: not a file name", p.display()))?
                 .to_owned();
-            let html = fs::read_to_string(p)
-                .with_context(|| format!("{}: cannot read the page", p.display()))?;
+            // Bytes, not text: a page in Latin-1 keeps every byte.
+            let html =
+                fs::read(p).with_context(|| format!("{}: cannot read the page", p.display()))?;
             // The page's folder comes along, subfolders too (its lib/, css/, js/), unless
             // the output already has a file of that name; never the output itself.
             let page_dir = match p.parent() {
@@ -269,10 +256,7 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
                 fs::copy(src, &dest).with_context(|| format!("{}: cannot copy", src.display()))?;
                 copied.push(rel.to_string());
             }
-            write(
-                &args.out.join(&page_name),
-                add_scripts(&html, &config).as_bytes(),
-            )?;
+            write(&args.out.join(&page_name), &add_scripts(&html, &config))?;
             page_name
         }
     };

@@ -324,8 +324,11 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
 
     // Pages, each with the host's scripts.
     let mut pages = Vec::new();
+    let page_set: std::collections::HashSet<&SitePath> = scan.pages.iter().collect();
+    // Whether each script file mentions NaCl, read once however many pages load it.
+    let mut script_nacl: HashMap<SitePath, bool> = HashMap::new();
     for (p, c) in &tree.files {
-        if !scan.pages.contains(p) {
+        if !page_set.contains(p) {
             files.insert(p.clone(), c.clone());
             continue;
         }
@@ -340,7 +343,7 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
         };
         pages.push(PageReport {
             path: p.clone(),
-            nacl: page_uses_nacl(tree, p, &bytes),
+            nacl: page_uses_nacl(tree, p, &bytes, &mut script_nacl),
         });
         files.insert(
             p.clone(),
@@ -517,14 +520,25 @@ fn verdict(scan: &Scan, modules: &[ModuleReport], native: &[NativeReport]) -> (b
 
 /// A page embeds NaCl when it, or a script it loads from the site, says
 /// `application/x-pnacl` or names an `.nmf` (the SDK's common.js builds the embed).
-fn page_uses_nacl(tree: &Tree, page: &SitePath, bytes: &[u8]) -> bool {
+/// `scripts` remembers, per script file, whether it mentions NaCl.
+fn page_uses_nacl(
+    tree: &Tree,
+    page: &SitePath,
+    bytes: &[u8],
+    scripts: &mut HashMap<SitePath, bool>,
+) -> bool {
     if html::mentions_nacl(bytes) {
         return true;
     }
     script_srcs(bytes).iter().any(|src| {
-        page.join_url(src.split(['?', '#']).next().unwrap_or_default())
-            .and_then(|p| tree.get(&p)?.read().ok())
-            .is_some_and(|b| html::mentions_nacl(&b))
+        let Some(p) = page.join_url(src.split(['?', '#']).next().unwrap_or_default()) else {
+            return false;
+        };
+        *scripts.entry(p).or_insert_with_key(|p| {
+            tree.get(p)
+                .and_then(|c| c.read().ok())
+                .is_some_and(|b| html::mentions_nacl(&b))
+        })
     })
 }
 
