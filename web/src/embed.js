@@ -46,7 +46,8 @@ function pageConfig() {
   for (const [from, to] of Object.entries(c.urlMap ?? {})) {
     if (typeof to === "string") map[from] = new URL(to, document.baseURI).href;
   }
-  return { ...c, urlMap: map };
+  // Paths in the config (naclModules) are relative to the page that holds it.
+  return { ...c, urlMap: map, base: el.ownerDocument.baseURI };
 }
 const instances = new WeakMap();
 let warnedIsolation = false;
@@ -188,12 +189,21 @@ class Instance {
     // Read once: the URL map for the manifest here, and for the module's loads below.
     const config = pageConfig();
     let url;
+    let documentUrl = null;
     try {
       if (!src) throw new Error("the element has no src");
       // The manifest's own URL goes through the URL map too (an embed of a dev server's
       // http://localhost:5103/… that the archive holds a copy of).
-      const nmf = mapUrl(new URL(src, document.baseURI).href, urlMapOf(config.urlMap));
-      url = await moduleUrl(nmf);
+      const map = urlMapOf(config.urlMap);
+      const handler = handlerOf(el);
+      if (handler) {
+        // A document of a type an app's nacl_modules handles: its src is the document,
+        // given to the module by HandleDocumentLoad; the module is the handler's.
+        documentUrl = mapUrl(new URL(src, document.baseURI).href, map);
+        url = await moduleUrl(handler);
+      } else {
+        url = await moduleUrl(mapUrl(new URL(src, document.baseURI).href, map));
+      }
     } catch (e) {
       return this.fail(e.message);
     }
@@ -220,7 +230,7 @@ class Instance {
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     this.worker.postMessage(
-      { t: "init", url, attrs, view, args: [src], canvas: offscreen, urlMap: config.urlMap ?? {}, refuseUnmapped: config.refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
+      { t: "init", url, documentUrl, attrs, view, args: [src], canvas: offscreen, urlMap: config.urlMap ?? {}, refuseUnmapped: config.refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
       offscreen ? [offscreen] : [],
     );
     for (const data of this.pending.splice(0)) this.worker.postMessage({ t: "message", data });
@@ -615,7 +625,57 @@ function scan(root) {
 }
 
 function isPnacl(el) {
-  return (el.localName === "embed" || el.localName === "object") && (el.getAttribute("type") ?? "").toLowerCase() === MIME;
+  if (el.localName !== "embed" && el.localName !== "object") return false;
+  return (el.getAttribute("type") ?? "").toLowerCase() === MIME || handlerOf(el) !== null;
+}
+
+/** The MIME types Chrome packages' `nacl_modules` handle here: type → manifest URL. */
+let handlers = null;
+
+/**
+ * The manifest of the NaCl module that handles element `el`'s document, or null: the
+ * element's `nacl` attribute (the manifest Chrome itself gave a content handler's plugin),
+ * or the module a `nacl_modules` entry registered for the element's type: the running
+ * Chrome app's (its manifest, read by the launcher), then the page config's `naclModules`
+ * (`[{mimeType, path}]`, for pages outside an app).
+ */
+function handlerOf(el) {
+  const nacl = el.getAttribute("nacl");
+  if (nacl) return new URL(nacl, document.baseURI).href;
+  const type = (el.getAttribute("type") ?? "").toLowerCase();
+  if (!type || type === MIME) return null;
+  handlers ??= naclModules();
+  return handlers.get(type) ?? null;
+}
+
+/** Every `nacl_modules` handler this page has: MIME type (lower case) → manifest URL. */
+function naclModules() {
+  const map = new Map();
+  const add = (type, path, base) => {
+    if (typeof type !== "string" || typeof path !== "string") return;
+    try {
+      if (!map.has(type.toLowerCase())) map.set(type.toLowerCase(), new URL(path, base).href);
+    } catch {
+      note(`the nacl_modules path ${JSON.stringify(path)} is not a URL; its type ${type} is not handled`);
+    }
+  };
+  const app = chromeApp();
+  for (const h of Array.isArray(app?.manifest?.nacl_modules) ? app.manifest.nacl_modules : []) add(h?.mime_type, h?.path, app.baseURL);
+  const config = pageConfig();
+  for (const h of Array.isArray(config.naclModules) ? config.naclModules : []) add(h?.mimeType, h?.path, config.base);
+  return map;
+}
+
+/** The Chrome app runtime of the launcher this page runs under (a same-origin frame above), or null. */
+function chromeApp() {
+  for (let w = window; ; w = w.parent) {
+    try {
+      if (w.__pexe2wasmChrome) return w.__pexe2wasmChrome;
+    } catch {
+      return null; // another origin's frame
+    }
+    if (w === w.parent) return null;
+  }
 }
 
 scan(document.documentElement);

@@ -409,6 +409,76 @@ function extensionView(host, ui, doc, params) {
   ui.desktop.append(wrap);
 }
 
+/** The app's nacl_modules handlers: [{type, path}] (MIME type in lower case). */
+export function documentHandlers(manifest) {
+  const list = Array.isArray(manifest.nacl_modules) ? manifest.nacl_modules : [];
+  return list.filter((h) => typeof h?.mime_type === "string" && h.mime_type && typeof h?.path === "string").map((h) => ({ type: h.mime_type.toLowerCase(), path: h.path }));
+}
+
+/**
+ * Opens the document at `url` with the app's nacl_modules handler of `type`, as Chrome did
+ * when a tab navigated to a document of that type: a window whose page is the handler's
+ * module full-frame, an embed of the document (embed.js runs the handler, and the module
+ * gets HandleDocumentLoad). `name` titles the window.
+ */
+export function openDocument(host, url, type, name) {
+  const t = String(type).toLowerCase();
+  if (!documentHandlers(host.manifest).some((h) => h.type === t)) {
+    host.setState?.(`no nacl_modules handler of this app takes ${t || "a document without a type"}`);
+    return false;
+  }
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>${escapeAttr(name)}</title>
+<style>html,body{margin:0;height:100%;overflow:hidden}embed{display:block;width:100%;height:100%}</style>
+${hostScripts()}
+</head><body><embed name="plugin" type="${escapeAttr(t)}" src="${escapeAttr(url)}"></body></html>`;
+  const page = URL.createObjectURL(new Blob([html], { type: "text/html" }));
+  host.windows.create(page, { id: `document-${host.windows.windows.length + 1}`, innerBounds: { width: 800, height: 600 } });
+  return true;
+}
+
+/**
+ * The launcher's way to open documents with the app's handlers: `?open=PATH` (relative to
+ * the package; `&type=` gives the MIME type, else the server's Content-Type, else the one
+ * handler) and a file picker in the status line.
+ */
+async function documentOpening(host, ui, doc, params) {
+  const handlers = documentHandlers(host.manifest);
+  if (!handlers.length) return;
+  const pick = doc.createElement("input");
+  pick.type = "file";
+  pick.hidden = true;
+  pick.accept = handlers.map((h) => h.type).join(",");
+  const button = doc.createElement("button");
+  button.type = "button";
+  button.textContent = "Open a document\u2026";
+  button.title = `Open a file with the app's handler of ${handlers.map((h) => h.type).join(", ")}`;
+  button.onclick = () => pick.click();
+  pick.onchange = () => {
+    const file = pick.files?.[0];
+    if (!file) return;
+    const type = handlers.some((h) => h.type === file.type.toLowerCase()) ? file.type : handlers[0].type;
+    openDocument(host, URL.createObjectURL(file), type, file.name);
+    pick.value = "";
+  };
+  ui.status.append(button, pick);
+  const open = params.get("open");
+  if (!open) return;
+  let url;
+  try {
+    url = new URL(open, host.baseURL);
+  } catch {
+    host.setState(`?open=${open} is not a URL`);
+    return;
+  }
+  let type = params.get("type");
+  if (!type) {
+    const r = await fetch(url.href, { method: "HEAD" }).catch(() => null);
+    const served = (r?.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    type = handlers.some((h) => h.type === served) ? served : handlers[0].type;
+  }
+  openDocument(host, url.href, type, decodeURIComponent(url.pathname.split("/").pop() || url.href));
+}
+
 /**
  * Launches the package whose folder is `baseURL` in the document `doc` (the launcher).
  * Resolves with the runtime (also window.__pexe2wasmChrome), or null after a failure.
@@ -472,20 +542,27 @@ export async function launch({ doc = document, win = window, baseURL = new URL("
   if (kind === "legacy-app") {
     host.setState("packaged app");
     host.windows.create(manifest.app.launch.local_path, { id: "main" });
+    await documentOpening(host, ui, doc, params);
     doc.documentElement.dataset.pexe2wasmState = "running";
     return host;
   }
   host.setState("starting…");
   await startBackground(host, doc);
   installEvents(host, win.localStorage);
-  // An app may add its onLaunched listener a little after its scripts ran.
-  const launched = host.hub.get("app.runtime.onLaunched");
-  for (let t = 0; t < 60 && !launched.count(); t++) await sleep(50);
   const source = params.get("source") ?? "app_launcher";
   host.relaunch = () => host.hub.dispatch("app.runtime.onLaunched", (o) => [o.clone({ isKioskSession: false, isPublicSession: false, source })]);
-  host.relaunch();
+  // ?open=PATH opens a document with the app's handler, as a tab navigating to it did in
+  // Chrome: the background runs, but the app is not launched.
+  const opening = params.has("open") && documentHandlers(manifest).length > 0;
+  // An app may add its onLaunched listener a little after its scripts ran.
+  const launched = host.hub.get("app.runtime.onLaunched");
+  if (!opening) {
+    for (let t = 0; t < 60 && !launched.count(); t++) await sleep(50);
+    host.relaunch();
+  }
   host.launchedOnce = true;
   host.setState("");
+  await documentOpening(host, ui, doc, params);
   doc.documentElement.dataset.pexe2wasmState = "running";
   setTimeout(() => {
     if (!host.windows.windows.length) host.setState(launched.count() ? "the app opened no window" : "the app's background never listened for chrome.app.runtime.onLaunched");

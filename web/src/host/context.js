@@ -136,6 +136,13 @@ export class Context {
     return -1; // PP_OK_COMPLETIONPENDING
   }
 
+  /** Main thread: IO worker request `op` answered to `finish(result, payload)`, for the host's own use. */
+  ioAsync(op, a, finish) {
+    const id = ++this.ioSeq;
+    this.ioPending.set(id, finish);
+    this.ioPort.postMessage({ id, op, a, reply: { to: "port" } });
+  }
+
   /**
    * A call the page completes (LockMouse): the page runs it and answers the instance
    * worker, which runs the callback here (main thread) or posts it to this thread's loop.

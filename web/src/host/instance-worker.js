@@ -27,6 +27,7 @@ const state = {
   view: null,
   threadsReady: null, // resolved (onThreadsReady) by the page's "threads-ready"
   onThreadsReady: null,
+  documentUrl: null, // the document the instance was made for (HandleDocumentLoad), if any
 };
 
 function toPage(msg, transfer) {
@@ -160,7 +161,29 @@ function onStart(cx, init, _shutdown, gi) {
   ex.__ppp_call_ii_v(ppp.didChangeFocus, INSTANCE, 0);
   state.started = true;
   toPage({ t: "load" });
+  if (state.documentUrl) handleDocumentLoad(cx, ppp);
   throw new StartUnwind();
+}
+
+/**
+ * PPP_Instance.HandleDocumentLoad(instance, loader) for an instance made for a document (an
+ * embed of a type the app's `nacl_modules` handles, or a document opened in its viewer):
+ * the loader comes open on the document, as Chrome gave it. The module owns the loader's
+ * reference; a module that refuses the document (PP_FALSE) is told on the console.
+ */
+function handleDocumentLoad(cx, ppp) {
+  const at = cx.mem.u32(ppp.instance + 16);
+  cx.openDocument(state.documentUrl, (loader, r) => {
+    if (!loader) {
+      cx.console(3, `pexe2wasm: the document ${state.documentUrl} could not be loaded for the module (error ${r})`);
+      return;
+    }
+    guarded(() => {
+      if (!at || !cx.exports.__ppp_call_ii_i(at, INSTANCE, loader)) {
+        cx.console(2, `pexe2wasm: the module did not take the document ${state.documentUrl} (HandleDocumentLoad returned false)`);
+      }
+    });
+  });
 }
 
 /** Starts the IO worker (io-worker.js); resolves once it can take requests. */
@@ -238,6 +261,7 @@ function onThreadMessage(m) {
 
 async function init(m) {
   state.attrs = m.attrs ?? [];
+  state.documentUrl = m.documentUrl ?? null;
   state.initialView = m.view;
   state.args = m.args ?? ["app"];
   state.threadsReady = new Promise((resolve) => {

@@ -513,6 +513,15 @@ const scenarios = {
    * and failure panel, __pexe2wasmChrome.missing, and each window's id, rectangle and status.
    */
   async "chrome-app"(page) {
+    // WAIT_EMBEDS=1: a window without appStatus (a document opened with the app's
+    // nacl_modules handler) is waited for until each of its embeds loaded or failed.
+    if (env.WAIT_EMBEDS === "1") {
+      const settled = (w) => w.embeds.length > 0 && w.embeds.every((e) => e.readyState === 4 || e.lastError);
+      await pollChrome(page, (r) => r.state === "failed" || r.windows.some(settled), 120000);
+      report.chrome = await page.evaluate(chromeReport);
+      report.loaded = report.chrome.state === "running";
+      return;
+    }
     let r = await pollChrome(page, (r) => r.state === "failed" || r.windows.some((w) => w.status?.chromeDone), 60000);
     if (env.WAIT_NACL !== "0" && r?.windows.some((w) => w.status?.naclEvents)) {
       r = await pollChrome(page, (r) => r.windows.some((w) => w.status?.naclDone), 120000);
@@ -589,7 +598,13 @@ function chromeReport() {
       } catch {
         /* gone */
       }
-      return { id: w.id, filled: w.filled, state: w.state, rect: copy(w.rect), status };
+      let embeds = [];
+      try {
+        embeds = [...w.iframe.contentDocument.querySelectorAll("embed")].map((e) => ({ type: e.type, readyState: e.readyState ?? null, lastError: e.lastError ?? null }));
+      } catch {
+        /* gone */
+      }
+      return { id: w.id, filled: w.filled, state: w.state, rect: copy(w.rect), status, embeds };
     }),
     popup: copy(frame("iframe.pexe2wasm-popup")?.appStatus),
     tabText,

@@ -563,6 +563,18 @@ fn batch_site_makes_a_gallery_of_a_mixed_tree_and_resumes() {
 /// app's folder first, in a scratch copy) written by `web`, launched with `scenario` of
 /// run.mjs: report.chrome.
 fn launch_app(browser: Browser, app: &str, scenario: &str, pexe: Option<&str>) -> Option<Value> {
+    launch_app_at(browser, app, "pexe2wasm-launch.html", scenario, pexe, &[])
+}
+
+/// As `launch_app`, at `page` of the site (the launcher with a query), with more `env`.
+fn launch_app_at(
+    browser: Browser,
+    app: &str,
+    page: &str,
+    scenario: &str,
+    pexe: Option<&str>,
+    env: &[(&str, &str)],
+) -> Option<Value> {
     if !browser.ready() {
         return None;
     }
@@ -597,12 +609,11 @@ fn launch_app(browser: Browser, app: &str, scenario: &str, pexe: Option<&str>) -
         None => fixture,
     };
     web_site(&input, &dir, &[]);
-    let env: &[(&str, &str)] = if pexe.is_some() {
-        &[]
-    } else {
-        &[("WAIT_NACL", "0")]
-    };
-    let report = run_page(browser, &dir, "pexe2wasm-launch.html", scenario, env);
+    let mut env = env.to_vec();
+    if pexe.is_none() {
+        env.push(("WAIT_NACL", "0"));
+    }
+    let report = run_page(browser, &dir, page, scenario, &env);
     let chrome = report["chrome"].clone();
     assert!(!chrome.is_null(), "{report:#}");
     Some(chrome)
@@ -631,6 +642,36 @@ fn our_apps(browser: Browser) {
             "{c:#}"
         );
         assert_eq!(c["missing"], json!(["sockets"]));
+    }
+    // nacl_modules: an embed of the type the app's manifest hands to app.nmf runs that
+    // module, which gets HandleDocumentLoad with a loader open on the embed's document and
+    // posts back the document's text.
+    if let Some(c) = launch_app(browser, "handler-app", "chrome-app", Some("document-echo")) {
+        let s = window_status(&c);
+        let doc = std::fs::read_to_string(
+            pexe2wasm_testkit::repo_root().join("fixtures/apps/handler-app/docs/note.echo"),
+        )
+        .unwrap();
+        assert_eq!(s["naclEvents"], json!(["load"]), "{c:#}");
+        assert_eq!(s["messages"], json!([doc]), "{c:#}");
+    }
+    // ?open=: the document opened with the handler, as a tab navigating to it did: a window
+    // of its own with the module full-frame, and the app not launched (no window.html).
+    if let Some(c) = launch_app_at(
+        browser,
+        "handler-app",
+        "pexe2wasm-launch.html?open=docs/note.echo",
+        "chrome-app",
+        Some("document-echo"),
+        &[("WAIT_EMBEDS", "1")],
+    ) {
+        let windows = c["windows"].as_array().unwrap();
+        assert_eq!(windows.len(), 1, "{c:#}");
+        assert_eq!(
+            windows[0]["embeds"],
+            json!([{"type": "application/x-pexe2wasm-echo", "readyState": 4, "lastError": ""}]),
+            "{c:#}"
+        );
     }
     // A threaded 2D plugin in an app window: its frames come, and the canvas is drawn.
     if let Some(c) = launch_app(browser, "paint-app", "chrome-app", Some("path-tracer.pexe")) {

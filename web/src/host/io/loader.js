@@ -34,7 +34,7 @@ export class Loaders {
 
   /**
    * urlOpen [res, request]: request = {url, method, headers, body (Uint8Array|null),
-   * followRedirects, allowCrossOrigin, allowCredentials}. Answers PP_OK with the response
+   * followRedirects, allowCrossOrigin, allowCredentials, document}. Answers PP_OK with the response
    * head as JSON, or an error: NOACCESS for another origin the app may not reach (neither
    * allowed cross-origin nor mapped), FAILED for a network error.
    */
@@ -46,7 +46,10 @@ export class Loaders {
     } catch {
       return [E.BADARGUMENT, null];
     }
-    if (target.protocol !== "http:" && target.protocol !== "https:") return [E.NOACCESS, null];
+    // blob: only for the document an instance was made for (a file the user opened with an
+    // app's nacl_modules handler; url.js openDocument): a module's own requests are http(s).
+    const blob = q.document === true && target.protocol === "blob:";
+    if (target.protocol !== "http:" && target.protocol !== "https:" && !blob) return [E.NOACCESS, null];
     const asked = target.href;
     const mapped = mapUrl(asked, this.map);
     const sameOrigin = target.origin === new URL(this.page).origin;

@@ -159,6 +159,31 @@ export function register(reg, cx) {
   });
   reg.def(R, "GetBodyAsFileRef", "i->i", (_res) => 0);
 
+  /**
+   * A loader already open on `url`, for PPP_Instance.HandleDocumentLoad (a full-frame
+   * document or an embed of a type an app's `nacl_modules` handles): Chrome gave the
+   * module the loader of the document it was made for, its head received and its body
+   * ready for ReadResponseBody. `done(loader, result)` runs on this (the main) thread; the
+   * loader is the module's reference (a failed open releases it and gives 0).
+   */
+  cx.openDocument = (url, done) => {
+    const id = make(KIND.URL_LOADER);
+    const b = cx.res.base(id) + FIELDS;
+    cx.h[b + LOAD.RECEIVED] = 0;
+    cx.h[b + LOAD.TOTAL] = -1;
+    const request = { url, method: "GET", headers: undefined, body: null, followRedirects: true, allowCrossOrigin: false, allowCredentials: false, document: true };
+    const l = { head: null, request: { ...request, body: [] } };
+    loaders.set(id, l);
+    cx.ioAsync("urlOpen", [id, request], (r, payload) => {
+      if (r === E.OK && payload) l.head = JSON.parse(decodeUtf8(payload));
+      if (r !== E.OK) {
+        cx.res.release(id);
+        return done(0, r);
+      }
+      done(id, r);
+    });
+  };
+
   /** The worker's records of a resource whose last reference is gone. */
   cx.forgetUrl = (res, kind) => {
     if (kind === KIND.URL_LOADER) {
