@@ -403,8 +403,8 @@ both_browsers!(ds923y: ds923y_site_in_chromium, ds923y_site_in_firefox);
 
 #[test]
 fn real_sites_in_webkit() {
-    // Not ds923y: its page starts four threaded instances at once, and on two busy cores
-    // WebKitGTK does not start all their thread workers within the host's 10 s (docs/SITES.md).
+    // Not ds923y: in WebKitGTK the module's first thread beyond the pool's four gets no
+    // worker (EAGAIN after 10 s), one instance or four (docs/SITES.md).
     for f in [lpdevs, stockfish, astar, cptaffe, webpenc, path_tracer, ui3] {
         f(Browser::WebKit);
     }
