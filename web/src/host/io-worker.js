@@ -206,8 +206,8 @@ const toParent = parentLine(async (m) => {
     ctx.setExports(instance.exports);
     cx = ctx;
     urlMap = urlMapOf(m.urlMap);
-    sockets = new Sockets(ctx.h, ctx.res, (u) => mapUrl(u, urlMap));
     const note = (text) => ctx.console("warning", text);
+    sockets = new Sockets(ctx.h, ctx.res, (u) => mapUrl(u, urlMap), note);
     refuseUnmapped = !!m.refuseUnmapped;
     pageUrl = m.pageUrl ?? self.location.href;
     loaders = new Loaders(ctx.h, ctx.res, pageUrl, urlMap, note, refuseUnmapped);

@@ -15,12 +15,25 @@ export const BINARY = 1;
 
 const encoder = new TextEncoder();
 
+/**
+ * The Fetch standard's bad ports (https://fetch.spec.whatwg.org/#port-blocking), which
+ * Chrome refused to a module's WebSocket (PP_ERROR_BADARGUMENT). Checked here, not left to
+ * the browser: WebKitGTK never ends the connect of such a WebSocket (no close, no error),
+ * and RFC 6455's one-connect-at-a-time rule then holds every later socket to that host.
+ */
+export const BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548,
+  554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
 export class Sockets {
-  /** h: the host block; mapUrl(url) -> the URL to use (the page's --url-map). */
-  constructor(h, res, mapUrl) {
+  /** h: the host block; mapUrl(url) -> the URL to use (the page's --url-map); note(text): the console. */
+  constructor(h, res, mapUrl, note = () => {}) {
     this.h = h;
     this.res = res;
     this.mapUrl = mapUrl;
+    this.note = note;
+    this.toldPorts = new Set();
     this.sockets = new Map(); // resource -> {ws, queue, waiting, closed}
   }
 
@@ -34,8 +47,22 @@ export class Sockets {
   connect(res, url, protocols) {
     if (this.sockets.has(res)) return [E.INPROGRESS, null];
     let ws;
+    const target = this.mapUrl(url);
+    let port;
     try {
-      ws = new WebSocket(this.mapUrl(url), protocols);
+      port = Number(new URL(target).port);
+    } catch {
+      return [E.BADARGUMENT, null];
+    }
+    if (BAD_PORTS.has(port)) {
+      if (!this.toldPorts.has(port)) {
+        this.toldPorts.add(port);
+        this.note(`pexe2wasm: WebSocket refused ${target} (PP_ERROR_BADARGUMENT): port ${port} is one browsers block (Fetch's bad ports), as Chrome refused it`);
+      }
+      return [E.BADARGUMENT, null];
+    }
+    try {
+      ws = new WebSocket(target, protocols);
     } catch {
       return [E.BADARGUMENT, null];
     }
