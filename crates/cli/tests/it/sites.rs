@@ -725,17 +725,32 @@ const WINDOW: &str = "#pexe2wasm-desktop iframe.pexe2wasm-window-content";
 fn iguana(browser: Browser) {
     // SuperNET's iguana: the launcher runs background.js, which opens index.html; the
     // module reaches DidCreate ("Pexe state: Loaded"). Its sockets are refused, as a tab
-    // has none (PP_ERROR_NOACCESS, as Chrome refused them to web pages).
-    open_site(
+    // has none (PP_ERROR_NOACCESS, as Chrome refused them to web pages). The module saves
+    // its keys, encrypted (`{"result":"<hex>",…`), in confs/<64 hex digits> of its
+    // LOCALPERSISTENT file system ("save (confs/…)" on its log); the page, through
+    // webkitRequestFileSystem(PERSISTENT) as example.js opens it, reads that file: one
+    // store for both, as in Chrome.
+    const SAVED_BY_MODULE: &str = "new Promise((ok) => webkitRequestFileSystem(PERSISTENT, 0, (fs) => fs.root.getDirectory('confs', {}, (d) => d.createReader().readEntries((es) => { const e = es.find((e) => /^[0-9a-f]{64}$/.test(e.name)); if (!e) return ok(false); e.file((f) => f.text().then((t) => ok(/^[{]\\s*\"result\":\"[0-9a-f]+\"/.test(t) ? e.name : false)), () => ok(false)); }, () => ok(false)), () => ok(false)), () => ok(false)))";
+    let r = open_site(
         browser,
         "supernet-iguana-app",
         "iguana",
         "pexe2wasm-launch.html",
         json!([
             {"in": [WINDOW], "wait": "document.getElementById('appstatus')?.textContent.includes('Loaded')", "ms": 120000},
+            {"in": [WINDOW], "wait": SAVED_BY_MODULE, "ms": 60000},
+            {"in": [WINDOW], "eval": "document.getElementById('log')?.textContent ?? ''"},
         ]),
         &["--refuse-unmapped"],
     );
+    if let Some(r) = r {
+        // The file the page read is the one the module said it saved.
+        let (name, log) = (
+            r["steps"][1].as_str().unwrap_or_default(),
+            r["steps"][2].as_str().unwrap_or_default(),
+        );
+        assert!(log.contains(&format!("save (confs/{name})")), "{r:#}");
+    }
 }
 
 fn seek_demo(browser: Browser) {
