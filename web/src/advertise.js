@@ -59,12 +59,19 @@
   }
 
   /**
-   * Chrome's sandboxed File System API where the browser has none (Firefox, Safari): pages
-   * call navigator.webkitPersistentStorage.requestQuota as they load, so the names exist at
-   * once; compat/filesystem.js, loaded at the first call, does the work. Chromium keeps its own.
+   * Chrome's sandboxed File System API: pages call
+   * navigator.webkitPersistentStorage.requestQuota as they load, so the names exist at once;
+   * compat/filesystem.js, loaded at the first call, does the work. Where the browser has none
+   * (Firefox, Safari) they are added. Chromium still has its own, but its files are not the
+   * module's: in Chrome a NaCl module's LOCALPERSISTENT file system was the page's
+   * PERSISTENT one, and the module's files are in the Origin Private File System
+   * (host/io/sandbox-fs.js). So wherever there is an OPFS, Chromium's own API is replaced
+   * by ours over the same folders; without one (an insecure context) Chromium keeps it.
    */
   function installFileSystem(base) {
-    if (!base || typeof window === "undefined" || "webkitRequestFileSystem" in window) return;
+    if (!base || typeof window === "undefined") return;
+    const replace = "webkitRequestFileSystem" in window;
+    if (replace && !(window.isSecureContext && navigator.storage && "getDirectory" in navigator.storage)) return;
     let loading = null;
     const lazy = (name, ...pre) =>
       function (...args) {
@@ -74,16 +81,17 @@
           (e) => console.error(`pexe2wasm: Chrome's file system API could not load: ${e}`),
         );
       };
-    const define = (obj, name, value) => {
-      if (!(name in obj)) Object.defineProperty(obj, name, { configurable: true, writable: true, value });
+    // `over`: replaces the browser's own (Chromium's) rather than only filling a gap.
+    const define = (obj, name, value, over = false) => {
+      if (over || !(name in obj)) Object.defineProperty(obj, name, { configurable: true, writable: true, value });
     };
     define(window, "TEMPORARY", 0);
     define(window, "PERSISTENT", 1);
-    define(window, "webkitRequestFileSystem", lazy("requestFileSystem"));
-    define(window, "webkitResolveLocalFileSystemURL", lazy("resolveLocalFileSystemURL"));
+    define(window, "webkitRequestFileSystem", lazy("requestFileSystem"), true);
+    define(window, "webkitResolveLocalFileSystemURL", lazy("resolveLocalFileSystemURL"), true);
     const storage = (type) => ({ requestQuota: lazy("requestQuota", type), queryUsageAndQuota: lazy("queryUsageAndQuota", type) });
-    define(navigator, "webkitTemporaryStorage", storage(0));
-    define(navigator, "webkitPersistentStorage", storage(1));
+    define(navigator, "webkitTemporaryStorage", storage(0), true);
+    define(navigator, "webkitPersistentStorage", storage(1), true);
     // FileError's constants, for pages that compare an error's `code` with them: the errors
     // carry these legacy codes (chrome/filesystem.js's FILE_ERROR_CODES, kept the same).
     const codes = ["NOT_FOUND_ERR", "SECURITY_ERR", "ABORT_ERR", "NOT_READABLE_ERR", "ENCODING_ERR", "NO_MODIFICATION_ALLOWED_ERR", "INVALID_STATE_ERR", "SYNTAX_ERR", "INVALID_MODIFICATION_ERR", "QUOTA_EXCEEDED_ERR", "TYPE_MISMATCH_ERR", "PATH_EXISTS_ERR"];

@@ -9,6 +9,7 @@ import { TextInput } from "./ime.js";
 import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from "./page-services.js";
 import { ThreadPool } from "./host/threads.js";
 import { mapUrl, urlMapOf } from "./host/io/urlmap.js";
+import { pageLoadId } from "./compat/sandbox-layout.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
@@ -404,8 +405,11 @@ class Instance {
     w.onerror = (e) => this.worker?.postMessage({ t: "worker-error", id: m.id, message: e.message || "" });
     const ch = new MessageChannel();
     // The first message (the module, its memory) goes with the port: Firefox cannot send a
-    // WebAssembly.Module over a MessagePort.
-    w.postMessage({ t: "parent", port: ch.port2, init: m.init }, [ch.port2, ...(m.transfer ?? [])]);
+    // WebAssembly.Module over a MessagePort. The IO worker is told this page load's id: the
+    // temporary file system it shares with the page is emptied once per load
+    // (compat/sandbox-layout.js).
+    const init = m.script === "io-worker.js" ? { ...m.init, pageLoad: pageLoadId() } : m.init;
+    w.postMessage({ t: "parent", port: ch.port2, init }, [ch.port2, ...(m.transfer ?? [])]);
     this.worker.postMessage({ t: "spawned", id: m.id, port: ch.port1 }, [ch.port1]);
   }
 

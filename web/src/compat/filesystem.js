@@ -1,15 +1,20 @@
 // Chrome's sandboxed File System API (webkitRequestFileSystem, webkitResolveLocalFileSystemURL,
-// navigator.webkitPersistentStorage / webkitTemporaryStorage) for browsers without it
-// (Firefox, Safari), as NaCl pages and Chrome apps used it. advertise.js defines the names
-// at once, where they are missing, and loads this module at the first call.
+// navigator.webkitPersistentStorage / webkitTemporaryStorage) as NaCl pages and Chrome apps
+// used it. advertise.js defines the names at once and loads this module at the first call:
+// in Firefox and Safari, which never had the API, and in Chromium too wherever it has the
+// Origin Private File System, so that the page's PERSISTENT and TEMPORARY file systems are
+// the module's LOCALPERSISTENT and LOCALTEMPORARY ones (host/io/sandbox-fs.js), one store
+// per origin as Chrome gave both; Chromium's own API keeps its files where no module can
+// reach them.
 //
 // The files live in the Origin Private File System (navigator.storage.getDirectory()), in
-// pexe2wasm-fs/persistent and pexe2wasm-fs/temporary; the temporary folder is emptied at the
-// first request of each page load (Chrome never promised to keep temporary files). Where a
-// browser has no OPFS (WebKitGTK 2.50 has no navigator.storage), or refuses it (a private
-// window), the same folders live in IndexedDB (compat/kv-directory.js). Entries, readers and
-// writers are chrome/filesystem.js's, with Chrome's errors (names as Chrome gives them,
-// FileError's legacy codes).
+// pexe2wasm-fs/persistent and pexe2wasm-fs/temporary (compat/sandbox-layout.js); the
+// temporary folder is emptied once per page load (Chrome never promised to keep temporary
+// files). Where a browser has no OPFS (WebKitGTK 2.50 has no navigator.storage), or refuses
+// it (a private window), the same folders live in IndexedDB (compat/kv-directory.js), which
+// the module's IO worker uses there too. Entries, readers and writers are
+// chrome/filesystem.js's, with Chrome's errors (names as Chrome gives them, FileError's
+// legacy codes).
 //
 // Writing: where OPFS handles have createWritable() (Chromium, Firefox, Safari 26) a
 // FileWriter writes in place; where they do not (older Safari), createSyncAccessHandle()
@@ -21,11 +26,12 @@
 
 import { fsError, makeEntry, toFileError } from "../chrome/filesystem.js";
 import { IdbStore, StoreDirectoryHandle } from "./kv-directory.js";
+import { PERSISTENT_DIR, TEMPORARY_DIR, pageLoadId, sandboxFolder, saveGrantedQuota } from "./sandbox-layout.js";
 
 export const TEMPORARY = 0;
 export const PERSISTENT = 1;
 const TYPES = ["temporary", "persistent"];
-const FOLDER = "pexe2wasm-fs";
+const FOLDERS = [TEMPORARY_DIR, PERSISTENT_DIR];
 /** What Chrome answered as the quota before any request (and what we answer without an estimate). */
 export const DEFAULT_QUOTA = 10 * 1024 ** 3;
 
@@ -76,11 +82,12 @@ export function parseFileSystemURL(url, origin) {
  * The sandboxed file systems of one page. `root()`: a promise of the directory handle the
  * folders go in (OPFS's root, an IndexedDB store's); `rewrite`: FileWriter's whole-file path
  * (null where handles have createWritable); `estimate()`: navigator.storage.estimate() or
- * null; `location`: the page's.
+ * null; `location`: the page's; `loadId`: this page load's (sandbox-layout.js).
  */
 export class Sandbox {
-  constructor({ root, rewrite = null, estimate = async () => null, location }) {
+  constructor({ root, rewrite = null, estimate = async () => null, location, loadId = pageLoadId() }) {
     this.root = root;
+    this.loadId = loadId;
     this.rewrite = rewrite;
     this.estimate = estimate;
     this.location = location;
@@ -90,9 +97,7 @@ export class Sandbox {
   fileSystem(type) {
     if (!this.systems.has(type)) {
       const made = (async () => {
-        const top = await (await this.root()).getDirectoryHandle(FOLDER, { create: true });
-        if (type === TEMPORARY) await top.removeEntry(TYPES[type], { recursive: true }).catch(() => {});
-        const handle = await top.getDirectoryHandle(TYPES[type], { create: true });
+        const handle = await sandboxFolder(await this.root(), FOLDERS[type], this.loadId);
         // toURL() gives Chrome's filesystem: URLs, which pages may show or hand back to
         // webkitResolveLocalFileSystemURL; no other browser can fetch them (no <img src>).
         const fs = { name: fileSystemName(this.location, type), urlPrefix: `filesystem:${this.location.origin}/${TYPES[type]}` };
@@ -123,10 +128,23 @@ export class Sandbox {
       .then((entry) => ok?.(entry), (e) => later(err, toFileError(e, "NotFoundError")));
   }
 
-  requestQuota(_type, bytes, ok, _err) {
+  /**
+   * The persistent grant is recorded beside the folders (sandbox-layout.js): the module's
+   * writes to LOCALPERSISTENT stay under it, as in Chrome. Where it cannot be recorded (a
+   * store that refuses the write) the module's writes are bounded by the browser alone.
+   */
+  requestQuota(type, bytes, ok, _err) {
     this.estimate()
       .catch(() => null)
-      .then((est) => ok?.(grantQuota(bytes, est)));
+      .then(async (est) => {
+        const granted = grantQuota(bytes, est);
+        if (type === PERSISTENT) {
+          await saveGrantedQuota(await this.root(), granted).catch((e) =>
+            console.warn(`pexe2wasm: the persistent quota granted could not be recorded (${e?.name ?? ""} ${e?.message ?? e}); the module's writes are not held to it`),
+          );
+        }
+        ok?.(granted);
+      });
   }
 
   queryUsageAndQuota(_type, ok, _err) {

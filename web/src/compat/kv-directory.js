@@ -1,8 +1,10 @@
 // Directory and file handles over a key-value store: the part of FileSystemDirectoryHandle
-// and FileSystemFileHandle that the entries of chrome/filesystem.js use (getFileHandle,
-// getDirectoryHandle, removeEntry, values, getFile, createWritable), with the same errors.
-// For browsers without the Origin Private File System (WebKitGTK 2.50 has no
-// navigator.storage at all) the store is IndexedDB; unit tests use a Map.
+// and FileSystemFileHandle that the entries of chrome/filesystem.js and the IO worker's
+// sandboxed file systems (host/io/sandbox-fs.js) use (getFileHandle, getDirectoryHandle,
+// removeEntry, values, getFile, createWritable, createSyncAccessHandle), with the same
+// errors. For browsers without the Origin Private File System (WebKitGTK 2.50 has no
+// navigator.storage at all) the store is IndexedDB, the same database for the page and
+// the module; unit tests use a Map.
 //
 // One record per path ("a/b/c.txt"; the root is "" and has no record): {kind, mtime} for a
 // directory, {kind, data: ArrayBuffer, mtime} for a file (bytes rather than a Blob: WebKit's
@@ -135,6 +137,14 @@ async function bytesOf(chunk) {
   return new Uint8Array(chunk);
 }
 
+/**
+ * The largest file the store keeps: a file is one record, held whole in memory while it is
+ * open and copied whole into IndexedDB; a write past this throws a RangeError.
+ */
+export const MAX_STORED_FILE = 2 ** 30;
+/** How long after the last write an open file is stored (and at flush() and close()). */
+const STORE_DELAY_MS = 300;
+
 /** A file. */
 export class StoreFileHandle extends StoreHandle {
   constructor(store, path) {
@@ -180,6 +190,78 @@ export class StoreFileHandle extends StoreHandle {
         await store.put(path, { kind: "file", data: data.slice().buffer, mtime: Date.now() });
       },
       async abort() {},
+    };
+  }
+
+  /**
+   * As FileSystemSyncAccessHandle (read, write, truncate and getSize at once, on the
+   * contents held in memory; flush() and close() answer promises): the contents are read at
+   * the open and stored a little after the last write, at flush() and at close().
+   */
+  async createSyncAccessHandle() {
+    let data = new Uint8Array((await this.record()).data);
+    let size = data.length;
+    let dirty = false;
+    let timer = null;
+    let closed = false;
+    const { store, path } = this;
+    const grow = (end) => {
+      if (end > MAX_STORED_FILE) throw new RangeError(`${path}: this store keeps files of at most ${MAX_STORED_FILE} bytes`);
+      if (end <= data.length) return;
+      const d = new Uint8Array(Math.min(MAX_STORED_FILE, Math.max(end, 2 * data.length, 4096)));
+      d.set(data.subarray(0, size));
+      data = d;
+    };
+    const live = () => {
+      if (closed) throw fail("InvalidStateError", `${path}: the access handle is closed`);
+    };
+    const flush = async () => {
+      clearTimeout(timer);
+      timer = null;
+      if (!dirty) return;
+      dirty = false;
+      // put() copies the bytes at once: later writes do not change what is stored.
+      await store.put(path, { kind: "file", data: size === data.length ? data.buffer : data.slice(0, size).buffer, mtime: Date.now() });
+    };
+    const changed = () => {
+      dirty = true;
+      clearTimeout(timer);
+      timer = setTimeout(() => flush().catch(() => {}), STORE_DELAY_MS);
+    };
+    const view = (buf) => (ArrayBuffer.isView(buf) ? new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength) : new Uint8Array(buf));
+    return {
+      getSize: () => (live(), size),
+      read(buf, { at = 0 } = {}) {
+        live();
+        const out = view(buf);
+        if (at >= size) return 0;
+        const n = Math.min(out.length, size - at);
+        out.set(data.subarray(at, at + n));
+        return n;
+      },
+      write(buf, { at = 0 } = {}) {
+        live();
+        const src = view(buf);
+        grow(at + src.length);
+        if (at > size) data.fill(0, size, at);
+        data.set(src, at);
+        size = Math.max(size, at + src.length);
+        changed();
+        return src.length;
+      },
+      truncate(n) {
+        live();
+        grow(n);
+        if (n > size) data.fill(0, size, n);
+        size = n;
+        changed();
+      },
+      flush: () => (live(), flush()),
+      async close() {
+        if (closed) return;
+        closed = true;
+        await flush();
+      },
     };
   }
 }

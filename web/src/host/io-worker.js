@@ -8,8 +8,9 @@
 // the module only for the runtime's page allocator behind that heap.
 
 import { Context } from "./context.js";
-import { ERR, FILE_TYPE, MemFs } from "./io/memfs.js";
-import { Persist } from "./io/persist.js";
+import { ERR, SandboxFs } from "./io/sandbox-fs.js";
+import { IdbStore, MemoryStore, MAX_STORED_FILE, StoreDirectoryHandle } from "../compat/kv-directory.js";
+import { PERSISTENT_DIR, TEMPORARY_DIR, grantedQuota, sandboxFolder } from "../compat/sandbox-layout.js";
 import { mapUrl, urlMapOf } from "./io/urlmap.js";
 import { Loaders } from "./io/loader.js";
 import { Sockets } from "./io/websocket.js";
@@ -20,21 +21,58 @@ const FS_TYPE = { EXTERNAL: 1, LOCALPERSISTENT: 2, LOCALTEMPORARY: 3 };
 const encoder = new TextEncoder();
 
 let cx = null;
-const systems = new Map([
-  [FS_TYPE.LOCALPERSISTENT, new MemFs()],
-  [FS_TYPE.LOCALTEMPORARY, new MemFs()],
-]);
-const open = new Map(); // FileIO resource -> {node, flags, type}
-let persist = null; // LOCALPERSISTENT in IndexedDB (io/persist.js)
+const systems = new Map(); // LOCALPERSISTENT, LOCALTEMPORARY -> SandboxFs (io/sandbox-fs.js)
+const open = new Map(); // FileIO resource -> {file (SandboxFs's), flags, type}
 
-/** The file system type a request works on, or 0 for a request on no file system. */
-function fsTypeOf(op, a) {
-  if (op.startsWith("ref")) return a[0];
-  if (op === "ioOpen") return a[1];
-  if (op.startsWith("io")) return open.get(a[0])?.type ?? 0;
-  return 0;
+/**
+ * The root under which the sandboxed file systems live (compat/sandbox-layout.js): the
+ * Origin Private File System where this worker has it with sync access handles (Chromium,
+ * Firefox), else the IndexedDB store the page's webkitRequestFileSystem uses there too
+ * (WebKitGTK 2.50 has no OPFS), else memory. Says once on the console when it is not OPFS.
+ */
+async function sandboxRoot(note) {
+  const storage = self.navigator?.storage;
+  let why = "this browser has no Origin Private File System";
+  if (storage?.getDirectory && typeof FileSystemFileHandle !== "undefined" && "createSyncAccessHandle" in FileSystemFileHandle.prototype) {
+    try {
+      return await storage.getDirectory();
+    } catch (e) {
+      why = `the Origin Private File System is refused here (${e?.message ?? e})`;
+    }
+  }
+  const big = `whole files up to ${MAX_STORED_FILE / 2 ** 30} GiB`;
+  if (typeof indexedDB !== "undefined") {
+    try {
+      const store = new IdbStore();
+      await store.open();
+      note(`pexe2wasm: ${why}: the module's persistent and temporary files live in IndexedDB (${big}), shared with the page's webkitRequestFileSystem`);
+      return new StoreDirectoryHandle(store);
+    } catch (e) {
+      why += ` and IndexedDB failed (${e?.message ?? e})`;
+    }
+  }
+  note(`pexe2wasm: ${why}: the module's files live in memory for this visit only (${big})`);
+  return new StoreDirectoryHandle(new MemoryStore());
 }
-const READ_ONLY = new Set(["fsOpen", "refQuery", "refList", "ioQuery", "ioRead", "ioReadToArray", "ioClose"]);
+
+/** Opens the sandboxed file systems, in the page's folders (`pageLoad`: the page load's id). */
+async function openFileSystems(note, pageLoad) {
+  const load = pageLoad ?? `io-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  const open = async (root) => {
+    // The page's requestQuota records the persistent grant beside the folders.
+    const quota = () => grantedQuota(root);
+    systems.set(FS_TYPE.LOCALPERSISTENT, new SandboxFs(await sandboxFolder(root, PERSISTENT_DIR, load), { note, quota }));
+    systems.set(FS_TYPE.LOCALTEMPORARY, new SandboxFs(await sandboxFolder(root, TEMPORARY_DIR, load), { note }));
+  };
+  try {
+    await open(await sandboxRoot(note));
+  } catch (e) {
+    // The worker must still say it is ready: the module's files then last for this visit.
+    note(`pexe2wasm: the sandboxed file systems could not be opened (${e?.name ?? ""} ${e?.message ?? e}); the module's files live in memory for this visit only`);
+    await open(new StoreDirectoryHandle(new MemoryStore()));
+  }
+}
+
 let sockets = null; // the WebSockets (io/websocket.js)
 let loaders = null; // the URL loads (io/loader.js)
 let urlMap = []; // the page's URL map (io/urlmap.js)
@@ -52,17 +90,8 @@ function writeInfo(ptr, info, type) {
   m.dv.setFloat64(ptr + 32, info.mtime, true);
 }
 
-const infoOf = (n) => ({
-  size: n.size,
-  type: FILE_TYPE.REGULAR,
-  ctime: n.ctime,
-  atime: n.atime,
-  mtime: n.mtime,
-});
-
 /** Runs one request: [result, payload bytes or null], or a promise of it. */
 function run(op, a) {
-  const fsOf = (type) => systems.get(type);
   switch (op) {
     case "wsConnect":
       if (refuseUnmapped && mapUrl(a[1], urlMap) === a[1] && new URL(a[1]).host !== new URL(pageUrl).host) {
@@ -85,74 +114,91 @@ function run(op, a) {
     case "urlClose":
       return loaders.close(a[0]);
     case "fsOpen":
-      return [a[0] === FS_TYPE.EXTERNAL ? ERR.NOACCESS : fsOf(a[0]) ? ERR.OK : ERR.FAILED, null];
+      return [a[0] === FS_TYPE.EXTERNAL ? ERR.NOACCESS : systems.has(a[0]) ? ERR.OK : ERR.FAILED, null];
+    default:
+      break;
+  }
+  return fileOp(op, a).then((r) => (typeof r === "number" ? [r, null] : r));
+}
+
+/** A file system request: a code, or [result, payload]. */
+async function fileOp(op, a) {
+  const fsOf = (type) => systems.get(type) ?? null;
+  switch (op) {
     case "refMkdir":
-      return [fsOf(a[0]).mkdir(a[1], a[2]), null];
+      return fsOf(a[0])?.mkdir(a[1], a[2]) ?? ERR.FAILED;
     case "refTouch":
-      return [fsOf(a[0]).touch(a[1], a[2], a[3]), null];
+      return fsOf(a[0])?.touch(a[1], a[2], a[3]) ?? ERR.FAILED;
     case "refDelete":
-      return [fsOf(a[0]).remove(a[1]), null];
+      return fsOf(a[0])?.remove(a[1]) ?? ERR.FAILED;
     case "refRename":
-      return [fsOf(a[0]).rename(a[1], a[2]), null];
+      return fsOf(a[0])?.rename(a[1], a[2]) ?? ERR.FAILED;
     case "refQuery": {
-      const info = fsOf(a[0]).query(a[1]);
-      if (typeof info === "number") return [info, null];
+      const info = await fsOf(a[0])?.query(a[1]);
+      if (info === undefined) return ERR.FAILED;
+      if (typeof info === "number") return info;
       writeInfo(a[2], info, a[0]);
-      return [ERR.OK, null];
+      return ERR.OK;
     }
     case "refList": {
-      const list = fsOf(a[0]).list(a[1]);
-      if (typeof list === "number") return [list, null];
+      const list = await fsOf(a[0])?.list(a[1]);
+      if (list === undefined) return ERR.FAILED;
+      if (typeof list === "number") return list;
       return [ERR.OK, encoder.encode(JSON.stringify(list))];
     }
     case "ioOpen": {
       const [res, type, path, flags] = a;
-      const n = fsOf(type).open(path, flags);
-      if (typeof n === "number") return [n, null];
-      open.set(res, { node: n, flags, type });
-      return [ERR.OK, null];
+      const fs = fsOf(type);
+      if (!fs) return ERR.FAILED;
+      const file = await fs.open(path, flags);
+      if (typeof file === "number") return file;
+      open.set(res, { file, flags, type, fs });
+      return ERR.OK;
     }
-    case "ioClose":
+    case "ioClose": {
+      const f = open.get(a[0]);
       open.delete(a[0]);
-      return [ERR.OK, null];
+      return f ? f.fs.close(f.file) : ERR.OK;
+    }
     default:
       break;
   }
   const f = open.get(a[0]);
-  if (!f) return [ERR.FAILED, null];
-  const n = f.node;
+  if (!f) return ERR.FAILED;
+  const { fs, file } = f;
   switch (op) {
-    case "ioQuery":
-      writeInfo(a[1], infoOf(n), f.type);
-      return [ERR.OK, null];
+    case "ioQuery": {
+      const info = await fs.info(file);
+      if (typeof info === "number") return info;
+      writeInfo(a[1], info, f.type);
+      return ERR.OK;
+    }
     case "ioTouch":
-      n.atime = a[1];
-      n.mtime = a[2];
-      return [ERR.OK, null];
+      return fs.touchFile(file, a[1], a[2]);
     case "ioRead": {
-      if (!(f.flags & 1)) return [ERR.NOACCESS, null];
-      const bytes = MemFs.read(n, a[1], a[3]);
+      if (!(f.flags & 1)) return ERR.NOACCESS;
+      const bytes = await fs.read(file, a[1], a[3]);
+      if (typeof bytes === "number") return bytes;
       cx.mem.write(a[2], bytes);
-      return [bytes.length, null];
+      return bytes.length;
     }
     case "ioReadToArray": {
-      if (!(f.flags & 1)) return [ERR.NOACCESS, null];
-      const bytes = MemFs.read(n, a[1], a[2]);
-      return [bytes.length, bytes];
+      if (!(f.flags & 1)) return ERR.NOACCESS;
+      const bytes = await fs.read(file, a[1], a[2]);
+      return typeof bytes === "number" ? bytes : [bytes.length, bytes];
     }
     case "ioWrite": {
-      if (!(f.flags & (2 | 32))) return [ERR.NOACCESS, null];
-      const at = f.flags & 32 ? n.size : a[1];
-      return [MemFs.write(n, at, cx.mem.bytes(a[2], a[3])), null];
+      if (!(f.flags & (2 | 32))) return ERR.NOACCESS;
+      // A copy: the module's memory is shared, and a handle may refuse a shared view.
+      return fs.write(file, f.flags & 32 ? null : a[1], cx.mem.bytes(a[2], a[3]).slice());
     }
     case "ioSetLength":
-      if (!(f.flags & 2)) return [ERR.NOACCESS, null];
-      return [MemFs.setLength(n, a[1]), null];
+      if (!(f.flags & 2)) return ERR.NOACCESS;
+      return fs.setLength(file, a[1]);
     case "ioFlush":
-      // Flush means "on disk": for the persistent file system, in IndexedDB.
-      return f.type === FS_TYPE.LOCALPERSISTENT && persist ? persist.save().then(() => [ERR.OK, null]) : [ERR.OK, null];
+      return fs.flush(file);
     default:
-      return [ERR.FAILED, null];
+      return ERR.FAILED;
   }
 }
 
@@ -168,9 +214,7 @@ async function answer(port, m) {
   let r;
   let payload = null;
   try {
-    const type = fsTypeOf(m.op, m.a);
     [r, payload] = await run(m.op, m.a);
-    if (type === FS_TYPE.LOCALPERSISTENT && !READ_ONLY.has(m.op)) persist?.schedule();
   } catch (e) {
     console.error(`pexe2wasm io: ${m.op}: ${e?.stack ?? e}`);
     r = ERR.FAILED;
@@ -211,8 +255,7 @@ const toParent = parentLine(async (m) => {
     refuseUnmapped = !!m.refuseUnmapped;
     pageUrl = m.pageUrl ?? self.location.href;
     loaders = new Loaders(ctx.h, ctx.res, pageUrl, urlMap, note, refuseUnmapped);
-    persist = new Persist(systems.get(FS_TYPE.LOCALPERSISTENT), note);
-    await persist.load();
+    await openFileSystems(note, m.pageLoad);
     toParent({ t: "ready" });
   } else if (m.t === "port") {
     const port = m.port;

@@ -12,7 +12,9 @@ import { MemoryStore, StoreDirectoryHandle } from "../../src/compat/kv-directory
 
 const location = { protocol: "http:", hostname: "127.0.0.1", port: "8000", origin: "http://127.0.0.1:8000" };
 const P = (f) => new Promise((ok, err) => f(ok, err));
-const sandbox = (store = new MemoryStore(), more = {}) => new Sandbox({ root: async () => new StoreDirectoryHandle(store), location, ...more });
+let loads = 0;
+// Each sandbox is a page load of its own (TEMPORARY is emptied once per load).
+const sandbox = (store = new MemoryStore(), more = {}) => new Sandbox({ root: async () => new StoreDirectoryHandle(store), location, loadId: `load-${++loads}`, ...more });
 const fsOf = (s, type = PERSISTENT) => P((ok, err) => s.requestFileSystem(type, 1024, ok, err));
 const get = (dir, method, path, options = {}) => P((ok, err) => dir[method](path, options, ok, err));
 const failure = (p) => p.then((v) => assert.fail(`expected an error, got ${v?.fullPath ?? v}`), (e) => ({ name: e.name, code: e.code }));
@@ -236,13 +238,23 @@ test("advertise.js defines the API's names at once, with FileError's codes as th
   assert.equal(window.FileError.INVALID_MODIFICATION_ERR, FILE_ERROR_CODES.InvalidModificationError);
   assert.equal(window.FileError.QUOTA_EXCEEDED_ERR, FILE_ERROR_CODES.QuotaExceededError);
   assert.equal(window.FileError.PATH_EXISTS_ERR, FILE_ERROR_CODES.PathExistsError);
-  // Chromium keeps its own.
+  // Chromium keeps its own only where there is no OPFS (an insecure context)...
   const own = () => {};
-  const chromium = { navigator: { webkitPersistentStorage: "native" }, webkitRequestFileSystem: own, console: window.console, document: window.document };
-  chromium.window = chromium;
-  chromium.globalThis = chromium;
-  vm.runInNewContext(src, chromium);
-  assert.equal(chromium.webkitRequestFileSystem, own);
-  assert.equal(chromium.navigator.webkitPersistentStorage, "native");
-  assert.equal(chromium.FileError, undefined);
+  const chromium = (secure) => {
+    const w = { navigator: { webkitPersistentStorage: "native", storage: { getDirectory() {} } }, isSecureContext: secure, webkitRequestFileSystem: own, console: window.console, document: window.document };
+    w.window = w;
+    w.globalThis = w;
+    vm.runInNewContext(src, w);
+    return w;
+  };
+  const insecure = chromium(false);
+  assert.equal(insecure.webkitRequestFileSystem, own);
+  assert.equal(insecure.navigator.webkitPersistentStorage, "native");
+  assert.equal(insecure.FileError, undefined);
+  // ...and elsewhere gets ours, over the folders the module's files are in.
+  const secure = chromium(true);
+  assert.notEqual(secure.webkitRequestFileSystem, own);
+  assert.equal(typeof secure.webkitRequestFileSystem, "function");
+  assert.equal(typeof secure.navigator.webkitPersistentStorage.requestQuota, "function");
+  assert.equal(secure.FileError.NOT_FOUND_ERR, FILE_ERROR_CODES.NotFoundError);
 });

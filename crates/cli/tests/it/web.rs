@@ -1354,8 +1354,9 @@ fn files(browser: Browser) {
 both_browsers!(files: file_systems_answer_as_chrome_did_in_chromium, file_systems_answer_as_chrome_did_in_firefox);
 
 /// Chrome's sandboxed File System API (`webkitRequestFileSystem`, `webkitPersistentStorage`)
-/// as NaCl pages and Chrome apps used it: the browser's own in Chromium, compat/filesystem.js
-/// (OPFS, or IndexedDB where there is none) in the others, across a reload
+/// as NaCl pages and Chrome apps used it: compat/filesystem.js in every browser (over
+/// Chromium's own, so that the module shares the files; OPFS, or IndexedDB where there is
+/// none), across a reload
 /// (web/tests/browser/pages/fs-compat.html).
 fn fs_compat(browser: Browser) {
     if !browser.ready() {
@@ -1363,14 +1364,14 @@ fn fs_compat(browser: Browser) {
     }
     let dir = scratch(&format!("fs-compat-{}", browser.name()));
     write_site(&pepper_fixture(&dir, "input-echo"), &dir);
-    harness(browser, &dir, "fs-compat.html", 20, &[], "fs-compat");
+    harness(browser, &dir, "fs-compat.html", 26, &[], "fs-compat");
     if browser == Browser::Firefox {
         // The IndexedDB store WebKitGTK uses, and the worker's writer older Safari needs.
         harness(
             browser,
             &dir,
             "fs-compat.html?backend=indexeddb",
-            20,
+            26,
             &[],
             "fs-compat indexeddb",
         );
@@ -1378,7 +1379,7 @@ fn fs_compat(browser: Browser) {
             browser,
             &dir,
             "fs-compat.html?writer=worker",
-            20,
+            26,
             &[],
             "fs-compat worker",
         );
@@ -1581,7 +1582,7 @@ both_browsers!(url_loader: shhnjk_url_loader_fetches_through_the_url_map_in_chro
 
 /// LOCALPERSISTENT across visits: a file written and flushed on one visit (the files
 /// harness, `?persist=write`) is read back on the next (`?persist=read`), in a new browser
-/// on the same profile: the IO worker keeps the file system in IndexedDB.
+/// on the same profile: the IO worker's file system is the page's PERSISTENT one (OPFS).
 fn persistence(browser: Browser) {
     if !browser.ready() {
         return;

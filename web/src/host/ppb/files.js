@@ -1,6 +1,6 @@
 // PPB_FileSystem;1.0, PPB_FileRef;1.0-1.2, PPB_FileIO;1.0-1.1. The resources (a file
 // system's type, a reference's path, an open file's state) are in the shared table; the
-// files themselves are the IO worker's (io-worker.js, io/memfs.js), reached through
+// files themselves are the IO worker's (io-worker.js, io/sandbox-fs.js), reached through
 // `cx.io`, which applies Chrome's callback rules.
 
 import { FIELDS, KIND } from "../resources.js";
