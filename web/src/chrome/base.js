@@ -28,7 +28,7 @@ export class LastError {
   }
   /** Runs cb(...args) with lastError set to {message} (when message is not null). */
   run(cb, message, args, what = "callback") {
-    const prev = [this.current, this.checked];
+    const prev = /** @type {const} */ ([this.current, this.checked]);
     this.current = message === null || message === undefined ? undefined : { message: String(message) };
     this.checked = false;
     try {

@@ -103,6 +103,7 @@ export function indexedDBBackend(idb, dbName, area) {
  * `now()` counts sync's writes per minute and hour. Values are JSON, as Chrome kept them.
  */
 export class StorageArea {
+  /** @param {{area: string, backend: any, quota?: object, onChanged?: (changes: object, area: string) => void, now?: () => number, readOnly?: boolean}} _ */
   constructor({ area, backend, quota = QUOTAS[area] ?? {}, onChanged = () => {}, now = () => Date.now(), readOnly = false }) {
     this.area = area;
     this.backend = backend;

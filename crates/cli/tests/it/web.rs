@@ -112,7 +112,7 @@ fn browser_host_matches_the_description() {
 }
 
 #[test]
-fn browser_host_unit_tests_and_lint_pass() {
+fn browser_host_unit_tests_lint_and_type_check_pass() {
     if !node_ready() {
         return;
     }
@@ -136,6 +136,18 @@ fn browser_host_unit_tests_and_lint_pass() {
     assert!(
         o.status.success(),
         "eslint: {}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    // The JS is type-checked too (web/tsconfig.json): a type error fails here.
+    let o = Command::new("node")
+        .args(["node_modules/typescript/bin/tsc", "-p", "."])
+        .current_dir(web_dir())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "tsc: {}\n{}",
         text(&o.stdout),
         text(&o.stderr)
     );
