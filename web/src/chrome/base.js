@@ -16,6 +16,7 @@ export class Multi {
  * callback read is reported on the console as "Unchecked runtime.lastError".
  */
 export class LastError {
+  /** @param {Pick<Console, "error">} [log] */
   constructor(log = console) {
     this.log = log;
     this.current = undefined;

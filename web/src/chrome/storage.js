@@ -254,7 +254,10 @@ export function storageApi(host, ctx) {
   return out;
 }
 
-/** The areas of an app: `makeBackend(area)` keeps each; changes go to the hub's events. */
+/**
+ * The areas of an app: `makeBackend(area)` keeps each; changes go to the hub's events.
+ * @param {{manifest: any, makeBackend: (area: string) => any, hub: any, cloneFor: (owner: any, v: any) => any, now?: () => number}} _
+ */
 export function makeAreas({ manifest, makeBackend, hub, cloneFor, now }) {
   const perms = (manifest.permissions ?? []).concat(manifest.optional_permissions ?? []);
   const unlimited = perms.includes("unlimitedStorage");
