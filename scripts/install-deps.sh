@@ -13,7 +13,7 @@
 #              under CI=true).
 #   chromium, node, npm and playwright-core   for the service's browser test (see below).
 #   firefox-esr, webkit2gtk-driver, xvfb, ffmpeg and web/'s npm packages (playwright-core,
-#              puppeteer-core, selenium-webdriver, eslint)   for the browser host's tests
+#              puppeteer-core, selenium-webdriver, eslint, typescript)   for the browser host's tests
 #              (crates/cli/tests/it/web.rs): Debian's Chromium, Firefox ESR and WebKitGTK
 #              (Safari's engine, driven by WebKitWebDriver), never a downloaded browser.
 # Optional tools:

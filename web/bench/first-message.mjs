@@ -33,7 +33,7 @@ for (let i = 0; i <= runs; i++) {
   await page.goto(url);
   let t = null;
   for (let k = 0; k < 600 && t === null; k++) {
-    t = await page.evaluate(() => window.firstMessageAt);
+    t = await page.evaluate(() => /** @type {any} */ (window).firstMessageAt);
     if (t === null) await new Promise((r) => setTimeout(r, 20));
   }
   times.push(t);

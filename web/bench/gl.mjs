@@ -24,7 +24,7 @@ const server = createServer((req, res) => {
   });
   createReadStream(path).pipe(res);
 });
-await new Promise((r) => server.listen(0, "127.0.0.1", r));
+await new Promise((r) => server.listen(0, "127.0.0.1", () => r()));
 const { chromium } = await import("playwright-core");
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -33,9 +33,9 @@ const browser = await chromium.launch({
 });
 try {
   const page = await browser.newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/bench/gl-bench.html?n=${n}`);
-  await page.waitForFunction(() => window.result, null, { timeout: 300000 });
-  const r = await page.evaluate(() => window.result);
+  await page.goto(`http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}/bench/gl-bench.html?n=${n}`);
+  await page.waitForFunction(() => /** @type {any} */ (window).result, null, { timeout: 300000 });
+  const r = await page.evaluate(() => /** @type {any} */ (window).result);
   const row = (name, ns) => console.log(`${name.padEnd(52)} ${ns.toFixed(0).padStart(8)} ns`);
   row("Uniform4f, straight to WebGL", r.uniformDirect);
   row("Uniform4f, through the host", r.uniformHost);

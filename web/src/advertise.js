@@ -5,7 +5,7 @@
   "use strict";
   // Where the host's files are (null later: currentScript is only set while this runs; run
   // from embed.js, a module, it is null, and embed.js's own src says the same folder).
-  const hostBase = document.currentScript?.src ?? document.querySelector('script[src$="embed.js"]')?.src ?? null;
+  const hostBase = /** @type {HTMLScriptElement | null} */ (document.currentScript)?.src ?? /** @type {HTMLScriptElement | null} */ (document.querySelector('script[src$="embed.js"]'))?.src ?? null;
   const TYPE = "application/x-pnacl";
   if (globalThis.__pexe2wasmAdvertised) return;
   globalThis.__pexe2wasmAdvertised = true;

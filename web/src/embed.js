@@ -25,7 +25,7 @@ function pageConfig() {
   // A page in a frame of a Chrome app's launcher (its windows, an extension's tab) has the
   // launcher's config, the nearest same-origin one above it.
   let el = document.getElementById("pexe2wasm-config");
-  for (let w = window; !el && w !== w.parent; ) {
+  for (let w = /** @type {Window} */ (window); !el && w !== w.parent; ) {
     try {
       w = w.parent;
       el = w.document.getElementById("pexe2wasm-config");
@@ -143,6 +143,8 @@ class Instance {
     this.children = new Map(); // spawn id or "thread N" -> a host worker created for the instance
     this.io = null; // the IO worker
     this.pool = null; // the thread pool (startThreads)
+    /** @type {Map<number, {stop(): void}> | null} */
+    this.audio = null; // resource -> the player of each PPB_Audio that started (startAudio)
     this.ended = false;
     // Messages the module posts before its load event wait for it, as in Chrome (the
     // plugin held them until the instance was up).
@@ -672,7 +674,7 @@ function naclModules() {
 
 /** The Chrome app runtime of the launcher this page runs under (a same-origin frame above), or null. */
 function chromeApp() {
-  for (let w = window; ; w = w.parent) {
+  for (let w = /** @type {Window} */ (window); ; w = w.parent) {
     try {
       if (w.__pexe2wasmChrome) return w.__pexe2wasmChrome;
     } catch {

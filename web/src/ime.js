@@ -216,7 +216,7 @@ export class TextInput {
       this.place();
     });
     // The composition's text and selection as they are once it changed the element.
-    el.addEventListener("input", (e) => {
+    el.addEventListener("input", (/** @type {InputEvent} */ e) => {
       // What a browser inserts after a composition ended (Firefox's last input event).
       if (!this.composing) {
         this.restore();

@@ -8,9 +8,11 @@
 /* global clients */
 if (typeof window === "undefined") {
   // The service worker.
-  self.addEventListener("install", () => self.skipWaiting());
-  self.addEventListener("activate", (e) => e.waitUntil(clients.claim()));
-  self.addEventListener("fetch", (e) => {
+  // Here `self` is the ServiceWorkerGlobalScope (the checker's lib knows only the page's).
+  const sw = /** @type {ServiceWorkerGlobalScope} */ (/** @type {unknown} */ (self));
+  sw.addEventListener("install", () => sw.skipWaiting());
+  sw.addEventListener("activate", (e) => e.waitUntil(clients.claim()));
+  sw.addEventListener("fetch", (e) => {
     const r = e.request;
     if (r.cache === "only-if-cached" && r.mode !== "same-origin") return;
     e.respondWith(
@@ -26,7 +28,7 @@ if (typeof window === "undefined") {
   });
 } else if (!window.crossOriginIsolated && window.isSecureContext && "serviceWorker" in navigator) {
   const key = "pexe2wasm-isolation-reload";
-  navigator.serviceWorker.register(document.currentScript.src).then(
+  navigator.serviceWorker.register(/** @type {HTMLScriptElement} */ (document.currentScript).src).then(
     (reg) => {
       // Reload once the worker controls the page; never loop if it still is not isolated.
       if (sessionStorage.getItem(key)) {

@@ -6,6 +6,7 @@ import { ChromeError } from "./base.js";
 
 /** The alarms of one app; `fire(alarm)` dispatches onAlarm; timers and clock injectable. */
 export class Alarms {
+  /** @param {{fire: (alarm: object) => void, now?: () => number, setTimeout?: (f: () => void, ms: number) => any, clearTimeout?: (id: any) => void}} _ */
   constructor({ fire, now = () => Date.now(), setTimeout: st = globalThis.setTimeout, clearTimeout: ct = globalThis.clearTimeout }) {
     this.fire = fire;
     this.now = now;

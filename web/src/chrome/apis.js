@@ -15,7 +15,7 @@
 // - A page inside someone else's frame with no launcher: left alone.
 (function pexe2wasmChromeApis() {
   "use strict";
-  var script = document.currentScript;
+  var script = /** @type {HTMLScriptElement} */ (document.currentScript);
   var pkg = (script && script.getAttribute("data-package")) || "";
   function findHost(start) {
     var w = start;

@@ -16,6 +16,7 @@ export class Multi {
  * callback read is reported on the console as "Unchecked runtime.lastError".
  */
 export class LastError {
+  /** @param {Pick<Console, "error">} [log] */
   constructor(log = console) {
     this.log = log;
     this.current = undefined;
@@ -28,7 +29,7 @@ export class LastError {
   }
   /** Runs cb(...args) with lastError set to {message} (when message is not null). */
   run(cb, message, args, what = "callback") {
-    const prev = [this.current, this.checked];
+    const prev = /** @type {const} */ ([this.current, this.checked]);
     this.current = message === null || message === undefined ? undefined : { message: String(message) };
     this.checked = false;
     try {

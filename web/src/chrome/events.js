@@ -51,6 +51,7 @@ export class SharedEvent {
    * Calls each listener (of the owners `filter` accepts) with `args(owner)` or `args`;
    * returns [{owner, value}] of those that returned without throwing.
    */
+  /** @param {(owner: any) => boolean} [filter] */
   dispatch(args, filter = () => true) {
     const out = [];
     for (const l of [...this.listeners]) {
@@ -62,6 +63,7 @@ export class SharedEvent {
     return out;
   }
 
+  /** @param {(owner: any) => boolean} [filter] */
   count(filter = () => true) {
     return this.listeners.filter((l) => filter(l.owner)).length;
   }

@@ -53,6 +53,7 @@ export function createHost({ manifest, id, baseURL, messages = new Map(), predef
     power: {},
     contextMenus: new Map(),
     retainedEntries: new Map(),
+    /** @type {(name: string) => void} */
     onMissing: () => {},
     api: (name, impl) => apiFunction(lastError, name, impl),
     cloneInto: (win, v) => {
@@ -87,7 +88,7 @@ export function createHost({ manifest, id, baseURL, messages = new Map(), predef
   host.tabInfo = () => (host.tab ? tabInfo(host) : undefined);
   host.storageAreas = makeAreas({ manifest, makeBackend, hub, now, cloneFor: (owner, v) => host.cloneInto(owner.win, v) });
   host.alarms = new Alarms({ fire: (alarm) => hub.dispatch("alarms.onAlarm", (owner) => [host.cloneInto(owner.win, alarm)]), now });
-  host.notifications = new Notifications({ ...notify, system: notify.system ?? null });
+  host.notifications = new Notifications({ ...notify, system: /** @type {{system?: any}} */ (notify).system ?? null });
 
   /** Records what the app wanted that is not here; the console hears of each name once. */
   host.note = (name, why) => {

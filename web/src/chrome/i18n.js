@@ -43,7 +43,7 @@ function substitute(text, subs) {
 
 /**
  * chrome.i18n.getMessage(name, substitutions) over `messages` (from mergeCatalogs);
- * `predefined` holds @@extension_id, @@ui_locale and the bidi names.
+ * `predefined` holds `@@extension_id`, `@@ui_locale` and the bidi names.
  */
 export function getMessage(messages, name, substitutions, predefined = {}) {
   if (typeof name !== "string") return "";

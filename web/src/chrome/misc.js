@@ -54,6 +54,7 @@ export function deadEvent() {
  * never fires), a call calls its callback later with lastError set to `message` (a
  * Manifest V3 call without one gets a rejected promise), and `then` is absent so it is not
  * taken for a promise. `onUse(path)` is told each member used.
+ * @param {(path: string, called?: boolean) => void} [onUse]
  */
 export function standIn(host, path, message, onUse = () => {}) {
   const cache = new Map();
@@ -189,7 +190,7 @@ export function commandsApi(host, ctx) {
   if (ctx.win?.addEventListener && !ctx.commandKeys) {
     ctx.commandKeys = true;
     const tests = Object.entries(commands)
-      .map(([name, c]) => [name, shortcutMatcher(c?.suggested_key?.default ?? c?.suggested_key?.linux ?? c?.suggested_key?.chromeos)])
+      .map(([name, c]) => /** @type {[string, ((e: KeyboardEvent) => boolean) | null]} */ ([name, shortcutMatcher(c?.suggested_key?.default ?? c?.suggested_key?.linux ?? c?.suggested_key?.chromeos)]))
       .filter(([, f]) => f);
     if (tests.length) {
       ctx.win.addEventListener("keydown", (e) => {

@@ -4,7 +4,10 @@
 import { ChromeError } from "./base.js";
 
 export class Notifications {
-  /** `show(id, options)` draws one, `hide(id)` removes it; `system` is the Notification constructor or null. */
+  /**
+   * `show(id, options)` draws one, `hide(id)` removes it; `system` is the Notification constructor or null.
+   * @param {{show?: (id: string, options: object) => void, hide?: (id: string) => void, system?: any}} [_]
+   */
   constructor({ show = () => {}, hide = () => {}, system = null } = {}) {
     this.show = show;
     this.hide = hide;

@@ -103,6 +103,7 @@ export function indexedDBBackend(idb, dbName, area) {
  * `now()` counts sync's writes per minute and hour. Values are JSON, as Chrome kept them.
  */
 export class StorageArea {
+  /** @param {{area: string, backend: any, quota?: object, onChanged?: (changes: object, area: string) => void, now?: () => number, readOnly?: boolean}} _ */
   constructor({ area, backend, quota = QUOTAS[area] ?? {}, onChanged = () => {}, now = () => Date.now(), readOnly = false }) {
     this.area = area;
     this.backend = backend;
@@ -253,7 +254,10 @@ export function storageApi(host, ctx) {
   return out;
 }
 
-/** The areas of an app: `makeBackend(area)` keeps each; changes go to the hub's events. */
+/**
+ * The areas of an app: `makeBackend(area)` keeps each; changes go to the hub's events.
+ * @param {{manifest: any, makeBackend: (area: string) => any, hub: any, cloneFor: (owner: any, v: any) => any, now?: () => number}} _
+ */
 export function makeAreas({ manifest, makeBackend, hub, cloneFor, now }) {
   const perms = (manifest.permissions ?? []).concat(manifest.optional_permissions ?? []);
   const unlimited = perms.includes("unlimitedStorage");

@@ -27,9 +27,10 @@ const QUOTA_FILE = "persistent-quota";
  * page's (embed.js).
  */
 export function pageLoadId() {
-  let w = globalThis;
+  const g = /** @type {any} */ (globalThis);
+  let w = g;
   try {
-    if (globalThis.top && globalThis.top !== globalThis && globalThis.top.location.origin === globalThis.location.origin) w = globalThis.top;
+    if (g.top && g.top !== g && g.top.location.origin === g.location.origin) w = g.top;
   } catch {
     /* another origin's top window: this frame's own id */
   }

@@ -24,7 +24,7 @@ self.onmessage = async (e) => {
     mem.refresh();
     let code = 0;
     try {
-      instance.exports._start();
+      /** @type {() => void} */ (instance.exports._start)();
     } catch (err) {
       if (!(err instanceof Exit)) {
         wasi.flush();

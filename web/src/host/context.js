@@ -71,9 +71,12 @@ export class Context {
     this.gfx = new graphics.Gfx(this.h);
     this.currentLoop = 0; // the message loop attached to this thread
     this.ioPort = null; // a MessagePort to the IO worker (set by the worker)
+    /** @type {Int32Array | null} */
     this.cell = null; // Int32Array over this thread's answer cell (blocking calls)
     this.ioPending = new Map(); // request id -> finish(result, payload)
     this.ioSeq = 0;
+    /** @type {((res: number, kind: number) => void) | null} */
+    this.forgetUrl = null; // set by ppb/url.js: drops its records of a URL resource that is gone
     this.exports = null;
     this.registry = buildRegistry(this);
   }
@@ -117,6 +120,7 @@ export class Context {
    * main thread; a callback needs the main thread or a thread with a message loop, where
    * it runs. `finish(result, payload)` turns the worker's answer into the call's result
    * (on this thread, so it may call into the module). Returns what the PPB call returns.
+   * @param {(result: number, payload?: any) => number} [finish]
    */
   io(cbPtr, op, a, finish = (r) => r) {
     const func = this.mem.u32(cbPtr);
@@ -255,7 +259,11 @@ export class Context {
     return offered ? 1 : 0;
   }
 
-  /** The import object for `module`: every import it names, known or a trap. */
+  /**
+   * The import object for `module`: every import it names, known or a trap.
+   * @param {WebAssembly.Module} module
+   * @returns {WebAssembly.Imports}
+   */
   imports(module) {
     const wasi = wasiImports(this);
     this.flushOutput = wasi.flush;
@@ -286,6 +294,7 @@ export class Context {
       },
       env: { memory: this.memory },
     };
+    /** @type {WebAssembly.Imports} */
     const out = {};
     for (const imp of WebAssembly.Module.imports(module)) {
       const m = (out[imp.module] ??= {});

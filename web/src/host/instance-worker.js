@@ -308,7 +308,7 @@ async function init(m) {
   cx.setExports(instance.exports);
   toPage({ t: "progress", what: "start" });
   try {
-    instance.exports._start();
+    /** @type {() => void} */ (instance.exports._start)();
     // _start returned: the app's main ended without ever starting an instance.
     end({ t: "exit", code: 0 });
   } catch (e) {

@@ -13,7 +13,8 @@
  * posts to it: `(message, transfer) => void`.
  */
 export function parentLine(handler) {
-  let parent = self;
+  // In a worker `self` posts as a MessagePort does (the checker knows only the page's `self`).
+  let parent = /** @type {MessagePort} */ (/** @type {unknown} */ (self));
   const postToParent = (msg, transfer = []) => parent.postMessage(msg, transfer);
   self.onmessage = (e) => {
     if (e.data?.t === "parent") {

@@ -42,7 +42,7 @@ const toPage = parentLine(async (m) => {
     const { tid, arg } = waitForThread(h, m.slot);
     cx.tid = tid;
     try {
-      instance.exports.wasi_thread_start(tid, arg);
+      /** @type {(tid: number, arg: number) => void} */ (instance.exports.wasi_thread_start)(tid, arg);
     } catch (err) {
       if (err instanceof Exit) {
         cx.flushOutput?.();

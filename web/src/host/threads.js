@@ -61,7 +61,10 @@ export function spawnThread(cx, arg, waitMs = SPAWN_WAIT_MS) {
   }
 }
 
-/** Thread worker: marks its slot idle and sleeps until a thread is given; {tid, arg}. */
+/**
+ * Thread worker: marks its slot idle and sleeps until a thread is given; {tid, arg}.
+ * @param {Int32Array} h the host block
+ */
 export function waitForThread(h, i) {
   const b = slotBase(i);
   Atomics.store(h, b + STATE, SLOT_IDLE);
@@ -78,6 +81,7 @@ export function releaseSlot(h, i) {
 
 /** The page's side: keeps `target` workers idle or starting. */
 export class ThreadPool {
+  /** @param {Int32Array} h the host block */
   constructor(h, target, startWorker) {
     this.h = h;
     this.target = Math.min(target, POOL_SLOTS);

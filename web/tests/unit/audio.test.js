@@ -17,7 +17,7 @@ function audio() {
     releaseResource: (r) => inst.res.release(r),
   };
   const reg = new Registry();
-  register(reg, cx);
+  register(reg, /** @type {any} */ (cx)); // a fake Context
   return { ...inst, cx, notes, f: (i, n) => reg.get(i, n).impl };
 }
 
@@ -52,7 +52,7 @@ test("the audio thread fills the ring from the callback until playback stops", (
   cx.h[fields + 5] = 1; // PLAYING, as StartPlayback sets it
   res.addRef(a); // the thread's reference, as StartPlayback takes it
   const calls = [];
-  runThread(cx, a, (fn, buf, bytes, latency, user, v11) => {
+  runThread(/** @type {any} */ (cx), a, (fn, buf, bytes, latency, user, v11) => {
     calls.push([fn, bytes, user, v11, latency]);
     // Frame k of call n: left = n * 1000 + k, right = -left (as int16).
     const v = new Int16Array(cx.memory.buffer, buf, bytes / 2);

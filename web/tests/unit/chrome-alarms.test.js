@@ -78,11 +78,11 @@ test("the timers are called as plain functions (a browser's setTimeout refuses a
   const t = fakeTime();
   const strict = {
     setTimeout(f, ms) {
-      if (this !== undefined && this !== globalThis) throw new TypeError("Illegal invocation");
+      if (this !== undefined && /** @type {unknown} */ (this) !== globalThis) throw new TypeError("Illegal invocation");
       return t.setTimeout(f, ms);
     },
     clearTimeout(id) {
-      if (this !== undefined && this !== globalThis) throw new TypeError("Illegal invocation");
+      if (this !== undefined && /** @type {unknown} */ (this) !== globalThis) throw new TypeError("Illegal invocation");
       return t.clearTimeout(id);
     },
   };

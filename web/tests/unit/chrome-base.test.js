@@ -81,7 +81,7 @@ test("cloneInto copies as JSON (functions and undefined dropped)", () => {
 });
 
 test("an event's listeners belong to their page and go with it", () => {
-  const e = new SharedEvent("x.onY", quietLog());
+  const e = new SharedEvent("x.onY", /** @type {any} */ (quietLog()));
   const p1 = {};
   const p2 = {};
   const got = [];

@@ -16,7 +16,7 @@ const fakeFetch = (files) => async (url, init) => {
   return { ok: hit, status: hit ? 200 : 404, text: async () => files[p], blob: async () => new Blob([files[p] ?? ""]), method: init?.method };
 };
 const digest = async (b) => createHash("sha256").update(b).digest();
-const load = (files, lang = "en-US") => loadPackage(BASE, { fetchImpl: fakeFetch(files), nav: { language: lang }, digest });
+const load = (files, lang = "en-US") => loadPackage(BASE, { fetchImpl: /** @type {any} */ (fakeFetch(files)), nav: /** @type {any} */ ({ language: lang }), digest });
 
 test("a package's manifest, localized, with its kind and id", async () => {
   const pkg = await load(
@@ -63,7 +63,7 @@ test("package kinds and icons", () => {
 });
 
 test("the package's directory entry lists the file list and reads files by URL", async () => {
-  const root = packageEntry(["manifest.json", "js/a.js", "js/sub/b.js"], BASE, fakeFetch({ "manifest.json": "{}", "js/a.js": "A", "js/sub/b.js": "B", "unlisted.txt": "U" }));
+  const root = packageEntry(["manifest.json", "js/a.js", "js/sub/b.js"], BASE, /** @type {any} */ (fakeFetch)({ "manifest.json": "{}", "js/a.js": "A", "js/sub/b.js": "B", "unlisted.txt": "U" }));
   assert.equal(root.isDirectory, true);
   const names = await new Promise((r) => root.createReader().readEntries((es) => r(es.map((e) => `${e.name}${e.isDirectory ? "/" : ""}`))));
   assert.deepEqual(names.sort(), ["js/", "manifest.json"]);

@@ -8,6 +8,10 @@ const BASE = "http://127.0.0.1:1/app/";
 /** A window whose XMLHttpRequest answers from `files` (404 for the rest) and whose fetch does too. */
 function fakeWindow(files) {
   class FakeXHR extends EventTarget {
+    /** @type {(() => void) | null} */
+    onreadystatechange = null;
+    /** @type {(() => void) | null} */
+    onload = null;
     open(_m, url) {
       this.url = new URL(url, BASE).href;
       this.readyState = 1;

@@ -23,7 +23,7 @@ const fakeWindow = (kind, url = "http://127.0.0.1:1/app/page.html") => ({
 });
 const makeHost = (manifest = { name: "t", version: "1", manifest_version: 2, permissions: ["storage"] }) => {
   const l = log();
-  const host = createHost({ manifest, id: "abcdefghijklmnopabcdefghijklmnop", baseURL: "http://127.0.0.1:1/app/", makeBackend: () => memoryBackend(), log: l, nav: { language: "en-US", languages: ["en-US", "de"], hardwareConcurrency: 4 } });
+  const host = createHost({ manifest, id: "abcdefghijklmnopabcdefghijklmnop", baseURL: "http://127.0.0.1:1/app/", makeBackend: () => memoryBackend(), log: /** @type {any} */ (l), nav: /** @type {any} */ ({ language: "en-US", languages: ["en-US", "de"], hardwareConcurrency: 4 }) });
   return { host, l };
 };
 

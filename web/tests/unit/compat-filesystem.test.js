@@ -241,6 +241,7 @@ test("advertise.js defines the API's names at once, with FileError's codes as th
   // Chromium keeps its own only where there is no OPFS (an insecure context)...
   const own = () => {};
   const chromium = (secure) => {
+    /** @type {any} */
     const w = { navigator: { webkitPersistentStorage: "native", storage: { getDirectory() {} } }, isSecureContext: secure, webkitRequestFileSystem: own, console: window.console, document: window.document };
     w.window = w;
     w.globalThis = w;

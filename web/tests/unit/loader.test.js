@@ -14,8 +14,8 @@ async function server(body) {
     res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": body.length });
     res.end(body);
   });
-  await new Promise((r) => s.listen(0, "127.0.0.1", r));
-  return { base: `http://127.0.0.1:${s.address().port}/`, seen, close: () => s.close() };
+  await new Promise((r) => s.listen(0, "127.0.0.1", () => r()));
+  return { base: `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (s.address()).port}/`, seen, close: () => s.close() };
 }
 
 function loaders({ page = "http://127.0.0.1:1/app/page.html", map = [], refuse = false } = {}) {
@@ -46,7 +46,7 @@ test("a mapped load streams its body in pieces, with progress, then 0 at the end
     const { l, loader, mem, h, res, exports } = loaders({ map: [["https://gone.example/", srv.base]] });
     const [r, head] = await l.open(loader, { url: "https://gone.example/data.txt", method: "GET" });
     assert.equal(r, 0);
-    const info = JSON.parse(new TextDecoder().decode(head));
+    const info = JSON.parse(new TextDecoder().decode(/** @type {Uint8Array} */ (head)));
     assert.equal(info.status, 200);
     assert.equal(info.url, "https://gone.example/data.txt", "the app sees the URL it asked for");
     assert.match(info.headers, /content-type: text\/plain/);

@@ -19,7 +19,7 @@ function page() {
     pageCall: (cb, what) => (calls.push([cb, what]), -1),
   };
   const reg = new Registry();
-  register(reg, cx);
+  register(reg, /** @type {any} */ (cx)); // a fake Context
   return { ...inst, sent, calls, f: (i, n) => reg.get(i, n).impl };
 }
 

@@ -8,11 +8,11 @@ const BADARGUMENT = -4;
 /** Sockets over a fake host block, with the URLs it opened and what it told the console. */
 function sockets(map = (u) => u) {
   const opened = [];
-  globalThis.WebSocket = class {
+  globalThis.WebSocket = /** @type {any} */ (class {
     constructor(url) {
       opened.push(url);
     }
-  };
+  }); // a fake: only what Sockets calls
   const notes = [];
   const h = new Int32Array(new SharedArrayBuffer(1024));
   const res = { base: () => 0 };

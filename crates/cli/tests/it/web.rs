@@ -112,7 +112,7 @@ fn browser_host_matches_the_description() {
 }
 
 #[test]
-fn browser_host_unit_tests_and_lint_pass() {
+fn browser_host_unit_tests_lint_and_type_check_pass() {
     if !node_ready() {
         return;
     }
@@ -139,6 +139,21 @@ fn browser_host_unit_tests_and_lint_pass() {
         text(&o.stdout),
         text(&o.stderr)
     );
+    // The JS is type-checked too: the host (web/tsconfig.json, the browser's globals) and
+    // the node tests and benchmarks (tsconfig.tests.json); a type error fails here.
+    for project in [".", "tsconfig.tests.json"] {
+        let o = Command::new("node")
+            .args(["node_modules/typescript/bin/tsc", "-p", project])
+            .current_dir(web_dir())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "tsc -p {project}: {}\n{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+    }
 }
 
 /// `pexe2wasm asm src -o pexe`, which must succeed.

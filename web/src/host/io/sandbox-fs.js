@@ -100,8 +100,10 @@ export class SandboxFs {
   /**
    * root: the directory handle of this file system; note(text): the console;
    * now(): seconds since the epoch.
+   * @param {any} root
+   * @param {{note?: (text: string) => void, now?: () => number, quota?: (() => Promise<number | null> | number | null) | null}} [options]
    */
-  constructor(root, { note = () => {}, now = () => Date.now() / 1000, quota = null } = {}) {
+  constructor(root, { note = (_text) => {}, now = () => Date.now() / 1000, quota = null } = {}) {
     this.root = root;
     this.note = note;
     this.now = now;

@@ -27,7 +27,11 @@ export const BAD_PORTS = new Set([
 ]);
 
 export class Sockets {
-  /** h: the host block; mapUrl(url) -> the URL to use (the page's --url-map); note(text): the console. */
+  /**
+   * h: the host block; mapUrl(url) -> the URL to use (the page's --url-map); note(text): the console.
+   * @param {Int32Array} h
+   * @param {(text: string) => void} [note]
+   */
   constructor(h, res, mapUrl, note = () => {}) {
     this.h = h;
     this.res = res;

@@ -26,6 +26,7 @@ export function recommendFrames(rate, requested) {
   return Math.min(MAX_FRAMES, Math.max(MIN_FRAMES, floor, requested >>> 0));
 }
 
+/** @param {import("../context.js").Context} cx the calling thread's context */
 export function register(reg, cx) {
   const cfgAt = (res) => {
     const b = cx.res.of(res, KIND.AUDIO_CONFIG);
@@ -136,6 +137,7 @@ export function register(reg, cx) {
  * thread_create started): while playing, a callback's buffer goes into the ring whenever
  * it has room; it waits for the worklet to read otherwise. `call(fn, buf, bytes, latency,
  * user, v11)` runs the app's callback. Returns when playback stops or the resource is gone.
+ * @param {import("../context.js").Context} cx the calling thread's context
  */
 export function runThread(cx, res, call) {
   const h = cx.h;

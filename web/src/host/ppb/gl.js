@@ -316,7 +316,7 @@ function numbers(v) {
   if (v === null || v === undefined || typeof v === "string") return [0];
   if (typeof v === "boolean") return [v ? 1 : 0];
   if (typeof v === "number") return [v];
-  if (ArrayBuffer.isView(v) || Array.isArray(v)) return Array.from(v, (x) => (typeof x === "boolean" ? (x ? 1 : 0) : x));
+  if (ArrayBuffer.isView(v) || Array.isArray(v)) return Array.from(/** @type {ArrayLike<number | boolean>} */ (v), (x) => (typeof x === "boolean" ? (x ? 1 : 0) : x));
   return [objName(v)];
 }
 
@@ -581,6 +581,7 @@ export function register(reg, cx) {
   const pixelsView = (type, ptr, bytes) => {
     cx.mem.check(ptr, bytes);
     const buf = cx.mem.buffer;
+    /** @type {Uint8ArrayConstructor | Float32ArrayConstructor | Uint32ArrayConstructor | Uint16ArrayConstructor | Int16ArrayConstructor | Int8ArrayConstructor} */
     let C = Uint8Array;
     if (type === GL.FLOAT) C = Float32Array;
     else if (type === GL.UNSIGNED_INT || type === GL.UNSIGNED_INT_24_8 || type === GL.INT) C = Uint32Array;

@@ -220,10 +220,14 @@ export function threadFrame(cx, device, func, userData) {
  * device, and the canvas they are shown on.
  */
 export class Gfx {
+  /** @param {Int32Array} h the host block */
   constructor(h) {
     this.h = h; // the host block: the bound device is shared, BindGraphics may come from any thread
     this.devices = new Map();
+    /** @type {OffscreenCanvas | null} */
     this.canvas = null; // an OffscreenCanvas from the page, when it gave one
+    /** @type {OffscreenCanvasRenderingContext2D | null} */
+    this.ctx2d = null; // the canvas's 2D context, made when a frame is first shown
     this.frames = 0;
   }
 

@@ -125,6 +125,7 @@ export function register(reg, cx) {
     cx.requestInput(instance, classes, true),
   );
   reg.def(I, "ClearInputEventRequest", "ii->", (instance, classes) => cx.clearInput(instance, classes));
+  /** @type {(res: number, is?: (type: number) => boolean) => number} */
   const at = (res, is = () => true) => {
     const b = cx.res.of(res, KIND.INPUT_EVENT);
     return b < 0 || !is(cx.h[b + FIELDS + EV.TYPE]) ? -1 : b + FIELDS;

@@ -80,6 +80,7 @@ function run(cx, res) {
   if (cx.isMain || h[b + LOOP.RUNNING]) return E.INPROGRESS;
   h[b + LOOP.RUNNING] = 1;
   for (;;) {
+    /** @type {Uint8Array | "quit" | null} */
     let item = null;
     let wait = Infinity;
     let wake = 0;

@@ -11,6 +11,7 @@ import { FULLSCREEN, GAMEPAD, GAMEPAD_BYTES, GAMEPAD_ON, SCREEN_H, SCREEN_W } fr
 const IMG = { FORMAT: 0, W: 1, H: 2, STRIDE: 3, ADDR: 4 }; // ppb/graphics.js's image data words
 const BGRA = 0;
 
+/** @param {import("../context.js").Context} cx the calling thread's context */
 export function register(reg, cx) {
   reg.def("PPB_MouseCursor;1.0", "SetCursor", "iiii->i", (instance, type, image, hotSpot) => {
     if (instance !== cx.instance || type < -1 || type > 42) return 0;
@@ -66,7 +67,10 @@ export function register(reg, cx) {
   });
 }
 
-/** A consistent copy of the page's latest sample (a seqlock: retried while it writes). */
+/**
+ * A consistent copy of the page's latest sample (a seqlock: retried while it writes).
+ * @param {Int32Array} h the host block
+ */
 export function sampleGamepads(h) {
   const bytes = new Uint8Array(GAMEPAD_BYTES);
   const src = new Uint8Array(h.buffer, (GAMEPAD + 2) * 4, GAMEPAD_BYTES);

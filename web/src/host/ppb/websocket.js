@@ -11,6 +11,7 @@ import { T } from "../vars.js";
 
 const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, NOACCESS: -7, INPROGRESS: -11 };
 
+/** @param {import("../context.js").Context} cx the calling thread's context */
 export function register(reg, cx) {
   const I = "PPB_WebSocket;1.0";
   const local = new Map(); // resource -> {url, protocol, extensions, reason}: what this worker learnt
