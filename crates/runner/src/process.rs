@@ -36,6 +36,12 @@ struct End {
     told: bool,
 }
 
+/// Whether a thread's entry call ended by a fault of the program (a trap, an uncaught
+/// longjmp), not by `exit()` or the end of the thread.
+fn ended_by_fault(e: &wasmtime::Error) -> bool {
+    !e.is::<ThreadExit>() && e.downcast_ref::<I32Exit>().is_none()
+}
+
 /// How the run ended.
 enum Ending {
     Exit(i32),
@@ -241,6 +247,12 @@ impl Process {
         }
         self.hosts.thread_started(&thread);
         let r = entry(store.as_context_mut());
+        if r.as_ref().is_err_and(ended_by_fault) && !self.is_stopping() {
+            // The runtime's standard output buffer is still in the module: write it out, so
+            // a trap loses nothing the program wrote (docs/RUNTIME-ABI.md, "Standard
+            // output"). A module without the export has no buffer.
+            let _ = call_export::<(), ()>(store.as_context_mut(), runtime::EXPORT_FLUSH_STDOUT, ());
+        }
         self.hosts.thread_exited(&thread);
         lock(&self.threads).remove(&thread.tid);
         mailbox.close();

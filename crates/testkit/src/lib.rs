@@ -8,12 +8,14 @@
 //! - [`measure`]: peak RSS, page faults, MB.
 //! - [`http`]: a loopback HTTP server that records what it is asked.
 //! - [`stdio_script`]: small pexes that write, read, exit and trap through the IRT.
+//! - [`wasmtime_cli`]: the stock wasmtime CLI, or a loud skip.
 pub mod corpus;
 pub mod counting_alloc;
 pub mod fixtures;
 pub mod http;
 pub mod measure;
 pub mod stdio_script;
+pub mod wasmtime_cli;
 
 use std::path::PathBuf;
 

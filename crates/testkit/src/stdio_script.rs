@@ -9,6 +9,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// The interfaces beyond fdio and basic that some ops ask `__nacl_irt_query` for.
+const DEV_FDIO: &[u8] = b"nacl-irt-dev-fdio-0.3\0";
+const THREAD: &[u8] = b"nacl-irt-thread-0.1\0";
+
 /// One step of a script.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
@@ -18,8 +22,15 @@ pub enum Op {
     Echo { max: u32 },
     /// `nanosleep` for this many milliseconds.
     SleepMs(u32),
+    /// `fsync(fd)` (`nacl-irt-dev-fdio-0.3`), as `fflush` and `fsync` reach the IRT.
+    Fsync(u32),
     /// `exit(status)`.
     Exit(u32),
+    /// `thread_exit(NULL)` (`nacl-irt-thread-0.1`) in the main thread: the program ends with
+    /// its last thread.
+    ThreadExit,
+    /// Return from `_start` (the WASI command ends with status 0).
+    Return,
     /// `llvm.trap`.
     Trap,
 }
@@ -55,20 +66,20 @@ pub fn expected_output(ops: &[Op], echoed: &[&[u8]]) -> (Vec<u8>, Vec<u8>) {
                 }
             }
             Op::Echo { .. } => o.extend_from_slice(echoed.next().copied().unwrap_or_default()),
-            Op::SleepMs(_) => {}
-            Op::Exit(_) | Op::Trap => break,
+            Op::SleepMs(_) | Op::Fsync(_) => {}
+            Op::Exit(_) | Op::Trap | Op::ThreadExit | Op::Return => break,
         }
     }
     (o, e)
 }
 
 /// The PNaClAsm text of a program that runs `ops` and then exits with status 0 (unless an
-/// `Exit` or `Trap` ends it first). Its `_start` finds the IRT as `fixtures/hello.pnaclasm`
+/// `Exit`, `Trap`, `ThreadExit` or `Return` ends it first). Its `_start` finds the IRT as `fixtures/hello.pnaclasm`
 /// does.
 pub fn program(ops: &[Op]) -> String {
     // Constants: value → name, in ascending order.
     let mut consts: BTreeMap<u32, String> = BTreeMap::new();
-    let base = [0u32, 1, 4, 8, 12, 16, 20, 24, 32, 56, 60, 64, 1024];
+    let base = [0u32, 1, 4, 8, 12, 16, 20, 24, 32, 40, 56, 60, 64, 1024];
     let mut wanted: Vec<u32> = base.to_vec();
     let mut texts: Vec<&[u8]> = Vec::new();
     for op in ops {
@@ -85,8 +96,19 @@ pub fn program(ops: &[Op]) -> String {
                 wanted.push(*max);
             }
             Op::SleepMs(ms) => wanted.extend([ms / 1000, (ms % 1000) * 1_000_000]),
+            Op::Fsync(fd) => {
+                wanted.push(*fd);
+                if !texts.contains(&DEV_FDIO) {
+                    texts.push(DEV_FDIO);
+                }
+            }
+            Op::ThreadExit => {
+                if !texts.contains(&THREAD) {
+                    texts.push(THREAD);
+                }
+            }
             Op::Exit(s) => wanted.push(*s),
-            Op::Trap => {}
+            Op::Trap | Op::Return => {}
         }
     }
     wanted.sort_unstable();
@@ -105,9 +127,10 @@ pub fn program(ops: &[Op]) -> String {
     };
     let mut s = String::new();
     s.push_str(
-        "module {\n  version 1;\n  types {\n    count 9;\n    @t0 = i32;\n    @t1 = void;\n    \
+        "module {\n  version 1;\n  types {\n    count 10;\n    @t0 = i32;\n    @t1 = void;\n    \
          @t2 = void (i32);\n    @t3 = i1;\n    @t4 = i8;\n    @t5 = void ();\n    \
-         @t6 = i32 (i32, i32, i32);\n    @t7 = i32 (i32, i32, i32, i32);\n    @t8 = i32 (i32, i32);\n  }\n  \
+         @t6 = i32 (i32, i32, i32);\n    @t7 = i32 (i32, i32, i32, i32);\n    @t8 = i32 (i32, i32);\n    \
+         @t9 = i32 (i32);\n  }\n  \
          define external void @f0(i32);\n  declare external void @f1();\n  globals {\n",
     );
     writeln!(s, "    count {};", 2 + texts.len()).unwrap();
@@ -241,6 +264,39 @@ pub fn program(ops: &[Op]) -> String {
                     c(0)
                 )
                 .unwrap();
+            }
+            Op::Fsync(fd) => {
+                // The dev-fdio table goes in the echo buffer; fsync is its slot 10.
+                let (r, fp, f, e) = (val(), val(), val(), val());
+                writeln!(
+                    body,
+                    "    {r} = call i32 {query}(i32 {}, i32 {buf}, i32 {});\n    {fp} = add i32 {buf}, {};\n    {f} = load i32* {fp}, align 1;\n    {e} = call i32 {f}(i32 {});",
+                    g(DEV_FDIO),
+                    c(56),
+                    c(40),
+                    c(*fd)
+                )
+                .unwrap();
+            }
+            Op::ThreadExit => {
+                // The thread table goes in the echo buffer; thread_exit is its slot 1.
+                let (r, fp, f) = (val(), val(), val());
+                writeln!(
+                    body,
+                    "    {r} = call i32 {query}(i32 {}, i32 {buf}, i32 {});\n    {fp} = add i32 {buf}, {};\n    {f} = load i32* {fp}, align 1;\n    call void {f}(i32 {});\n    unreachable;",
+                    g(THREAD),
+                    c(12),
+                    c(4),
+                    c(0)
+                )
+                .unwrap();
+                ended = true;
+                break;
+            }
+            Op::Return => {
+                body.push_str("    ret void;\n");
+                ended = true;
+                break;
             }
             Op::Exit(status) => {
                 writeln!(

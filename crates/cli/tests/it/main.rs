@@ -32,4 +32,5 @@ mod pepper_ws;
 mod run_cli;
 mod run_stdio;
 mod sites;
+mod stdout_buffer;
 mod web;

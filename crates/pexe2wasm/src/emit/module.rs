@@ -1042,6 +1042,12 @@ fn prefix(
                 }
             }
         }
+        let flush = crate::runtime::EXPORT_FLUSH_STDOUT;
+        if let Some(&i) = l.exports.get(flush) {
+            if exported.insert(flush.into()) {
+                esec.export(flush, ExportKind::Func, r.funcs[i as usize]);
+            }
+        }
         let thread_start = crate::runtime::EXPORT_THREAD_START;
         if let (Some(_), Some(&i)) = (threaded_start, l.exports.get(thread_start)) {
             if exported.insert(thread_start.into()) {

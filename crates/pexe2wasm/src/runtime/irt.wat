@@ -17,6 +17,12 @@
 ;;   0x000c  u32 bytes used in the preopen name area
 ;;   0x0010  u32 allocator hint: every page in [first page, hint) is in use
 ;;   0x0018  i64 monotonic time at _start (ns), for the CPU-time clock fallback
+;;   0x0020  threaded: the allocator's lock
+;;   0x0024  u32 bytes held in the standard output buffer (at 0x0c00)
+;;   0x0028  u32 how fd 1 is written: 0 not yet known, 1 buffered, 2 straight through
+;;   0x002c  threaded: the standard output buffer's lock
+;;   0x0030  threaded: u32 threads alive (the main thread counts from _start)
+;;   0x0034  threaded: u32 threads inside a read of fd 0
 ;;   0x0040  scratch: iovec (8 bytes)
 ;;   0x0048  scratch: WASI result words r0 (8 bytes), r1 (8 bytes) at 0x0050
 ;;   0x0080  scratch: WASI filestat (64 bytes)
@@ -26,6 +32,7 @@
 ;;   0x0170  "." (the relative path of a preopen's own directory)
 ;;   0x0200  constants copied from the passive data segment $consts: the WASI errno → NaCl
 ;;           errno table (80 bytes), then the interface records at 0x0250
+;;   0x0c00  standard output buffer (1 KiB; see "Standard output" below)
 ;;   0x1000  current directory, absolute and normalized (4 KiB)
 ;;   0x2000  path buffer A (4 KiB); 0x3000 path buffer B (4 KiB)
 ;;   0x4000  fd_readdir buffer (4 KiB)
@@ -472,6 +479,7 @@
         (if (i32.eq (memory.grow (i32.sub (local.get $need) (memory.size))) (i32.const -1))
           (then (unreachable)))))
     (memory.fill (local.get $rt) (i32.const 0) (i32.const 0x10000))
+    ;;@threads (i32.store offset=0x30 (local.get $rt) (i32.const 1))
     (memory.init $consts (i32.add (local.get $rt) (i32.const 0x200)) (i32.const 0) (i32.const 431))  ;;@unpepper
     ;;@pepper (memory.init $consts (i32.add (local.get $rt) (i32.const 0x200)) (i32.const 0) (i32.const 456))
     (i32.store offset=0x0 (local.get $rt) (local.get $need))
@@ -519,6 +527,7 @@
     (i32.store offset=12 (local.get $p) (i32.const 0))                ;; AT_NULL
     (i32.store offset=16 (local.get $p) (i32.const 0))
     (call $pexe_start (local.get $blk))
+    (drop (call $stdout_flush))
     (call $proc_exit (i32.const 0)))
 
   ;; ---------------------------------------------------------------------------------------
@@ -561,6 +570,7 @@
   ;; nacl-irt-basic-0.1
 
   (func $irt_exit (param $status i32)
+    (drop (call $stdout_flush))
     (call $proc_exit (local.get $status))
     (unreachable))
 
@@ -616,6 +626,8 @@
   ;; struct timespec: i64 tv_sec @0, i32 tv_nsec @8.
   (func $irt_nanosleep (param $req i32) (param $rem i32) (result i32)
     (local $sec i64) (local $nsec i32) (local $e i32)
+    ;; A program that sleeps is not writing: what it wrote goes out now, not after the nap.
+    (drop (call $stdout_flush))
     (local.set $sec (i64.load (local.get $req)))
     (local.set $nsec (i32.load offset=8 (local.get $req)))
     (if (i32.or (i64.lt_s (local.get $sec) (i64.const 0)) (i32.gt_u (local.get $nsec) (i32.const 999999999)))
@@ -662,10 +674,149 @@
     (i32.const 0))
 
   ;; ---------------------------------------------------------------------------------------
+  ;; Standard output
+  ;;
+  ;; The newlib inside the pexes line-buffers stdout whatever fd 1 is, so every line reaches
+  ;; $irt_write on its own: one fd_write per line. When fd 1 is not a terminal
+  ;; (fd_fdstat_get's file type is not a character device), the runtime keeps what is
+  ;; written to it in a buffer of 1 KiB at RT+0xc00 (as large as wasi-libc's stdout buffer,
+  ;; BUFSIZ) and writes it out:
+  ;;   - before a write that does not fit: the buffer goes out as it is (one fd_write),
+  ;;     then that write starts it again (or goes straight out when it is larger than the
+  ;;     buffer). The buffer is never split, so its write-outs end where the program's
+  ;;     writes end, at the end of a line for newlib: the wasmtime CLI's stdout is line
+  ;;     buffered (Rust's LineWriter) and turns a chunk ending inside a line into two
+  ;;     write(2) calls;
+  ;;   - before anything else is done to fd 1 (seek, fstat, fsync, fdatasync, ftruncate,
+  ;;     close, a dup2 onto it);
+  ;;   - before a write to fd 2 (standard error is not buffered, as in C: the two keep their
+  ;;     order on a shared destination, and a message before a crash is never held back);
+  ;;   - before a read of fd 0, so a prompt shows; in the threaded runtime fd 1 is written
+  ;;     straight through while any thread is inside such a read, so the answer a thread
+  ;;     prints to a program on the other end of a pipe is not held back;
+  ;;   - before a sleep (nanosleep);
+  ;;   - on every way out: exit, the return of the pexe's _start, the exit of the last
+  ;;     thread (thread_exit of the main thread in the unthreaded runtime).
+  ;; A terminal (or an fd 1 without an fdstat) gets every write at once, as under NaCl, and
+  ;; so does every fd 1 in the Pepper runtime (a plugin does not exit: nothing would write
+  ;; out its last lines). A trap loses what the buffer holds: at most 1 KiB of the lines
+  ;; written since the last write-out, as a wasi-libc program loses its stdout buffer. A host
+  ;; can write it out after the trap by calling the export __pexe2wasm_flush_stdout
+  ;; (pexe2wasm run does).
+  ;;
+  ;; Threads: the buffer, its byte count and fd 1's mode are shared by every thread (the
+  ;; standard streams are), so the threaded runtime holds the lock at RT+0x2c ($out_lock)
+  ;; for every use of them, the fd_write that empties the buffer included: two threads'
+  ;; writes never mix inside one write, and bytes leave in the order the writes were taken.
+  ;; Only the iovec and the result word of that fd_write are per thread (scratch).
+
+  ;; Writes [$p, $p + $len) to $fd with as many fd_write calls as it takes (a host may
+  ;; write part of it, as wasmtime-wasi writes at most one iovec a call); a WASI errno. A
+  ;; call that writes nothing is EIO (retrying would never end).
+  (func $write_all (param $fd i32) (param $p i32) (param $len i32) (result i32)
+    (local $e i32) (local $done i32)
+    (block $all
+      (loop $again
+        (br_if $all (i32.eqz (local.get $len)))
+        (i32.store (call $iov) (local.get $p))
+        (i32.store offset=4 (call $iov) (local.get $len))
+        (local.set $e (call $fd_write (local.get $fd) (call $iov) (i32.const 1) (call $r0)))
+        (if (local.get $e) (then (return (local.get $e))))
+        (local.set $done (i32.load (call $r0)))
+        (if (i32.eqz (local.get $done)) (then (return (i32.const 29))))
+        (if (i32.gt_u (local.get $done) (local.get $len)) (then (local.set $done (local.get $len))))
+        (local.set $p (i32.add (local.get $p) (local.get $done)))
+        (local.set $len (i32.sub (local.get $len) (local.get $done)))
+        (br $again)))
+    (i32.const 0))
+
+  ;; How fd 1 is written: 1 through the buffer, 2 straight through (a terminal, no fdstat,
+  ;; the Pepper runtime). Asked on the first write, kept until fd 1 is closed or replaced.
+  (func $stdout_mode (result i32)
+    (local $m i32)
+    (local.set $m (i32.load offset=0x28 (call $rt)))
+    (if (i32.eqz (local.get $m))
+      (then
+        (local.set $m (i32.const 2))
+        (if (i32.eqz (call $fd_fdstat_get (i32.const 1) (call $fdst)))
+          (then
+            (if (i32.ne (i32.load8_u (call $fdst)) (i32.const 2))
+              (then (local.set $m (i32.const 1))))))
+        ;;@pepper (local.set $m (i32.const 2))
+        (i32.store offset=0x28 (call $rt) (local.get $m))))
+    (local.get $m))
+
+  ;; Writes out what the buffer holds (the caller holds the lock); a WASI errno. The bytes
+  ;; are dropped even when the write fails, as a C library drops its buffer.
+  (func $stdout_drain (result i32)
+    (local $n i32)
+    (local.set $n (i32.load offset=0x24 (call $rt)))
+    (if (i32.eqz (local.get $n)) (then (return (i32.const 0))))
+    (i32.store offset=0x24 (call $rt) (i32.const 0))
+    (call $write_all (i32.const 1) (i32.add (call $rt) (i32.const 0xc00)) (local.get $n)))
+
+  ;; Writes out what the buffer holds; a WASI errno.
+  (func $stdout_flush (result i32)
+    (local $e i32)
+    ;;@threads (call $out_lock)
+    (local.set $e (call $stdout_drain))
+    ;;@threads (call $out_unlock)
+    (local.get $e))
+
+  ;; Before fd 1 is closed or replaced: writes out the buffer and forgets fd 1's mode.
+  (func $stdout_forget
+    ;;@threads (call $out_lock)
+    (drop (call $stdout_drain))
+    (i32.store offset=0x28 (call $rt) (i32.const 0))
+    ;;@threads (call $out_unlock)
+  )
+
+  ;; Before another operation on $fd: writes out the buffer if $fd is fd 1; a WASI errno.
+  (func $flush_for (param $fd i32) (result i32)
+    (if (result i32) (i32.eq (local.get $fd) (i32.const 1))
+      (then (call $stdout_flush))
+      (else (i32.const 0))))
+
+  ;; A write to fd 1 (the caller holds the lock): into the buffer when it fits; else the
+  ;; buffer goes out as it is and this write starts it again, or goes straight out when it
+  ;; is larger than the buffer. Straight through when fd 1 is not buffered.
+  (func $stdout_write (param $buf i32) (param $count i32) (param $nwrote i32) (result i32)
+    (local $n i32) (local $e i32) (local $through i32)
+    (local.set $through (i32.eq (call $stdout_mode) (i32.const 2)))
+    ;;@threads (local.set $through (i32.or (local.get $through) (i32.ne (i32.atomic.load offset=0x34 (call $rt)) (i32.const 0))))
+    (local.set $n (i32.load offset=0x24 (call $rt)))
+    (if (i32.and (i32.eqz (local.get $through))
+                 (i32.le_u (local.get $count) (i32.sub (i32.const 1024) (local.get $n))))
+      (then
+        (memory.copy (i32.add (call $rt) (i32.add (i32.const 0xc00) (local.get $n)))
+                     (local.get $buf) (local.get $count))
+        (i32.store offset=0x24 (call $rt) (i32.add (local.get $n) (local.get $count)))
+        (i32.store (local.get $nwrote) (local.get $count))
+        (return (i32.const 0))))
+    (local.set $e (call $stdout_drain))
+    (if (local.get $e) (then (return (call $err (local.get $e)))))
+    (if (i32.or (local.get $through) (i32.gt_u (local.get $count) (i32.const 1024)))
+      (then (return (call $write_once (i32.const 1) (local.get $buf) (local.get $count) (local.get $nwrote)))))
+    (memory.copy (i32.add (call $rt) (i32.const 0xc00)) (local.get $buf) (local.get $count))
+    (i32.store offset=0x24 (call $rt) (local.get $count))
+    (i32.store (local.get $nwrote) (local.get $count))
+    (i32.const 0))
+
+  ;; For a host, after a trap ended the program: writes out what the buffer holds. The
+  ;; threaded runtime gives up when a thread holds the lock (it stopped inside a write;
+  ;; waiting would never end).
+  (func (export "__pexe2wasm_flush_stdout")
+    ;;@threads (if (i32.atomic.rmw.cmpxchg offset=0x2c (call $rt) (i32.const 0) (i32.const 1)) (then (return)))
+    (drop (call $stdout_drain))
+    ;;@threads (call $out_unlock)
+  )
+
+  ;; ---------------------------------------------------------------------------------------
   ;; nacl-irt-fdio-0.1, nacl-irt-dev-fdio-0.1/0.2/0.3
 
   (func $irt_close (param $fd i32) (result i32)
     (local $e i32)
+    (if (i32.eq (local.get $fd) (i32.const 1)) (then (call $stdout_forget)))
     (local.set $e (call $fd_close (local.get $fd)))
     (if (local.get $e) (then (return (call $err (local.get $e)))))
     (call $reset_cookie (local.get $fd))
@@ -687,21 +838,43 @@
         (if (local.get $e) (then (return (call $err (local.get $e)))))
         (return (i32.const 0))))
     (if (i32.le_u (local.get $fd) (i32.const 2)) (then (return (i32.const 38))))
+    (if (i32.eq (local.get $newfd) (i32.const 1)) (then (call $stdout_forget)))
     (local.set $e (call $fd_renumber (local.get $fd) (local.get $newfd)))
     (if (local.get $e) (then (return (call $err (local.get $e)))))
     (call $reset_cookie (local.get $newfd))
     (i32.const 0))
 
+  ;; A read of fd 0 writes out fd 1's buffer first (a prompt shows before the program
+  ;; waits); the threaded runtime counts the threads inside one (see $stdout_write).
   (func $irt_read (param $fd i32) (param $buf i32) (param $count i32) (param $nread i32) (result i32)
     (local $e i32)
+    (if (i32.eqz (local.get $fd))
+      (then
+        ;;@threads (drop (i32.atomic.rmw.add offset=0x34 (call $rt) (i32.const 1)))
+        (drop (call $stdout_flush))))
     (i32.store (call $iov) (local.get $buf))
     (i32.store offset=4 (call $iov) (local.get $count))
     (local.set $e (call $fd_read (local.get $fd) (call $iov) (i32.const 1) (call $r0)))
+    ;;@threads (if (i32.eqz (local.get $fd)) (then (drop (i32.atomic.rmw.sub offset=0x34 (call $rt) (i32.const 1)))))
     (if (local.get $e) (then (return (call $err (local.get $e)))))
     (i32.store (local.get $nread) (i32.load (call $r0)))
     (i32.const 0))
 
+  ;; fd 1 goes through its buffer (see "Standard output"); fd 2 writes that buffer out
+  ;; first.
   (func $irt_write (param $fd i32) (param $buf i32) (param $count i32) (param $nwrote i32) (result i32)
+    (local $r i32)
+    (if (i32.eq (local.get $fd) (i32.const 1))
+      (then
+        ;;@threads (call $out_lock)
+        (local.set $r (call $stdout_write (local.get $buf) (local.get $count) (local.get $nwrote)))
+        ;;@threads (call $out_unlock)
+        (return (local.get $r))))
+    (if (i32.eq (local.get $fd) (i32.const 2)) (then (drop (call $stdout_flush))))
+    (call $write_once (local.get $fd) (local.get $buf) (local.get $count) (local.get $nwrote)))
+
+  ;; One fd_write of the whole range; a NaCl errno, and the count written at $nwrote.
+  (func $write_once (param $fd i32) (param $buf i32) (param $count i32) (param $nwrote i32) (result i32)
     (local $e i32)
     (i32.store (call $iov) (local.get $buf))
     (i32.store offset=4 (call $iov) (local.get $count))
@@ -714,6 +887,7 @@
   ;; an absolute position sets its readdir cookie instead (rewinddir, seekdir).
   (func $irt_seek (param $fd i32) (param $offset i64) (param $whence i32) (param $new i32) (result i32)
     (local $e i32) (local $c i32)
+    (drop (call $flush_for (local.get $fd)))
     ;; Hosts may trap on a whence outside WASI's enum.
     (if (i32.gt_u (local.get $whence) (i32.const 2)) (then (return (i32.const 22))))
     (local.set $e (call $fd_seek (local.get $fd) (local.get $offset) (local.get $whence) (call $r0)))
@@ -780,6 +954,7 @@
   ;; the mode newlib looks at (a character device means a terminal).
   (func $irt_fstat (param $fd i32) (param $st i32) (result i32)
     (local $e i32)
+    (drop (call $flush_for (local.get $fd)))
     (local.set $e (call $fd_filestat_get (local.get $fd) (call $fst)))
     (if (i32.eqz (local.get $e))
       (then
@@ -854,14 +1029,22 @@
   (func $irt_fchdir (param $fd i32) (result i32) (i32.const 38))
   (func $irt_fchmod (param $fd i32) (param $mode i32) (result i32) (i32.const 38))
 
+  ;; fsync and fdatasync of fd 1 write out its buffer first (and fail if that fails).
   (func $irt_fsync (param $fd i32) (result i32)
+    (local $e i32)
+    (local.set $e (call $flush_for (local.get $fd)))
+    (if (local.get $e) (then (return (call $err (local.get $e)))))
     (call $err (call $fd_sync (local.get $fd))))
 
   (func $irt_fdatasync (param $fd i32) (result i32)
+    (local $e i32)
+    (local.set $e (call $flush_for (local.get $fd)))
+    (if (local.get $e) (then (return (call $err (local.get $e)))))
     (call $err (call $fd_datasync (local.get $fd))))
 
   (func $irt_ftruncate (param $fd i32) (param $len i64) (result i32)
     (if (i64.lt_s (local.get $len) (i64.const 0)) (then (return (i32.const 22))))
+    (drop (call $flush_for (local.get $fd)))
     (call $err (call $fd_filestat_set_size (local.get $fd) (local.get $len))))
 
   ;; A terminal is a character device; anything else is ENOTTY with *result = 0.
@@ -1226,6 +1409,7 @@
   ;; thread of a process calls pthread_exit).
   (func $irt_thread_exit (param $stack_flag i32)
     (if (local.get $stack_flag) (then (i32.store (local.get $stack_flag) (i32.const 0))))
+    (drop (call $stdout_flush))
     (call $proc_exit (i32.const 0))
     (unreachable))
 
@@ -1291,6 +1475,26 @@
     (i32.atomic.store (local.get $a) (i32.const 0))
     (drop (memory.atomic.notify (local.get $a) (i32.const 1))))
 
+  ;; The standard output buffer's lock at RT+0x2c: 0 free, 1 held, 2 held and maybe
+  ;; waited for. Every write to fd 1 takes it, so it wakes a waiter only when there may be
+  ;; one (memory.atomic.notify is a call into the host).
+  (func $out_lock
+    (local $a i32)
+    (local.set $a (i32.add (call $rt) (i32.const 0x2c)))
+    (if (i32.eqz (i32.atomic.rmw.cmpxchg (local.get $a) (i32.const 0) (i32.const 1)))
+      (then (return)))
+    (loop $retry
+      (if (i32.atomic.rmw.xchg (local.get $a) (i32.const 2))
+        (then
+          (drop (memory.atomic.wait32 (local.get $a) (i32.const 2) (i64.const -1)))
+          (br $retry)))))
+
+  (func $out_unlock
+    (local $a i32)
+    (local.set $a (i32.add (call $rt) (i32.const 0x2c)))
+    (if (i32.eq (i32.atomic.rmw.xchg (local.get $a) (i32.const 0)) (i32.const 2))
+      (then (drop (memory.atomic.notify (local.get $a) (i32.const 1))))))
+
   (func $irt_mmap_locked (param $addrp i32) (param $len i32) (param $prot i32) (param $flags i32)
                          (param $fd i32) (param $off i64) (result i32)
     (local $r i32)
@@ -1321,8 +1525,11 @@
     (i32.store offset=0 (local.get $page) (local.get $start))
     (i32.store offset=4 (local.get $page) (local.get $stack))
     (i32.store offset=8 (local.get $page) (local.get $tp))
+    ;; Counted before it runs, so the count never drops to 0 while a thread is starting.
+    (drop (i32.atomic.rmw.add offset=0x30 (call $rt) (i32.const 1)))
     (if (i32.lt_s (call $thread_spawn (local.get $page)) (i32.const 0))
       (then
+        (drop (i32.atomic.rmw.sub offset=0x30 (call $rt) (i32.const 1)))
         (drop (call $irt_munmap_locked (local.get $page) (i32.const 0x10000)))
         (return (i32.const 11))))
     (i32.const 0))
@@ -1340,8 +1547,12 @@
   ;; Writes 0 to *stack_flag and wakes its waiters (the joiner may now reuse the stack; the
   ;; runtime never touches the wasm stack), frees the thread's page, then asks the host to
   ;; end this thread (wasm cannot end a thread from inside a call). In the main thread it
-  ;; ends the main thread only; the process ends with the last thread, or at exit().
+  ;; ends the main thread only; the process ends with the last thread, or at exit(). The
+  ;; last thread writes out the standard output buffer first (with its scratch page, so
+  ;; before that is freed).
   (func $irt_thread_exit (param $stack_flag i32)
+    (if (i32.eq (i32.atomic.rmw.sub offset=0x30 (call $rt) (i32.const 1)) (i32.const 1))
+      (then (drop (call $stdout_flush))))
     (if (local.get $stack_flag)
       (then
         (i32.atomic.store (local.get $stack_flag) (i32.const 0))

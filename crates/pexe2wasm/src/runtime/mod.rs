@@ -39,6 +39,14 @@ pub const ENV_PEXE_START: &str = "pexe_start";
 pub const EXPORT_START: &str = "_start";
 /// Export: the IRT query function (also table slot `__table_base + 0`).
 pub const EXPORT_IRT_QUERY: &str = "__nacl_irt_query";
+/// Export: writes out what the runtime's standard output buffer holds (`(func)`). The
+/// runtime buffers fd 1 when it is not a terminal and writes the buffer out on every way
+/// the program ends but a trap; a host may call this after a trap so that nothing the
+/// program wrote is lost (`pexe2wasm run` does). docs/RUNTIME-ABI.md, "Standard output".
+pub const EXPORT_FLUSH_STDOUT: &str = "__pexe2wasm_flush_stdout";
+/// Bytes of fd 1's buffer in the runtime (wasi-libc's `BUFSIZ`, so a trap loses no more
+/// than a wasi-libc program's stdout buffer).
+pub const STDOUT_BUFFER_BYTES: u32 = 1024;
 /// Export: C `fmod` for `frem double`.
 pub const EXPORT_FMOD: &str = "__pnacl_fmod";
 /// Export: C `fmodf` for `frem float`.

@@ -4,9 +4,9 @@
 //! Modules that use setjmp/longjmp need wasm exception handling and are run with
 //! `-W exceptions=y` (wasmtime 48 enables it by default; the flag says what they need).
 //!
-//! The `wasmtime` binary (48.x; `scripts/install-deps.sh` installs it) is looked up on
-//! PATH, then in `$CARGO_HOME/bin` (default `~/.cargo/bin`). When it is missing the tests
-//! print `SKIPPED` and pass, except under `CI=true`, where they fail.
+//! The `wasmtime` binary is found by `pexe2wasm_testkit::wasmtime_cli` (48.x, on PATH or
+//! in `$CARGO_HOME/bin`); when it is missing the tests print `SKIPPED` and pass, except
+//! under `CI=true`, where they fail.
 
 use pexe2wasm_testkit::corpus as common;
 
@@ -20,48 +20,9 @@ fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
-/// The wasmtime CLI: the first candidate (PATH, then `$CARGO_HOME/bin`) whose version is
-/// 48.x, else the first that answers `--version` at all.
-fn wasmtime() -> Option<PathBuf> {
-    let mut candidates = vec![PathBuf::from("wasmtime")];
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
-    if let Some(h) = cargo_home {
-        candidates.push(h.join("bin").join("wasmtime"));
-    }
-    let mut any = None;
-    for c in candidates {
-        let Ok(out) = Command::new(&c).arg("--version").output() else {
-            continue;
-        };
-        if !out.status.success() {
-            continue;
-        }
-        let version = String::from_utf8_lossy(&out.stdout).into_owned();
-        if version.starts_with("wasmtime 48.") {
-            return Some(c);
-        }
-        eprintln!("note: {} is {}, not 48.x", c.display(), version.trim());
-        any.get_or_insert(c);
-    }
-    any
-}
-
 /// The wasmtime binary, or `None` after printing SKIPPED (panics under CI).
 fn wasmtime_or_skip() -> Option<PathBuf> {
-    match wasmtime() {
-        Some(w) => Some(w),
-        None if under_ci() => {
-            panic!("the wasmtime CLI is missing under CI; scripts/install-deps.sh installs it")
-        }
-        None => {
-            eprintln!(
-                "SKIPPED: the wasmtime CLI is not installed (scripts/install-deps.sh installs it)"
-            );
-            None
-        }
-    }
+    pexe2wasm_testkit::wasmtime_cli::or_skip()
 }
 
 /// Converts `pexe` to `dir/rel` and runs `wasmtime run FLAGS rel ARGS` in `dir`, with no
