@@ -1,0 +1,2 @@
+//! Integration tests of the nexe stage: the real corpus and the validator's rules.
+mod corpus;
