@@ -12,9 +12,10 @@ const MAX_NAMES: usize = 1024;
 const MAX_LEN: usize = 96;
 
 /// The NUL-terminated string starting at `at`, when it is printable ASCII of a sane
-/// length and starts at a string boundary (after a NUL or at the file start).
+/// length and does not continue a longer name (the byte before is no name character:
+/// strings may follow data directly, as in a pointer table's end).
 fn c_string_at(data: &[u8], at: usize) -> Option<&str> {
-    if at > 0 && data[at - 1] != 0 {
+    if at > 0 && (data[at - 1].is_ascii_alphanumeric() || b"_-.".contains(&data[at - 1])) {
         return None;
     }
     let rest = &data[at..];

@@ -55,8 +55,11 @@ pub struct CodeFacts {
     /// Targets of direct jumps (conditional or not) inside the code, sorted, unique.
     pub jump_targets: Vec<u32>,
     /// Targets of direct calls inside the code, sorted, unique: the function starts that
-    /// calls reveal (indirect calls may reach any bundle start).
+    /// calls reveal (indirect calls may reach any bundle start). PNaCl's `push $return;
+    /// jmp target` calls count as calls.
     pub call_targets: Vec<u32>,
+    /// How many calls were `push $return; jmp target` (PNaCl-translated code).
+    pub pushed_return_calls: u32,
     /// Bundle-aligned targets of direct jumps and calls outside the code, sorted, unique:
     /// before the IRT, NaCl's syscall trampolines at 0x10000.. (one 32-byte slot each).
     pub outside_targets: Vec<u32>,
@@ -73,6 +76,17 @@ impl CodeFacts {
             return false;
         };
         off < self.size && self.valid_targets.get(off as usize)
+    }
+
+    /// Function starts: the entry point and every direct call target, sorted, unique.
+    pub fn function_starts(&self, entry: u32) -> Vec<u32> {
+        let mut v = self.call_targets.clone();
+        if self.is_valid_target(entry) {
+            v.push(entry);
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// The first 32-byte slots of NaCl's syscall trampolines (0x10000..0x20000) that the

@@ -59,6 +59,8 @@ struct Prev {
     code: Code,
     op0: Register,
     op1: Register,
+    /// The immediate of a `push $imm32` (the return address of a pushed-return call).
+    pushed: Option<u64>,
 }
 
 struct Validator<'a> {
@@ -313,8 +315,21 @@ impl<'a> Validator<'a> {
     fn direct_branch(&mut self, instr: &Instruction, pos: usize) {
         let target = instr.near_branch_target();
         let end = pos + instr.len();
-        let is_call = instr.flow_control() == FlowControl::Call;
-        if is_call && end % BUNDLE_SIZE as usize != 0 {
+        // PNaCl's x86-64 code calls with `push $return; jmp target`, the return address
+        // being the next bundle start.
+        let pushed_return = instr.flow_control() == FlowControl::UnconditionalBranch
+            && self.history[3].is_some_and(|p| {
+                p.start + p.len == pos
+                    && p.pushed
+                        == Some(
+                            self.base as u64 + end.next_multiple_of(BUNDLE_SIZE as usize) as u64,
+                        )
+            });
+        if pushed_return {
+            self.facts.pushed_return_calls += 1;
+        }
+        let is_call = instr.flow_control() == FlowControl::Call || pushed_return;
+        if instr.flow_control() == FlowControl::Call && end % BUNDLE_SIZE as usize != 0 {
             self.warn(Warning::CallNotAtBundleEnd {
                 address: self.addr(pos),
             });
@@ -545,6 +560,7 @@ impl<'a> Validator<'a> {
             code: instr.code(),
             op0: reg_op(instr, 0),
             op1: reg_op(instr, 1),
+            pushed: (instr.code() == Code::Pushq_imm32).then(|| instr.immediate(0)),
         });
     }
 
