@@ -261,23 +261,35 @@ impl<'a> Validator<'a> {
     }
 
     fn check_prefixes(&mut self, instr: &Instruction, bytes: &[u8], pos: usize) {
+        const fn is_legacy_prefix(b: u8) -> bool {
+            matches!(
+                b,
+                0x66 | 0x67 | 0xf0 | 0xf2 | 0xf3 | 0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65
+            )
+        }
+        // Most instructions have none: the hot path is this one comparison.
+        if !is_legacy_prefix(bytes[0]) {
+            return;
+        }
         let nop = instr.mnemonic() == Mnemonic::Nop;
-        let mut seen = [false; 256];
-        for &b in bytes {
+        // Bit i set: the i-th of the prefixes above seen.
+        let mut seen = 0u32;
+        let (mut op_size, mut hint) = (false, false);
+        for &b in bytes.iter().take_while(|&&b| is_legacy_prefix(b)) {
             let what = match b {
                 0x66 | 0xf0 | 0xf2 | 0xf3 => None,
                 0x67 => Some("address-size prefix (0x67)"),
                 0x26 | 0x36 | 0x64 | 0x65 => Some("segment override"),
                 // As branch hints on conditional jumps, and in multi-byte nops.
-                0x2e | 0x3e if instr.is_jcc_short_or_near() || nop => None,
-                0x2e | 0x3e => Some("segment override"),
-                _ => break,
+                _ if instr.is_jcc_short_or_near() || nop => None,
+                _ => Some("segment override"),
             };
             if let Some(what) = what {
                 self.error_at(pos, bytes.len(), Some(instr), Rule::BadPrefix { what });
                 return;
             }
-            if seen[b as usize] && !nop {
+            let bit = 1u32 << (b % 32);
+            if seen & bit != 0 && !nop {
                 self.error_at(
                     pos,
                     bytes.len(),
@@ -288,9 +300,11 @@ impl<'a> Validator<'a> {
                 );
                 return;
             }
-            seen[b as usize] = true;
+            seen |= bit;
+            op_size |= b == 0x66;
+            hint |= b == 0x2e || b == 0x3e;
         }
-        if seen[0x66] && is_near_branch(instr) {
+        if op_size && is_near_branch(instr) {
             self.error_at(
                 pos,
                 bytes.len(),
@@ -300,7 +314,7 @@ impl<'a> Validator<'a> {
                 },
             );
         }
-        if (seen[0x2e] || seen[0x3e]) && (instr.is_loop() || instr.is_loopcc()) {
+        if hint && (instr.is_loop() || instr.is_loopcc()) {
             self.error_at(
                 pos,
                 bytes.len(),
@@ -329,7 +343,7 @@ impl<'a> Validator<'a> {
             self.facts.pushed_return_calls += 1;
         }
         let is_call = instr.flow_control() == FlowControl::Call || pushed_return;
-        if instr.flow_control() == FlowControl::Call && end % BUNDLE_SIZE as usize != 0 {
+        if instr.flow_control() == FlowControl::Call && !end.is_multiple_of(BUNDLE_SIZE as usize) {
             self.warn(Warning::CallNotAtBundleEnd {
                 address: self.addr(pos),
             });
@@ -348,7 +362,7 @@ impl<'a> Validator<'a> {
             return;
         }
         let target = target as u32;
-        if target % BUNDLE_SIZE == 0 {
+        if target.is_multiple_of(BUNDLE_SIZE) {
             // Every bundle start is a valid target, inside the code or not (the syscall
             // trampolines below it).
             if !inside {
@@ -403,7 +417,7 @@ impl<'a> Validator<'a> {
         }
         if is_call {
             self.facts.indirect_calls += 1;
-            if (pos + instr.len()) % BUNDLE_SIZE as usize != 0 {
+            if !(pos + instr.len()).is_multiple_of(BUNDLE_SIZE as usize) {
                 self.warn(Warning::CallNotAtBundleEnd {
                     address: self.addr(pos),
                 });
