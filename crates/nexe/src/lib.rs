@@ -15,6 +15,9 @@
 //!                                            targets, trampoline calls: the CFG's input
 //! ```
 //!
+//! [`native`] holds the words every front end uses for native code it does not convert
+//! (a nexe, a manifest or app with only nexes) and the report `info`/`verify` print.
+//!
 //! No runtime and no I/O: it builds for `wasm32-unknown-unknown` too, so the converter
 //! library can depend on it. Hostile input gives a typed error, never a panic.
 
@@ -22,6 +25,7 @@ pub mod elf;
 pub mod error;
 pub mod info;
 pub mod layout;
+pub mod native;
 pub mod strings;
 pub mod x86_64;
 
@@ -31,6 +35,7 @@ pub use info::{
     SegmentKind, Translation,
 };
 pub use layout::LoadError;
+pub use native::{recognize, NativeApp, NativeInput, NexeReport};
 
 /// The hlt instruction NaCl pads code with.
 pub const HLT: u8 = 0xf4;
