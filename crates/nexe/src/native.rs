@@ -243,6 +243,20 @@ impl NexeReport {
         })
     }
 
+    /// `verify`'s verdict: whether NaCl would load the file and its validator accept the
+    /// code (only x86-64 code is validated here: other architectures are not accepted),
+    /// and one line that says so, and that it does not convert.
+    pub fn verdict(&self) -> (bool, String) {
+        let loads = !matches!(self.info.translation, Translation::Refused { .. });
+        let valid = self.validation.as_ref().is_some_and(|v| v.valid);
+        let line = format!(
+            "a native NaCl executable for {}: {}; translating nexes is not supported yet; only PNaCl pexes convert",
+            self.description,
+            self.validation_line()
+        );
+        (loads && valid, line)
+    }
+
     /// One line for `verify`: whether NaCl's validator accepts the code.
     pub fn validation_line(&self) -> String {
         match &self.validation {
