@@ -1302,12 +1302,16 @@ mod tests {
                 ("files.worker.portable".into(), "worker.pexe".into()),
             ]
         );
+        // The native program is skipped too (batch says what it is).
         assert_eq!(
             skipped,
-            [(
-                "program.portable.pnacl-debug".into(),
-                "app_debug.pexe".into()
-            )]
+            [
+                (
+                    "program.portable.pnacl-debug".into(),
+                    "app_debug.pexe".into()
+                ),
+                ("program.x86-64".into(), "app_x86_64.nexe".into())
+            ]
         );
         assert!(problems.is_empty(), "{problems:?}");
         let (urls, skipped, problems) = manifest_urls(&serde_json::json!({
