@@ -4,9 +4,10 @@
 #   scripts/fuzz.sh [TARGET] [SECONDS] [-- extra libFuzzer flags]
 #
 # TARGET is `decode` (decode must not panic), `decode_verify` (decode -> verify ->
-# check_runnable -> dis must not panic) or `lower_diff` (differential fuzzing of the
+# check_runnable -> dis must not panic), `lower_diff` (differential fuzzing of the
 # lowering: generated valid modules converted and run under wasmtime against the reference
-# interpreter, docs/FUZZING.md); default `decode`. SECONDS defaults to 1800.
+# interpreter, docs/FUZZING.md) or `nexe` (reading a nexe and validating x86-64 code must
+# not panic); default `decode`. SECONDS defaults to 1800.
 #
 # The corpus lives in fuzz/corpus/TARGET (ignored by git). It is seeded at run time from the
 # real pexes under 128 KiB ($PEXE2WASM_REAL_CORPUS, else ../shared/fixtures/real) and from
@@ -28,8 +29,8 @@ shift $(( $# > 2 ? 2 : $# ))
 [[ "${1:-}" == "--" ]] && shift
 
 case "$target" in
-  decode|decode_verify|lower_diff) ;;
-  *) echo "error: unknown fuzz target '$target' (decode, decode_verify, lower_diff)" >&2; exit 2 ;;
+  decode|decode_verify|lower_diff|nexe) ;;
+  *) echo "error: unknown fuzz target '$target' (decode, decode_verify, lower_diff, nexe)" >&2; exit 2 ;;
 esac
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
@@ -53,6 +54,18 @@ if [[ "$target" == lower_diff ]]; then
     done
     seeded=64
   fi
+elif [[ "$target" == nexe ]]; then
+  # The real nexes ($PEXE2WASM_NEXE_CORPUS, else ../shared/fixtures/nexe) are 0.2-4 MB:
+  # each seeds its first 128 KiB (ELF and program headers; the segments are cut off) and
+  # 128 KiB from 64 KiB on (code, for the raw-code half of the target).
+  nexe_src="${PEXE2WASM_NEXE_CORPUS:-$root/../shared/fixtures/nexe}"
+  for f in "$nexe_src"/*.nexe; do
+    [[ -f "$f" ]] || continue
+    b="$(basename "$f" .nexe)"
+    [[ -e "$corpus/seed-$b-head" ]] || head -c "$max_len" "$f" > "$corpus/seed-$b-head"
+    [[ -e "$corpus/seed-$b-code" ]] || tail -c +65537 "$f" | head -c "$max_len" > "$corpus/seed-$b-code"
+    seeded=$((seeded + 2))
+  done
 else
   for f in "$corpus_src"/*.pexe "$root"/fixtures/*.pexe; do
     [[ -f "$f" ]] || continue

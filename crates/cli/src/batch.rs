@@ -425,6 +425,8 @@ pub fn discover(root: &Path, skip: Option<&Path>) -> Result<Discovery, BatchErro
         let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
         if has_extension(entry.file_name(), "pexe") {
             found.add(resolve(root, rel), "scan".into());
+        } else if has_extension(entry.file_name(), "nexe") {
+            found.add(native_or_pexe(root, rel), "scan".into());
         } else if has_extension(entry.file_name(), "nmf") {
             manifests.push(rel.to_path_buf());
         }
@@ -434,6 +436,27 @@ pub fn discover(root: &Path, skip: Option<&Path>) -> Result<Discovery, BatchErro
         read_manifest(root, m, &mut found);
     }
     Ok(found.finish())
+}
+
+/// A `.nexe` file: skipped with what it is (native code does not convert), or converted
+/// when it is a pexe after all.
+fn native_or_pexe(root: &Path, rel: &Path) -> Found {
+    match resolve(root, rel) {
+        Found::Pexe(inside) => match native_file(root, &inside) {
+            Ok(Some(native)) => Found::Skipped(slash_path(&inside), native.to_string()),
+            Ok(None) => Found::Pexe(inside),
+            Err(e) => Found::Failed(
+                slash_path(&inside),
+                ErrorReport::new(ErrorKind::Read, format!("cannot read: {e}")),
+            ),
+        },
+        other => other,
+    }
+}
+
+/// What the file at `inside` (relative to `root`, resolved) is when it is native code.
+fn native_file(root: &Path, inside: &Path) -> io::Result<Option<pexe2wasm_nexe::NativeInput>> {
+    Ok(pexe2wasm_nexe::recognize(&fs::read(root.join(inside))?))
 }
 
 fn has_extension(name: &std::ffi::OsStr, ext: &str) -> bool {
@@ -493,20 +516,36 @@ fn read_manifest(root: &Path, rel: &Path, found: &mut Collector) {
             Err(e) => return fail(found, format!("cannot read: {e}")),
         },
     };
-    let json: serde_json::Value = match serde_json::from_slice(&text) {
+    let json: serde_json::Value = match pexe2wasm_nexe::native::parse_manifest(&text) {
         Ok(j) => j,
         Err(e) => return fail(found, format!("not valid JSON: {e}")),
     };
     let (urls, skipped, mut problems) = manifest_urls(&json);
     let base = rel.parent().unwrap_or(Path::new(""));
+    let native_app = pexe2wasm_nexe::native::manifest_native_app(&json);
     for (key, url) in skipped {
-        // Shown where it would be; never read.
+        // Shown where it would be; only a native program is read, to say what it is.
         let shown = match resolve_url(base, &url) {
             Ok(UrlTarget::Inside(p)) => slash_path(&p),
             Ok(UrlTarget::Outside(shown)) => shown,
             Err(_) => url.clone(),
         };
-        let why = if key.ends_with(".pnacl-debug") {
+        let why = if !key.starts_with("program.portable.") {
+            // A native program (`program.ARCH`, `nexes.ARCH`): the nexe named by what it
+            // is, else (glibc's runnable-ld.so, a missing file) the app as a whole.
+            let nexe = match resolve_url(base, &url) {
+                Ok(UrlTarget::Inside(p)) => match resolve(root, &p) {
+                    Found::Pexe(inside) => native_file(root, &inside).ok().flatten(),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match (nexe, &native_app) {
+                (Some(n @ pexe2wasm_nexe::NativeInput::Nexe { .. }), _) => n.to_string(),
+                (_, Some(app)) => app.to_string(),
+                _ => format!("{key} is a native NaCl program: translating nexes is not supported yet; only PNaCl pexes convert"),
+            }
+        } else if key.ends_with(".pnacl-debug") {
             "a pnacl-debug entry: unfinalized debug bitcode, not the pexe a browser runs".into()
         } else {
             format!("{key} is not the pexe a browser runs ({PNACL_TRANSLATE})")
@@ -536,7 +575,8 @@ fn read_manifest(root: &Path, rel: &Path, found: &mut Collector) {
 pub type KeyedUrls = Vec<(String, String)>;
 
 /// The pexe URLs in a NaCl manifest, each with the key it came from; the other
-/// `program.portable` entries (`pnacl-debug`), which are skipped; and the problems with its
+/// `program.portable` entries (`pnacl-debug`) and the native programs (`program.ARCH`, the
+/// 2011 `nexes.ARCH`), which are skipped; and the problems with its
 /// shape. Followed: [`PNACL_TRANSLATE`]`.url` and every `files.NAME.ARCH.url` that ends in
 /// `.pexe` (other `files` entries are data the program loads, not code).
 pub fn manifest_urls(json: &serde_json::Value) -> (KeyedUrls, KeyedUrls, Vec<String>) {
@@ -569,6 +609,15 @@ pub fn manifest_urls(json: &serde_json::Value) -> (KeyedUrls, KeyedUrls, Vec<Str
                 skipped.push((key, u.to_string()));
             }
         }
+    }
+    // Native programs are reported as skipped, with what they are.
+    for (arch, url) in pexe2wasm_nexe::native::manifest_native_programs(json) {
+        let key = if top.contains_key("program") && top["program"].get(&arch).is_some() {
+            format!("program.{arch}")
+        } else {
+            format!("nexes.{arch}")
+        };
+        skipped.push((key, url));
     }
     if let Some(files) = top.get("files").and_then(Value::as_object) {
         for (name, archs) in files {
@@ -1253,12 +1302,16 @@ mod tests {
                 ("files.worker.portable".into(), "worker.pexe".into()),
             ]
         );
+        // The native program is skipped too (batch says what it is).
         assert_eq!(
             skipped,
-            [(
-                "program.portable.pnacl-debug".into(),
-                "app_debug.pexe".into()
-            )]
+            [
+                (
+                    "program.portable.pnacl-debug".into(),
+                    "app_debug.pexe".into()
+                ),
+                ("program.x86-64".into(), "app_x86_64.nexe".into())
+            ]
         );
         assert!(problems.is_empty(), "{problems:?}");
         let (urls, skipped, problems) = manifest_urls(&serde_json::json!({

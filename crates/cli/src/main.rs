@@ -482,6 +482,19 @@ fn read_pexe(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// When `data` is a nexe (an ELF file), what `info` and `verify` say about it; another
+/// ELF file is an error that names what it is.
+fn nexe_report(data: &[u8]) -> Result<Option<pexe2wasm_nexe::NexeReport>> {
+    if !pexe2wasm_nexe::is_elf(data) {
+        return Ok(None);
+    }
+    pexe2wasm_nexe::NexeReport::of(data).map(Some).map_err(|e| {
+        anyhow!(pexe2wasm_nexe::NativeInput::OtherElf {
+            reason: e.to_string()
+        })
+    })
+}
+
 /// When `data` is a NaCl manifest (`.nmf`: JSON, so its first non-blank byte is `{`, which
 /// no pexe or wasm module starts with), what to tell the user instead of a decode error.
 fn manifest_message(data: &[u8]) -> Option<String> {
@@ -490,9 +503,12 @@ fn manifest_message(data: &[u8]) -> Option<String> {
         return None;
     }
     const WHAT: &str = "a NaCl manifest (.nmf), not a pexe";
-    let Ok(json) = serde_json::from_slice::<serde_json::Value>(data) else {
+    let Ok(json) = pexe2wasm_nexe::native::parse_manifest(data) else {
         return Some("JSON text (a broken NaCl manifest?), not a pexe".to_string());
     };
+    if let Some(app) = pexe2wasm_nexe::native::manifest_native_app(&json) {
+        return Some(format!("a NaCl manifest (.nmf) of {app}"));
+    }
     let (urls, _, _) = batch::manifest_urls(&json);
     Some(
         match urls.iter().find(|(k, _)| k == batch::PNACL_TRANSLATE) {
@@ -548,15 +564,24 @@ fn run(command: Command) -> Result<ExitCode> {
         }),
         Command::Info { file, json } => in_file(&file, || {
             let data = read_pexe(&file)?;
-            let info = pexe2wasm::info::info(&data)?;
             let mut out = Output::stdout();
             let w = out.writer();
-            let written = if json {
+            // A nexe gets its own facts (architecture, linking, runtime ABI, validation).
+            let written = if let Some(report) = nexe_report(&data)? {
+                if json {
+                    serde_json::to_writer_pretty(&mut *w, &report)
+                        .map_err(io::Error::from)
+                        .and_then(|()| writeln!(w))
+                } else {
+                    write!(w, "{report}")
+                }
+            } else if json {
+                let info = pexe2wasm::info::info(&data)?;
                 serde_json::to_writer_pretty(&mut *w, &info)
                     .map_err(io::Error::from)
                     .and_then(|()| writeln!(w))
             } else {
-                write!(w, "{info}")
+                write!(w, "{}", pexe2wasm::info::info(&data)?)
             };
             written.context("cannot write the output")?;
             out.commit()
@@ -576,6 +601,16 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Verify { file, no_runnable } => in_file(&file, || {
             let name = display_name(&file);
             let data = read_pexe(&file)?;
+            // A nexe is checked by NaCl's own rules (x86-64 code by its validator).
+            if let Some(report) = nexe_report(&data)? {
+                let (accepted, line) = report.verdict();
+                if !accepted {
+                    anyhow::bail!("{line}");
+                }
+                let mut out = Output::stdout();
+                writeln!(out.writer(), "{name}: {line}").context("cannot write the output")?;
+                return out.commit();
+            }
             let module = pexe2wasm::decode::decode(&data)?;
             let mut findings = stages::verify(&module);
             if !no_runnable {

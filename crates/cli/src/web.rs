@@ -91,8 +91,11 @@ pub fn config_script(url_map: &[String], refuse_unmapped: bool) -> Result<String
 
 /// A manifest's program: the pexe's URL as the manifest gives it.
 fn manifest_program(nmf: &[u8], name: &str) -> Result<String> {
-    let v: serde_json::Value =
-        serde_json::from_slice(nmf).with_context(|| format!("{name} is not a JSON manifest"))?;
+    let v = pexe2wasm_nexe::native::parse_manifest(nmf)
+        .with_context(|| format!("{name} is not a JSON manifest"))?;
+    if let Some(app) = pexe2wasm_nexe::native::manifest_native_app(&v) {
+        bail!("{app}");
+    }
     v.pointer("/program/portable/pnacl-translate/url")
         .and_then(|u| u.as_str())
         .map(str::to_owned)
@@ -142,6 +145,10 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         .ok_or_else(|| anyhow!("{}: not a file name", input.display()))?
         .to_owned();
     let bytes = fs::read(input).with_context(|| format!("{}: cannot read", input.display()))?;
+    // Native code is named before anything is written.
+    if let Some(native) = pexe2wasm_nexe::recognize(&bytes) {
+        bail!("{native}");
+    }
     fs::create_dir_all(args.out)
         .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let is_nmf = name.to_ascii_lowercase().ends_with(".nmf");

@@ -186,6 +186,8 @@ impl ConvertError {
     /// Position in the pexe, when the error has one.
     pub fn position(&self) -> Option<Position> {
         match self {
+            // Native code has no position worth naming: it is not a pexe at all.
+            ConvertError::Decode(e) if e.native().is_some() => None,
             ConvertError::Decode(e) => Some(e.position()),
             ConvertError::Verify(v) => v.0.first().map(|f| f.position),
             ConvertError::NotRunnable(f) => Some(f.position),

@@ -257,6 +257,8 @@ pub struct ModuleReport {
 pub struct NativeReport {
     pub manifest: SitePath,
     pub arches: Vec<String>,
+    /// What the app is, in the words every front end uses (pexe2wasm_nexe::NativeApp).
+    pub app: pexe2wasm_nexe::NativeApp,
 }
 
 fn reserved(p: &SitePath, packages: &[Package]) -> bool {
@@ -392,10 +394,12 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
     let native: Vec<NativeReport> = scan
         .nmfs
         .iter()
-        .filter(|n| n.pnacl_url.is_none() && !n.native.is_empty())
-        .map(|n| NativeReport {
-            manifest: n.path.clone(),
-            arches: n.native.clone(),
+        .filter_map(|n| {
+            Some(NativeReport {
+                manifest: n.path.clone(),
+                arches: n.native.clone(),
+                app: n.native_app.clone()?,
+            })
         })
         .collect();
 
@@ -481,20 +485,25 @@ fn verdict(scan: &Scan, modules: &[ModuleReport], native: &[NativeReport]) -> (b
             unavailable.join(", ")
         )
     };
-    if modules.is_empty() && !native.is_empty() {
-        let mut arches: Vec<&str> = native
-            .iter()
-            .flat_map(|n| n.arches.iter().map(String::as_str))
-            .collect();
-        arches.sort_unstable();
-        arches.dedup();
-        return (
-            false,
-            format!(
-                "a native NaCl app for {}: only PNaCl pexes convert",
-                arches.join("/")
-            ),
-        );
+    // Native code only: the manifests' architectures, else a Chrome app's `platforms`
+    // (its `_platform_specific` folders) when no manifest was found.
+    let platforms: Vec<&str> = scan
+        .packages
+        .iter()
+        .flat_map(|k| k.platforms.iter().map(|(arch, _)| arch.as_str()))
+        .collect();
+    if modules.is_empty() && (!native.is_empty() || !platforms.is_empty()) {
+        let app = if native.is_empty() {
+            pexe2wasm_nexe::NativeApp::from_arches(platforms, false)
+        } else {
+            pexe2wasm_nexe::NativeApp::from_arches(
+                native
+                    .iter()
+                    .flat_map(|n| n.app.arches.iter().map(String::as_str)),
+                native.iter().any(|n| n.app.dynamic),
+            )
+        };
+        return (false, app.to_string());
     }
     if let Some(m) = failed.first() {
         return (
@@ -629,9 +638,9 @@ fn index_body(
     }
     for n in native {
         s.push_str(&format!(
-            "<p class=\"bad\">{}: a native NaCl module ({}); only PNaCl pexes convert.</p>\n",
+            "<p class=\"bad\">{}: {}.</p>\n",
             e(n.manifest.as_str()),
-            e(&n.arches.join(", "))
+            e(&n.app.to_string())
         ));
     }
     s

@@ -16,6 +16,8 @@ pub struct Nmf {
     pub pnacl: Option<SitePath>,
     /// Architectures with a native program (`x86-64`, `x86-32`, `arm`…).
     pub native: Vec<String>,
+    /// When it names only native programs (no pexe): what that app is.
+    pub native_app: Option<pexe2wasm_nexe::NativeApp>,
     /// What is wrong with it, when something is.
     pub problem: Option<String>,
 }
@@ -84,6 +86,7 @@ fn read_nmf(tree: &Tree, path: &SitePath) -> Nmf {
         pnacl_url: None,
         pnacl: None,
         native: Vec::new(),
+        native_app: None,
         problem: None,
     };
     let v: Value = match tree
@@ -92,7 +95,7 @@ fn read_nmf(tree: &Tree, path: &SitePath) -> Nmf {
         .transpose()
         .ok()
         .flatten()
-        .and_then(|b| serde_json::from_slice(&b).ok())
+        .and_then(|b| pexe2wasm_nexe::native::parse_manifest(&b).ok())
     {
         Some(v) => v,
         None => {
@@ -100,13 +103,12 @@ fn read_nmf(tree: &Tree, path: &SitePath) -> Nmf {
             return nmf;
         }
     };
-    if let Some(program) = v.get("program").and_then(Value::as_object) {
-        for (arch, entry) in program {
-            if arch != "portable" && entry.get("url").is_some() {
-                nmf.native.push(arch.clone());
-            }
-        }
-    }
+    // `program.ARCH` and the 2011 `nexes.ARCH`.
+    nmf.native = pexe2wasm_nexe::native::manifest_native_programs(&v)
+        .into_iter()
+        .map(|(arch, _)| arch)
+        .collect();
+    nmf.native_app = pexe2wasm_nexe::native::manifest_native_app(&v);
     let url = v
         .pointer("/program/portable/pnacl-translate/url")
         .and_then(Value::as_str);

@@ -21,6 +21,7 @@ mod cli_batch;
 mod cli_info;
 mod cli_interp;
 mod cli_manners;
+mod cli_nexe;
 mod cli_status;
 mod dockerfile;
 mod malformed;

@@ -41,25 +41,48 @@ pub enum DecodeError {
     /// The records are well formed bits but do not make a valid PNaCl module.
     #[error("{position}: {message}")]
     Invalid { message: String, position: Position },
+    /// Native code (a nexe, or another ELF file) where a pexe goes: what it is, and that
+    /// only pexes convert. `position` is the file's start.
+    #[error("{input}")]
+    Native {
+        input: pexe2wasm_nexe::NativeInput,
+        position: Position,
+    },
 }
 
 impl DecodeError {
-    /// Always [`ErrorClass::Input`]: the file is not a well-formed pexe.
+    /// [`ErrorClass::Input`]: the file is not a well-formed pexe; native code is
+    /// [`ErrorClass::Unsupported`] (a program of a kind the converter does not take).
     pub fn class(&self) -> ErrorClass {
-        ErrorClass::Input
+        match self {
+            DecodeError::Native { .. } => ErrorClass::Unsupported,
+            _ => ErrorClass::Input,
+        }
+    }
+
+    /// What the native input is, when the file is native code rather than a pexe.
+    pub fn native(&self) -> Option<&pexe2wasm_nexe::NativeInput> {
+        match self {
+            DecodeError::Native { input, .. } => Some(input),
+            _ => None,
+        }
     }
 
     pub fn position(&self) -> Position {
         match self {
             DecodeError::Bitstream(e) => e.position,
-            DecodeError::Invalid { position, .. } => *position,
+            DecodeError::Invalid { position, .. } | DecodeError::Native { position, .. } => {
+                *position
+            }
         }
     }
 
     fn position_mut(&mut self) -> &mut Position {
         match self {
             DecodeError::Bitstream(e) => &mut e.position,
-            DecodeError::Invalid { position, .. } => position,
+            DecodeError::Invalid { position, .. } | DecodeError::Native { position, .. } => {
+                position
+            }
         }
     }
 }
@@ -74,7 +97,7 @@ pub fn decode(data: &[u8]) -> Result<Module> {
 /// [`decode`]; `defer_globals` false decodes the globals block in place (the tests compare
 /// the two ways).
 fn decode_with(data: &[u8], defer_globals: bool) -> Result<Module> {
-    let header = Header::parse(data)?;
+    let header = Header::parse(data).map_err(|e| native_or(data, e))?;
     let mut cur = Cursor::new(data, header.size);
     let mut d = ModuleDecoder {
         cur: &mut cur,
@@ -175,6 +198,18 @@ fn decode_globals(data: &[u8], job: GlobalsJob, num_functions: u64) -> Result<Ve
         e
     })?;
     Ok(globals)
+}
+
+/// A header that is not a pexe's: native code (a nexe) is named as what it is, anything
+/// else keeps the header's error. Only on this error path is an ELF file inspected.
+fn native_or(data: &[u8], e: BitstreamError) -> DecodeError {
+    match pexe2wasm_nexe::recognize(data) {
+        Some(input) => DecodeError::Native {
+            input,
+            position: Position::at_bit(0),
+        },
+        None => e.into(),
+    }
 }
 
 /// A function block found by the module pass, decoded later (in parallel) from its own

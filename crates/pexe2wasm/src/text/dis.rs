@@ -65,7 +65,16 @@ pub fn disassemble(data: &[u8], out: &mut dyn Write) -> Result<(), DisError> {
 
 /// Like [`disassemble`], also returning counts.
 pub fn disassemble_with_stats(data: &[u8], out: &mut dyn Write) -> Result<DisStats, DisError> {
-    let header = Header::parse(data)?;
+    let header = match Header::parse(data) {
+        Ok(h) => h,
+        // Native code (a nexe) is named as what it is, as decoding names it.
+        Err(e) => {
+            return Err(match decode(data) {
+                Err(d) if d.native().is_some() => d.into(),
+                _ => e.into(),
+            })
+        }
+    };
     let module = decode(data);
     let label_w = data.len().to_string().len().max(5);
     let mut d = Dis {

@@ -221,3 +221,55 @@ fn position_json_names_every_member() {
         }
     );
 }
+
+/// A nexe where a pexe goes is unsupported input named as what it is (architecture,
+/// linking, libc, kind), with no position; every entry point that decodes says the same.
+#[test]
+fn nexes_are_unsupported_and_named() {
+    let Some(data) = pexe2wasm_testkit::corpus::real_nexe("nassh-ssh_client-x86_64.nexe") else {
+        return;
+    };
+    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper): translating nexes is not supported yet; only PNaCl pexes convert";
+    let e = convert_default(&data).expect_err("a nexe does not convert");
+    assert_eq!(e.class(), ErrorClass::Unsupported, "{e}");
+    assert_eq!(e.to_string(), want);
+    assert_eq!(e.position(), None);
+    let ConvertError::Decode(d) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(matches!(
+        d.native(),
+        Some(pexe2wasm_nexe::NativeInput::Nexe {
+            arch: pexe2wasm_nexe::Arch::X86_64,
+            ..
+        })
+    ));
+    let e = pexe2wasm::info::info(&data).expect_err("no pexe facts");
+    assert_eq!(e.to_string(), want);
+    assert_eq!(e.class(), ErrorClass::Unsupported);
+    // An ARM one, and a glibc dynamic one.
+    for (name, what) in [
+        (
+            "nacl-hello_world-arm.nexe",
+            "ARM (static, newlib, command-line)",
+        ),
+        (
+            "logrun-fact-x86_64.nexe",
+            "x86-64 (dynamic, glibc, command-line)",
+        ),
+    ] {
+        let Some(data) = pexe2wasm_testkit::corpus::real_nexe(name) else {
+            return;
+        };
+        let e = convert_default(&data).expect_err(name);
+        assert!(
+            e.to_string()
+                .starts_with(&format!("a native NaCl executable for {what}: ")),
+            "{name}: {e}"
+        );
+    }
+    // Other files keep the header's error.
+    let e = convert_default(b"\x7fELX not elf").expect_err("not a pexe");
+    assert_eq!(e.class(), ErrorClass::Input);
+    assert!(e.to_string().contains("not a pexe"), "{e}");
+}

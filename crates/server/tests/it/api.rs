@@ -244,6 +244,25 @@ fn huge_global_pexe() -> Vec<u8> {
     pexe2wasm::text::asm::assemble(&pexe2wasm_testkit::huge_global_hello()).unwrap()
 }
 
+/// A nexe uploaded for conversion or inspection is unsupported input: 422 `unsupported`,
+/// the detail naming what it is (architecture, linking, kind) and that only pexes convert.
+#[test]
+fn nexes_are_422_problems_that_say_what_they_are() {
+    let Some(nexe) = pexe2wasm_testkit::corpus::real_nexe("nassh-ssh_client-x86_64.nexe") else {
+        return;
+    };
+    let s = Server::start(&[]);
+    let c = client();
+    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper): translating nexes is not supported yet; only PNaCl pexes convert";
+    for route in ["/v1/convert", "/v1/inspect"] {
+        let p = problem(post_raw(&c, &s.url(route), nexe.clone()), 422);
+        assert_eq!(p["type"], "urn:pexe2wasm:problem:unsupported", "{route}");
+        assert_eq!(p["class"], "unsupported", "{route}");
+        assert_eq!(p["detail"], want, "{route}");
+        assert!(p.get("position").is_none(), "{route}: {p}");
+    }
+}
+
 /// Status, problem type and `class` follow from the library's `ErrorClass` of the
 /// conversion error: an unsupported construct is 422 `unsupported`.
 #[test]

@@ -262,3 +262,61 @@ fn an_extension_starts_at_its_popup_and_a_legacy_app_at_its_page() {
         .contains("src=\"../pexe2wasm/chrome/launcher.js\""));
     assert!(text(&site, "app/main.html").contains("data-package=\"\""));
 }
+
+/// Chrome apps with only native code (nexes) say what they are, in the words every front
+/// end uses: from their manifests (the real ckauth and LogRUN apps of the nexe corpus, a
+/// 2011 `nexes` manifest), else from the app's `platforms`.
+#[test]
+fn native_apps_say_they_are_native() {
+    let calls = AtomicUsize::new(0);
+    let summary = |input: &pexe2wasm_site::Input| {
+        let site = build(input, &Options::default(), &fake(&calls)).unwrap();
+        assert!(!site.report.runs);
+        site.report.summary
+    };
+    let platforms_only = zip_of(&[
+        (
+            "manifest.json",
+            br#"{"manifest_version": 2, "name": "n", "version": "1",
+                "app": {"background": {"scripts": ["bg.js"]}},
+                "platforms": [{"nacl_arch": "x86-64", "sub_package_path": "_platform_specific/x86-64/"},
+                              {"nacl_arch": "arm", "sub_package_path": "_platform_specific/arm/"}]}"#,
+        ),
+        ("bg.js", b"// launches a window"),
+        ("_platform_specific/x86-64/app.nexe", b"\x7fELF stand-in"),
+    ]);
+    let input = open_archive(&platforms_only, "n.zip", &Limits::default()).unwrap();
+    assert_eq!(
+        summary(&input),
+        "a native NaCl app for x86-64/ARM: only PNaCl pexes convert"
+    );
+
+    let old = zip_of(&[
+        ("index.html", b"<embed type=application/x-nacl src=s.nmf>"),
+        (
+            "s.nmf",
+            b"{\"nexes\": {\"x86-64\": \"s_x86_64.nexe\", \"x86-32\": \"s_x86_32.nexe\",}}",
+        ),
+    ]);
+    let input = open_archive(&old, "s.zip", &Limits::default()).unwrap();
+    assert_eq!(
+        summary(&input),
+        "a native NaCl app for x86-64/x86-32: only PNaCl pexes convert"
+    );
+
+    let corpus = pexe2wasm_testkit::corpus::nexe_corpus_dir();
+    if pexe2wasm_testkit::corpus::real_nexe("ckauth-x86_64/manifest.json").is_none() {
+        return;
+    }
+    let ckauth = open(&corpus.join("ckauth-x86_64"), &Limits::default()).unwrap();
+    assert_eq!(
+        summary(&ckauth),
+        "a native NaCl app for x86-64/x86-32/ARM: only PNaCl pexes convert"
+    );
+    let logrun = open(&corpus.join("logrun-base64-x86_64"), &Limits::default()).unwrap();
+    assert_eq!(
+        summary(&logrun),
+        "a native NaCl app for x86-64/x86-32 (glibc dynamic: runnable-ld.so and shared objects): only PNaCl pexes convert"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing was converted");
+}

@@ -1,0 +1,267 @@
+//! Native NaCl code on every command, against the real nexe corpus (../shared/fixtures/nexe):
+//! `info` and `verify` give a nexe's facts and NaCl's validator verdict; `convert`, `run`
+//! and `web` say what it is and that only pexes convert; `.nmf` manifests with only nexes
+//! say so as apps; `batch` reports every nexe as skipped, with what it is, and goes on.
+use pexe2wasm_testkit::corpus::{nexe_corpus_dir, real_nexe, NEXES};
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
+const SSH: &str = "nassh-ssh_client-x86_64.nexe";
+const SSH_IS: &str = "a native NaCl executable for x86-64 (static, newlib, Pepper)";
+
+fn pexe2wasm(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The corpus file's path, or `None` (skipped) without the corpus.
+fn nexe(name: &str) -> Option<String> {
+    real_nexe(name)?;
+    Some(nexe_corpus_dir().join(name).display().to_string())
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pexe2wasm-cli-nexe-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn info_prints_a_nexes_facts_and_validation() {
+    let (Some(ssh), Some(fact)) = (nexe(SSH), nexe("logrun-fact-x86_64.nexe")) else {
+        return;
+    };
+    let o = pexe2wasm(&["info", &ssh]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for want in [
+        "native NaCl executable (nexe)\n",
+        "architecture:   x86-64 (ELF64)",
+        "recognized by:  NaCl ABI note",
+        "linking:        static\n",
+        "runtime ABI:    stable IRT",
+        "IRT interfaces: ",
+        "nacl-irt-ppapihook-0.1",
+        "kind:           Pepper plugin",
+        "validation:     valid by NaCl's x86-64 rules (",
+        &format!("converts:       no: {SSH_IS}: {NOT_YET}"),
+    ] {
+        assert!(out.contains(want), "{want:?} not in:\n{out}");
+    }
+    let o = pexe2wasm(&["info", "--json", &ssh]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["format"], "nexe");
+    assert_eq!(j["arch"], "x86-64");
+    assert_eq!(j["linking"]["kind"], "static");
+    assert_eq!(j["runtime_abi"], "stable-irt");
+    assert_eq!(j["validation"]["valid"], true);
+    assert!(
+        j["validation"]["instructions"].as_u64().unwrap() > 100_000,
+        "{j}"
+    );
+    assert_eq!(j["description"], "x86-64 (static, newlib, Pepper)");
+
+    // glibc dynamic: the interpreter and the shared objects it needs.
+    let o = pexe2wasm(&["info", &fact]);
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        out.contains("linking:        dynamic (glibc): interpreter "),
+        "{out}"
+    );
+    assert!(out.contains("a glibc dynamic nexe"), "{out}");
+}
+
+#[test]
+fn verify_checks_x86_64_code_by_nacls_rules() {
+    let (Some(ssh), Some(arm), Some(bad32)) = (
+        nexe(SSH),
+        nexe("nacl-hello_world-arm.nexe"),
+        nexe("nacl-text_overlaps_data-x86_32.nexe"),
+    ) else {
+        return;
+    };
+    let o = pexe2wasm(&["verify", &ssh]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let line = text(&o.stdout);
+    assert!(
+        line.starts_with(&format!("{ssh}: {SSH_IS}: valid by NaCl's x86-64 rules (")),
+        "{line}"
+    );
+    assert!(line.trim_end().ends_with(NOT_YET), "{line}");
+
+    // A corrupted copy: `mov %rax,%r15` at the entry point.
+    let mut bytes = std::fs::read(&ssh).unwrap();
+    let n = pexe2wasm_nexe::inspect(&bytes).unwrap();
+    let t = n.info.text().unwrap().clone();
+    let entry = n.info.entry;
+    let at = (t.offset + u64::from(entry - t.vaddr)) as usize;
+    bytes[at..at + 3].copy_from_slice(&[0x49, 0x89, 0xc7]);
+    let d = tempdir("verify");
+    let bad = d.join("bad.nexe");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = pexe2wasm(&["verify", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "error: {}: {SSH_IS}: rejected by NaCl's x86-64 rules: ",
+            bad.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("bundle {:#x}", entry & !31)) && err.contains("r15"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // ARM code is not checked here, and a file NaCl's loader refuses is refused.
+    let o = pexe2wasm(&["verify", &arm]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("a native NaCl executable for ARM (static, newlib, command-line): ARM code: not validated"), "{err}");
+    let o = pexe2wasm(&["verify", &bad32]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("NaCl's loader refuses it: "),
+        "{}",
+        text(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn convert_run_and_web_say_what_a_nexe_is() {
+    let Some(ssh) = nexe(SSH) else { return };
+    let d = tempdir("convert");
+    let out = d.join("out.wasm");
+    let want = format!("error: {ssh}: {SSH_IS}: {NOT_YET}\n");
+    let o = pexe2wasm(&["convert", &ssh, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), want);
+    assert!(!out.exists());
+    let o = pexe2wasm(&["run", &ssh]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), want);
+    let o = pexe2wasm(&["dis", &ssh]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), want);
+    let site = d.join("site");
+    let o = pexe2wasm(&["web", &ssh, "-o", site.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr), want);
+    assert!(!site.exists(), "nothing is written for a nexe");
+    // Every other nexe of the corpus is named the same way, never "not a pexe".
+    for name in NEXES {
+        let Some(path) = nexe(name) else { return };
+        let o = pexe2wasm(&["convert", &path, "-o", out.to_str().unwrap()]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(
+            err.starts_with(&format!("error: {path}: a native NaCl executable for "))
+                && err.trim_end().ends_with(NOT_YET),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn manifests_with_only_nexes_are_named_as_native_apps() {
+    let (Some(ckauth), Some(logrun)) = (
+        nexe("ckauth-x86_64/newlib/Release/ckauth.nmf"),
+        nexe("logrun-base64-x86_64/glibc/logrun.nmf"),
+    ) else {
+        return;
+    };
+    let d = tempdir("nmf");
+    for cmd in ["info", "verify", "convert", "run"] {
+        let mut args = vec![cmd, ckauth.as_str()];
+        let out = d.join("x.wasm");
+        if cmd == "convert" {
+            args.extend(["-o", out.to_str().unwrap()]);
+        }
+        let o = pexe2wasm(&args);
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert_eq!(
+            text(&o.stderr),
+            format!("error: {ckauth}: a NaCl manifest (.nmf) of a native NaCl app for x86-64/x86-32/ARM: only PNaCl pexes convert\n"),
+            "{cmd}"
+        );
+    }
+    let site = d.join("site");
+    let o = pexe2wasm(&["web", &logrun, "-o", site.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("a native NaCl app for x86-64/x86-32 (glibc dynamic: runnable-ld.so and shared objects): only PNaCl pexes convert"),
+        "{}",
+        text(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn batch_reports_every_nexe_and_goes_on() {
+    if real_nexe(SSH).is_none() {
+        return;
+    }
+    let d = tempdir("batch");
+    let corpus = nexe_corpus_dir();
+    let o = pexe2wasm(&[
+        "batch",
+        corpus.to_str().unwrap(),
+        "-o",
+        d.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("report.json")).unwrap()).unwrap();
+    let files = report["files"].as_array().unwrap();
+    for name in NEXES {
+        let f = files
+            .iter()
+            .find(|f| f["path"] == *name)
+            .unwrap_or_else(|| panic!("{name} not in the report"));
+        assert_eq!(f["status"], "skipped", "{name}");
+        let why = f["skipped"].as_str().unwrap();
+        assert!(
+            why.starts_with("a native NaCl executable for ") && why.ends_with(NOT_YET),
+            "{name}: {why}"
+        );
+    }
+    let ssh = files.iter().find(|f| f["path"] == SSH).unwrap();
+    assert_eq!(ssh["skipped"], format!("{SSH_IS}: {NOT_YET}"));
+    // A manifest's native programs are skipped with the app's words when the nexe is not
+    // there (the dumps hold one architecture).
+    let arm = files
+        .iter()
+        .find(|f| f["path"] == "ckauth-x86_64/newlib/Release/ckauth_arm.nexe")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(arm["status"], "skipped");
+    assert_eq!(
+        arm["skipped"],
+        "a native NaCl app for x86-64/x86-32/ARM: only PNaCl pexes convert"
+    );
+    assert_eq!(
+        arm["found_by"][0],
+        "ckauth-x86_64/newlib/Release/ckauth.nmf: program.arm"
+    );
+    assert_eq!(report["summary"]["failed"], 0, "{report:#}");
+    assert_eq!(report["summary"]["converted"], 0);
+    let md = std::fs::read_to_string(d.join("report.md")).unwrap();
+    assert!(md.contains(SSH_IS), "{md}");
+    let _ = std::fs::remove_dir_all(&d);
+}
