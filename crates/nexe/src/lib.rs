@@ -1,4 +1,4 @@
-//! Native Client executables (`.nexe`): the nexe stage of pexe2wasm (decision 0024).
+//! Native Client executables (`.nexe`): the nexe stage of pexe2wasm (decision 0023).
 //!
 //! ```text
 //!  .nexe bytes
