@@ -25,6 +25,7 @@ mod cli_nexe;
 mod cli_status;
 mod dockerfile;
 mod malformed;
+mod pepper_end;
 mod pepper_gfx;
 mod pepper_messages;
 mod pepper_real;

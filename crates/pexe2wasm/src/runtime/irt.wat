@@ -1583,8 +1583,11 @@
               (then (return (i32.const 11))))
             (return (i32.const 110))))))
     ;; Pepper variant: the host counts threads blocked without a deadline, to tell when
-    ;; the app can make no further progress.
-    ;;@pepper (call $host_wait (i32.wrap_i64 (i64.shr_u (local.get $timeout) (i64.const 63))))
+    ;; the app can make no further progress. A deadline more than a minute away counts as
+    ;; none (the timeout -1 of an untimed wait is the largest unsigned): no timer an app
+    ;; waits for at the end of its input is that far, and an idle thread that sleeps
+    ;; INT_MAX ms between jobs (an engine's timer thread) would otherwise keep it alive.
+    ;;@pepper (call $host_wait (i64.gt_u (local.get $timeout) (i64.const 60000000000)))
     (local.set $r (memory.atomic.wait32 (local.get $addr) (local.get $value) (local.get $timeout)))
     ;;@pepper (call $host_wait (i32.const -1))
     (if (i32.eq (local.get $r) (i32.const 1)) (then (return (i32.const 11))))
