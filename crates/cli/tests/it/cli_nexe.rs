@@ -4,24 +4,12 @@
 //! say so as apps; `batch` reports every nexe as skipped, with what it is, and goes on.
 use pexe2wasm_testkit::corpus::{nexe_corpus_dir, real_nexe, NEXES};
 
+use crate::cmd::{pexe2wasm, text};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 
 const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
 const SSH: &str = "nassh-ssh_client-x86_64.nexe";
 const SSH_IS: &str = "a native NaCl executable for x86-64 (static, newlib, Pepper)";
-
-fn pexe2wasm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// The corpus file's path, or `None` (skipped) without the corpus.
 fn nexe(name: &str) -> Option<String> {

@@ -3,7 +3,7 @@
 //! command given a NaCl manifest (`.nmf`) instead of a pexe.
 use pexe2wasm_testkit::corpus as common;
 
-use std::process::{Command, Output, Stdio};
+use crate::cmd::{pexe2wasm, text};
 
 /// A small Pepper plugin (NaCl SDK getting_started part2) and a threaded program.
 const PLUGIN: &str = "lpdevs-part2.pexe";
@@ -11,18 +11,6 @@ const PLUGIN: &str = "lpdevs-part2.pexe";
 const GL_PLUGIN: &str = "bp2008-pnacl_player.pexe";
 const THREADED: &str = "binji-thread.pexe";
 const PLAIN: &str = "binji-puts.pexe";
-
-fn pexe2wasm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// The corpus file's path, or `None` (skipped) without the corpus.
 fn real(name: &str) -> Option<String> {

@@ -23,6 +23,7 @@ mod cli_interp;
 mod cli_manners;
 mod cli_nexe;
 mod cli_status;
+mod cmd;
 mod dockerfile;
 mod malformed;
 mod pepper_end;

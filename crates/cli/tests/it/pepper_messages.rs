@@ -7,16 +7,13 @@
 //! back as m1 … m(N-1), whole. A host that released them after HandleMessage freed each
 //! kept message before it was posted back.
 
+use crate::cmd::text;
 use std::process::{Command, Output};
 
 use base64::Engine;
 use pexe2wasm_testkit::corpus::Scratch;
 
 const KEEP: &str = include_str!("../../../../fixtures/pepper/keep-message.pnaclasm");
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// Runs the keep-message plugin with `args` and `input` on its standard input.
 fn run_keep(args: &[&str], input: &str) -> Output {

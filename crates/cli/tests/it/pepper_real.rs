@@ -2,6 +2,7 @@
 //! message apps do what SOURCES.md says, messages travel as text lines or JSON Lines, and
 //! apps that need a browser start and name what they lack.
 
+use crate::cmd::text;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 
@@ -10,10 +11,6 @@ use serde_json::{json, Value};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Runs the real plugin `name` with `args`, its standard input `input`; `None` (skipped)

@@ -26,6 +26,7 @@
 
 use pexe2wasm_testkit::corpus as common;
 
+use crate::cmd::text;
 use std::collections::HashMap;
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output};
@@ -151,10 +152,6 @@ fn lines(b: &[u8]) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]

@@ -56,9 +56,7 @@ pub(crate) fn scratch(name: &str) -> PathBuf {
     d
 }
 
-pub(crate) fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+pub(crate) use crate::cmd::text;
 
 #[test]
 fn browser_host_matches_the_description() {
