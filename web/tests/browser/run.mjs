@@ -18,13 +18,36 @@ const env = process.env;
 const browserName = env.BROWSER ?? "chromium";
 const report = { browser: browserName, pageErrors: [], consoleErrors: [], console: [] };
 
+/**
+ * What the scenarios use of a page: the part of Playwright's Page (Chromium) that
+ * Puppeteer's Page (Firefox) and launchWebKit's wrapper over WebDriver also have. `evaluate`
+ * runs `f` in the page (sent as source: it sees only the page's globals and `arg`);
+ * `context` is Playwright's alone (the ime scenario, Chromium only).
+ * @typedef {object} ScenarioPage
+ * @property {(event: "console" | "pageerror", f: (m: any) => void) => unknown} on
+ * @property {(url: string) => Promise<unknown>} goto
+ * @property {(f: (arg: any) => any, arg?: any) => Promise<any>} evaluate
+ * @property {(selector: string) => Promise<void>} click
+ * @property {(selector: string) => Promise<ScenarioElement>} $
+ * @property {(options: { path: string }) => Promise<unknown>} screenshot
+ * @property {{ move(x: number, y: number): Promise<void>, down(): Promise<void>, up(): Promise<void> }} mouse
+ * @property {{ press(key: string): Promise<void> }} keyboard
+ * @property {() => any} [context]
+ */
+/**
+ * An element as the scenarios use it: a PNG of it, and its rectangle in the viewport.
+ * @typedef {object} ScenarioElement
+ * @property {() => Promise<Buffer | Uint8Array>} screenshot
+ * @property {() => Promise<{ x: number, y: number, width: number, height: number }>} boundingBox
+ */
+
 /** A free loopback port (for WebKitWebDriver, which takes a port, not 0). */
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.on("error", reject);
     s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
+      const { port } = /** @type {import("node:net").AddressInfo} */ (s.address());
       s.close(() => resolve(port));
     });
   });
@@ -113,6 +136,7 @@ async function launchWebKit() {
   // Playwright's mouse and keyboard as WebDriver actions (viewport coordinates); the pointer
   // keeps its place between calls, as WebDriver keeps input state for the session.
   const act = () => driver.actions({ async: true });
+  /** @type {ScenarioPage} */
   const page = {
     on: (event, f) => handlers[event].push(f),
     goto: async (url) => {
@@ -145,6 +169,7 @@ async function launchWebKit() {
   return { browser: driver, page, close };
 }
 
+/** @returns {Promise<{ browser: unknown, page: ScenarioPage, close: () => Promise<void> }>} */
 async function launch() {
   mkdirSync(env.PROFILE, { recursive: true });
   if (browserName === "webkit") return launchWebKit();
@@ -200,6 +225,11 @@ async function launch() {
  * An evaluation that throws counts as not yet: WebKitGTK's WebDriver has answered `get`
  * before the page's scripts set `window.events` (CI saw it once), and a page may still be
  * navigating.
+ *
+ * @param {ScenarioPage} page
+ * @param {(arg: any) => any} f
+ * @param {any} arg
+ * @param {number} ms
  */
 async function waitFor(page, f, arg, ms) {
   const end = Date.now() + ms;
@@ -338,7 +368,7 @@ const scenarios = {
     };
     const state = () =>
       page.evaluate(() => {
-        const el = document.querySelector("input.pexe2wasm-text-input");
+        const el = /** @type {HTMLInputElement} */ (document.querySelector("input.pexe2wasm-text-input"));
         const c = document.querySelector("canvas.pexe2wasm-canvas").getBoundingClientRect();
         const r = el.getBoundingClientRect();
         const a = document.activeElement;
@@ -350,6 +380,7 @@ const scenarios = {
           opacity: getComputedStyle(el).opacity,
         };
       });
+    /** @type {Record<string, unknown>} */
     const ime = (report.ime = {});
     // The app never asked for mouse events: the click only focuses, and the editable
     // element takes the focus from the canvas.
@@ -550,7 +581,13 @@ const scenarios = {
   },
 };
 
-/** Polls chromeReport in the launcher until `pred` holds (or the deadline): the last report. */
+/**
+ * Polls chromeReport in the launcher until `pred` holds (or the deadline): the last report.
+ *
+ * @param {ScenarioPage} page
+ * @param {(r: ReturnType<typeof chromeReport>) => unknown} pred
+ * @param {number} ms
+ */
 async function pollChrome(page, pred, ms) {
   const end = Date.now() + ms;
   let r = null;

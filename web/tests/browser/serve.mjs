@@ -57,4 +57,4 @@ const server = createServer((req, res) => {
     res.writeHead(404, { ...headers, "Content-Type": "text/plain" }).end("not found");
   }
 });
-server.listen(port, "127.0.0.1", () => console.log(`http://127.0.0.1:${server.address().port}/`));
+server.listen(port, "127.0.0.1", () => console.log(`http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}/`));

@@ -137,9 +137,10 @@ fn browser_host_unit_tests_lint_and_type_check_pass() {
         text(&o.stdout),
         text(&o.stderr)
     );
-    // The JS is type-checked too: the host (web/tsconfig.json, the browser's globals) and
-    // the node tests and benchmarks (tsconfig.tests.json); a type error fails here.
-    for project in [".", "tsconfig.tests.json"] {
+    // The JS is type-checked too: the host (web/tsconfig.json, the browser's globals), the
+    // node tests and benchmarks (tsconfig.tests.json) and the browser driver and test pages
+    // (tsconfig.browser-tests.json); a type error fails here.
+    for project in [".", "tsconfig.tests.json", "tsconfig.browser-tests.json"] {
         let o = Command::new("node")
             .args(["node_modules/typescript/bin/tsc", "-p", project])
             .current_dir(web_dir())

@@ -37,7 +37,7 @@ self.onmessage = async (e) => {
     thread.cell = new Int32Array(cell);
     thread.ioPort.postMessage({ t: "hello", cell });
 
-    const base = instance.exports.__ppapi_alloc(65536);
+    const base = /** @type {(size: number) => number} */ (instance.exports.__ppapi_alloc)(65536);
     const m = thread.mem;
     const CB = base; // {func 0, user_data 0, flags 0}: PP_BlockUntilComplete()
     const ASYNC = base + 16; // a callback with a function: the rules are checked before it runs

@@ -52,7 +52,7 @@ self.onmessage = async (e) => {
     const shown = () => Array.from(main.gfx.canvas.getContext("2d").getImageData(10, 5, 1, 1).data);
     thread.setExports(instance.exports);
 
-    const base = instance.exports.__ppapi_alloc(1 << 20);
+    const base = /** @type {(size: number) => number} */ (instance.exports.__ppapi_alloc)(1 << 20);
     const m = main.mem;
     const OUT = base; // 256 bytes of out-parameters
     const ATTRS = base + 256;
@@ -322,7 +322,7 @@ self.onmessage = async (e) => {
     f(main, "PPB_Instance;1.0", "BindGraphics")(2, ctx);
     const live = main.res.kindOf(ctx);
     f(main, "PPB_Core;1.0", "ReleaseResource")(ctx);
-    check("ReleaseResource frees the context", [live > 0, G3("IsGraphics3D")(ctx), main.gl.has(ctx), thread.gfx.bound], [true, 0, false, 0]);
+    check("ReleaseResource frees the context", [live > 0, G3("IsGraphics3D")(ctx), /** @type {any} */ (main).gl.has(ctx), thread.gfx.bound], [true, 0, false, 0]);
 
     self.postMessage({ checks, failed: checks.filter((c) => !c.ok).length });
   } catch (err) {

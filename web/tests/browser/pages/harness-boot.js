@@ -20,7 +20,7 @@ export async function boot(wasmUrl, toPage = () => {}) {
   const instance = await WebAssembly.instantiate(module, main.imports(module));
   main.setExports(instance.exports);
   try {
-    instance.exports._start();
+    /** @type {() => void} */ (instance.exports._start)();
   } catch (err) {
     if (!(err instanceof Started)) throw err;
   }
