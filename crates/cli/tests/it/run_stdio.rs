@@ -6,9 +6,9 @@
 use pexe2wasm_testkit::corpus::Scratch;
 use pexe2wasm_testkit::stdio_script::{err, expected_output, out, program, Op};
 
+use crate::cmd::{fd1_writes, have, packet_pipe, same};
 use std::ffi::OsStr;
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,32 +26,9 @@ fn script(ops: &[Op]) -> (Scratch, PathBuf) {
     (dir, path)
 }
 
-/// Panics unless `got == want`, saying where they part (not printing megabytes).
-#[track_caller]
-fn same(got: &[u8], want: &[u8], what: &str) {
-    if got != want {
-        let at = got.iter().zip(want).take_while(|(a, b)| a == b).count();
-        panic!(
-            "{what}: {} bytes, {} expected; they differ from byte {at}",
-            got.len(),
-            want.len()
-        );
-    }
-}
-
 /// 2000 lines of 61 bytes, as fasta prints them.
 const LINE: &str = "GGCCGGGCGCGGTGGCTCACGCCTGTAATCCCAGCACTTTGGGAGGCCGAGGCGGGCGGA\n";
 const LINES: u32 = 2000;
-
-/// A pipe in "packet mode" (O_DIRECT): every write(2) into it is read back by one read(2)
-/// (split in pieces of PIPE_BUF, 4096 bytes), so its reader counts the writer's calls.
-fn packet_pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills the two descriptors on success, which we then own.
-    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_DIRECT | libc::O_CLOEXEC) };
-    assert_eq!(r, 0, "pipe2: {}", std::io::Error::last_os_error());
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-}
 
 /// Runs `pexe2wasm ARGS` with its stdout into a packet pipe: (status, bytes, packets read).
 /// Its stderr goes to a file (a trap's report is expected there).
@@ -112,27 +89,6 @@ fn threaded_program_into_a_pipe_takes_few_writes() {
     );
 }
 
-/// The write(2) calls to fd 1 in an `strace -f -o LOG` log.
-fn strace_fd1_writes(log: &Path) -> usize {
-    let text = std::fs::read_to_string(log).unwrap();
-    text.lines()
-        .filter(|l| l.contains("write(1,") || l.contains("writev(1,"))
-        .count()
-}
-
-fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        eprintln!("SKIPPED: {tool} not found; this test counts write(2) calls with it");
-    }
-    found
-}
-
 #[test]
 fn many_lines_into_a_file_take_few_writes() {
     if !have("strace") {
@@ -158,7 +114,7 @@ fn many_lines_into_a_file_take_few_writes() {
         &expected_output(&ops, &[]).0,
         "the file",
     );
-    let writes = strace_fd1_writes(&log);
+    let writes = fd1_writes(&log);
     assert!(
         writes <= LINES as usize / 40,
         "{writes} writes for {LINES} lines"
@@ -188,7 +144,7 @@ fn a_terminal_still_gets_one_write_per_line() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // The terminal turns "\n" into "\r\n".
     assert_eq!(o.stdout, "a line\r\n".repeat(50).into_bytes());
-    let writes = strace_fd1_writes(&log);
+    let writes = fd1_writes(&log);
     assert_eq!(writes, 50, "one write per line on a terminal");
 }
 

@@ -11,9 +11,9 @@ use pexe2wasm::convert::{convert, ConvertOptions, Threads};
 use pexe2wasm_testkit::corpus::Scratch;
 use pexe2wasm_testkit::stdio_script::{err, expected_output, out, program, Op};
 
+use crate::cmd::{fd1_writes, have, packet_pipe, same};
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -136,40 +136,6 @@ impl Prog {
     }
 }
 
-/// Panics unless `got == want`, saying where they part (not printing kilobytes).
-#[track_caller]
-fn same(got: &[u8], want: &[u8], what: &str) {
-    if got != want {
-        let at = got.iter().zip(want).take_while(|(a, b)| a == b).count();
-        panic!(
-            "{what}: {} bytes, {} expected; they differ from byte {at}",
-            got.len(),
-            want.len()
-        );
-    }
-}
-
-/// The write(2) calls to fd 1 in an `strace -f -o LOG` log.
-fn fd1_writes(log: &Path) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains("write(1,") || l.contains("writev(1,"))
-        .count()
-}
-
-fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("SKIPPED: {tool} not found");
-    }
-    found
-}
-
 #[test]
 fn every_way_out_writes_the_buffer_out() {
     // 40 lines and a line without its newline: the last 8 lines and the tail are in the
@@ -233,16 +199,6 @@ fn many_lines_into_a_file_take_few_writes() {
             "{host:?}: {writes} writes for {LINES} lines"
         );
     }
-}
-
-/// A pipe in "packet mode" (O_DIRECT): each write(2) into it is read back by one read(2)
-/// (for writes up to PIPE_BUF, 4096 bytes), so its reader counts the writer's calls.
-fn packet_pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills the two descriptors on success, which we then own.
-    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_DIRECT | libc::O_CLOEXEC) };
-    assert_eq!(r, 0, "pipe2: {}", std::io::Error::last_os_error());
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
 #[test]
