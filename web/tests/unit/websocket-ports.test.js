@@ -28,14 +28,16 @@ test("a bad port is refused before the browser is asked, and said once", () => {
   assert.match(notes[0], /ws:\/\/127\.0\.0\.1:9\/a .*port 9/);
 });
 
-test("the port checked is the mapped URL's", () => {
+test("both the app's port (Chrome's rule) and the mapped one are checked", () => {
   const { s, opened } = sockets((u) => u.replace("ws://localhost:8081/", "ws://127.0.0.1:9/"));
   assert.deepEqual(s.connect(1, "ws://localhost:8081/prj2/websocket/a", []), [BADARGUMENT, null]);
   assert.deepEqual(opened, []);
   const other = sockets((u) => u.replace("ws://localhost:9/", "ws://127.0.0.1:8081/"));
-  const r = other.s.connect(1, "ws://localhost:9/x", []);
-  assert.ok(r instanceof Promise, "an allowed port is connected");
-  assert.deepEqual(other.opened, ["ws://127.0.0.1:8081/x"]);
+  assert.deepEqual(other.s.connect(1, "ws://localhost:9/x", []), [BADARGUMENT, null], "Chrome refused the app's own bad port");
+  assert.deepEqual(other.opened, []);
+  const fine = sockets((u) => u.replace("ws://localhost:8081/", "ws://127.0.0.1:8082/"));
+  assert.ok(fine.s.connect(1, "ws://localhost:8081/x", []) instanceof Promise, "allowed ports are connected");
+  assert.deepEqual(fine.opened, ["ws://127.0.0.1:8082/x"]);
 });
 
 test("default and ordinary ports are not refused; a URL that does not parse is a bad argument", () => {

@@ -260,3 +260,42 @@ fn pepper_ws_a_url_map_to_another_host_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn pepper_ws_a_port_browsers_block_is_refused_as_chrome_did() {
+    if common::real_pexe("ds923y-compress.pexe").is_none() {
+        return;
+    }
+    // Port 9 (discard) is one of Fetch's bad ports: Chrome refused it with
+    // PP_ERROR_BADARGUMENT before connecting, and so does the browser host.
+    let out = run_plugin(
+        "ds923y-compress.pexe",
+        &[
+            "--net",
+            "loopback",
+            "--url-map",
+            "ws://localhost:8081/=ws://127.0.0.1:9/",
+            "--timeout",
+            "60",
+        ],
+        "hello\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(
+        err.matches("PPB_WebSocket: refused ws://127.0.0.1:9/prj2/websocket/")
+            .count(),
+        1,
+        "said once, however many sockets the app opens: {err}"
+    );
+    assert!(
+        err.contains("(PP_ERROR_BADARGUMENT): port 9 is one browsers block"),
+        "{err}"
+    );
+    // The app goes on regardless (it ignores its connect's result).
+    assert_eq!(
+        lines(&out.stdout)[..2],
+        ["compressing", "done compressing"],
+        "{err}"
+    );
+}

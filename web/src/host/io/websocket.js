@@ -52,9 +52,12 @@ export class Sockets {
     if (this.sockets.has(res)) return [E.INPROGRESS, null];
     let ws;
     const target = this.mapUrl(url);
+    // Chrome refused the app's URL on a bad port; the mapped one is refused too, as the
+    // browser would not connect there (the command-line host does the same).
     let port;
     try {
-      port = Number(new URL(target).port);
+      const ports = [url, target].map((u) => Number(new URL(u).port));
+      port = ports.find((p) => BAD_PORTS.has(p)) ?? ports[1];
     } catch {
       return [E.BADARGUMENT, null];
     }

@@ -77,6 +77,17 @@ fn valid_protocol(p: &str) -> bool {
             .all(|c| (b'!'..=b'~').contains(&c) && !b"\"(),/:;<=>?@[\\]{}".contains(&c))
 }
 
+/// The Fetch standard's bad ports (https://fetch.spec.whatwg.org/#port-blocking), which
+/// Chrome's PepperWebSocketHost refused with PP_ERROR_BADARGUMENT. The browser host has
+/// the same list (web/src/host/io/websocket.js `BAD_PORTS`).
+const BAD_PORTS: &[u16] = &[
+    1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102,
+    103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465,
+    512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993,
+    995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668,
+    6669, 6679, 6697, 10080,
+];
+
 /// Where a Connect goes: the URL the app sees (canonical) and the one connected to (after
 /// `--url-map`), with the addresses to try.
 struct Target {
@@ -117,6 +128,24 @@ fn target(s: &PepperState, given: &str) -> Result<Target, i32> {
         None => app_url,
     };
     let port = effective.port_or_known_default().unwrap_or(80);
+    // Chrome refused the app's URL on a port browsers block; the browser host refuses the
+    // mapped one too (browsers never connect there), and so does this host, so that an app
+    // behaves the same on both.
+    let app_port = url::Url::parse(&canonical)
+        .ok()
+        .and_then(|u| u.port_or_known_default());
+    if let Some(bad) = [app_port, Some(port)]
+        .into_iter()
+        .flatten()
+        .find(|p| BAD_PORTS.contains(p))
+    {
+        s.net.note_once(
+            s.sink(),
+            &format!("PPB_WebSocket port {bad}"),
+            &format!("PPB_WebSocket: refused {effective} (PP_ERROR_BADARGUMENT): port {bad} is one browsers block (Fetch's bad ports), as Chrome refused it"),
+        );
+        return Err(pp_error::BADARGUMENT);
+    }
     let ips: Vec<IpAddr> = match effective.host() {
         Some(url::Host::Ipv4(ip)) => vec![ip.into()],
         Some(url::Host::Ipv6(ip)) => vec![ip.into()],
