@@ -279,7 +279,7 @@ fn without_net_loopback_every_network_operation_is_refused_and_noted_once() {
     assert_eq!(h.call(HR, "GetNetAddressCount", &[r]), 0);
     let ws = h.call(WS, "Create", &[INSTANCE]);
     assert_eq!(
-        ws_connect(&mut h, ws, "ws://127.0.0.1:9/", &[], CB_OPTIONAL),
+        ws_connect(&mut h, ws, "ws://127.0.0.1:8081/", &[], CB_OPTIONAL),
         pp_error::NOACCESS
     );
     assert_eq!(h.call(WS, "GetReadyState", &[ws]), 3);
@@ -430,7 +430,7 @@ fn with_net_loopback_other_addresses_and_names_are_refused() {
     for protocols in [&["a", "a"][..], &[""], &["a b"]] {
         let ws = h.call(WS, "Create", &[INSTANCE]);
         assert_eq!(
-            ws_connect(&mut h, ws, "ws://localhost:9/", protocols, CB_OPTIONAL),
+            ws_connect(&mut h, ws, "ws://localhost:8081/", protocols, CB_OPTIONAL),
             pp_error::BADARGUMENT,
             "{protocols:?}"
         );
@@ -923,4 +923,47 @@ fn a_websocket_to_a_closed_port_fails_to_connect() {
     assert_eq!(h.call(WS, "GetReadyState", &[ws]), 3);
     assert_eq!(h.call(WS, "GetCloseCode", &[ws]), 1006);
     assert_eq!(h.call(WS, "GetCloseWasClean", &[ws]), 0);
+}
+
+#[test]
+fn a_websocket_to_a_port_browsers_block_is_a_bad_argument_as_in_chrome() {
+    let mut h = loopback();
+    for url in [
+        "ws://127.0.0.1:9/",
+        "ws://localhost:6667/chat",
+        "ws://127.0.0.1:25/",
+    ] {
+        let ws = h.call(WS, "Create", &[INSTANCE]);
+        assert_eq!(
+            ws_connect(&mut h, ws, url, &[], CB_OPTIONAL),
+            pp_error::BADARGUMENT,
+            "{url}"
+        );
+        assert_eq!(h.call(WS, "GetReadyState", &[ws]), 3, "{url}");
+    }
+    let n = notes(&h);
+    assert!(
+        n.iter().any(|l| l.starts_with(
+            "PPB_WebSocket: refused ws://127.0.0.1:9/ (PP_ERROR_BADARGUMENT): port 9"
+        )),
+        "{n:#?}"
+    );
+    // An ordinary port gets past the check (and fails only for want of a server).
+    let ws = h.call(WS, "Create", &[INSTANCE]);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    h.on_thread(1);
+    assert_eq!(
+        ws_connect(
+            &mut h,
+            ws,
+            &format!("ws://127.0.0.1:{port}/"),
+            &[],
+            CB_BLOCKING
+        ),
+        pp_error::FAILED
+    );
 }
