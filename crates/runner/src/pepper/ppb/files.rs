@@ -503,300 +503,296 @@ fn read_at(file: &std::fs::File, offset: i64, n: usize) -> Result<Vec<u8>, i32> 
     Ok(buf)
 }
 
+/// `PPB_FileIO.Open`: opens the file a `PPB_FileRef` names, on the operation thread.
+fn io_open(
+    mut caller: Caller<'_, Ctx>,
+    io: i32,
+    file: i32,
+    flags: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let both = |s: &PepperState, io| file_io(s, io).zip(file_ref(s, file));
+    let (_, cb, (f, r)) = match enter(&mut caller, io, cb, both, answer_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
+    };
+    let checked = {
+        let st = f.lock();
+        st.check(IoOp::Exclusive, false)
+    }
+    .and_then(|()| {
+        if !storage::check_open_flags(flags) || r.fs.root().is_none() {
+            // A file system not open has no URL for the file yet.
+            Err(pp_error::BADARGUMENT)
+        } else {
+            Ok(())
+        }
+    });
+    if let Err(e) = checked {
+        return answer_now(&mut caller, cb, e);
+    }
+    {
+        let mut st = f.lock();
+        st.begin(IoOp::Exclusive);
+        st.flags = flags;
+        st.fs_type = r.fs.ty;
+    }
+    let f2 = f.clone();
+    let res = start_async(&mut caller, cb, move || {
+        let opened = r.disk_path().and_then(|p| storage::open(&p, flags));
+        let mut st = f2.lock();
+        st.finish();
+        match opened {
+            Ok(file) => {
+                st.file = Some(Arc::new(file));
+                st.opened = true;
+                Completion::result(pp_error::OK)
+            }
+            Err(e) => Completion::result(e),
+        }
+    })?;
+    if !cb.is_blocking() && res != pp_error::COMPLETIONPENDING {
+        // It did not start.
+        f.lock().finish();
+    }
+    Ok(res)
+}
+
+/// `PPB_FileIO.Query`: the open file's `PP_FileInfo`.
+fn io_query(mut caller: Caller<'_, Ctx>, io: i32, info: i32, cb: i32) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let fs_ty = file_io(&s, io).map_or(0, |f| f.lock().fs_type);
+    io_op(
+        &mut caller,
+        io,
+        cb,
+        IoOp::Exclusive,
+        || {
+            if info == 0 {
+                Err(pp_error::BADARGUMENT)
+            } else {
+                Ok(())
+            }
+        },
+        move |file, _| match file.metadata() {
+            Ok(m) => Completion {
+                result: pp_error::OK,
+                writes: vec![(info as u32, storage::file_info(&m, fs_ty).to_vec())],
+            },
+            Err(_) => Completion::result(pp_error::FAILED),
+        },
+    )
+}
+
+/// `PPB_FileIO.Touch`: sets the open file's access and modification times.
+fn io_touch(
+    mut caller: Caller<'_, Ctx>,
+    io: i32,
+    atime: f64,
+    mtime: f64,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    io_op(
+        &mut caller,
+        io,
+        cb,
+        IoOp::Exclusive,
+        || Ok(()),
+        move |file, _| Completion::result(storage::set_times(file, atime, mtime)),
+    )
+}
+
+/// `PPB_FileIO.Read`: up to `n` bytes at `offset` into the module's buffer.
+fn io_read(
+    mut caller: Caller<'_, Ctx>,
+    io: i32,
+    offset: i64,
+    buf: i32,
+    n: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let n = n.min(MAX_READ);
+    io_op(
+        &mut caller,
+        io,
+        cb,
+        IoOp::Read,
+        || if n < 0 { Err(pp_error::FAILED) } else { Ok(()) },
+        move |file, _| match read_at(file, offset, n as usize) {
+            Ok(bytes) => Completion {
+                result: bytes.len() as i32,
+                writes: vec![(buf as u32, bytes)],
+            },
+            Err(e) => Completion::result(e),
+        },
+    )
+}
+
+/// `PPB_FileIO.Write`: `n` bytes at `offset` (at the end when opened to append).
+fn io_write(
+    mut caller: Caller<'_, Ctx>,
+    io: i32,
+    offset: i64,
+    buf: i32,
+    n: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let cbv = mem::read_callback(&mut caller, cb as u32)?;
+    if callback_error(&caller, &cbv).is_none()
+        && file_io(&s, io).is_some()
+        && (buf == 0 || offset < 0 || n < 0)
+    {
+        return answer_now(&mut caller, cbv, pp_error::FAILED);
+    }
+    // The bytes are copied now: the app may reuse its buffer once the call
+    // returns.
+    let bytes = if n > 0 && buf != 0 {
+        crate::read_memory(&mut caller, buf as u32, n as u32)?
+    } else {
+        Vec::new()
+    };
+    io_op(
+        &mut caller,
+        io,
+        cb,
+        IoOp::Write,
+        || Ok(()),
+        move |file, flags| {
+            let r = if flags & storage::open_flag::APPEND != 0 {
+                let mut f: &std::fs::File = file;
+                f.write_all(&bytes)
+            } else {
+                file.write_all_at(&bytes, offset as u64)
+            };
+            Completion::result(match r {
+                Ok(()) => bytes.len() as i32,
+                Err(_) => pp_error::FAILED,
+            })
+        },
+    )
+}
+
+/// `PPB_FileIO.SetLength`: truncates or extends the open file.
+fn io_set_length(mut caller: Caller<'_, Ctx>, io: i32, len: i64, cb: i32) -> wasmtime::Result<i32> {
+    io_op(
+        &mut caller,
+        io,
+        cb,
+        IoOp::Exclusive,
+        || {
+            if len < 0 {
+                Err(pp_error::FAILED)
+            } else {
+                Ok(())
+            }
+        },
+        move |file, _| {
+            Completion::result(match file.set_len(len as u64) {
+                Ok(()) => pp_error::OK,
+                Err(e) => storage::error_of(&e),
+            })
+        },
+    )
+}
+
+/// `PPB_FileIO.Flush`: the file's data to disk.
+fn io_flush(mut caller: Caller<'_, Ctx>, io: i32, cb: i32) -> wasmtime::Result<i32> {
+    io_op(
+        &mut caller,
+        io,
+        cb,
+        IoOp::Exclusive,
+        || Ok(()),
+        |file, _| {
+            Completion::result(match file.sync_all() {
+                Ok(()) => pp_error::OK,
+                Err(e) => storage::error_of(&e),
+            })
+        },
+    )
+}
+
+/// `PPB_FileIO.Close`: the file closes; operations under way end first.
+fn io_close(caller: Caller<'_, Ctx>, io: i32) -> wasmtime::Result<()> {
+    let s = state(&caller)?;
+    if let Some(f) = file_io(&s, io) {
+        // Operations under way keep the file until they end.
+        f.lock().file = None;
+    }
+    Ok(())
+}
+
+/// `PPB_FileIO.ReadToArray` (1.1): reads into a buffer the module's array output allocates.
+fn io_read_to_array(
+    mut caller: Caller<'_, Ctx>,
+    io: i32,
+    offset: i64,
+    max: i32,
+    output: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let cbv = mem::read_callback(&mut caller, cb as u32)?;
+    if let Some(e) = callback_error(&caller, &cbv) {
+        return Ok(e);
+    }
+    let (f, file, _) = match begin_io(&s, io, IoOp::Read) {
+        Ok(v) => v,
+        Err(e) => return answer_now(&mut caller, cbv, e),
+    };
+    if output == 0 {
+        return answer_now(&mut caller, cbv, pp_error::BADARGUMENT);
+    }
+    let out = read_array_output(&mut caller, output as u32)?;
+    if max < 0 {
+        return answer_now(&mut caller, cbv, pp_error::FAILED);
+    }
+    let Some(file) = file else {
+        return answer_now(&mut caller, cbv, pp_error::FAILED);
+    };
+    let n = max.min(MAX_READ) as usize;
+    f.lock().begin(IoOp::Read);
+    let f2 = f.clone();
+    start_async_finishing(&mut caller, cbv, move || {
+        let got = read_at(&file, offset, n);
+        f2.lock().finish();
+        let finish: Finish = Box::new(move |mut cx| {
+            let bytes = match got {
+                Ok(b) => b,
+                Err(e) => return Ok(e),
+            };
+            if out.get_data_buffer == 0 {
+                return Ok(pp_error::FAILED);
+            }
+            let at = out.buffer(&mut cx, bytes.len() as u32, 1)?;
+            if at != 0 && !bytes.is_empty() {
+                crate::write_memory(&mut cx, at, &bytes)?;
+            }
+            Ok(bytes.len() as i32)
+        });
+        finish
+    })
+}
+
+/// `PPB_FileIO` 1.0 and 1.1: one function per call.
 fn link_file_io(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     for (version, iface) in IO_VERSIONS.into_iter().enumerate() {
         link_create(linker, iface, || Resource::FileIo(Arc::default()))?;
         link_is(linker, iface, "IsFileIO", |r| {
             matches!(r, Resource::FileIo(_))
         })?;
-        linker.func_wrap(
-            iface,
-            "Open",
-            |mut caller: Caller<'_, Ctx>,
-             io: i32,
-             file: i32,
-             flags: i32,
-             cb: i32|
-             -> wasmtime::Result<i32> {
-                let both = |s: &PepperState, io| file_io(s, io).zip(file_ref(s, file));
-                let (_, cb, (f, r)) = match enter(&mut caller, io, cb, both, answer_now)? {
-                    Ok(v) => v,
-                    Err(r) => return Ok(r),
-                };
-                let checked = {
-                    let st = f.lock();
-                    st.check(IoOp::Exclusive, false)
-                }
-                .and_then(|()| {
-                    if !storage::check_open_flags(flags) || r.fs.root().is_none() {
-                        // A file system not open has no URL for the file yet.
-                        Err(pp_error::BADARGUMENT)
-                    } else {
-                        Ok(())
-                    }
-                });
-                if let Err(e) = checked {
-                    return answer_now(&mut caller, cb, e);
-                }
-                {
-                    let mut st = f.lock();
-                    st.begin(IoOp::Exclusive);
-                    st.flags = flags;
-                    st.fs_type = r.fs.ty;
-                }
-                let f2 = f.clone();
-                let res = start_async(&mut caller, cb, move || {
-                    let opened = r.disk_path().and_then(|p| storage::open(&p, flags));
-                    let mut st = f2.lock();
-                    st.finish();
-                    match opened {
-                        Ok(file) => {
-                            st.file = Some(Arc::new(file));
-                            st.opened = true;
-                            Completion::result(pp_error::OK)
-                        }
-                        Err(e) => Completion::result(e),
-                    }
-                })?;
-                if !cb.is_blocking() && res != pp_error::COMPLETIONPENDING {
-                    // It did not start.
-                    f.lock().finish();
-                }
-                Ok(res)
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "Query",
-            |mut caller: Caller<'_, Ctx>, io: i32, info: i32, cb: i32| -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let fs_ty = file_io(&s, io).map_or(0, |f| f.lock().fs_type);
-                io_op(
-                    &mut caller,
-                    io,
-                    cb,
-                    IoOp::Exclusive,
-                    || {
-                        if info == 0 {
-                            Err(pp_error::BADARGUMENT)
-                        } else {
-                            Ok(())
-                        }
-                    },
-                    move |file, _| match file.metadata() {
-                        Ok(m) => Completion {
-                            result: pp_error::OK,
-                            writes: vec![(info as u32, storage::file_info(&m, fs_ty).to_vec())],
-                        },
-                        Err(_) => Completion::result(pp_error::FAILED),
-                    },
-                )
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "Touch",
-            |mut caller: Caller<'_, Ctx>,
-             io: i32,
-             atime: f64,
-             mtime: f64,
-             cb: i32|
-             -> wasmtime::Result<i32> {
-                io_op(
-                    &mut caller,
-                    io,
-                    cb,
-                    IoOp::Exclusive,
-                    || Ok(()),
-                    move |file, _| Completion::result(storage::set_times(file, atime, mtime)),
-                )
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "Read",
-            |mut caller: Caller<'_, Ctx>,
-             io: i32,
-             offset: i64,
-             buf: i32,
-             n: i32,
-             cb: i32|
-             -> wasmtime::Result<i32> {
-                let n = n.min(MAX_READ);
-                io_op(
-                    &mut caller,
-                    io,
-                    cb,
-                    IoOp::Read,
-                    || if n < 0 { Err(pp_error::FAILED) } else { Ok(()) },
-                    move |file, _| match read_at(file, offset, n as usize) {
-                        Ok(bytes) => Completion {
-                            result: bytes.len() as i32,
-                            writes: vec![(buf as u32, bytes)],
-                        },
-                        Err(e) => Completion::result(e),
-                    },
-                )
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "Write",
-            |mut caller: Caller<'_, Ctx>,
-             io: i32,
-             offset: i64,
-             buf: i32,
-             n: i32,
-             cb: i32|
-             -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let cbv = mem::read_callback(&mut caller, cb as u32)?;
-                if callback_error(&caller, &cbv).is_none()
-                    && file_io(&s, io).is_some()
-                    && (buf == 0 || offset < 0 || n < 0)
-                {
-                    return answer_now(&mut caller, cbv, pp_error::FAILED);
-                }
-                // The bytes are copied now: the app may reuse its buffer once the call
-                // returns.
-                let bytes = if n > 0 && buf != 0 {
-                    crate::read_memory(&mut caller, buf as u32, n as u32)?
-                } else {
-                    Vec::new()
-                };
-                io_op(
-                    &mut caller,
-                    io,
-                    cb,
-                    IoOp::Write,
-                    || Ok(()),
-                    move |file, flags| {
-                        let r = if flags & storage::open_flag::APPEND != 0 {
-                            let mut f: &std::fs::File = file;
-                            f.write_all(&bytes)
-                        } else {
-                            file.write_all_at(&bytes, offset as u64)
-                        };
-                        Completion::result(match r {
-                            Ok(()) => bytes.len() as i32,
-                            Err(_) => pp_error::FAILED,
-                        })
-                    },
-                )
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "SetLength",
-            |mut caller: Caller<'_, Ctx>, io: i32, len: i64, cb: i32| -> wasmtime::Result<i32> {
-                io_op(
-                    &mut caller,
-                    io,
-                    cb,
-                    IoOp::Exclusive,
-                    || {
-                        if len < 0 {
-                            Err(pp_error::FAILED)
-                        } else {
-                            Ok(())
-                        }
-                    },
-                    move |file, _| {
-                        Completion::result(match file.set_len(len as u64) {
-                            Ok(()) => pp_error::OK,
-                            Err(e) => storage::error_of(&e),
-                        })
-                    },
-                )
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "Flush",
-            |mut caller: Caller<'_, Ctx>, io: i32, cb: i32| -> wasmtime::Result<i32> {
-                io_op(
-                    &mut caller,
-                    io,
-                    cb,
-                    IoOp::Exclusive,
-                    || Ok(()),
-                    |file, _| {
-                        Completion::result(match file.sync_all() {
-                            Ok(()) => pp_error::OK,
-                            Err(e) => storage::error_of(&e),
-                        })
-                    },
-                )
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "Close",
-            |caller: Caller<'_, Ctx>, io: i32| -> wasmtime::Result<()> {
-                let s = state(&caller)?;
-                if let Some(f) = file_io(&s, io) {
-                    // Operations under way keep the file until they end.
-                    f.lock().file = None;
-                }
-                Ok(())
-            },
-        )?;
-        if version == 0 {
-            continue;
+        linker.func_wrap(iface, "Open", io_open)?;
+        linker.func_wrap(iface, "Query", io_query)?;
+        linker.func_wrap(iface, "Touch", io_touch)?;
+        linker.func_wrap(iface, "Read", io_read)?;
+        linker.func_wrap(iface, "Write", io_write)?;
+        linker.func_wrap(iface, "SetLength", io_set_length)?;
+        linker.func_wrap(iface, "Flush", io_flush)?;
+        linker.func_wrap(iface, "Close", io_close)?;
+        if version > 0 {
+            linker.func_wrap(iface, "ReadToArray", io_read_to_array)?;
         }
-        linker.func_wrap(
-            iface,
-            "ReadToArray",
-            |mut caller: Caller<'_, Ctx>,
-             io: i32,
-             offset: i64,
-             max: i32,
-             output: i32,
-             cb: i32|
-             -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let cbv = mem::read_callback(&mut caller, cb as u32)?;
-                if let Some(e) = callback_error(&caller, &cbv) {
-                    return Ok(e);
-                }
-                let (f, file, _) = match begin_io(&s, io, IoOp::Read) {
-                    Ok(v) => v,
-                    Err(e) => return answer_now(&mut caller, cbv, e),
-                };
-                if output == 0 {
-                    return answer_now(&mut caller, cbv, pp_error::BADARGUMENT);
-                }
-                let out = read_array_output(&mut caller, output as u32)?;
-                if max < 0 {
-                    return answer_now(&mut caller, cbv, pp_error::FAILED);
-                }
-                let Some(file) = file else {
-                    return answer_now(&mut caller, cbv, pp_error::FAILED);
-                };
-                let n = max.min(MAX_READ) as usize;
-                f.lock().begin(IoOp::Read);
-                let f2 = f.clone();
-                start_async_finishing(&mut caller, cbv, move || {
-                    let got = read_at(&file, offset, n);
-                    f2.lock().finish();
-                    let finish: Finish = Box::new(move |mut cx| {
-                        let bytes = match got {
-                            Ok(b) => b,
-                            Err(e) => return Ok(e),
-                        };
-                        if out.get_data_buffer == 0 {
-                            return Ok(pp_error::FAILED);
-                        }
-                        let at = out.buffer(&mut cx, bytes.len() as u32, 1)?;
-                        if at != 0 && !bytes.is_empty() {
-                            crate::write_memory(&mut cx, at, &bytes)?;
-                        }
-                        Ok(bytes.len() as i32)
-                    });
-                    finish
-                })
-            },
-        )?;
     }
     Ok(())
 }

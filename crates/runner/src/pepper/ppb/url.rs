@@ -206,6 +206,213 @@ fn open_async(
     Ok(r)
 }
 
+/// `PPB_URLLoader.Open`: starts the request a `PPB_URLRequestInfo` describes.
+fn loader_open(
+    mut caller: Caller<'_, Ctx>,
+    loader: i32,
+    request: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let (s, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
+    };
+    let info = match s.resources().get(request) {
+        Some(Resource::UrlRequestInfo(i)) => Some((**i).clone()),
+        _ => None,
+    };
+    let Some(info) = info else {
+        s.sink().console(
+            3,
+            None,
+            "PPB_URLLoader.Open: invalid request resource ID. (Hint to C++ wrapper users: use the ResourceRequest constructor that takes an instance or else the request will be null.)",
+        );
+        return answer_now(&mut caller, cb, pp_error::BADARGUMENT);
+    };
+    {
+        let mut st = l.lock();
+        if st.pending || st.mode != Mode::WaitingToOpen {
+            drop(st);
+            return answer_now(&mut caller, cb, pp_error::INPROGRESS);
+        }
+        st.mode = Mode::Opening;
+        st.pending = true;
+        st.request = Some(info.clone());
+    }
+    open_async(&mut caller, cb, l, Some(info))
+}
+
+/// `PPB_URLLoader.FollowRedirect`: goes on to a redirect the request chose to stop at.
+fn loader_follow_redirect(
+    mut caller: Caller<'_, Ctx>,
+    loader: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
+    };
+    {
+        let mut st = l.lock();
+        if st.pending || st.mode != Mode::Opening || st.deferred.is_none() {
+            drop(st);
+            return answer_now(&mut caller, cb, pp_error::INPROGRESS);
+        }
+        st.pending = true;
+    }
+    open_async(&mut caller, cb, l, None)
+}
+
+/// `PPB_URLLoader.GetResponseInfo`: the response's `PPB_URLResponseInfo`, the same resource each time.
+fn loader_get_response_info(caller: Caller<'_, Ctx>, loader: i32) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let Some(l) = loader_of(&s, loader) else {
+        return Ok(0);
+    };
+    let (head, cached) = {
+        let st = l.lock();
+        (st.head.clone(), st.response_id)
+    };
+    let Some(head) = head else { return Ok(0) };
+    let id = {
+        let mut r = s.resources();
+        let same =
+            matches!(r.get(cached), Some(Resource::UrlResponseInfo(h)) if Arc::ptr_eq(h, &head));
+        if same {
+            r.add_ref(cached);
+            cached
+        } else {
+            r.add(Resource::UrlResponseInfo(head))
+        }
+    };
+    l.lock().response_id = id;
+    Ok(id)
+}
+
+/// `PPB_URLLoader.ReadResponseBody`: up to `n` bytes of the body, at once when they are there.
+fn loader_read_response_body(
+    mut caller: Caller<'_, Ctx>,
+    loader: i32,
+    buf: i32,
+    n: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
+        Ok(v) => v,
+        Err(r) => return Ok(r),
+    };
+    let at_once = cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0;
+    let now = {
+        let mut st = l.lock();
+        if st.pending {
+            Some(Err(pp_error::INPROGRESS))
+        } else if st.head.is_none() || st.mode == Mode::Opening {
+            Some(Err(pp_error::FAILED))
+        } else if n <= 0 || buf == 0 {
+            Some(Err(pp_error::BADARGUMENT))
+        } else if let Some(bytes) = l.take(&mut st, n as usize) {
+            Some(Ok(bytes))
+        } else if let Some(done) = st.done {
+            Some(Err(done))
+        } else {
+            st.pending = true;
+            None
+        }
+    };
+    match now {
+        Some(Ok(bytes)) if at_once => {
+            crate::write_memory(&mut caller, buf as u32, &bytes)?;
+            Ok(bytes.len() as i32)
+        }
+        Some(Ok(bytes)) => {
+            // A required callback: it gets the count later; the bytes are there
+            // before it runs.
+            let k = bytes.len() as i32;
+            start_async(&mut caller, cb, move || Completion {
+                result: k,
+                writes: vec![(buf as u32, bytes)],
+            })
+        }
+        Some(Err(code)) => answer_now(&mut caller, cb, code),
+        None => {
+            let l2 = l.clone();
+            let r = start_async(&mut caller, cb, move || match l2.read(n as usize) {
+                Ok(bytes) => Completion {
+                    result: bytes.len() as i32,
+                    writes: vec![(buf as u32, bytes)],
+                },
+                Err(code) => Completion::result(code),
+            })?;
+            if r != pp_error::COMPLETIONPENDING && r < 0 {
+                l.lock().pending = false;
+            }
+            Ok(r)
+        }
+    }
+}
+
+/// `PPB_URLLoader.FinishStreamingToFile`: `PP_ERROR_NOTSUPPORTED`, as this host does not
+/// stream to files.
+fn loader_finish_streaming_to_file(
+    mut caller: Caller<'_, Ctx>,
+    loader: i32,
+    cb: i32,
+) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let cb = mem::read_callback(&mut caller, cb as u32)?;
+    let code = if loader_of(&s, loader).is_some() {
+        pp_error::NOTSUPPORTED
+    } else {
+        pp_error::BADRESOURCE
+    };
+    answer_now(&mut caller, cb, code)
+}
+
+/// `PPB_URLLoader.Close`: the load ends; what is buffered stays readable, then the end is
+/// `PP_ERROR_ABORTED`.
+fn loader_close(caller: Caller<'_, Ctx>, loader: i32) -> wasmtime::Result<()> {
+    let s = state(&caller)?;
+    if let Some(l) = loader_of(&s, loader) {
+        l.close();
+    }
+    Ok(())
+}
+
+/// `PPB_URLLoader.GetUploadProgress` (`upload`) and `GetDownloadProgress`: the bytes so far
+/// and in all, when the request asked to record them.
+fn loader_progress(
+    mut caller: Caller<'_, Ctx>,
+    loader: i32,
+    done: i32,
+    total: i32,
+    upload: bool,
+) -> wasmtime::Result<i32> {
+    let s = state(&caller)?;
+    let Some(l) = loader_of(&s, loader) else {
+        return Ok(0);
+    };
+    let (recorded, a, b) = {
+        let st = l.lock();
+        let recorded = st.request.as_ref().is_some_and(|r| {
+            if upload {
+                r.record_upload_progress
+            } else {
+                r.record_download_progress
+            }
+        });
+        if upload {
+            (recorded, st.bytes_sent, st.total_bytes_to_be_sent)
+        } else {
+            (recorded, st.bytes_received, st.total_bytes_to_be_received)
+        }
+    };
+    let (a, b) = if recorded { (a, b) } else { (0, 0) };
+    mem::write_i64(&mut caller, done as u32, a)?;
+    mem::write_i64(&mut caller, total as u32, b)?;
+    Ok(recorded as i32)
+}
+
+/// `PPB_URLLoader`: one function per call.
 fn link_loader(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_create(linker, LOADER, || {
         Resource::UrlLoader(LoaderHandle(Loader::new()))
@@ -213,208 +420,25 @@ fn link_loader(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_is(linker, LOADER, "IsURLLoader", |r| {
         matches!(r, Resource::UrlLoader(_))
     })?;
-    linker.func_wrap(
-        LOADER,
-        "Open",
-        |mut caller: Caller<'_, Ctx>, loader: i32, request: i32, cb: i32| -> wasmtime::Result<i32> {
-            let (s, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
-                Ok(v) => v,
-                Err(r) => return Ok(r),
-            };
-            let info = match s.resources().get(request) {
-                Some(Resource::UrlRequestInfo(i)) => Some((**i).clone()),
-                _ => None,
-            };
-            let Some(info) = info else {
-                s.sink().console(
-                    3,
-                    None,
-                    "PPB_URLLoader.Open: invalid request resource ID. (Hint to C++ wrapper users: use the ResourceRequest constructor that takes an instance or else the request will be null.)",
-                );
-                return answer_now(&mut caller, cb, pp_error::BADARGUMENT);
-            };
-            {
-                let mut st = l.lock();
-                if st.pending || st.mode != Mode::WaitingToOpen {
-                    drop(st);
-                    return answer_now(&mut caller, cb, pp_error::INPROGRESS);
-                }
-                st.mode = Mode::Opening;
-                st.pending = true;
-                st.request = Some(info.clone());
-            }
-            open_async(&mut caller, cb, l, Some(info))
-        },
-    )?;
-    linker.func_wrap(
-        LOADER,
-        "FollowRedirect",
-        |mut caller: Caller<'_, Ctx>, loader: i32, cb: i32| -> wasmtime::Result<i32> {
-            let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
-                Ok(v) => v,
-                Err(r) => return Ok(r),
-            };
-            {
-                let mut st = l.lock();
-                if st.pending || st.mode != Mode::Opening || st.deferred.is_none() {
-                    drop(st);
-                    return answer_now(&mut caller, cb, pp_error::INPROGRESS);
-                }
-                st.pending = true;
-            }
-            open_async(&mut caller, cb, l, None)
-        },
-    )?;
+    linker.func_wrap(LOADER, "Open", loader_open)?;
+    linker.func_wrap(LOADER, "FollowRedirect", loader_follow_redirect)?;
     for (name, upload) in [("GetUploadProgress", true), ("GetDownloadProgress", false)] {
         linker.func_wrap(
             LOADER,
             name,
-            move |mut caller: Caller<'_, Ctx>,
-                  loader: i32,
-                  done: i32,
-                  total: i32|
-                  -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let Some(l) = loader_of(&s, loader) else {
-                    return Ok(0);
-                };
-                let (recorded, a, b) = {
-                    let st = l.lock();
-                    let recorded = st.request.as_ref().is_some_and(|r| {
-                        if upload {
-                            r.record_upload_progress
-                        } else {
-                            r.record_download_progress
-                        }
-                    });
-                    if upload {
-                        (recorded, st.bytes_sent, st.total_bytes_to_be_sent)
-                    } else {
-                        (recorded, st.bytes_received, st.total_bytes_to_be_received)
-                    }
-                };
-                let (a, b) = if recorded { (a, b) } else { (0, 0) };
-                mem::write_i64(&mut caller, done as u32, a)?;
-                mem::write_i64(&mut caller, total as u32, b)?;
-                Ok(recorded as i32)
+            move |caller: Caller<'_, Ctx>, loader: i32, done: i32, total: i32| {
+                loader_progress(caller, loader, done, total, upload)
             },
         )?;
     }
-    linker.func_wrap(
-        LOADER,
-        "GetResponseInfo",
-        |caller: Caller<'_, Ctx>, loader: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let Some(l) = loader_of(&s, loader) else {
-                return Ok(0);
-            };
-            let (head, cached) = {
-                let st = l.lock();
-                (st.head.clone(), st.response_id)
-            };
-            let Some(head) = head else { return Ok(0) };
-            let id = {
-                let mut r = s.resources();
-                let same = matches!(r.get(cached), Some(Resource::UrlResponseInfo(h)) if Arc::ptr_eq(h, &head));
-                if same {
-                    r.add_ref(cached);
-                    cached
-                } else {
-                    r.add(Resource::UrlResponseInfo(head))
-                }
-            };
-            l.lock().response_id = id;
-            Ok(id)
-        },
-    )?;
-    linker.func_wrap(
-        LOADER,
-        "ReadResponseBody",
-        |mut caller: Caller<'_, Ctx>,
-         loader: i32,
-         buf: i32,
-         n: i32,
-         cb: i32|
-         -> wasmtime::Result<i32> {
-            let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
-                Ok(v) => v,
-                Err(r) => return Ok(r),
-            };
-            let at_once = cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0;
-            let now = {
-                let mut st = l.lock();
-                if st.pending {
-                    Some(Err(pp_error::INPROGRESS))
-                } else if st.head.is_none() || st.mode == Mode::Opening {
-                    Some(Err(pp_error::FAILED))
-                } else if n <= 0 || buf == 0 {
-                    Some(Err(pp_error::BADARGUMENT))
-                } else if let Some(bytes) = l.take(&mut st, n as usize) {
-                    Some(Ok(bytes))
-                } else if let Some(done) = st.done {
-                    Some(Err(done))
-                } else {
-                    st.pending = true;
-                    None
-                }
-            };
-            match now {
-                Some(Ok(bytes)) if at_once => {
-                    crate::write_memory(&mut caller, buf as u32, &bytes)?;
-                    Ok(bytes.len() as i32)
-                }
-                Some(Ok(bytes)) => {
-                    // A required callback: it gets the count later; the bytes are there
-                    // before it runs.
-                    let k = bytes.len() as i32;
-                    start_async(&mut caller, cb, move || Completion {
-                        result: k,
-                        writes: vec![(buf as u32, bytes)],
-                    })
-                }
-                Some(Err(code)) => answer_now(&mut caller, cb, code),
-                None => {
-                    let l2 = l.clone();
-                    let r = start_async(&mut caller, cb, move || match l2.read(n as usize) {
-                        Ok(bytes) => Completion {
-                            result: bytes.len() as i32,
-                            writes: vec![(buf as u32, bytes)],
-                        },
-                        Err(code) => Completion::result(code),
-                    })?;
-                    if r != pp_error::COMPLETIONPENDING && r < 0 {
-                        l.lock().pending = false;
-                    }
-                    Ok(r)
-                }
-            }
-        },
-    )?;
+    linker.func_wrap(LOADER, "GetResponseInfo", loader_get_response_info)?;
+    linker.func_wrap(LOADER, "ReadResponseBody", loader_read_response_body)?;
     linker.func_wrap(
         LOADER,
         "FinishStreamingToFile",
-        |mut caller: Caller<'_, Ctx>, loader: i32, cb: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let cb = mem::read_callback(&mut caller, cb as u32)?;
-            let code = if loader_of(&s, loader).is_some() {
-                pp_error::NOTSUPPORTED
-            } else {
-                pp_error::BADRESOURCE
-            };
-            answer_now(&mut caller, cb, code)
-        },
+        loader_finish_streaming_to_file,
     )?;
-    linker.func_wrap(
-        LOADER,
-        "Close",
-        |caller: Caller<'_, Ctx>, loader: i32| -> wasmtime::Result<()> {
-            let s = state(&caller)?;
-            if let Some(l) = loader_of(&s, loader) {
-                l.close();
-            }
-            Ok(())
-        },
-    )?;
+    linker.func_wrap(LOADER, "Close", loader_close)?;
     Ok(())
 }
 
