@@ -1,4 +1,7 @@
 //! Integration tests of the nexe stage: the real corpus and the validator's rules.
 mod corpus;
+mod lift;
+mod lift_corpus;
+mod native_x86;
 mod native;
 mod rules;
