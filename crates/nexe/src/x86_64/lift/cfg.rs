@@ -3,8 +3,8 @@
 //! NaCl's rules make disassembly exact (no instruction crosses a bundle, every direct
 //! target is an instruction start), so a linear sweep from each function start is the
 //! instruction stream. Functions are the entry, the direct call targets, and bundle starts
-//! that follow padding after an unconditional transfer (where gcc and clang start
-//! functions reached only through pointers); a function extends to the next start. A
+//! that follow padding after a return or a crash (where gcc and clang start functions
+//! reached only through pointers); a function extends to the next start. A
 //! direct jump into the middle of another function's extent makes its target a start too
 //! (repeated until nothing changes), so every direct transfer lands either inside the
 //! current function or on a function start (a tail call).
@@ -85,7 +85,9 @@ pub fn discover(
             if a.is_multiple_of(BUNDLE_SIZE) && after_transfer && !is_padding(i) {
                 starts.insert(a);
             }
-            if ends_flow(i) {
+            // A return (NaCl's is an indirect jump) or a crash ends a function; a direct
+            // jmp usually does not (loop heads after it are aligned too).
+            if ends_flow(i) && i.flow_control() != FlowControl::UnconditionalBranch {
                 after_transfer = true;
             } else if !is_padding(i) {
                 after_transfer = false;

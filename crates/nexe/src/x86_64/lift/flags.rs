@@ -124,7 +124,7 @@ pub fn emit_eflags() -> Function {
             .i32_wrap_i64()
             .local_get(k)
             .i32_const(INC)
-            .i32_eq()
+            .i32_ne()
             .select()
             .local_set(cf);
         // of = ((a ^ r) & (b ^ r) & s) != 0
@@ -167,7 +167,7 @@ pub fn emit_eflags() -> Function {
             .i32_wrap_i64()
             .local_get(k)
             .i32_const(DEC)
-            .i32_eq()
+            .i32_ne()
             .select()
             .local_set(cf);
         // of = ((a ^ b) & (a ^ r) & s) != 0

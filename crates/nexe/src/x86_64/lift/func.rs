@@ -776,6 +776,11 @@ impl<'a> Em<'a> {
         use Mnemonic as M;
         let cmask: i64 = if w == 8 { 63 } else { 31 };
         let bits = 8 * w as i64;
+        if w == 4 && ins.op_kind(0) == OpKind::Register {
+            // A 32-bit destination is written, so zero-extended, even by a zero count.
+            self.read(ins, 0, w)?;
+            self.write(ins, 0, w)?;
+        }
         let constant = match ins.op_kind(1) {
             OpKind::Register => None,
             _ => Some(ins.immediate(1) as i64 & cmask),
