@@ -698,3 +698,156 @@ fn stack_and_loops_match_the_cpu() {
         ),
     ]);
 }
+
+/// NaCl's return: `pop %r11; and $-32,%r11d; add %r15,%r11; jmp *%r11`.
+fn naclret(a: &mut CodeAssembler) -> Result<(), IcedError> {
+    a.pop(r11)?;
+    a.and(r11d, -32)?;
+    a.add(r11, r15)?;
+    a.jmp(r11)
+}
+
+/// Code assembled at `ip` with nops before it so that it ends at a bundle end.
+fn ends_bundle(ip: u64, f: impl Fn(&mut CodeAssembler) -> Result<(), IcedError>) -> Vec<u8> {
+    let at = |ip: u64| {
+        let mut a = CodeAssembler::new(64).unwrap();
+        f(&mut a).unwrap();
+        a.assemble(ip).unwrap()
+    };
+    let pad = (32 - at(ip).len() % 32) % 32;
+    let mut v = vec![0x90; pad];
+    v.extend(at(ip + pad as u64));
+    v
+}
+
+/// Functions placed at their addresses in one code buffer, padded with hlt.
+fn place(funcs: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    let mut code = Vec::new();
+    for (addr, bytes) in funcs {
+        let at = (addr - BASE) as usize;
+        assert!(code.len() <= at, "functions overlap");
+        code.resize(at, 0xf4);
+        code.extend_from_slice(bytes);
+    }
+    code.resize(code.len().next_multiple_of(32), 0xf4);
+    code
+}
+
+/// Runs the function at `entry` with the caller's return address pushed as NaCl's `call`
+/// would; returns the registers.
+fn run_called(code: &[u8], known: &[u32], padded: bool, entry: u32, regs: &[(usize, u64)]) -> [u64; 16] {
+    let opts = Options {
+        padded_starts: padded,
+        export_state: true,
+        min_pages: 4,
+        stub_failures: false,
+    };
+    let t = translate_code(code, BASE, known, &opts).expect("lifts");
+    wasmparser::Validator::new().validate_all(&t.wasm).expect("valid module");
+    let engine = Engine::default();
+    let module = wasmtime::Module::new(&engine, &t.wasm).expect("compile");
+    let mut store = Store::new(&engine, ());
+    let inst = Instance::new(&mut store, &module, &[]).expect("instantiate");
+    let mem = inst.get_memory(&mut store, "memory").unwrap();
+    mem.write(&mut store, RSP0 as usize - 8, &(RET as u64).to_le_bytes()).unwrap();
+    let set = |store: &mut Store<()>, n: usize, v: u64| {
+        let g = inst.get_global(&mut *store, REGS[n]).unwrap();
+        g.set(&mut *store, Val::I64(v as i64)).unwrap();
+    };
+    set(&mut store, 4, RSP0 - 8);
+    for &(n, v) in regs {
+        set(&mut store, n, v);
+    }
+    let f = inst
+        .get_typed_func::<i32, i32>(&mut store, &format!("f_{entry:x}"))
+        .expect("the entry is a function");
+    let back = f.call(&mut store, RET as i32).expect("runs");
+    assert_eq!(back as u32, RET, "returns to its caller");
+    let mut out = [0u64; 16];
+    for (n, name) in REGS.iter().enumerate() {
+        out[n] = inst.get_global(&mut store, name).unwrap().get(&mut store).unwrap_i64() as u64;
+    }
+    assert_eq!(out[4], RSP0, "the return popped the return address");
+    out
+}
+
+#[test]
+fn direct_and_nacl_indirect_calls_return_through_the_stack() {
+    // f0: call f1; inc rax; naclcall f2 (through %r11); add rax,rax; naclret
+    // f1: mov $5,%eax; naclret          f2 (only reached through a pointer): imul $3; naclret
+    // NaCl's calls end at a bundle end, so the return address survives the mask.
+    let mut f0 = ends_bundle(0x20000, |a| a.call(0x20060u64));
+    f0.extend(ends_bundle(0x20020, |a| {
+        a.inc(rax)?;
+        a.mov(r11d, 0x20080u32)?;
+        a.and(r11d, -32)?;
+        a.add(r11, r15)?;
+        a.call(r11)
+    }));
+    f0.extend(asm(|a| {
+        a.add(rax, rax)?;
+        naclret(a)
+    }));
+    let f1 = asm(|a| {
+        a.mov(eax, 5u32)?;
+        naclret(a)
+    });
+    let f2 = asm(|a| {
+        a.imul_3(rax, rax, 3)?;
+        naclret(a)
+    });
+    let code = place(&[(0x20000, f0), (0x20060, f1), (0x20080, f2)]);
+    let regs = run_called(&code, &[BASE], true, BASE, &[(0, 99)]);
+    assert_eq!(regs[0], ((5 + 1) * 3) * 2);
+}
+
+#[test]
+fn indirect_jumps_reach_blocks_of_the_function_or_other_functions() {
+    // mov $0x20020,%r11d; nacljmp → a bundle of the same function (padded_starts off:
+    // through the function's own dispatch) or a function (on: through the table).
+    let f0 = asm(|a| {
+        a.mov(r11d, 0x20020u32)?;
+        a.and(r11d, -32)?;
+        a.add(r11, r15)?;
+        a.jmp(r11)
+    });
+    let target = asm(|a| {
+        a.mov(eax, 7u32)?;
+        naclret(a)
+    });
+    let code = place(&[(0x20000, f0), (0x20020, target)]);
+    for padded in [false, true] {
+        let regs = run_called(&code, &[BASE], padded, BASE, &[(0, 1)]);
+        assert_eq!(regs[0], 7, "padded_starts {padded}");
+    }
+}
+
+#[test]
+fn what_is_not_translated_is_named_with_its_address() {
+    let cases: &[(&[u8], &str)] = &[
+        // fldl 0x10(%rsp)
+        (&[0xdd, 0x44, 0x24, 0x10], "not translated yet: x87 instruction `fldl 0x10(%rsp)` at 0x20000"),
+        // lock incl (%r15)
+        (&[0xf0, 0x41, 0xff, 0x07], "not translated yet: atomic (lock-prefixed) instruction `lock incl (%r15)` at 0x20000"),
+        // rep stos %rax,%es:(%rdi)
+        (&[0xf3, 0x48, 0xab], "not translated yet: string instruction `rep stos %rax,(%rdi)` at 0x20000"),
+        // addsd %xmm1,%xmm0
+        (&[0xf2, 0x0f, 0x58, 0xc1], "not translated yet: instruction `addsd %xmm1,%xmm0` at 0x20000"),
+    ];
+    let engine = Engine::default();
+    for (bytes, words) in cases {
+        match lift(&engine, bytes) {
+            Err(e @ LiftError::NotTranslatedYet { .. }) => assert_eq!(e.to_string(), *words),
+            Err(e) => panic!("{words}: another error: {e}"),
+            Ok(_) => panic!("{words}: lifted"),
+        }
+    }
+    let e = LiftError::InterfaceNotTranslatedYet {
+        interface: "nacl-irt-dyncode-0.1".into(),
+        what: "dynamic-code",
+    };
+    assert_eq!(
+        e.to_string(),
+        "not translated yet: the dynamic-code interface `nacl-irt-dyncode-0.1`"
+    );
+}

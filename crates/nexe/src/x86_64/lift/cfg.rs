@@ -94,6 +94,14 @@ pub fn discover(
             }
         }
     }
+    // Direct call targets are functions (the validator's facts list them for a nexe).
+    for i in insns {
+        if i.flow_control() == FlowControl::Call {
+            if let Some(t) = direct_target(i).filter(|&t| t >= base && t < end) {
+                starts.insert(t);
+            }
+        }
+    }
     // Fixpoint: direct jumps into the middle of another function's extent add starts.
     loop {
         let mut added = Vec::new();
