@@ -146,8 +146,8 @@ struct Wasm {
 }
 
 const REGS: [&str; 16] = [
-    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12",
-    "r13", "r14", "r15",
+    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15",
 ];
 
 /// Lifts `snippet` followed by `jmp *%r11` at [`BASE`] and instantiates it.
@@ -197,7 +197,9 @@ fn run_wasm(w: &mut Wasm, c: &Case) -> Outcome {
     g.set(&mut w.store, Val::I32(0)).unwrap();
     let g = global(w, "flags_r");
     g.set(&mut w.store, Val::I64(c.flags as i64)).unwrap();
-    let back = w.f.call(&mut w.store, RET as i32).expect("the lifted snippet runs");
+    let back =
+        w.f.call(&mut w.store, RET as i32)
+            .expect("the lifted snippet runs");
     assert_eq!(back as u32, RET, "returned to {back:#x}");
     let mut regs = [0u64; 16];
     for (n, name) in REGS.iter().enumerate() {
@@ -241,11 +243,7 @@ fn asm(f: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>) -> Vec<u8> {
     a.assemble(0).unwrap()
 }
 
-fn form(
-    name: impl Into<String>,
-    bytes: Vec<u8>,
-    defined: impl Fn(&Case) -> u64 + 'static,
-) -> Form {
+fn form(name: impl Into<String>, bytes: Vec<u8>, defined: impl Fn(&Case) -> u64 + 'static) -> Form {
     Form {
         name: name.into(),
         bytes,
@@ -279,8 +277,10 @@ fn check(forms: Vec<Form>) {
             let l = run_wasm(&mut w, &c);
             runs += 1;
             let m = (f.defined)(&c);
-            let same =
-                n.regs == l.regs && n.data == l.data && n.stack == l.stack && (n.flags ^ l.flags) & m == 0;
+            let same = n.regs == l.regs
+                && n.data == l.data
+                && n.stack == l.stack
+                && (n.flags ^ l.flags) & m == 0;
             if !same && bad < 3 {
                 bad += 1;
                 let diff: Vec<String> = (0..16)
@@ -308,7 +308,12 @@ fn check(forms: Vec<Form>) {
     }
     eprintln!("{} forms, {runs} runs", forms.len());
     assert!(runs > 0, "no case ran");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn all(_: &Case) -> u64 {
@@ -332,36 +337,78 @@ fn mov_family_matches_the_cpu() {
         m("mov ah,cl", asm(|a| a.mov(ah, cl))),
         m("mov bl,dh", asm(|a| a.mov(bl, dh))),
         m("mov sil,r9b", asm(|a| a.mov(sil, r9b))),
-        m("mov rax,imm64", asm(|a| a.mov(rax, 0x1234_5678_9abc_def0u64))),
+        m(
+            "mov rax,imm64",
+            asm(|a| a.mov(rax, 0x1234_5678_9abc_def0u64)),
+        ),
         m("mov rax,-5", asm(|a| a.mov(rax, -5i64))),
         m("mov eax,imm", asm(|a| a.mov(eax, 0xdead_beefu32))),
         m("mov r10w,imm", asm(|a| a.mov(r10w, 0x1234u32))),
-        m("mov [r15+0x100],rcx", asm(|a| a.mov(qword_ptr(r15 + 0x100), rcx))),
-        m("mov [r15+0x103],ecx", asm(|a| a.mov(dword_ptr(r15 + 0x103), ecx))),
-        m("mov [r15+0x105],cx", asm(|a| a.mov(word_ptr(r15 + 0x105), cx))),
+        m(
+            "mov [r15+0x100],rcx",
+            asm(|a| a.mov(qword_ptr(r15 + 0x100), rcx)),
+        ),
+        m(
+            "mov [r15+0x103],ecx",
+            asm(|a| a.mov(dword_ptr(r15 + 0x103), ecx)),
+        ),
+        m(
+            "mov [r15+0x105],cx",
+            asm(|a| a.mov(word_ptr(r15 + 0x105), cx)),
+        ),
         m("mov [rsp+8],dl", asm(|a| a.mov(byte_ptr(rsp + 8), dl))),
-        m("mov ecx,[r15+0x104]", asm(|a| a.mov(ecx, dword_ptr(r15 + 0x104)))),
-        m("mov r9,[rsp+0x10]", asm(|a| a.mov(r9, qword_ptr(rsp + 0x10)))),
+        m(
+            "mov ecx,[r15+0x104]",
+            asm(|a| a.mov(ecx, dword_ptr(r15 + 0x104))),
+        ),
+        m(
+            "mov r9,[rsp+0x10]",
+            asm(|a| a.mov(r9, qword_ptr(rsp + 0x10))),
+        ),
         m("mov ch,[rsp+1]", asm(|a| a.mov(ch, byte_ptr(rsp + 1)))),
-        m("movl $imm,[r15+0x108]", asm(|a| a.mov(dword_ptr(r15 + 0x108), 0x8000_0001u32))),
+        m(
+            "movl $imm,[r15+0x108]",
+            asm(|a| a.mov(dword_ptr(r15 + 0x108), 0x8000_0001u32)),
+        ),
         m("movzx eax,cl", asm(|a| a.movzx(eax, cl))),
         m("movzx rax,cx", asm(|a| a.movzx(rax, cx))),
         m("movzx eax,ah", asm(|a| a.movzx(eax, ah))),
-        m("movzx edx,byte [r15+0x101]", asm(|a| a.movzx(edx, byte_ptr(r15 + 0x101)))),
+        m(
+            "movzx edx,byte [r15+0x101]",
+            asm(|a| a.movzx(edx, byte_ptr(r15 + 0x101))),
+        ),
         m("movsx rax,cl", asm(|a| a.movsx(rax, cl))),
         m("movsx eax,cx", asm(|a| a.movsx(eax, cx))),
         m("movsx ax,dl", asm(|a| a.movsx(ax, dl))),
-        m("movsx rdx,word [rsp+2]", asm(|a| a.movsx(rdx, word_ptr(rsp + 2)))),
+        m(
+            "movsx rdx,word [rsp+2]",
+            asm(|a| a.movsx(rdx, word_ptr(rsp + 2))),
+        ),
         m("movsxd rax,ecx", asm(|a| a.movsxd(rax, ecx))),
-        m("movsxd r8,[r15+0x110]", asm(|a| a.movsxd(r8, dword_ptr(r15 + 0x110)))),
-        m("lea rax,[rcx+rdx*4+0x10]", asm(|a| a.lea(rax, qword_ptr(rcx + rdx * 4 + 0x10)))),
-        m("lea eax,[rcx+rdx*8-3]", asm(|a| a.lea(eax, qword_ptr(rcx + rdx * 8 - 3)))),
+        m(
+            "movsxd r8,[r15+0x110]",
+            asm(|a| a.movsxd(r8, dword_ptr(r15 + 0x110))),
+        ),
+        m(
+            "lea rax,[rcx+rdx*4+0x10]",
+            asm(|a| a.lea(rax, qword_ptr(rcx + rdx * 4 + 0x10))),
+        ),
+        m(
+            "lea eax,[rcx+rdx*8-3]",
+            asm(|a| a.lea(eax, qword_ptr(rcx + rdx * 8 - 3))),
+        ),
         m("lea ax,[rbx+rsi]", asm(|a| a.lea(ax, qword_ptr(rbx + rsi)))),
         m("lea rdi,[rdi-1]", asm(|a| a.lea(rdi, qword_ptr(rdi - 1)))),
-        m("lea r12,[r13+r14*2]", asm(|a| a.lea(r12, qword_ptr(r13 + r14 * 2)))),
+        m(
+            "lea r12,[r13+r14*2]",
+            asm(|a| a.lea(r12, qword_ptr(r13 + r14 * 2))),
+        ),
         m("xchg rax,rcx", asm(|a| a.xchg(rax, rcx))),
         m("xchg ecx,edx", asm(|a| a.xchg(ecx, edx))),
-        m("xchg [r15+0x100],rsi", asm(|a| a.xchg(qword_ptr(r15 + 0x100), rsi))),
+        m(
+            "xchg [r15+0x100],rsi",
+            asm(|a| a.xchg(qword_ptr(r15 + 0x100), rsi)),
+        ),
         m("cbw", asm(|a| a.cbw())),
         m("cwde", asm(|a| a.cwde())),
         m("cdqe", asm(|a| a.cdqe())),
@@ -369,7 +416,10 @@ fn mov_family_matches_the_cpu() {
         m("cdq", asm(|a| a.cdq())),
         m("cqo", asm(|a| a.cqo())),
         m("nop", asm(|a| a.nop())),
-        m("nopw 0(%rax,%rax)", vec![0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00]),
+        m(
+            "nopw 0(%rax,%rax)",
+            vec![0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00],
+        ),
         m("nopl 0(%rax)", vec![0x0f, 0x1f, 0x40, 0x00]),
         m("xchg ax,ax", vec![0x66, 0x90]),
     ]);
@@ -389,15 +439,47 @@ fn alu_family_matches_the_cpu() {
             forms.push(form(format!("{n} ah,bl"), asm(|a| a.$op(ah, bl)), $def));
             forms.push(form(format!("{n} r9,r10"), asm(|a| a.$op(r9, r10)), $def));
             forms.push(form(format!("{n} rax,-3"), asm(|a| a.$op(rax, -3)), $def));
-            forms.push(form(format!("{n} rbx,0x7fffffff"), asm(|a| a.$op(rbx, 0x7fff_ffff)), $def));
-            forms.push(form(format!("{n} ecx,0x80000000"), asm(|a| a.$op(ecx, 0x8000_0000u32 as i32)), $def));
-            forms.push(form(format!("{n} di,0x8001"), asm(|a| a.$op(di, -0x7fff)), $def));
-            forms.push(form(format!("{n} al,0x80"), asm(|a| a.$op(al, -0x80)), $def));
+            forms.push(form(
+                format!("{n} rbx,0x7fffffff"),
+                asm(|a| a.$op(rbx, 0x7fff_ffff)),
+                $def,
+            ));
+            forms.push(form(
+                format!("{n} ecx,0x80000000"),
+                asm(|a| a.$op(ecx, 0x8000_0000u32 as i32)),
+                $def,
+            ));
+            forms.push(form(
+                format!("{n} di,0x8001"),
+                asm(|a| a.$op(di, -0x7fff)),
+                $def,
+            ));
+            forms.push(form(
+                format!("{n} al,0x80"),
+                asm(|a| a.$op(al, -0x80)),
+                $def,
+            ));
             forms.push(form(format!("{n} r8d,5"), asm(|a| a.$op(r8d, 5)), $def));
-            forms.push(form(format!("{n} [r15+0x100],rcx"), asm(|a| a.$op(qword_ptr(r15 + 0x100), rcx)), $def));
-            forms.push(form(format!("{n} ecx,[rsp+8]"), asm(|a| a.$op(ecx, dword_ptr(rsp + 8))), $def));
-            forms.push(form(format!("{n} byte [r15+0x107],-1"), asm(|a| a.$op(byte_ptr(r15 + 0x107), -1)), $def));
-            forms.push(form(format!("{n} word [r15+0x10a],dx"), asm(|a| a.$op(word_ptr(r15 + 0x10a), dx)), $def));
+            forms.push(form(
+                format!("{n} [r15+0x100],rcx"),
+                asm(|a| a.$op(qword_ptr(r15 + 0x100), rcx)),
+                $def,
+            ));
+            forms.push(form(
+                format!("{n} ecx,[rsp+8]"),
+                asm(|a| a.$op(ecx, dword_ptr(rsp + 8))),
+                $def,
+            ));
+            forms.push(form(
+                format!("{n} byte [r15+0x107],-1"),
+                asm(|a| a.$op(byte_ptr(r15 + 0x107), -1)),
+                $def,
+            ));
+            forms.push(form(
+                format!("{n} word [r15+0x10a],dx"),
+                asm(|a| a.$op(word_ptr(r15 + 0x10a), dx)),
+                $def,
+            ));
         }};
     }
     alu!(add, arith);
@@ -412,7 +494,11 @@ fn alu_family_matches_the_cpu() {
     forms.push(form("test ecx,edx", asm(|a| a.test(ecx, edx)), logic));
     forms.push(form("test al,0x80", asm(|a| a.test(al, -0x80)), logic));
     forms.push(form("test ah,bh", asm(|a| a.test(ah, bh)), logic));
-    forms.push(form("test [r15+0x100],esi", asm(|a| a.test(dword_ptr(r15 + 0x100), esi)), logic));
+    forms.push(form(
+        "test [r15+0x100],esi",
+        asm(|a| a.test(dword_ptr(r15 + 0x100), esi)),
+        logic,
+    ));
     forms.push(form("xor eax,eax", asm(|a| a.xor(eax, eax)), logic));
     macro_rules! unary {
         ($op:ident, $def:expr) => {{
@@ -422,8 +508,16 @@ fn alu_family_matches_the_cpu() {
             forms.push(form(format!("{n} dx"), asm(|a| a.$op(dx)), $def));
             forms.push(form(format!("{n} bl"), asm(|a| a.$op(bl)), $def));
             forms.push(form(format!("{n} ah"), asm(|a| a.$op(ah)), $def));
-            forms.push(form(format!("{n} qword [r15+0x100]"), asm(|a| a.$op(qword_ptr(r15 + 0x100))), $def));
-            forms.push(form(format!("{n} byte [rsp+3]"), asm(|a| a.$op(byte_ptr(rsp + 3))), $def));
+            forms.push(form(
+                format!("{n} qword [r15+0x100]"),
+                asm(|a| a.$op(qword_ptr(r15 + 0x100))),
+                $def,
+            ));
+            forms.push(form(
+                format!("{n} byte [rsp+3]"),
+                asm(|a| a.$op(byte_ptr(rsp + 3))),
+                $def,
+            ));
         }};
     }
     unary!(neg, arith);
@@ -439,7 +533,11 @@ fn shift_defined(rotate: bool, bits: u64, count: u64) -> u64 {
     if c == 0 {
         return ALL;
     }
-    let mut m = if rotate { ALL & !(CF | OF) } else { PF | ZF | SF };
+    let mut m = if rotate {
+        ALL & !(CF | OF)
+    } else {
+        PF | ZF | SF
+    };
     if rotate || c < bits {
         m |= CF;
     }
@@ -457,19 +555,55 @@ fn shift_family_matches_the_cpu() {
             let n = stringify!($op);
             let by_cl = |bits: u64| move |c: &Case| shift_defined($rot, bits, c.regs[1] & 0xff);
             let by = |bits: u64, k: u64| move |_: &Case| shift_defined($rot, bits, k);
-            forms.push(form(format!("{n} rax,cl"), asm(|a| a.$op(rax, cl)), by_cl(64)));
-            forms.push(form(format!("{n} edx,cl"), asm(|a| a.$op(edx, cl)), by_cl(32)));
-            forms.push(form(format!("{n} si,cl"), asm(|a| a.$op(si, cl)), by_cl(16)));
+            forms.push(form(
+                format!("{n} rax,cl"),
+                asm(|a| a.$op(rax, cl)),
+                by_cl(64),
+            ));
+            forms.push(form(
+                format!("{n} edx,cl"),
+                asm(|a| a.$op(edx, cl)),
+                by_cl(32),
+            ));
+            forms.push(form(
+                format!("{n} si,cl"),
+                asm(|a| a.$op(si, cl)),
+                by_cl(16),
+            ));
             forms.push(form(format!("{n} bl,cl"), asm(|a| a.$op(bl, cl)), by_cl(8)));
             forms.push(form(format!("{n} ah,cl"), asm(|a| a.$op(ah, cl)), by_cl(8)));
-            forms.push(form(format!("{n} qword [r15+0x100],cl"), asm(|a| a.$op(qword_ptr(r15 + 0x100), cl)), by_cl(64)));
+            forms.push(form(
+                format!("{n} qword [r15+0x100],cl"),
+                asm(|a| a.$op(qword_ptr(r15 + 0x100), cl)),
+                by_cl(64),
+            ));
             for k in [1u32, 3, 7, 8, 15, 16, 31, 32, 33, 63] {
-                forms.push(form(format!("{n} rax,{k}"), asm(|a| a.$op(rax, k)), by(64, k as u64)));
-                forms.push(form(format!("{n} ecx,{k}"), asm(|a| a.$op(ecx, k)), by(32, k as u64)));
-                forms.push(form(format!("{n} dx,{k}"), asm(|a| a.$op(dx, k)), by(16, k as u64)));
-                forms.push(form(format!("{n} bl,{k}"), asm(|a| a.$op(bl, k)), by(8, k as u64)));
+                forms.push(form(
+                    format!("{n} rax,{k}"),
+                    asm(|a| a.$op(rax, k)),
+                    by(64, k as u64),
+                ));
+                forms.push(form(
+                    format!("{n} ecx,{k}"),
+                    asm(|a| a.$op(ecx, k)),
+                    by(32, k as u64),
+                ));
+                forms.push(form(
+                    format!("{n} dx,{k}"),
+                    asm(|a| a.$op(dx, k)),
+                    by(16, k as u64),
+                ));
+                forms.push(form(
+                    format!("{n} bl,{k}"),
+                    asm(|a| a.$op(bl, k)),
+                    by(8, k as u64),
+                ));
             }
-            forms.push(form(format!("{n} dword [rsp+4],1"), asm(|a| a.$op(dword_ptr(rsp + 4), 1)), by(32, 1)));
+            forms.push(form(
+                format!("{n} dword [rsp+4],1"),
+                asm(|a| a.$op(dword_ptr(rsp + 4), 1)),
+                by(32, 1),
+            ));
         }};
     }
     sh!(shl, false);
@@ -497,7 +631,12 @@ fn sext(v: u64, bits: u32) -> i128 {
 fn div_fix(signed: bool, bits: u32, src: fn(&Case) -> u64) -> impl Fn(&mut Case) -> bool {
     move |c: &mut Case| {
         for _ in 0..4 {
-            let d = src(c) & if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+            let d = src(c)
+                & if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1 << bits) - 1
+                };
             if d == 0 {
                 c.regs[1] |= 1;
                 continue;
@@ -505,7 +644,11 @@ fn div_fix(signed: bool, bits: u32, src: fn(&Case) -> u64) -> impl Fn(&mut Case)
             let (lo, hi) = if bits == 8 {
                 (c.regs[0] & 0xff, (c.regs[0] >> 8) & 0xff)
             } else {
-                let m = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+                let m = if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1 << bits) - 1
+                };
                 (c.regs[0] & m, c.regs[2] & m)
             };
             let ok = if signed {
@@ -524,9 +667,19 @@ fn div_fix(signed: bool, bits: u32, src: fn(&Case) -> u64) -> impl Fn(&mut Case)
                 c.regs[0] &= !0xff00;
             } else {
                 c.regs[2] = if signed && (lo >> (bits - 1)) & 1 == 1 {
-                    c.regs[2] | if bits == 64 { u64::MAX } else { (1 << bits) - 1 }
+                    c.regs[2]
+                        | if bits == 64 {
+                            u64::MAX
+                        } else {
+                            (1 << bits) - 1
+                        }
                 } else {
-                    c.regs[2] & !if bits == 64 { u64::MAX } else { (1 << bits) - 1 }
+                    c.regs[2]
+                        & !if bits == 64 {
+                            u64::MAX
+                        } else {
+                            (1 << bits) - 1
+                        }
                 };
             }
             if c.regs[2] & 3 == 0 {
@@ -547,7 +700,11 @@ fn multiply_and_divide_match_the_cpu() {
         form("mul ecx", asm(|a| a.mul(ecx)), cfof),
         form("mul cx", asm(|a| a.mul(cx)), cfof),
         form("mul cl", asm(|a| a.mul(cl)), cfof),
-        form("mul qword [r15+0x100]", asm(|a| a.mul(qword_ptr(r15 + 0x100))), cfof),
+        form(
+            "mul qword [r15+0x100]",
+            asm(|a| a.mul(qword_ptr(r15 + 0x100))),
+            cfof,
+        ),
         form("imul rcx", asm(|a| a.imul(rcx)), cfof),
         form("imul ecx", asm(|a| a.imul(ecx)), cfof),
         form("imul cx", asm(|a| a.imul(cx)), cfof),
@@ -556,9 +713,21 @@ fn multiply_and_divide_match_the_cpu() {
         form("imul edx,esi", asm(|a| a.imul_2(edx, esi)), cfof),
         form("imul bx,cx", asm(|a| a.imul_2(bx, cx)), cfof),
         form("imul r9,r10,-3", asm(|a| a.imul_3(r9, r10, -3)), cfof),
-        form("imul eax,ecx,0x10001", asm(|a| a.imul_3(eax, ecx, 0x10001)), cfof),
-        form("imul rax,[r15+0x100],7", asm(|a| a.imul_3(rax, qword_ptr(r15 + 0x100), 7)), cfof),
-        form("imul ecx,[rsp+8]", asm(|a| a.imul_2(ecx, dword_ptr(rsp + 8))), cfof),
+        form(
+            "imul eax,ecx,0x10001",
+            asm(|a| a.imul_3(eax, ecx, 0x10001)),
+            cfof,
+        ),
+        form(
+            "imul rax,[r15+0x100],7",
+            asm(|a| a.imul_3(rax, qword_ptr(r15 + 0x100), 7)),
+            cfof,
+        ),
+        form(
+            "imul ecx,[rsp+8]",
+            asm(|a| a.imul_2(ecx, dword_ptr(rsp + 8))),
+            cfof,
+        ),
     ];
     let rcx_of = |c: &Case| c.regs[1];
     for (name, bytes, signed, bits) in [
@@ -632,19 +801,42 @@ fn conditions_match_the_cpu() {
             } else {
                 ALL
             };
-            forms.push(form(format!("{sname}; set{0}; cmov{0}", ccs[cc]), b, move |_| def));
+            forms.push(form(
+                format!("{sname}; set{0}; cmov{0}", ccs[cc]),
+                b,
+                move |_| def,
+            ));
         }
     }
     // jcc: cmp; jcc L; mov $1,%eax; jmp E; L: mov $2,%eax; E:
     for cc in 0..16u8 {
         let mut b = asm(|a| a.cmp(rax, rcx));
-        b.extend_from_slice(&[0x70 + cc, 0x07, 0xb8, 1, 0, 0, 0, 0xeb, 0x05, 0xb8, 2, 0, 0, 0]);
+        b.extend_from_slice(&[
+            0x70 + cc,
+            0x07,
+            0xb8,
+            1,
+            0,
+            0,
+            0,
+            0xeb,
+            0x05,
+            0xb8,
+            2,
+            0,
+            0,
+            0,
+        ]);
         forms.push(form(format!("cmp; j{}", ccs[cc as usize]), b, arith));
         // and the near form (0f 80+cc rel32) after a sub of bytes
         let mut b = asm(|a| a.sub(bl, dl));
         b.extend_from_slice(&[0x0f, 0x80 + cc, 0x07, 0, 0, 0]);
         b.extend_from_slice(&[0xb8, 1, 0, 0, 0, 0xeb, 0x05, 0xb8, 2, 0, 0, 0]);
-        forms.push(form(format!("sub bl,dl; j{} near", ccs[cc as usize]), b, arith));
+        forms.push(form(
+            format!("sub bl,dl; j{} near", ccs[cc as usize]),
+            b,
+            arith,
+        ));
     }
     check(forms);
 }
@@ -657,11 +849,19 @@ fn stack_and_loops_match_the_cpu() {
         form("push r12", asm(|a| a.push(r12)), all),
         form("push -2", asm(|a| a.push(-2i32)), all),
         form("push 0x12345678", asm(|a| a.push(0x1234_5678i32)), all),
-        form("push [r15+0x100]", asm(|a| a.push(qword_ptr(r15 + 0x100))), all),
+        form(
+            "push [r15+0x100]",
+            asm(|a| a.push(qword_ptr(r15 + 0x100))),
+            all,
+        ),
         form("push [rsp+8]", asm(|a| a.push(qword_ptr(rsp + 8))), all),
         form("pop rcx", asm(|a| a.pop(rcx)), all),
         form("pop r13", asm(|a| a.pop(r13)), all),
-        form("pop [r15+0x100]", asm(|a| a.pop(qword_ptr(r15 + 0x100))), all),
+        form(
+            "pop [r15+0x100]",
+            asm(|a| a.pop(qword_ptr(r15 + 0x100))),
+            all,
+        ),
         form("pop [rsp+8]", asm(|a| a.pop(qword_ptr(rsp + 8))), all),
         form(
             "push; push; pop; pop",
@@ -735,7 +935,13 @@ fn place(funcs: &[(u32, Vec<u8>)]) -> Vec<u8> {
 
 /// Runs the function at `entry` with the caller's return address pushed as NaCl's `call`
 /// would; returns the registers.
-fn run_called(code: &[u8], known: &[u32], padded: bool, entry: u32, regs: &[(usize, u64)]) -> [u64; 16] {
+fn run_called(
+    code: &[u8],
+    known: &[u32],
+    padded: bool,
+    entry: u32,
+    regs: &[(usize, u64)],
+) -> [u64; 16] {
     let opts = Options {
         padded_starts: padded,
         export_state: true,
@@ -743,13 +949,16 @@ fn run_called(code: &[u8], known: &[u32], padded: bool, entry: u32, regs: &[(usi
         stub_failures: false,
     };
     let t = translate_code(code, BASE, known, &opts).expect("lifts");
-    wasmparser::Validator::new().validate_all(&t.wasm).expect("valid module");
+    wasmparser::Validator::new()
+        .validate_all(&t.wasm)
+        .expect("valid module");
     let engine = Engine::default();
     let module = wasmtime::Module::new(&engine, &t.wasm).expect("compile");
     let mut store = Store::new(&engine, ());
     let inst = Instance::new(&mut store, &module, &[]).expect("instantiate");
     let mem = inst.get_memory(&mut store, "memory").unwrap();
-    mem.write(&mut store, RSP0 as usize - 8, &(RET as u64).to_le_bytes()).unwrap();
+    mem.write(&mut store, RSP0 as usize - 8, &(RET as u64).to_le_bytes())
+        .unwrap();
     let set = |store: &mut Store<()>, n: usize, v: u64| {
         let g = inst.get_global(&mut *store, REGS[n]).unwrap();
         g.set(&mut *store, Val::I64(v as i64)).unwrap();
@@ -765,7 +974,11 @@ fn run_called(code: &[u8], known: &[u32], padded: bool, entry: u32, regs: &[(usi
     assert_eq!(back as u32, RET, "returns to its caller");
     let mut out = [0u64; 16];
     for (n, name) in REGS.iter().enumerate() {
-        out[n] = inst.get_global(&mut store, name).unwrap().get(&mut store).unwrap_i64() as u64;
+        out[n] = inst
+            .get_global(&mut store, name)
+            .unwrap()
+            .get(&mut store)
+            .unwrap_i64() as u64;
     }
     assert_eq!(out[4], RSP0, "the return popped the return address");
     out
@@ -826,13 +1039,25 @@ fn indirect_jumps_reach_blocks_of_the_function_or_other_functions() {
 fn what_is_not_translated_is_named_with_its_address() {
     let cases: &[(&[u8], &str)] = &[
         // fldl 0x10(%rsp)
-        (&[0xdd, 0x44, 0x24, 0x10], "not translated yet: x87 instruction `fldl 0x10(%rsp)` at 0x20000"),
+        (
+            &[0xdd, 0x44, 0x24, 0x10],
+            "not translated yet: x87 instruction `fldl 0x10(%rsp)` at 0x20000",
+        ),
         // lock incl (%r15)
-        (&[0xf0, 0x41, 0xff, 0x07], "not translated yet: atomic (lock-prefixed) instruction `lock incl (%r15)` at 0x20000"),
+        (
+            &[0xf0, 0x41, 0xff, 0x07],
+            "not translated yet: atomic (lock-prefixed) instruction `lock incl (%r15)` at 0x20000",
+        ),
         // rep stos %rax,%es:(%rdi)
-        (&[0xf3, 0x48, 0xab], "not translated yet: string instruction `rep stos %rax,(%rdi)` at 0x20000"),
+        (
+            &[0xf3, 0x48, 0xab],
+            "not translated yet: string instruction `rep stos %rax,(%rdi)` at 0x20000",
+        ),
         // addsd %xmm1,%xmm0
-        (&[0xf2, 0x0f, 0x58, 0xc1], "not translated yet: instruction `addsd %xmm1,%xmm0` at 0x20000"),
+        (
+            &[0xf2, 0x0f, 0x58, 0xc1],
+            "not translated yet: instruction `addsd %xmm1,%xmm0` at 0x20000",
+        ),
     ];
     let engine = Engine::default();
     for (bytes, words) in cases {

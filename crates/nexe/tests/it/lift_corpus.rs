@@ -18,7 +18,9 @@ fn corpus_functions_lift_or_name_what_is_missing() {
     let mut bytes = 0usize;
     let t0 = std::time::Instant::now();
     for name in NEXES {
-        let Some(file) = real_nexe(name) else { continue };
+        let Some(file) = real_nexe(name) else {
+            continue;
+        };
         let nexe = inspect(&file).expect("the corpus's nexes read");
         if nexe.info.arch != Arch::X86_64 || nexe.info.translation != Translation::Translatable {
             continue;
@@ -32,7 +34,9 @@ fn corpus_functions_lift_or_name_what_is_missing() {
             match r {
                 Ok(_) => ok += 1,
                 Err(LiftError::NotTranslatedYet { mnemonic, what, .. }) => {
-                    let e = tally.entry(mnemonic.clone()).or_insert((0, what.to_string()));
+                    let e = tally
+                        .entry(mnemonic.clone())
+                        .or_insert((0, what.to_string()));
                     e.0 += 1;
                 }
                 Err(e) => panic!("{name}: function {:#x}: {e}", f.start),
@@ -46,7 +50,10 @@ fn corpus_functions_lift_or_name_what_is_missing() {
         wasmparser::Validator::new()
             .validate_all(&wasm)
             .unwrap_or_else(|e| panic!("{name}: the lifted module is invalid: {e}"));
-        eprintln!("{name}: {ok} of {n} functions lift; module {} bytes, valid", wasm.len());
+        eprintln!(
+            "{name}: {ok} of {n} functions lift; module {} bytes, valid",
+            wasm.len()
+        );
         total += n;
         lifted += ok;
     }

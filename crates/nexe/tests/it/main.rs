@@ -2,6 +2,6 @@
 mod corpus;
 mod lift;
 mod lift_corpus;
-mod native_x86;
 mod native;
+mod native_x86;
 mod rules;

@@ -174,7 +174,12 @@ impl<'a> Em<'a> {
         self.eflags();
         self.i().local_set(TI);
         let bit = |e: &mut Self, b: i32| {
-            e.i().local_get(TI).i32_const(b).i32_shr_u().i32_const(1).i32_and();
+            e.i()
+                .local_get(TI)
+                .i32_const(b)
+                .i32_shr_u()
+                .i32_const(1)
+                .i32_and();
         };
         match cc {
             C::o | C::no => bit(self, 11),
@@ -493,7 +498,10 @@ impl<'a> Em<'a> {
             return Err(LiftError::not_yet(ins, "x87 instruction"));
         }
         if ins.has_lock_prefix() {
-            return Err(LiftError::not_yet(ins, "atomic (lock-prefixed) instruction"));
+            return Err(LiftError::not_yet(
+                ins,
+                "atomic (lock-prefixed) instruction",
+            ));
         }
         if ins.has_rep_prefix() || ins.has_repne_prefix() {
             return Err(LiftError::not_yet(ins, "string instruction"));
@@ -614,7 +622,11 @@ impl<'a> Em<'a> {
                     .i64_extend_i32_u()
                     .local_set(T2);
                 self.read(ins, 0, w)?;
-                self.i().local_tee(T0).i64_const(1).local_set(T1).i64_const(1);
+                self.i()
+                    .local_tee(T0)
+                    .i64_const(1)
+                    .local_set(T1)
+                    .i64_const(1);
                 if m == M::Inc {
                     self.i().i64_add();
                 } else {
@@ -678,16 +690,42 @@ impl<'a> Em<'a> {
                 self.i().local_get(T0);
                 self.write(ins, 0, 8)?;
             }
-            M::Setae | M::Seta | M::Setb | M::Setbe | M::Sete | M::Setne | M::Setg
-            | M::Setge | M::Setl | M::Setle | M::Seto | M::Setno | M::Setp | M::Setnp
-            | M::Sets | M::Setns => {
+            M::Setae
+            | M::Seta
+            | M::Setb
+            | M::Setbe
+            | M::Sete
+            | M::Setne
+            | M::Setg
+            | M::Setge
+            | M::Setl
+            | M::Setle
+            | M::Seto
+            | M::Setno
+            | M::Setp
+            | M::Setnp
+            | M::Sets
+            | M::Setns => {
                 self.cond(ins, ins.condition_code())?;
                 self.i().i64_extend_i32_u();
                 self.write(ins, 0, 1)?;
             }
-            M::Cmova | M::Cmovae | M::Cmovb | M::Cmovbe | M::Cmove | M::Cmovne | M::Cmovg
-            | M::Cmovge | M::Cmovl | M::Cmovle | M::Cmovo | M::Cmovno | M::Cmovp
-            | M::Cmovnp | M::Cmovs | M::Cmovns => {
+            M::Cmova
+            | M::Cmovae
+            | M::Cmovb
+            | M::Cmovbe
+            | M::Cmove
+            | M::Cmovne
+            | M::Cmovg
+            | M::Cmovge
+            | M::Cmovl
+            | M::Cmovle
+            | M::Cmovo
+            | M::Cmovno
+            | M::Cmovp
+            | M::Cmovnp
+            | M::Cmovs
+            | M::Cmovns => {
                 self.read(ins, 1, w)?;
                 self.read(ins, 0, w)?;
                 self.cond(ins, ins.condition_code())?;
@@ -861,7 +899,11 @@ impl<'a> Em<'a> {
                     }
                     _ => {
                         // k = count % bits; (a << k | a >> (bits - k)) & mask, mirrored for ror
-                        self.i().local_get(T1).i64_const(bits).i64_rem_u().local_set(T2);
+                        self.i()
+                            .local_get(T1)
+                            .i64_const(bits)
+                            .i64_rem_u()
+                            .local_set(T2);
                         self.i().local_get(T0).local_get(T2);
                         if left {
                             self.i().i64_shl();
@@ -903,7 +945,12 @@ impl<'a> Em<'a> {
                 } else {
                     msb(self, bits - 2);
                 }
-                self.i().i64_xor().i64_const(11).i64_shl().local_get(T2).i64_or();
+                self.i()
+                    .i64_xor()
+                    .i64_const(11)
+                    .i64_shl()
+                    .local_get(T2)
+                    .i64_or();
                 self.eflags();
                 self.i()
                     .i32_const(!(flags::CF | flags::OF))
@@ -986,11 +1033,19 @@ impl<'a> Em<'a> {
             if w == 8 {
                 self.mul_hi64(signed);
                 self.i().local_set(T2);
-                self.i().local_get(T0).local_get(T1).i64_mul().local_set(reg(RAX));
+                self.i()
+                    .local_get(T0)
+                    .local_get(T1)
+                    .i64_mul()
+                    .local_set(reg(RAX));
                 self.i().local_get(T2).local_set(reg(RDX));
                 self.i().local_get(T2);
                 if signed {
-                    self.i().local_get(reg(RAX)).i64_const(63).i64_shr_s().i64_ne();
+                    self.i()
+                        .local_get(reg(RAX))
+                        .i64_const(63)
+                        .i64_shr_s()
+                        .i64_ne();
                 } else {
                     self.i().i64_const(0).i64_ne();
                 }
@@ -1180,7 +1235,7 @@ impl<'a> Em<'a> {
             .call(F_UDIV128)
             .local_set(T3) // remainder magnitude
             .local_set(T1); // quotient magnitude
-        // the quotient must fit: ≤ 2^63 when negative, < 2^63 otherwise
+                            // the quotient must fit: ≤ 2^63 when negative, < 2^63 otherwise
         self.i()
             .local_get(T1)
             .i64_const(i64::MIN)

@@ -84,8 +84,10 @@ pub(crate) fn mnemonic_of(i: &Instruction) -> String {
             m.push(' ');
         }
         m.push_str(w);
-        if !matches!(w, "lock" | "rep" | "repe" | "repne" | "data16" | "addr32" | "rex" | "rex.w")
-        {
+        if !matches!(
+            w,
+            "lock" | "rep" | "repe" | "repne" | "data16" | "addr32" | "rex" | "rex.w"
+        ) {
             break;
         }
     }

@@ -62,8 +62,8 @@ pub struct Translated {
 
 /// The register names in x86's numbering (the exported globals' names).
 pub const REGISTERS: [&str; 16] = [
-    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12",
-    "r13", "r14", "r15",
+    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15",
 ];
 
 /// The exported function name of the x86 function at `addr`.
@@ -126,9 +126,16 @@ impl Lifted {
         let mut m = Module::new();
         let mut types = TypeSection::new();
         let i64s = |n| std::iter::repeat_n(ValType::I64, n);
-        types
-            .ty()
-            .function([ValType::I32, ValType::I64, ValType::I64, ValType::I64, ValType::I64], [ValType::I32]);
+        types.ty().function(
+            [
+                ValType::I32,
+                ValType::I64,
+                ValType::I64,
+                ValType::I64,
+                ValType::I64,
+            ],
+            [ValType::I32],
+        );
         types.ty().function(i64s(2), i64s(1));
         types.ty().function(i64s(3), i64s(2));
         types.ty().function([ValType::I32], [ValType::I32]);
@@ -231,7 +238,11 @@ impl Lifted {
         let mut data = DataSection::new();
         for s in image {
             if !s.bytes.is_empty() {
-                data.active(0, &ConstExpr::i32_const(s.vaddr as i32), s.bytes.iter().copied());
+                data.active(
+                    0,
+                    &ConstExpr::i32_const(s.vaddr as i32),
+                    s.bytes.iter().copied(),
+                );
             }
         }
         m.section(&data);
