@@ -652,7 +652,7 @@ fn div_fix(signed: bool, bits: u32, src: fn(&Case) -> u64) -> impl Fn(&mut Case)
                 (c.regs[0] & m, c.regs[2] & m)
             };
             let ok = if signed {
-                let n = ((sext(hi, bits) << bits) | lo as i128) as i128;
+                let n = (sext(hi, bits) << bits) | lo as i128;
                 let q = n / sext(d, bits);
                 let lim = 1i128 << (bits - 1);
                 q >= -lim && q < lim
