@@ -497,7 +497,29 @@ impl<'a> Em<'a> {
         if ins.cpuid_features().contains(&CpuidFeature::FPU) {
             return Err(LiftError::not_yet(ins, "x87 instruction"));
         }
-        if ins.has_lock_prefix() {
+        // Memory is not shared yet (no threads), so a locked read-modify-write is exactly
+        // the plain one; with threads these become wasm atomics.
+        if ins.has_lock_prefix()
+            && !matches!(
+                ins.mnemonic(),
+                M::Add
+                    | M::Adc
+                    | M::Sub
+                    | M::Sbb
+                    | M::And
+                    | M::Or
+                    | M::Xor
+                    | M::Inc
+                    | M::Dec
+                    | M::Neg
+                    | M::Not
+                    | M::Xadd
+                    | M::Cmpxchg
+                    | M::Bts
+                    | M::Btr
+                    | M::Btc
+            )
+        {
             return Err(LiftError::not_yet(
                 ins,
                 "atomic (lock-prefixed) instruction",
@@ -669,6 +691,129 @@ impl<'a> Em<'a> {
                 self.write(ins, 0, w)?;
                 self.i().local_get(T0);
                 self.write(ins, 1, w)?;
+            }
+            // No other agent sees memory yet: fences order nothing.
+            M::Mfence | M::Lfence | M::Sfence => {}
+            M::Xadd => {
+                // tmp = dst + src; src = dst; dst = tmp (the destination written last)
+                self.read(ins, 0, w)?;
+                self.i().local_set(T0);
+                self.read(ins, 1, w)?;
+                self.i().local_set(T1);
+                self.i()
+                    .local_get(T0)
+                    .local_get(T1)
+                    .i64_add()
+                    .i64_const(mask(w))
+                    .i64_and();
+                self.record(flags::ADD, w, false);
+                self.i().local_get(T0);
+                self.write(ins, 1, w)?;
+                self.i().local_get(FR);
+                self.write(ins, 0, w)?;
+            }
+            M::Cmpxchg => {
+                // flags of cmp acc, dst; equal: dst = src; else acc = dst
+                let acc = match w {
+                    1 => Register::AL,
+                    2 => Register::AX,
+                    4 => Register::EAX,
+                    _ => Register::RAX,
+                };
+                self.reg_read(ins, acc)?;
+                self.i().local_set(T0);
+                self.read(ins, 0, w)?;
+                self.i().local_set(T1);
+                self.i()
+                    .local_get(T0)
+                    .local_get(T1)
+                    .i64_sub()
+                    .i64_const(mask(w))
+                    .i64_and();
+                self.record(flags::SUB, w, false);
+                self.i().local_get(T0).local_get(T1).i64_eq();
+                self.open(BlockType::Empty, 2);
+                self.read(ins, 1, w)?;
+                self.write(ins, 0, w)?;
+                self.i().else_();
+                if ins.op_kind(0) == OpKind::Memory {
+                    // a locked cmpxchg writes its destination back either way
+                    self.i().local_get(T1);
+                    self.write(ins, 0, w)?;
+                }
+                self.i().local_get(T1);
+                self.reg_write(ins, acc)?;
+                self.end();
+            }
+            M::Bswap => {
+                self.read(ins, 0, w)?;
+                self.i().local_set(T0);
+                let n = w as i64;
+                self.i().i64_const(0);
+                for k in 0..n {
+                    // byte k moves to byte n-1-k
+                    let to = n - 1 - k;
+                    self.i()
+                        .local_get(T0)
+                        .i64_const(8 * k)
+                        .i64_shr_u()
+                        .i64_const(0xff)
+                        .i64_and()
+                        .i64_const(8 * to)
+                        .i64_shl()
+                        .i64_or();
+                }
+                self.write(ins, 0, w)?;
+            }
+            M::Bsf | M::Bsr => {
+                // src 0: ZF = 1, destination unchanged; else ZF = 0 and the bit index
+                self.read(ins, 1, w)?;
+                self.i().local_tee(T1).i64_eqz();
+                self.i().i32_const(flags::ZF).i32_mul().i64_extend_i32_u();
+                self.i().local_set(FR).i32_const(flags::RAW).local_set(FOP);
+                self.i().local_get(T1).i64_eqz().i32_eqz();
+                self.open(BlockType::Empty, 2);
+                if m == M::Bsf {
+                    self.i().local_get(T1).i64_ctz();
+                } else {
+                    self.i().i64_const(63).local_get(T1).i64_clz().i64_sub();
+                }
+                self.write(ins, 0, w)?;
+                self.end();
+            }
+            M::Bt | M::Bts | M::Btr | M::Btc => {
+                if ins.op_kind(0) == OpKind::Memory && ins.op_kind(1) == OpKind::Register {
+                    // a register bit offset addresses a bit string beyond the operand
+                    return Err(LiftError::not_yet(ins, "instruction"));
+                }
+                self.read(ins, 1, w)?;
+                self.i().i64_const(8 * w as i64 - 1).i64_and().local_set(T1);
+                self.read(ins, 0, w)?;
+                self.i().local_set(T0);
+                // CF = the bit; the other flags as they were
+                self.eflags();
+                self.i()
+                    .i32_const(!flags::CF)
+                    .i32_and()
+                    .i64_extend_i32_u()
+                    .local_get(T0)
+                    .local_get(T1)
+                    .i64_shr_u()
+                    .i64_const(1)
+                    .i64_and()
+                    .i64_or()
+                    .local_set(FR);
+                self.i().i32_const(flags::RAW).local_set(FOP);
+                if m != M::Bt {
+                    self.i().i64_const(1).local_get(T1).i64_shl().local_set(T2);
+                    self.i().local_get(T0);
+                    match m {
+                        M::Bts => self.i().local_get(T2).i64_or(),
+                        M::Btr => self.i().local_get(T2).i64_const(-1).i64_xor().i64_and(),
+                        _ => self.i().local_get(T2).i64_xor(),
+                    };
+                    self.write(ins, 0, w)?;
+                }
             }
             M::Push => {
                 if w != 8 && ins.op_kind(0) != OpKind::Immediate8to64 {
