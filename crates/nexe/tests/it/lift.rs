@@ -78,6 +78,8 @@ impl Rng {
 #[derive(Clone)]
 struct Case {
     regs: [u64; 16],
+    /// Registers holding sandbox offsets (natively: the buffer's address added).
+    addr_regs: Vec<usize>,
     flags: u64,
     mem: Vec<u8>,
 }
@@ -104,6 +106,7 @@ fn random_case(rng: &mut Rng) -> Case {
     }
     Case {
         regs,
+        addr_regs: Vec::new(),
         flags: rng.next() & ALL,
         mem,
     }
@@ -123,11 +126,17 @@ fn run_native(n: &mut Native, c: &Case) -> Outcome {
     n.state.regs = c.regs;
     n.state.regs[15] = h;
     n.state.regs[4] = h + c.regs[4];
+    for &r in &c.addr_regs {
+        n.state.regs[r] = h + c.regs[r];
+    }
     n.state.flags = c.flags | 0x2;
     n.run();
     let mut regs = n.state.regs;
     regs[15] = 0;
     regs[4] -= h;
+    for &r in &c.addr_regs {
+        regs[r] = regs[r].wrapping_sub(h);
+    }
     let stack_ptr = regs[4] as usize;
     Outcome {
         regs,
@@ -1183,6 +1192,53 @@ fn bit_and_exchange_instructions_match_the_cpu() {
             c.regs[1] |= 1 << (c.regs[3] % 64);
             c.regs[6] |= 1 << (c.regs[3] % 16);
             c.mem[0x100 + (c.regs[3] % 8) as usize] |= 1;
+            true
+        });
+        forms.push(f);
+    }
+    check(forms);
+}
+
+#[test]
+fn string_instructions_match_the_cpu() {
+    let mut forms = Vec::new();
+    for (name, bytes) in [
+        ("rep stosb", vec![0xf3, 0xaa]),
+        ("rep stosw", vec![0x66, 0xf3, 0xab]),
+        ("rep stosl", vec![0xf3, 0xab]),
+        ("rep stosq", vec![0xf3, 0x48, 0xab]),
+        ("rep movsb", vec![0xf3, 0xa4]),
+        ("rep movsl", vec![0xf3, 0xa5]),
+        ("rep movsq", vec![0xf3, 0x48, 0xa5]),
+        ("movsb", vec![0xa4]),
+        ("stosq", vec![0x48, 0xab]),
+        ("lodsb", vec![0xac]),
+        ("lodsl", vec![0xad]),
+        ("repe cmpsb", vec![0xf3, 0xa6]),
+        ("repe cmpsq", vec![0xf3, 0x48, 0xa7]),
+        ("repne cmpsb", vec![0xf2, 0xa6]),
+        ("repne scasb", vec![0xf2, 0xae]),
+        ("repe scasl", vec![0xf3, 0xaf]),
+        ("cmpsb", vec![0xa6]),
+        ("scasq", vec![0x48, 0xaf]),
+        ("cld; rep stosb", vec![0xfc, 0xf3, 0xaa]),
+    ] {
+        let mut f = form(name, bytes, arith);
+        f.fix = Box::new(|c: &mut Case| {
+            // %rdi, %rsi inside the data; counts 0..12; equal runs for the comparisons
+            c.regs[7] = 0x100 + c.regs[7] % 0x20;
+            c.regs[6] = 0x120 + c.regs[6] % 0x40;
+            c.regs[1] = c.regs[1] % 13;
+            if c.regs[3] & 1 == 0 {
+                let (d, s) = (c.regs[7] as usize, c.regs[6] as usize);
+                let n = (c.regs[3] >> 8) as usize % 40;
+                let src: Vec<u8> = c.mem[s..s + n].to_vec();
+                c.mem[d..d + n].copy_from_slice(&src);
+            }
+            if c.regs[3] & 2 == 0 {
+                c.regs[0] = c.mem[c.regs[7] as usize] as u64;
+            }
+            c.addr_regs = vec![6, 7];
             true
         });
         forms.push(f);

@@ -525,6 +525,23 @@ impl<'a> Em<'a> {
                 "atomic (lock-prefixed) instruction",
             ));
         }
+        let string = (0..ins.op_count()).any(|n| {
+            matches!(
+                ins.op_kind(n),
+                OpKind::MemorySegRSI
+                    | OpKind::MemoryESRDI
+                    | OpKind::MemorySegRDI
+                    | OpKind::MemorySegESI
+                    | OpKind::MemoryESEDI
+                    | OpKind::MemorySegEDI
+                    | OpKind::MemorySegSI
+                    | OpKind::MemorySegDI
+                    | OpKind::MemoryESDI
+            )
+        });
+        if string {
+            return self.string(ins);
+        }
         if ins.has_rep_prefix() || ins.has_repne_prefix() {
             return Err(LiftError::not_yet(ins, "string instruction"));
         }
@@ -694,6 +711,8 @@ impl<'a> Em<'a> {
             }
             // No other agent sees memory yet: fences order nothing.
             M::Mfence | M::Lfence | M::Sfence => {}
+            // The direction flag is always clear (`std` is not translated).
+            M::Cld => {}
             M::Xadd => {
                 // tmp = dst + src; src = dst; dst = tmp (the destination written last)
                 self.read(ins, 0, w)?;
@@ -949,6 +968,111 @@ impl<'a> Em<'a> {
                 self.end();
             }
             _ => return Err(LiftError::not_yet(ins, "instruction")),
+        }
+        Ok(())
+    }
+
+    /// stos, movs, lods, cmps, scas with and without rep/repe/repne, through %rdi/%rsi
+    /// (NaCl's sandboxed forms add %r15 before, which is 0 here). The direction flag is
+    /// always clear: `std` is not translated.
+    fn string(&mut self, ins: &Instruction) -> R {
+        use Mnemonic as M;
+        const RSI: u32 = 6;
+        const RDI: u32 = 7;
+        let m = ins.mnemonic();
+        // 32- and 16-bit addressing (addr32 prefix) is not NaCl's sandboxed form
+        if (0..ins.op_count()).any(|n| {
+            matches!(
+                ins.op_kind(n),
+                OpKind::MemorySegESI
+                    | OpKind::MemoryESEDI
+                    | OpKind::MemorySegEDI
+                    | OpKind::MemorySegSI
+                    | OpKind::MemorySegDI
+                    | OpKind::MemoryESDI
+            )
+        }) {
+            return Err(LiftError::not_yet(ins, "string instruction"));
+        }
+        let w = ins.memory_size().size() as u32;
+        // what each does: load [rsi], store [rdi], set the accumulator, compare with [rdi]
+        let (load_si, store_di, set_acc, compare) = match m {
+            M::Stosb | M::Stosw | M::Stosd | M::Stosq => (false, true, false, false),
+            M::Movsb | M::Movsw | M::Movsd | M::Movsq => (true, true, false, false),
+            M::Lodsb | M::Lodsw | M::Lodsd | M::Lodsq => (true, false, true, false),
+            M::Cmpsb | M::Cmpsw | M::Cmpsd | M::Cmpsq => (true, false, false, true),
+            M::Scasb | M::Scasw | M::Scasd | M::Scasq => (false, false, false, true),
+            _ => return Err(LiftError::not_yet(ins, "string instruction")),
+        };
+        let acc = match w {
+            1 => Register::AL,
+            2 => Register::AX,
+            4 => Register::EAX,
+            _ => Register::RAX,
+        };
+        let rep = ins.has_rep_prefix() || ins.has_repne_prefix();
+        if rep {
+            self.open(BlockType::Empty, 0);
+            self.open(BlockType::Empty, 1);
+            self.i().local_get(reg(RCX)).i64_eqz().br_if(1);
+        }
+        let step = |e: &mut Self, r: u32| {
+            e.i()
+                .local_get(reg(r))
+                .i64_const(w as i64)
+                .i64_add()
+                .local_set(reg(r));
+        };
+        // a: the source element (or the accumulator for stos/scas)
+        if load_si {
+            self.i().local_get(reg(RSI)).i32_wrap_i64().local_set(EA);
+            self.load(w);
+            step(self, RSI);
+        } else {
+            self.reg_read(ins, acc)?;
+        }
+        self.i().local_set(T0);
+        if store_di {
+            self.i().local_get(reg(RDI)).i32_wrap_i64().local_set(EA);
+            self.i().local_get(T0);
+            self.store(w);
+            step(self, RDI);
+        }
+        if set_acc {
+            self.i().local_get(T0);
+            self.reg_write(ins, acc)?;
+        }
+        if compare {
+            // cmps: [rsi] - [rdi]; scas: acc - [rdi]
+            self.i().local_get(reg(RDI)).i32_wrap_i64().local_set(EA);
+            self.load(w);
+            self.i().local_set(T1);
+            step(self, RDI);
+            self.i()
+                .local_get(T0)
+                .local_get(T1)
+                .i64_sub()
+                .i64_const(mask(w))
+                .i64_and();
+            self.record(flags::SUB, w, false);
+        }
+        if rep {
+            self.i()
+                .local_get(reg(RCX))
+                .i64_const(1)
+                .i64_sub()
+                .local_set(reg(RCX));
+            if compare {
+                // repe stops when unequal, repne when equal
+                self.i().local_get(FR).i64_eqz();
+                if ins.has_rep_prefix() {
+                    self.i().i32_eqz();
+                }
+                self.i().br_if(1);
+            }
+            self.i().br(0);
+            self.end();
+            self.end();
         }
         Ok(())
     }
