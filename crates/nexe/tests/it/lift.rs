@@ -424,6 +424,18 @@ fn mov_family_matches_the_cpu() {
         m("cwd", asm(|a| a.cwd())),
         m("cdq", asm(|a| a.cdq())),
         m("cqo", asm(|a| a.cqo())),
+        m(
+            "movnti [r15+0x100],rcx",
+            asm(|a| a.movnti(qword_ptr(r15 + 0x100), rcx)),
+        ),
+        m(
+            "movnti [rsp+4],edx",
+            asm(|a| a.movnti(dword_ptr(rsp + 4), edx)),
+        ),
+        m(
+            "prefetchnta [r15+0x100]",
+            asm(|a| a.prefetchnta(byte_ptr(r15 + 0x100))),
+        ),
         m("nop", asm(|a| a.nop())),
         m(
             "nopw 0(%rax,%rax)",
@@ -1052,16 +1064,18 @@ fn what_is_not_translated_is_named_with_its_address() {
             &[0xdd, 0x44, 0x24, 0x10],
             "not translated yet: x87 instruction `fldl 0x10(%rsp)` at 0x20000",
         ),
-        // lock incl (%r15)
+        // lock cmpxchg16b (%r15)
         (
-            &[0xf0, 0x41, 0xff, 0x07],
-            "not translated yet: atomic (lock-prefixed) instruction `lock incl (%r15)` at 0x20000",
+            &[0xf0, 0x49, 0x0f, 0xc7, 0x0f],
+            "not translated yet: atomic (lock-prefixed) instruction `lock cmpxchg16b (%r15)` at 0x20000",
         ),
-        // rep stos %rax,%es:(%rdi)
+        // rep stos with 32-bit addressing (not NaCl's form)
         (
-            &[0xf3, 0x48, 0xab],
-            "not translated yet: string instruction `rep stos %rax,(%rdi)` at 0x20000",
+            &[0xf3, 0x67, 0xaa],
+            "not translated yet: string instruction `rep stos %al,(%edi)` at 0x20000",
         ),
+        // std: the direction flag stays clear
+        (&[0xfd], "not translated yet: instruction `std` at 0x20000"),
         // addsd %xmm1,%xmm0
         (
             &[0xf2, 0x0f, 0x58, 0xc1],

@@ -564,7 +564,9 @@ impl<'a> Em<'a> {
             self.ea(ins)?;
         }
         match m {
-            M::Mov => {
+            // Cache hints: nothing to do in wasm; a non-temporal store is a store.
+            M::Prefetchnta | M::Prefetcht0 | M::Prefetcht1 | M::Prefetcht2 | M::Prefetchw => {}
+            M::Mov | M::Movnti => {
                 self.read(ins, 1, w)?;
                 self.write(ins, 0, w)?;
             }
