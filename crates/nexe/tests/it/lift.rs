@@ -1242,7 +1242,7 @@ fn string_instructions_match_the_cpu() {
             // %rdi, %rsi inside the data; counts 0..12; equal runs for the comparisons
             c.regs[7] = 0x100 + c.regs[7] % 0x20;
             c.regs[6] = 0x120 + c.regs[6] % 0x40;
-            c.regs[1] = c.regs[1] % 13;
+            c.regs[1] %= 13;
             if c.regs[3] & 1 == 0 {
                 let (d, s) = (c.regs[7] as usize, c.regs[6] as usize);
                 let n = (c.regs[3] >> 8) as usize % 40;
