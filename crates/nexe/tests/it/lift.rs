@@ -80,6 +80,7 @@ struct Case {
     regs: [u64; 16],
     /// Registers holding sandbox offsets (natively: the buffer's address added).
     addr_regs: Vec<usize>,
+    xmm: [u128; 16],
     flags: u64,
     mem: Vec<u8>,
 }
@@ -104,9 +105,14 @@ fn random_case(rng: &mut Rng) -> Case {
         let at = RSP0 as usize + 8 * k;
         mem[at..at + 8].copy_from_slice(&rng.value().to_le_bytes());
     }
+    let mut xmm = [0u128; 16];
+    for x in xmm.iter_mut() {
+        *x = (rng.value() as u128) << 64 | rng.value() as u128;
+    }
     Case {
         regs,
         addr_regs: Vec::new(),
+        xmm,
         flags: rng.next() & ALL,
         mem,
     }
@@ -115,6 +121,7 @@ fn random_case(rng: &mut Rng) -> Case {
 #[derive(Debug, PartialEq)]
 struct Outcome {
     regs: [u64; 16],
+    xmm: [u128; 16],
     flags: u64,
     data: Vec<u8>,
     stack: Vec<u8>,
@@ -130,6 +137,7 @@ fn run_native(n: &mut Native, c: &Case) -> Outcome {
         n.state.regs[r] = h + c.regs[r];
     }
     n.state.flags = c.flags | 0x2;
+    n.state.xmm = c.xmm;
     n.run();
     let mut regs = n.state.regs;
     regs[15] = 0;
@@ -140,6 +148,7 @@ fn run_native(n: &mut Native, c: &Case) -> Outcome {
     let stack_ptr = regs[4] as usize;
     Outcome {
         regs,
+        xmm: n.state.xmm,
         flags: n.state.flags & ALL,
         data: buf[DATA].to_vec(),
         stack: buf[stack_ptr.min(STACK_TOP)..STACK_TOP].to_vec(),
@@ -202,6 +211,10 @@ fn run_wasm(w: &mut Wasm, c: &Case) -> Outcome {
         let g = global(w, name);
         g.set(&mut w.store, Val::I64(c.regs[n] as i64)).unwrap();
     }
+    for n in 0..16 {
+        let g = global(w, &format!("xmm{n}"));
+        g.set(&mut w.store, Val::V128(c.xmm[n].into())).unwrap();
+    }
     let g = global(w, "flags_op");
     g.set(&mut w.store, Val::I32(0)).unwrap();
     let g = global(w, "flags_r");
@@ -213,6 +226,13 @@ fn run_wasm(w: &mut Wasm, c: &Case) -> Outcome {
     let mut regs = [0u64; 16];
     for (n, name) in REGS.iter().enumerate() {
         regs[n] = global(w, name).get(&mut w.store).unwrap_i64() as u64;
+    }
+    let mut xmm = [0u128; 16];
+    for (n, x) in xmm.iter_mut().enumerate() {
+        *x = global(w, &format!("xmm{n}"))
+            .get(&mut w.store)
+            .unwrap_v128()
+            .as_u128();
     }
     let mut fl = [0i64; 5];
     for (k, name) in ["flags_op", "flags_a", "flags_b", "flags_r", "flags_c"]
@@ -231,6 +251,7 @@ fn run_wasm(w: &mut Wasm, c: &Case) -> Outcome {
     let stack_ptr = regs[4] as usize;
     Outcome {
         regs,
+        xmm,
         flags: flags & ALL,
         data: buf[DATA].to_vec(),
         stack: buf[stack_ptr.min(STACK_TOP)..STACK_TOP].to_vec(),
@@ -287,6 +308,7 @@ fn check(forms: Vec<Form>) {
             runs += 1;
             let m = (f.defined)(&c);
             let same = n.regs == l.regs
+                && n.xmm == l.xmm
                 && n.data == l.data
                 && n.stack == l.stack
                 && (n.flags ^ l.flags) & m == 0;
@@ -302,11 +324,12 @@ fn check(forms: Vec<Form>) {
                     })
                     .collect();
                 failures.push(format!(
-                    "{} with regs {:x?} flags {:#x}: {:?}; flags native {:#x} lifted {:#x} (defined {m:#x}); data same {} stack same {}",
+                    "{} with regs {:x?} flags {:#x}: {:?}; xmm same {}; flags native {:#x} lifted {:#x} (defined {m:#x}); data same {} stack same {}",
                     f.name,
                     c.regs,
                     c.flags,
                     diff,
+                    n.xmm == l.xmm,
                     n.flags,
                     l.flags,
                     n.data == l.data,
@@ -1258,4 +1281,82 @@ fn string_instructions_match_the_cpu() {
         forms.push(f);
     }
     check(forms);
+}
+
+#[test]
+fn sse_moves_and_bitwise_operations_match_the_cpu() {
+    let m = |name: &str, b: Vec<u8>| form(name, b, all);
+    check(vec![
+        m("movaps xmm1,xmm2", asm(|a| a.movaps(xmm1, xmm2))),
+        m(
+            "movups xmm9,[r15+0x101]",
+            asm(|a| a.movups(xmm9, xmmword_ptr(r15 + 0x101))),
+        ),
+        m(
+            "movups [r15+0x103],xmm3",
+            asm(|a| a.movups(xmmword_ptr(r15 + 0x103), xmm3)),
+        ),
+        m(
+            "movapd xmm0,[rsp+0x10]",
+            asm(|a| a.movapd(xmm0, xmmword_ptr(rsp + 0x10))),
+        ),
+        m("movdqu xmm15,xmm4", asm(|a| a.movdqu(xmm15, xmm4))),
+        m(
+            "movdqa [rsp+0x20],xmm5",
+            asm(|a| a.movdqa(xmmword_ptr(rsp + 0x20), xmm5)),
+        ),
+        m("xorps xmm0,xmm0", asm(|a| a.xorps(xmm0, xmm0))),
+        m("xorps xmm1,xmm2", asm(|a| a.xorps(xmm1, xmm2))),
+        m(
+            "xorpd xmm3,[r15+0x110]",
+            asm(|a| a.xorpd(xmm3, xmmword_ptr(r15 + 0x110))),
+        ),
+        m("pxor xmm8,xmm9", asm(|a| a.pxor(xmm8, xmm9))),
+        m("andps xmm1,xmm2", asm(|a| a.andps(xmm1, xmm2))),
+        m("andnpd xmm1,xmm2", asm(|a| a.andnpd(xmm1, xmm2))),
+        m(
+            "pandn xmm4,[r15+0x120]",
+            asm(|a| a.pandn(xmm4, xmmword_ptr(r15 + 0x120))),
+        ),
+        m("orpd xmm6,xmm7", asm(|a| a.orpd(xmm6, xmm7))),
+        m("movsd xmm1,xmm2", asm(|a| a.movsd_2(xmm1, xmm2))),
+        m(
+            "movsd xmm1,[r15+0x108]",
+            asm(|a| a.movsd_2(xmm1, qword_ptr(r15 + 0x108))),
+        ),
+        m(
+            "movsd [rsp+8],xmm3",
+            asm(|a| a.movsd_2(qword_ptr(rsp + 8), xmm3)),
+        ),
+        m("movss xmm1,xmm2", asm(|a| a.movss(xmm1, xmm2))),
+        m(
+            "movss xmm10,[r15+0x104]",
+            asm(|a| a.movss(xmm10, dword_ptr(r15 + 0x104))),
+        ),
+        m(
+            "movss [r15+0x100],xmm11",
+            asm(|a| a.movss(dword_ptr(r15 + 0x100), xmm11)),
+        ),
+        m("movq xmm1,rax", asm(|a| a.movq(xmm1, rax))),
+        m("movq rcx,xmm2", asm(|a| a.movq(rcx, xmm2))),
+        m("movq xmm3,xmm4", asm(|a| a.movq(xmm3, xmm4))),
+        m(
+            "movq xmm5,[r15+0x100]",
+            asm(|a| a.movq(xmm5, qword_ptr(r15 + 0x100))),
+        ),
+        m(
+            "movq [r15+0x108],xmm6",
+            asm(|a| a.movq(qword_ptr(r15 + 0x108), xmm6)),
+        ),
+        m("movd xmm1,eax", asm(|a| a.movd(xmm1, eax))),
+        m("movd edx,xmm2", asm(|a| a.movd(edx, xmm2))),
+        m(
+            "movd xmm7,[rsp+4]",
+            asm(|a| a.movd(xmm7, dword_ptr(rsp + 4))),
+        ),
+        m(
+            "movd [r15+0x10c],xmm8",
+            asm(|a| a.movd(dword_ptr(r15 + 0x10c), xmm8)),
+        ),
+    ]);
 }

@@ -7,8 +7,8 @@
 
 use iced_x86::code_asm::*;
 
-/// Registers in x86's numbering (RAX = 0 … R15 = 15), RFLAGS, and the host's stack pointer
-/// while the snippet runs.
+/// Registers in x86's numbering (RAX = 0 … R15 = 15), RFLAGS, the host's stack pointer
+/// while the snippet runs, and the XMM registers.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct State {
@@ -16,11 +16,22 @@ pub struct State {
     pub flags: u64,
     host_rsp: u64,
     saved_rax: u64,
+    _pad: u64,
+    /// XMM0..15, little-endian.
+    pub xmm: [u128; 16],
 }
 
 const FLAGS: i32 = 128;
 const HOST_RSP: i32 = 136;
 const SAVED_RAX: i32 = 144;
+const XMM: i32 = 160;
+
+fn xmm_reg(n: usize) -> AsmRegisterXmm {
+    [
+        xmm0, xmm1, xmm2, xmm3, xmm4, xmm5, xmm6, xmm7, xmm8, xmm9, xmm10, xmm11, xmm12, xmm13,
+        xmm14, xmm15,
+    ][n]
+}
 
 fn gpr(n: usize) -> AsmRegister64 {
     [
@@ -47,6 +58,9 @@ impl Native {
             a.mov(rax, s)?;
             a.mov(qword_ptr(rax + HOST_RSP), rsp)?;
             a.mov(rsp, qword_ptr(rax + 32))?;
+            for n in 0..16 {
+                a.movdqu(xmm_reg(n), xmmword_ptr(rax + XMM + 16 * n as i32))?;
+            }
             a.push(qword_ptr(rax + FLAGS))?;
             a.popfq()?;
             for n in (1..16).filter(|&n| n != 4) {
@@ -64,6 +78,9 @@ impl Native {
                 a.mov(qword_ptr(rax + 8 * n as i32), gpr(n))?;
             }
             a.mov(qword_ptr(rax + 32), rsp)?;
+            for n in 0..16 {
+                a.movdqu(xmmword_ptr(rax + XMM + 16 * n as i32), xmm_reg(n))?;
+            }
             a.mov(rsp, qword_ptr(rax + HOST_RSP))?;
             for r in [r15, r14, r13, r12, rbp, rbx] {
                 a.pop(r)?;

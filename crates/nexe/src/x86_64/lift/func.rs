@@ -32,9 +32,15 @@ const EA: u32 = 26;
 const PC: u32 = 27;
 const TGT: u32 = 28;
 const TI: u32 = 29;
+/// The XMM registers: 16 v128 locals.
+const fn xmm(n: u32) -> u32 {
+    30 + n
+}
 
-/// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64).
+/// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64), then the 16
+/// XMM registers (v128).
 pub(crate) const G_FOP: u32 = 16;
+pub(crate) const G_XMM: u32 = 21;
 /// Module function indices of the helpers and the lifted function type.
 pub(crate) const F_EFLAGS: u32 = 0;
 pub(crate) const F_MULHU: u32 = 1;
@@ -60,6 +66,7 @@ fn locals() -> wasm_encoder::Function {
         (1, ValType::I32),
         (8, ValType::I64),
         (4, ValType::I32),
+        (16, ValType::V128),
     ])
 }
 
@@ -134,6 +141,9 @@ impl<'a> Em<'a> {
         for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
             self.i().local_get(l).global_set(G_FOP + k as u32);
         }
+        for n in 0..16 {
+            self.i().local_get(xmm(n)).global_set(G_XMM + n);
+        }
     }
     fn reload(&mut self) {
         for n in 0..16 {
@@ -142,6 +152,142 @@ impl<'a> Em<'a> {
         for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
             self.i().global_get(G_FOP + k as u32).local_set(l);
         }
+        for n in 0..16 {
+            self.i().global_get(G_XMM + n).local_set(xmm(n));
+        }
+    }
+
+    /// The XMM register of operand `n`, if it is one.
+    fn xmm_of(ins: &Instruction, n: u32) -> Option<u32> {
+        (ins.op_kind(n) == OpKind::Register && ins.op_register(n).is_xmm())
+            .then(|| ins.op_register(n).number() as u32)
+            .filter(|&k| k < 16)
+    }
+
+    /// The SSE moves and bitwise operations: exact bit copies, no float arithmetic.
+    fn sse(&mut self, ins: &Instruction, m: Mnemonic) -> R {
+        use Mnemonic as M;
+        let not_yet = || LiftError::not_yet(ins, "instruction");
+        let d = Self::xmm_of(ins, 0);
+        let src = Self::xmm_of(ins, 1);
+        let mem0 = ins.op_kind(0) == OpKind::Memory;
+        let mem1 = ins.op_kind(1) == OpKind::Memory;
+        match m {
+            M::Movaps | M::Movups | M::Movapd | M::Movupd | M::Movdqa | M::Movdqu => {
+                match (d, src) {
+                    (Some(d), Some(s)) => {
+                        self.i().local_get(xmm(s)).local_set(xmm(d));
+                    }
+                    (Some(d), None) if mem1 => {
+                        self.i().local_get(EA).v128_load(mem(1)).local_set(xmm(d));
+                    }
+                    (None, Some(s)) if mem0 => {
+                        self.i().local_get(EA).local_get(xmm(s)).v128_store(mem(1));
+                    }
+                    _ => return Err(not_yet()),
+                }
+            }
+            M::Xorps
+            | M::Xorpd
+            | M::Pxor
+            | M::Andps
+            | M::Andpd
+            | M::Pand
+            | M::Orps
+            | M::Orpd
+            | M::Por
+            | M::Andnps
+            | M::Andnpd
+            | M::Pandn => {
+                let d = d.ok_or_else(not_yet)?;
+                // src, then dst: andn computes src & ~dst
+                match src {
+                    Some(s) => self.i().local_get(xmm(s)),
+                    None if mem1 => self.i().local_get(EA).v128_load(mem(1)),
+                    None => return Err(not_yet()),
+                };
+                self.i().local_get(xmm(d));
+                match m {
+                    M::Xorps | M::Xorpd | M::Pxor => self.i().v128_xor(),
+                    M::Andps | M::Andpd | M::Pand => self.i().v128_and(),
+                    M::Orps | M::Orpd | M::Por => self.i().v128_or(),
+                    _ => self.i().v128_andnot(),
+                };
+                self.i().local_set(xmm(d));
+            }
+            // movsd/movss (SSE): a load zeroes the rest, a register move keeps it, a
+            // store writes the low element; movq/movd: the low 64/32 bits, zero-extended
+            // into an XMM register, from or to a GPR or memory.
+            M::Movsd | M::Movss | M::Movq | M::Movd => {
+                let w: u32 = if matches!(m, M::Movsd | M::Movq) {
+                    8
+                } else {
+                    4
+                };
+                let wide = w == 8;
+                let gpr_w = |n: u32| {
+                    (ins.op_kind(n) == OpKind::Register && ins.op_register(n).is_gpr())
+                        .then(|| ins.op_register(n).size() as u32)
+                };
+                match (d, src) {
+                    (Some(d), Some(s)) if matches!(m, M::Movsd | M::Movss) => {
+                        self.i().local_get(xmm(d)).local_get(xmm(s));
+                        if wide {
+                            self.i().i64x2_extract_lane(0).i64x2_replace_lane(0);
+                        } else {
+                            self.i().i32x4_extract_lane(0).i32x4_replace_lane(0);
+                        }
+                        self.i().local_set(xmm(d));
+                    }
+                    (Some(d), Some(s)) => {
+                        // movq xmm, xmm: the low 64 bits, the rest zero
+                        self.i()
+                            .v128_const(0)
+                            .local_get(xmm(s))
+                            .i64x2_extract_lane(0)
+                            .i64x2_replace_lane(0)
+                            .local_set(xmm(d));
+                    }
+                    (Some(d), None) if mem1 => {
+                        self.i().local_get(EA);
+                        if wide {
+                            self.i().v128_load64_zero(mem(1));
+                        } else {
+                            self.i().v128_load32_zero(mem(1));
+                        }
+                        self.i().local_set(xmm(d));
+                    }
+                    (Some(d), None) => {
+                        let gw = gpr_w(1).ok_or_else(not_yet)?;
+                        self.i().v128_const(0);
+                        self.reg_read(ins, ins.op_register(1))?;
+                        if gw == 8 {
+                            self.i().i64x2_replace_lane(0);
+                        } else {
+                            self.i().i32_wrap_i64().i32x4_replace_lane(0);
+                        }
+                        self.i().local_set(xmm(d));
+                    }
+                    (None, Some(s)) => {
+                        let ow = if mem0 {
+                            w
+                        } else {
+                            gpr_w(0).ok_or_else(not_yet)?
+                        };
+                        self.i().local_get(xmm(s));
+                        if ow == 8 {
+                            self.i().i64x2_extract_lane(0);
+                        } else {
+                            self.i().i32x4_extract_lane(0).i64_extend_i32_u();
+                        }
+                        self.write(ins, 0, ow)?;
+                    }
+                    _ => return Err(not_yet()),
+                }
+            }
+            _ => return Err(not_yet()),
+        }
+        Ok(())
     }
 
     /// Pushes the current RFLAGS status bits (i32).
@@ -566,6 +712,28 @@ impl<'a> Em<'a> {
         match m {
             // Cache hints: nothing to do in wasm; a non-temporal store is a store.
             M::Prefetchnta | M::Prefetcht0 | M::Prefetcht1 | M::Prefetcht2 | M::Prefetchw => {}
+            M::Movaps
+            | M::Movups
+            | M::Movapd
+            | M::Movupd
+            | M::Movdqa
+            | M::Movdqu
+            | M::Xorps
+            | M::Xorpd
+            | M::Pxor
+            | M::Andps
+            | M::Andpd
+            | M::Pand
+            | M::Orps
+            | M::Orpd
+            | M::Por
+            | M::Andnps
+            | M::Andnpd
+            | M::Pandn
+            | M::Movsd
+            | M::Movss
+            | M::Movq
+            | M::Movd => self.sse(ins, m)?,
             M::Mov | M::Movnti => {
                 self.read(ins, 1, w)?;
                 self.write(ins, 0, w)?;

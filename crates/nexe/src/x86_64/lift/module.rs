@@ -8,7 +8,7 @@
 
 use super::cfg::{self, Function};
 use super::flags;
-use super::func::{self, Ctx, F_EFLAGS, F_MULHU, F_UDIV128, G_FOP, TY_LIFTED};
+use super::func::{self, Ctx, F_EFLAGS, F_MULHU, F_UDIV128, G_FOP, G_XMM, TY_LIFTED};
 use super::LiftError;
 use crate::{ImageSegment, Nexe, Translation};
 use iced_x86::Instruction;
@@ -189,6 +189,9 @@ impl Lifted {
         for _ in 0..4 {
             globals.global(g(ValType::I64), &ConstExpr::i64_const(0));
         }
+        for _ in 0..16 {
+            globals.global(g(ValType::V128), &ConstExpr::v128_const(0));
+        }
         m.section(&globals);
 
         let mut ex = ExportSection::new();
@@ -202,6 +205,9 @@ impl Lifted {
                 .enumerate()
             {
                 ex.export(name, ExportKind::Global, G_FOP + k as u32);
+            }
+            for n in 0..16u32 {
+                ex.export(&format!("xmm{n}"), ExportKind::Global, G_XMM + n);
             }
             ex.export("eflags", ExportKind::Func, F_EFLAGS);
         }
