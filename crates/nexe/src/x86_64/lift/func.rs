@@ -36,6 +36,9 @@ const TI: u32 = 29;
 const fn xmm(n: u32) -> u32 {
     30 + n
 }
+/// Float scratch (f64).
+const F0: u32 = 46;
+const F1: u32 = 47;
 
 /// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64), then the 16
 /// XMM registers (v128).
@@ -67,6 +70,7 @@ fn locals() -> wasm_encoder::Function {
         (8, ValType::I64),
         (4, ValType::I32),
         (16, ValType::V128),
+        (2, ValType::F64),
     ])
 }
 
@@ -162,6 +166,180 @@ impl<'a> Em<'a> {
         (ins.op_kind(n) == OpKind::Register && ins.op_register(n).is_xmm())
             .then(|| ins.op_register(n).number() as u32)
             .filter(|&k| k < 16)
+    }
+
+    /// Pushes the low f64 (`double`) or f32 of operand `n` (an XMM register or memory).
+    fn float_src(&mut self, ins: &Instruction, n: u32, double: bool) -> R {
+        match Self::xmm_of(ins, n) {
+            Some(x) => {
+                self.i().local_get(xmm(x));
+                if double {
+                    self.i().f64x2_extract_lane(0);
+                } else {
+                    self.i().f32x4_extract_lane(0);
+                }
+            }
+            None if ins.op_kind(n) == OpKind::Memory => {
+                self.i().local_get(EA);
+                if double {
+                    self.i().f64_load(mem(1));
+                } else {
+                    self.i().f32_load(mem(1));
+                }
+            }
+            None => return Err(LiftError::not_yet(ins, "instruction")),
+        }
+        Ok(())
+    }
+
+    /// SSE scalar arithmetic, comparisons and conversions, on the low element. Rounding is
+    /// the default (MXCSR's round-to-nearest, as NaCl programs run); NaN payloads are
+    /// wasm's (x86's choice of which NaN propagates is not reproduced yet).
+    fn scalar_float(&mut self, ins: &Instruction, m: Mnemonic) -> R {
+        use Mnemonic as M;
+        let not_yet = || LiftError::not_yet(ins, "instruction");
+        let double = matches!(
+            m,
+            M::Addsd
+                | M::Subsd
+                | M::Mulsd
+                | M::Divsd
+                | M::Ucomisd
+                | M::Comisd
+                | M::Cvtsi2sd
+                | M::Cvttsd2si
+                | M::Cvtsd2ss
+        );
+        match m {
+            M::Ucomisd | M::Comisd | M::Ucomiss | M::Comiss => {
+                // ZF PF CF = 111 unordered, 000 greater, 001 less, 100 equal; OF SF AF = 0
+                // (f32 values compare the same promoted: promotion is exact)
+                for (n, l) in [(0, F0), (1, F1)] {
+                    self.float_src(ins, n, double)?;
+                    if !double {
+                        self.i().f64_promote_f32();
+                    }
+                    self.i().local_set(l);
+                }
+                let unordered = flags::ZF | flags::PF | flags::CF;
+                self.i()
+                    .i32_const(unordered)
+                    .local_get(F0)
+                    .local_get(F1)
+                    .f64_lt()
+                    .i32_const(flags::CF)
+                    .i32_mul()
+                    .local_get(F0)
+                    .local_get(F1)
+                    .f64_eq()
+                    .i32_const(flags::ZF)
+                    .i32_mul()
+                    .i32_or()
+                    .local_get(F0)
+                    .local_get(F0)
+                    .f64_ne()
+                    .local_get(F1)
+                    .local_get(F1)
+                    .f64_ne()
+                    .i32_or()
+                    .select()
+                    .i64_extend_i32_u()
+                    .local_set(FR);
+                self.i().i32_const(flags::RAW).local_set(FOP);
+                return Ok(());
+            }
+            M::Cvttsd2si | M::Cvttss2si => {
+                // truncation; NaN and out-of-range give the "integer indefinite" (MIN)
+                let w = Self::width(ins, 0);
+                self.float_src(ins, 1, double)?;
+                if !double {
+                    self.i().f64_promote_f32();
+                }
+                self.i().local_set(F0);
+                let (lo, hi, indefinite) = if w == 8 {
+                    (
+                        -9223372036854775808.0f64,
+                        9223372036854775808.0f64,
+                        i64::MIN,
+                    )
+                } else {
+                    (-2147483649.0, 2147483648.0, 0x8000_0000)
+                };
+                self.i()
+                    .local_get(F0)
+                    .i64_trunc_sat_f64_s()
+                    .i64_const(indefinite)
+                    .local_get(F0)
+                    .f64_const(lo.into());
+                if w == 8 {
+                    self.i().f64_ge();
+                } else {
+                    self.i().f64_gt();
+                }
+                self.i()
+                    .local_get(F0)
+                    .f64_const(hi.into())
+                    .f64_lt()
+                    .i32_and()
+                    .select();
+                self.write(ins, 0, w)?;
+                return Ok(());
+            }
+            _ => {}
+        }
+        let d = Self::xmm_of(ins, 0).ok_or_else(not_yet)?;
+        self.i().local_get(xmm(d));
+        match m {
+            M::Cvtsi2sd | M::Cvtsi2ss => {
+                let w = Self::width(ins, 1);
+                self.read(ins, 1, w)?;
+                match (w, double) {
+                    (8, true) => self.i().f64_convert_i64_s(),
+                    (8, false) => self.i().f32_convert_i64_s(),
+                    (_, true) => self.i().i32_wrap_i64().f64_convert_i32_s(),
+                    (_, false) => self.i().i32_wrap_i64().f32_convert_i32_s(),
+                };
+            }
+            M::Cvtsd2ss => {
+                self.float_src(ins, 1, true)?;
+                self.i().f32_demote_f64();
+            }
+            M::Cvtss2sd => {
+                self.float_src(ins, 1, false)?;
+                self.i().f64_promote_f32();
+            }
+            _ => {
+                self.i().local_get(xmm(d));
+                if double {
+                    self.i().f64x2_extract_lane(0);
+                } else {
+                    self.i().f32x4_extract_lane(0);
+                }
+                self.float_src(ins, 1, double)?;
+                match (m, double) {
+                    (M::Addsd, _) => self.i().f64_add(),
+                    (M::Subsd, _) => self.i().f64_sub(),
+                    (M::Mulsd, _) => self.i().f64_mul(),
+                    (M::Divsd, _) => self.i().f64_div(),
+                    (M::Addss, _) => self.i().f32_add(),
+                    (M::Subss, _) => self.i().f32_sub(),
+                    (M::Mulss, _) => self.i().f32_mul(),
+                    _ => self.i().f32_div(),
+                };
+            }
+        }
+        // the result into the low element: f64 for *sd and cvtss2sd, f32 otherwise
+        let result_double = matches!(
+            m,
+            M::Addsd | M::Subsd | M::Mulsd | M::Divsd | M::Cvtsi2sd | M::Cvtss2sd
+        );
+        if result_double {
+            self.i().f64x2_replace_lane(0);
+        } else {
+            self.i().f32x4_replace_lane(0);
+        }
+        self.i().local_set(xmm(d));
+        Ok(())
     }
 
     /// The SSE moves and bitwise operations: exact bit copies, no float arithmetic.
@@ -734,6 +912,24 @@ impl<'a> Em<'a> {
             | M::Movss
             | M::Movq
             | M::Movd => self.sse(ins, m)?,
+            M::Addsd
+            | M::Subsd
+            | M::Mulsd
+            | M::Divsd
+            | M::Addss
+            | M::Subss
+            | M::Mulss
+            | M::Divss
+            | M::Ucomisd
+            | M::Comisd
+            | M::Ucomiss
+            | M::Comiss
+            | M::Cvtsi2sd
+            | M::Cvtsi2ss
+            | M::Cvttsd2si
+            | M::Cvttss2si
+            | M::Cvtsd2ss
+            | M::Cvtss2sd => self.scalar_float(ins, m)?,
             M::Mov | M::Movnti => {
                 self.read(ins, 1, w)?;
                 self.write(ins, 0, w)?;
