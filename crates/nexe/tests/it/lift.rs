@@ -1117,10 +1117,10 @@ fn what_is_not_translated_is_named_with_its_address() {
         ),
         // std: the direction flag stays clear
         (&[0xfd], "not translated yet: instruction `std` at 0x20000"),
-        // addsd %xmm1,%xmm0
+        // addpd %xmm1,%xmm0 (packed: not yet)
         (
-            &[0xf2, 0x0f, 0x58, 0xc1],
-            "not translated yet: instruction `addsd %xmm1,%xmm0` at 0x20000",
+            &[0x66, 0x0f, 0x58, 0xc1],
+            "not translated yet: instruction `addpd %xmm1,%xmm0` at 0x20000",
         ),
     ];
     let engine = Engine::default();
