@@ -2,6 +2,7 @@
 //! the translator builds its control-flow graph from.
 
 pub mod facts;
+pub mod lift;
 pub mod rules;
 pub mod validate;
 

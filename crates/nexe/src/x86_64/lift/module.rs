@@ -1,0 +1,320 @@
+//! Assembling the lifted functions into one wasm module.
+//!
+//! Layout: helper functions first ([`F_EFLAGS`], [`F_MULHU`], [`F_UDIV128`]), then one
+//! function per x86 function in address order; globals 0..16 are the registers (RAX …
+//! R15 in x86's numbering), 16..21 the flag record; memory 0 is the sandbox (its image at
+//! the segments' addresses); table 0 maps bundle index `(addr - base) / 32` to the
+//! function starting there (indirect calls and jumps; other slots trap).
+
+use super::cfg::{self, Function};
+use super::flags;
+use super::func::{self, Ctx, F_EFLAGS, F_MULHU, F_UDIV128, G_FOP, G_XMM, TY_LIFTED};
+use super::LiftError;
+use crate::{ImageSegment, Nexe, Translation};
+use iced_x86::Instruction;
+use std::collections::HashMap;
+use wasm_encoder::{
+    CodeSection, ConstExpr, DataSection, ElementSection, Elements, ExportKind, ExportSection,
+    FunctionSection, GlobalSection, GlobalType, MemorySection, MemoryType, Module, RefType,
+    TableSection, TableType, TypeSection, ValType,
+};
+
+/// How to translate.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Also start functions at bundle starts that follow padding after an unconditional
+    /// transfer (functions reached only through pointers).
+    pub padded_starts: bool,
+    /// Export every register and flag global, and `eflags` (tests read them).
+    pub export_state: bool,
+    /// At least this many 64 KiB pages of memory.
+    pub min_pages: u32,
+    /// Give functions that did not lift a body that traps instead of failing (the corpus
+    /// test validates every function that does lift).
+    pub stub_failures: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            padded_starts: true,
+            export_state: true,
+            min_pages: 1,
+            stub_failures: false,
+        }
+    }
+}
+
+/// The functions of some code and each one's lifting.
+pub struct Lifted {
+    pub base: u32,
+    pub end: u32,
+    pub functions: Vec<Function>,
+    pub results: Vec<Result<wasm_encoder::Function, LiftError>>,
+}
+
+/// A translated module.
+pub struct Translated {
+    pub wasm: Vec<u8>,
+    /// Start address of each lifted function, in function-index order (after the helpers).
+    pub functions: Vec<u32>,
+}
+
+/// The register names in x86's numbering (the exported globals' names).
+pub const REGISTERS: [&str; 16] = [
+    "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15",
+];
+
+/// The exported function name of the x86 function at `addr`.
+pub fn function_name(addr: u32) -> String {
+    format!("f_{addr:x}")
+}
+
+/// Lifts every function of `code` (at `base`), starting from `known` starts.
+pub fn lift_code(code: &[u8], base: u32, known: &[u32], options: &Options) -> Lifted {
+    let insns = cfg::decode_all(code, base);
+    let end = base.saturating_add(code.len() as u32);
+    let functions = cfg::discover(&insns, base, end, known, options.padded_starts);
+    let funcs: HashMap<u32, u32> = functions
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (f.start, 3 + k as u32))
+        .collect();
+    let ctx = Ctx {
+        base,
+        end,
+        funcs: &funcs,
+    };
+    let results = functions
+        .iter()
+        .map(|f| {
+            let lo = insns.partition_point(|i| (i.ip() as u32) < f.start);
+            let hi = insns.partition_point(|i| (i.ip() as u32) < f.end);
+            let slice: &[Instruction] = &insns[lo..hi];
+            func::lift(f, slice, &ctx)
+        })
+        .collect();
+    Lifted {
+        base,
+        end,
+        functions,
+        results,
+    }
+}
+
+impl Lifted {
+    /// The module, or the first function's error.
+    pub fn assemble(
+        self,
+        image: &[ImageSegment<'_>],
+        entry: Option<u32>,
+        options: &Options,
+    ) -> Result<Translated, LiftError> {
+        let mut bodies = Vec::with_capacity(self.results.len());
+        for r in self.results {
+            match r {
+                Ok(b) => bodies.push(b),
+                Err(_) if options.stub_failures => {
+                    let mut b = wasm_encoder::Function::new([]);
+                    b.instructions().unreachable().end();
+                    bodies.push(b);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let mut m = Module::new();
+        let mut types = TypeSection::new();
+        let i64s = |n| std::iter::repeat_n(ValType::I64, n);
+        types.ty().function(
+            [
+                ValType::I32,
+                ValType::I64,
+                ValType::I64,
+                ValType::I64,
+                ValType::I64,
+            ],
+            [ValType::I32],
+        );
+        types.ty().function(i64s(2), i64s(1));
+        types.ty().function(i64s(3), i64s(2));
+        types.ty().function([ValType::I32], [ValType::I32]);
+        m.section(&types);
+
+        let mut fs = FunctionSection::new();
+        fs.function(0).function(1).function(2);
+        for _ in &bodies {
+            fs.function(TY_LIFTED);
+        }
+        m.section(&fs);
+
+        let bundles = ((self.end - self.base) / 32).max(1) as u64;
+        let mut tables = TableSection::new();
+        tables.table(TableType {
+            element_type: RefType::FUNCREF,
+            table64: false,
+            minimum: bundles,
+            maximum: Some(bundles),
+            shared: false,
+        });
+        m.section(&tables);
+
+        let top = image
+            .iter()
+            .map(|s| s.vaddr as u64 + s.memsz as u64)
+            .max()
+            .unwrap_or(0)
+            .max(self.end as u64);
+        let pages = top.div_ceil(65536).max(options.min_pages as u64);
+        let mut mems = MemorySection::new();
+        mems.memory(MemoryType {
+            minimum: pages,
+            maximum: Some(65536),
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        });
+        m.section(&mems);
+
+        let mut globals = GlobalSection::new();
+        let g = |t| GlobalType {
+            val_type: t,
+            mutable: true,
+            shared: false,
+        };
+        for _ in 0..16 {
+            globals.global(g(ValType::I64), &ConstExpr::i64_const(0));
+        }
+        globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
+        for _ in 0..4 {
+            globals.global(g(ValType::I64), &ConstExpr::i64_const(0));
+        }
+        for _ in 0..16 {
+            globals.global(g(ValType::V128), &ConstExpr::v128_const(0));
+        }
+        m.section(&globals);
+
+        let mut ex = ExportSection::new();
+        ex.export("memory", ExportKind::Memory, 0);
+        if options.export_state {
+            for (n, name) in REGISTERS.iter().enumerate() {
+                ex.export(name, ExportKind::Global, n as u32);
+            }
+            for (k, name) in ["flags_op", "flags_a", "flags_b", "flags_r", "flags_c"]
+                .iter()
+                .enumerate()
+            {
+                ex.export(name, ExportKind::Global, G_FOP + k as u32);
+            }
+            for n in 0..16u32 {
+                ex.export(&format!("xmm{n}"), ExportKind::Global, G_XMM + n);
+            }
+            ex.export("eflags", ExportKind::Func, F_EFLAGS);
+        }
+        for (k, f) in self.functions.iter().enumerate() {
+            ex.export(&function_name(f.start), ExportKind::Func, 3 + k as u32);
+            if entry == Some(f.start) {
+                ex.export("_start", ExportKind::Func, 3 + k as u32);
+            }
+        }
+        m.section(&ex);
+
+        let mut els = ElementSection::new();
+        for (k, f) in self.functions.iter().enumerate() {
+            if (f.start - self.base).is_multiple_of(32) {
+                let idx = [3 + k as u32];
+                els.active(
+                    Some(0),
+                    &ConstExpr::i32_const(((f.start - self.base) / 32) as i32),
+                    Elements::Functions(idx[..].into()),
+                );
+            }
+        }
+        m.section(&els);
+
+        let mut code = CodeSection::new();
+        code.function(&flags::emit_eflags());
+        code.function(&flags::emit_mulhu());
+        code.function(&flags::emit_udiv128());
+        for b in &bodies {
+            code.function(b);
+        }
+        m.section(&code);
+
+        let mut data = DataSection::new();
+        for s in image {
+            if !s.bytes.is_empty() {
+                data.active(
+                    0,
+                    &ConstExpr::i32_const(s.vaddr as i32),
+                    s.bytes.iter().copied(),
+                );
+            }
+        }
+        m.section(&data);
+
+        let _ = (F_MULHU, F_UDIV128);
+        Ok(Translated {
+            wasm: m.finish(),
+            functions: self.functions.iter().map(|f| f.start).collect(),
+        })
+    }
+}
+
+/// Translates raw code at `base` whose functions start at `known` (tests, tools): no
+/// validation, no memory image besides the code itself.
+pub fn translate_code(
+    code: &[u8],
+    base: u32,
+    known: &[u32],
+    options: &Options,
+) -> Result<Translated, LiftError> {
+    let image = [ImageSegment {
+        kind: crate::SegmentKind::Text,
+        vaddr: base,
+        memsz: code.len() as u32,
+        bytes: code,
+    }];
+    lift_code(code, base, known, options).assemble(&image, known.first().copied(), options)
+}
+
+/// Lifts a nexe's code: refused unless it is a static x86-64 program NaCl's validator
+/// accepts. The result holds every function's lifting (the corpus tally reads it).
+pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError> {
+    if nexe.info.translation != Translation::Translatable {
+        return Err(LiftError::Verdict(nexe.info.translation.to_string()));
+    }
+    let v = nexe
+        .validate_x86_64()
+        .ok_or_else(|| LiftError::Verdict("no x86-64 code to translate".into()))?;
+    if let Some(e) = v.errors.first() {
+        return Err(LiftError::Invalid86(e.to_string()));
+    }
+    let (base, code) = nexe
+        .code()
+        .ok_or_else(|| LiftError::Verdict("no text segment".into()))?;
+    let starts = v.facts.function_starts(nexe.info.entry);
+    Ok(lift_code(&code, base, &starts, options))
+}
+
+/// The dynamic-code interface the nexe names, as the error its use gives: code written
+/// at run time is not translated yet. The runtime's IRT query answers it with this error
+/// (the name in the file alone does not mean the program uses it).
+pub fn dyncode_interface(nexe: &Nexe<'_>) -> Option<LiftError> {
+    let i = nexe
+        .info
+        .irt_interfaces
+        .iter()
+        .find(|i| i.starts_with("nacl-irt-dyncode"))?;
+    Some(LiftError::InterfaceNotTranslatedYet {
+        interface: i.clone(),
+        what: "dynamic-code",
+    })
+}
+
+/// Translates a static x86-64 nexe into a wasm module (its memory holds the image).
+pub fn translate(nexe: &Nexe<'_>, options: &Options) -> Result<Translated, LiftError> {
+    let lifted = lift_nexe(nexe, options)?;
+    let image = nexe.memory_image();
+    lifted.assemble(&image, Some(nexe.info.entry), options)
+}
