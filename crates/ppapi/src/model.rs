@@ -153,8 +153,9 @@ pub enum TypeKind {
     Primitive { wasm: Option<ValType> },
     /// Another name for `target`.
     Typedef { target: CType },
-    /// A C enum: an i32 in memory and in calls.
-    Enum,
+    /// A C enum: an i32 in memory and in calls. `values` are its named values as the
+    /// header defines them (empty when the description does not list them).
+    Enum { values: Vec<EnumValue> },
     /// A struct; passed by value it travels as a pointer to a copy.
     Struct { fields: Vec<Field> },
     /// A union; like a struct in calls.
@@ -163,6 +164,19 @@ pub enum TypeKind {
     FuncPtr { params: Vec<Param>, ret: CType },
     /// A struct only ever used through a pointer; its layout is not described.
     Opaque,
+}
+
+/// One named value of an enum: `PP_ERROR_FAILED = -2`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnumValue {
+    /// The C name: `PP_ERROR_FAILED`.
+    pub name: String,
+    /// The name without the enum's first matching `strip` prefix (`FAILED`): what the
+    /// generated host modules call it.
+    pub short: String,
+    pub value: i32,
+    /// Line in the description text.
+    pub line: usize,
 }
 
 /// A named type with its ILP32 size and alignment (0 and 1 for `void` and opaque types).
@@ -294,6 +308,23 @@ impl Description {
     /// A named type.
     pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
         self.type_index.get(name).map(|&i| &self.types[i])
+    }
+
+    /// The named values of an enum (empty when the description lists none), or `None`
+    /// when `name` is not an enum.
+    pub fn enum_values(&self, name: &str) -> Option<&[EnumValue]> {
+        match &self.type_def(name)?.kind {
+            TypeKind::Enum { values } => Some(values),
+            _ => None,
+        }
+    }
+
+    /// Every enum that lists its values, in file order: (name, values).
+    pub fn enums(&self) -> impl Iterator<Item = (&str, &[EnumValue])> + '_ {
+        self.types.iter().filter_map(|t| match &t.kind {
+            TypeKind::Enum { values } if !values.is_empty() => Some((t.name.as_str(), &values[..])),
+            _ => None,
+        })
     }
 
     /// Every version described for an interface base name, in file order.

@@ -61,6 +61,8 @@ pub enum ParseErrorKind {
     StrayClose,
     #[error("{0} has no fields or functions")]
     Empty(String),
+    #[error("{0:?} is not an enum value of the form NAME = 12, NAME = -1, NAME = 0x10 or NAME = 1 << 4 (within int32_t)")]
+    BadEnumValue(String),
 }
 
 fn err<T>(line: usize, kind: ParseErrorKind) -> Result<T, ParseError> {
@@ -156,7 +158,9 @@ impl Parser {
         }
         match def.map(|d| &d.kind) {
             Some(TypeKind::Primitive { wasm: Some(v) }) => ByValue::Scalar(*v),
-            Some(TypeKind::Enum) | Some(TypeKind::FuncPtr { .. }) => ByValue::Scalar(ValType::I32),
+            Some(TypeKind::Enum { .. }) | Some(TypeKind::FuncPtr { .. }) => {
+                ByValue::Scalar(ValType::I32)
+            }
             Some(TypeKind::Struct { .. }) | Some(TypeKind::Union { .. }) => ByValue::Aggregate,
             _ => ByValue::No,
         }
@@ -501,6 +505,63 @@ impl Parser {
         Ok(())
     }
 
+    /// `NAME [strip PREFIX...] { A = 0; B = -1; C = 1 << 2 }`: an enum with its values.
+    /// A value's short name is its C name without the first listed prefix it starts
+    /// with (and leaves something of).
+    fn enumeration(
+        &mut self,
+        line: usize,
+        header: &str,
+        items: &[(usize, String)],
+    ) -> Result<(), ParseError> {
+        let words: Vec<&str> = header.split_whitespace().collect();
+        let (name, strip) = match words.as_slice() {
+            [name] => (*name, &[][..]),
+            [name, "strip", prefixes @ ..] if !prefixes.is_empty() => (*name, prefixes),
+            _ => return syntax(line, header),
+        };
+        if !is_ident(name) || !strip.iter().all(|p| is_ident(p)) {
+            return syntax(line, header);
+        }
+        let mut values: Vec<EnumValue> = Vec::new();
+        for (vline, item) in items {
+            let bad = || err(*vline, ParseErrorKind::BadEnumValue(item.clone()));
+            let Some((vname, value)) = item.split_once('=') else {
+                return bad();
+            };
+            let vname = vname.trim();
+            let Some(value) = enum_value(value) else {
+                return bad();
+            };
+            if !is_ident(vname) {
+                return bad();
+            }
+            let short = strip
+                .iter()
+                .find_map(|p| vname.strip_prefix(p).filter(|s| !s.is_empty()))
+                .unwrap_or(vname);
+            if values.iter().any(|v| v.name == vname || v.short == short) {
+                return err(*vline, ParseErrorKind::DuplicateName(vname.to_string()));
+            }
+            values.push(EnumValue {
+                name: vname.to_string(),
+                short: short.to_string(),
+                value,
+                line: *vline,
+            });
+        }
+        if values.is_empty() {
+            return err(line, ParseErrorKind::Empty(name.to_string()));
+        }
+        self.add_type(TypeDef {
+            name: name.to_string(),
+            kind: TypeKind::Enum { values },
+            size: 4,
+            align: 4,
+            line,
+        })
+    }
+
     /// One top-level declaration; `items` are the lines (or `;` pieces) of its block.
     fn declaration(
         &mut self,
@@ -514,6 +575,7 @@ impl Parser {
             ("struct", Some(items)) => self.aggregate(line, rest, items, false),
             ("union", Some(items)) => self.aggregate(line, rest, items, true),
             ("ppb" | "ppp", Some(items)) => self.interface(line, keyword, rest, items),
+            ("enum", Some(items)) => self.enumeration(line, rest, items),
             ("typedef", None) => {
                 let Some((name, target)) = rest.split_once('=') else {
                     return syntax(line, head);
@@ -537,7 +599,7 @@ impl Parser {
                     return syntax(line, head);
                 }
                 let (kind, size, align) = if keyword == "enum" {
-                    (TypeKind::Enum, 4, 4)
+                    (TypeKind::Enum { values: Vec::new() }, 4, 4)
                 } else {
                     (TypeKind::Opaque, 0, 1)
                 };
@@ -562,6 +624,33 @@ impl Parser {
             _ => syntax(line, head),
         }
     }
+}
+
+/// An enum value as the headers write them: `12`, `-1`, `0x10`, `1 << 4`; `None` when it
+/// is none of these or does not fit an `int32_t`.
+fn enum_value(text: &str) -> Option<i32> {
+    let text = text.trim();
+    if let Some((a, b)) = text.split_once("<<") {
+        let (a, b) = (enum_value(a)?, enum_value(b)?);
+        if !(0..31).contains(&b) {
+            return None;
+        }
+        return i32::try_from(i64::from(a) << b).ok();
+    }
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(d) => (true, d.trim_start()),
+        None => (false, text),
+    };
+    let magnitude = match digits.strip_prefix("0x") {
+        Some(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            i64::from_str_radix(hex, 16).ok()?
+        }
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse::<i64>().ok()?
+        }
+        _ => return None,
+    };
+    i32::try_from(if neg { -magnitude } else { magnitude }).ok()
 }
 
 fn round_up(x: u32, align: u32) -> u32 {
