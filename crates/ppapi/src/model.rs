@@ -215,14 +215,55 @@ pub struct Function {
     pub sret: bool,
     /// The signature after PNaCl's rules (hidden result pointer included).
     pub wasm: WasmSignature,
+    /// The function's `PP_CompletionCallback` parameter (passed by value), if it has one.
+    pub callback: Option<Callback>,
     /// Line in the description text.
     pub line: usize,
+}
+
+/// A function's `PP_CompletionCallback` parameter and what the callback is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Callback {
+    /// Its index among the C parameters.
+    pub param: usize,
+    /// Its index among the wasm parameters (one more than `param` after a hidden result
+    /// pointer).
+    pub wasm_param: usize,
+    pub kind: CallbackKind,
+}
+
+/// What a function does with its `PP_CompletionCallback`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallbackKind {
+    /// It reports the call's completion, with Chrome's rules (pp_completion_callback.h):
+    /// a callback whose `func` is NULL blocks the calling thread until the call completes
+    /// (refused on the main thread with `PP_ERROR_BLOCKS_MAIN_THREAD`); one with
+    /// `PP_COMPLETIONCALLBACK_FLAG_OPTIONAL` lets the call complete at once and return
+    /// its result; any other is required: the call returns `PP_OK_COMPLETIONPENDING` and
+    /// the callback runs later on the calling thread's message loop.
+    Completion,
+    /// It is work to run later (`PPB_Core.CallOnMainThread`, `PPB_MessageLoop.PostWork`;
+    /// `@schedules` in the description): the call never blocks and ignores the flags.
+    Schedules,
 }
 
 impl Function {
     /// The function's PNaCl/wasm signature (see the crate docs for the rules).
     pub fn wasm_signature(&self) -> &WasmSignature {
         &self.wasm
+    }
+
+    /// Whether a call may block its thread: true for a completion callback (blocking when
+    /// the caller passes a callback without `func`, off the main thread).
+    pub fn may_block(&self) -> bool {
+        matches!(
+            self.callback,
+            Some(Callback {
+                kind: CallbackKind::Completion,
+                ..
+            })
+        )
     }
 
     /// The C-level signature, e.g. `PP_Var VarFromUtf8(const char* data, uint32_t len)`.

@@ -61,6 +61,12 @@ pub enum ParseErrorKind {
     StrayClose,
     #[error("{0} has no fields or functions")]
     Empty(String),
+    #[error("{0} has more than one PP_CompletionCallback parameter")]
+    TwoCallbacks(String),
+    #[error("{0} is marked @schedules but has no PP_CompletionCallback parameter")]
+    SchedulesWithoutCallback(String),
+    #[error("unknown function attribute {0:?} (known: @schedules)")]
+    UnknownAttribute(String),
     #[error("{0:?} is not an enum value of the form NAME = 12, NAME = -1, NAME = 0x10 or NAME = 1 << 4 (within int32_t)")]
     BadEnumValue(String),
 }
@@ -292,7 +298,25 @@ impl Parser {
         Ok((name.to_string(), out, ret))
     }
 
+    /// Whether `ty` is a `PP_CompletionCallback` by value (through typedefs).
+    fn is_completion_callback(&self, ty: &CType) -> bool {
+        matches!(self.resolve(ty), (Some(def), 0) if def.name == "PP_CompletionCallback")
+    }
+
+    /// `Name(a: T, ...) -> R [@schedules]`.
     fn function(&self, line: usize, text: &str) -> Result<Function, ParseError> {
+        // Attributes follow the signature: `@schedules`.
+        let (text, attrs) = match text.split_once('@') {
+            Some((sig, attrs)) => (sig, Some(attrs)),
+            None => (text, None),
+        };
+        let mut schedules = false;
+        for attr in attrs.into_iter().flat_map(|a| a.split('@')) {
+            match attr.trim() {
+                "schedules" => schedules = true,
+                other => return err(line, ParseErrorKind::UnknownAttribute(other.to_string())),
+            }
+        }
         let (name, params, ret) = self.signature(line, text)?;
         let mut wasm = WasmSignature::default();
         let sret = matches!(self.by_value(&ret), ByValue::Aggregate);
@@ -302,12 +326,34 @@ impl Parser {
             wasm.results.push(v);
         }
         wasm.params.extend(params.iter().map(|p| p.wasm));
+        let mut callbacks = params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.is_completion_callback(&p.ty))
+            .map(|(i, _)| i);
+        let callback = match (callbacks.next(), callbacks.next()) {
+            (_, Some(_)) => return err(line, ParseErrorKind::TwoCallbacks(name)),
+            (None, None) if schedules => {
+                return err(line, ParseErrorKind::SchedulesWithoutCallback(name))
+            }
+            (None, _) => None,
+            (Some(param), None) => Some(Callback {
+                param,
+                wasm_param: param + usize::from(sret),
+                kind: if schedules {
+                    CallbackKind::Schedules
+                } else {
+                    CallbackKind::Completion
+                },
+            }),
+        };
         Ok(Function {
             name,
             params,
             ret,
             sret,
             wasm,
+            callback,
             line,
         })
     }

@@ -456,3 +456,49 @@ fn enum_values_match_the_headers() {
         }
     }
 }
+
+/// Every function with a `PP_CompletionCallback` by value has it described: completion
+/// callbacks may block, the two that schedule work do not.
+#[test]
+fn callbacks_are_described() {
+    use pexe2wasm_ppapi::CallbackKind;
+    let d = description();
+    let mut completion = 0;
+    let mut schedules = Vec::new();
+    for i in &d.interfaces {
+        for f in &i.functions {
+            let by_value = f
+                .params
+                .iter()
+                .position(|p| p.ty.base == "PP_CompletionCallback" && p.ty.pointers == 0);
+            assert_eq!(
+                f.callback.map(|c| c.param),
+                by_value,
+                "{} {}",
+                i.name,
+                f.name
+            );
+            if let Some(c) = f.callback {
+                assert_eq!(f.wasm.params[c.wasm_param], I32);
+                assert_eq!(c.wasm_param, c.param + usize::from(f.sret));
+                match c.kind {
+                    CallbackKind::Completion => completion += 1,
+                    CallbackKind::Schedules => schedules.push(format!("{}.{}", i.base, f.name)),
+                }
+            }
+        }
+    }
+    schedules.dedup();
+    assert_eq!(
+        schedules,
+        ["PPB_Core.CallOnMainThread", "PPB_MessageLoop.PostWork"]
+    );
+    assert!(completion > 80, "{completion} completion callbacks");
+    let open = d
+        .interface("PPB_FileIO;1.0")
+        .unwrap()
+        .function("Open")
+        .unwrap();
+    assert!(open.may_block());
+    assert_eq!(open.callback.unwrap().wasm_param, 3);
+}

@@ -295,3 +295,81 @@ fn bad_enum_values_name_their_line() {
         (2, ParseErrorKind::DuplicateType("PP_Bool".into()))
     );
 }
+
+const CALLBACKS: &str = "\
+typedef PP_Resource = int32_t
+funcptr PP_CompletionCallback_Func(user_data: void*, result: int32_t)
+struct PP_CompletionCallback size 12 align 4 { func: PP_CompletionCallback_Func; user_data: void*; flags: int32_t }
+typedef PP_CC = PP_CompletionCallback
+struct PP_Point size 8 align 4 { x: int32_t; y: int32_t }
+ppb PPB_Thing;1.0 {
+  Open(res: PP_Resource, flags: int32_t, callback: PP_CompletionCallback) -> int32_t
+  Later(callback: PP_CompletionCallback, delay: int64_t) -> int32_t @schedules
+  Where(callback: PP_CC) -> PP_Point
+  ByPointer(callback: PP_CompletionCallback*) -> int32_t
+  Plain(res: PP_Resource) -> int32_t
+}
+";
+
+#[test]
+fn completion_callbacks_and_blocking_are_read() {
+    use pexe2wasm_ppapi::{Callback, CallbackKind};
+    let d = parse(CALLBACKS).unwrap();
+    let i = d.interface("PPB_Thing;1.0").unwrap();
+    let f = |n: &str| i.function(n).unwrap();
+    assert_eq!(
+        f("Open").callback,
+        Some(Callback {
+            param: 2,
+            wasm_param: 2,
+            kind: CallbackKind::Completion
+        })
+    );
+    assert!(f("Open").may_block());
+    assert_eq!(
+        f("Later").callback,
+        Some(Callback {
+            param: 0,
+            wasm_param: 0,
+            kind: CallbackKind::Schedules
+        })
+    );
+    assert!(!f("Later").may_block(), "work to run later never blocks");
+    // Through a typedef, after a hidden result pointer.
+    assert_eq!(
+        f("Where").callback,
+        Some(Callback {
+            param: 0,
+            wasm_param: 1,
+            kind: CallbackKind::Completion
+        })
+    );
+    // Only a callback by value counts.
+    assert_eq!(f("ByPointer").callback, None);
+    assert!(!f("Plain").may_block());
+}
+
+#[test]
+fn bad_callback_markings_name_their_line() {
+    let two = CALLBACKS.replace(
+        "Plain(res: PP_Resource)",
+        "Plain(a: PP_CompletionCallback, b: PP_CompletionCallback)",
+    );
+    assert_eq!(
+        fail(&two),
+        (11, ParseErrorKind::TwoCallbacks("Plain".into()))
+    );
+    let none = CALLBACKS.replace(
+        "Plain(res: PP_Resource) -> int32_t",
+        "Plain(res: PP_Resource) -> int32_t @schedules",
+    );
+    assert_eq!(
+        fail(&none),
+        (11, ParseErrorKind::SchedulesWithoutCallback("Plain".into()))
+    );
+    let unknown = CALLBACKS.replace("@schedules", "@later");
+    assert_eq!(
+        fail(&unknown),
+        (8, ParseErrorKind::UnknownAttribute("later".into()))
+    );
+}
