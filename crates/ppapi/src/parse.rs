@@ -586,6 +586,10 @@ impl Parser {
                 .iter()
                 .find_map(|p| vname.strip_prefix(p).filter(|s| !s.is_empty()))
                 .unwrap_or(vname);
+            // The short name is an identifier in the generated modules.
+            if !is_ident(short) {
+                return bad();
+            }
             if values.iter().any(|v| v.name == vname || v.short == short) {
                 return err(*vline, ParseErrorKind::DuplicateName(vname.to_string()));
             }
