@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { COMPLETION_CALLBACKS, OFFERED, PP_COMPLETIONCALLBACK_FLAG, PP_ERROR, SIGNATURES } from "../../src/host/contract.js";
 import { blockSize, classOf } from "../../src/host/heap.js";
 import { didCreateSpace } from "../../src/host/ppp.js";
 import { Registry } from "../../src/host/registry.js";
@@ -17,13 +18,30 @@ test("size classes", () => {
   assert.equal(blockSize(40000), 65536);
 });
 
-test("the registry refuses a function whose arity does not match its signature", () => {
+test("the registry takes signatures from the description and refuses what it lacks", () => {
   const r = new Registry();
-  assert.throws(() => r.def("PPB_X;1.0", "F", "ii->i", (a) => a), /1 parameters for signature ii->i/);
-  r.def("PPB_X;1.0", "F", "ii->i", (a, b) => a + b);
-  assert.throws(() => r.def("PPB_X;1.0", "F", "ii->i", (a, b) => a + b), /twice/);
-  assert.ok(r.offers("PPB_X;1.0"));
-  assert.deepEqual(r.list(), [{ interface: "PPB_X;1.0", function: "F", sig: "ii->i" }]);
+  // PPB_Var;1.1 VarToUtf8(PP_Var, uint32_t*) -> const char*: ii->i (contract.js, generated).
+  assert.throws(() => r.def("PPB_Var;1.1", "VarToUtf8", (a) => a), /1 parameters for signature ii->i/);
+  r.def("PPB_Var;1.1", "VarToUtf8", (a, b) => a + b);
+  assert.throws(() => r.def("PPB_Var;1.1", "VarToUtf8", (a, b) => a + b), /twice/);
+  assert.throws(() => r.def("PPB_Var;1.1", "NoSuch", () => 0), /not a function of an interface this host offers/);
+  assert.throws(() => r.def("PPB_X;1.0", "F", () => 0), /not a function of an interface this host offers/);
+  assert.ok(r.offers("PPB_Var;1.1"));
+  assert.ok(!r.offers("PPB_X;1.0"));
+  assert.deepEqual(r.list(), [{ interface: "PPB_Var;1.1", function: "VarToUtf8", sig: "ii->i" }]);
+});
+
+test("the generated contract has the description's values", () => {
+  assert.equal(PP_ERROR.OK, 0);
+  assert.equal(PP_ERROR.COMPLETIONPENDING, -1);
+  assert.equal(PP_ERROR.BADRESOURCE, -5);
+  assert.equal(PP_ERROR.BLOCKS_MAIN_THREAD, -13);
+  assert.equal(PP_COMPLETIONCALLBACK_FLAG.OPTIONAL, 1);
+  assert.ok(Object.isFrozen(PP_ERROR));
+  assert.equal(SIGNATURES["PPB_FileSystem;1.0"].Open, "iIi->i");
+  assert.equal(COMPLETION_CALLBACKS["PPB_FileIO;1.0"].Open, 3);
+  assert.equal(COMPLETION_CALLBACKS["PPB_Core;1.0"], undefined, "CallOnMainThread schedules work");
+  assert.deepEqual([...OFFERED.PPB_Var], ["PPB_Var;1.0", "PPB_Var;1.1", "PPB_Var;1.2"]);
 });
 
 test("resources count references and their slots are used again", () => {
