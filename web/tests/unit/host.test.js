@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { COMPLETION_CALLBACKS, OFFERED, PP_COMPLETIONCALLBACK_FLAG, PP_ERROR, SIGNATURES } from "../../src/host/contract.js";
@@ -88,4 +89,18 @@ test("the imported memory's limits are read from the import section", () => {
   assert.deepEqual(importedMemory(bytes.buffer), { min: 17, max: 65536, shared: true });
   assert.throws(() => importedMemory(new Uint8Array([1, 2, 3]).buffer), /not a WebAssembly module/);
   assert.equal(importedMemory(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]).buffer), null);
+});
+
+test("the host's modules take signatures and result codes from contract.js, not their own", () => {
+  const root = new URL("../../src/host/", import.meta.url);
+  const found = [];
+  for (const name of readdirSync(root, { recursive: true })) {
+    const file = String(name);
+    if (!file.endsWith(".js") || file === "contract.js" || file === "registry.js") continue;
+    const text = readFileSync(new URL(file, root), "utf8");
+    // A signature literal ("iii->i"), a result-code table ({ OK: 0, ... FAILED: -2 }) or a
+    // bare result code returned (-1 is left out: it is also "none" in several places).
+    for (const m of text.matchAll(/"[iIfd]*->[iIfd]*"|\bOK: 0\b|\bFAILED: -2\b|return -(?:1[0-3]|[2-9]|5[0-3]);/g)) found.push(`${file}: ${m[0]}`);
+  }
+  assert.deepEqual(found, []);
 });
