@@ -23,6 +23,8 @@
 //! host calls the pexe) alike.
 
 mod check;
+pub mod contract;
+mod generate;
 pub mod hosts;
 mod model;
 mod parse;
@@ -31,6 +33,7 @@ mod table;
 use std::sync::OnceLock;
 
 pub use check::{HostFunction, HostMismatch};
+pub use generate::{js_signature, JS_CONTRACT_PATH, REGENERATE, RUST_CONTRACT_PATH};
 pub use model::*;
 pub use parse::{parse, ParseError, ParseErrorKind};
 

@@ -153,8 +153,9 @@ pub enum TypeKind {
     Primitive { wasm: Option<ValType> },
     /// Another name for `target`.
     Typedef { target: CType },
-    /// A C enum: an i32 in memory and in calls.
-    Enum,
+    /// A C enum: an i32 in memory and in calls. `values` are its named values as the
+    /// header defines them (empty when the description does not list them).
+    Enum { values: Vec<EnumValue> },
     /// A struct; passed by value it travels as a pointer to a copy.
     Struct { fields: Vec<Field> },
     /// A union; like a struct in calls.
@@ -163,6 +164,19 @@ pub enum TypeKind {
     FuncPtr { params: Vec<Param>, ret: CType },
     /// A struct only ever used through a pointer; its layout is not described.
     Opaque,
+}
+
+/// One named value of an enum: `PP_ERROR_FAILED = -2`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnumValue {
+    /// The C name: `PP_ERROR_FAILED`.
+    pub name: String,
+    /// The name without the enum's first matching `strip` prefix (`FAILED`): what the
+    /// generated host modules call it.
+    pub short: String,
+    pub value: i32,
+    /// Line in the description text.
+    pub line: usize,
 }
 
 /// A named type with its ILP32 size and alignment (0 and 1 for `void` and opaque types).
@@ -201,14 +215,55 @@ pub struct Function {
     pub sret: bool,
     /// The signature after PNaCl's rules (hidden result pointer included).
     pub wasm: WasmSignature,
+    /// The function's `PP_CompletionCallback` parameter (passed by value), if it has one.
+    pub callback: Option<Callback>,
     /// Line in the description text.
     pub line: usize,
+}
+
+/// A function's `PP_CompletionCallback` parameter and what the callback is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Callback {
+    /// Its index among the C parameters.
+    pub param: usize,
+    /// Its index among the wasm parameters (one more than `param` after a hidden result
+    /// pointer).
+    pub wasm_param: usize,
+    pub kind: CallbackKind,
+}
+
+/// What a function does with its `PP_CompletionCallback`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallbackKind {
+    /// It reports the call's completion, with Chrome's rules (pp_completion_callback.h):
+    /// a callback whose `func` is NULL blocks the calling thread until the call completes
+    /// (refused on the main thread with `PP_ERROR_BLOCKS_MAIN_THREAD`); one with
+    /// `PP_COMPLETIONCALLBACK_FLAG_OPTIONAL` lets the call complete at once and return
+    /// its result; any other is required: the call returns `PP_OK_COMPLETIONPENDING` and
+    /// the callback runs later on the calling thread's message loop.
+    Completion,
+    /// It is work to run later (`PPB_Core.CallOnMainThread`, `PPB_MessageLoop.PostWork`;
+    /// `@schedules` in the description): the call never blocks and ignores the flags.
+    Schedules,
 }
 
 impl Function {
     /// The function's PNaCl/wasm signature (see the crate docs for the rules).
     pub fn wasm_signature(&self) -> &WasmSignature {
         &self.wasm
+    }
+
+    /// Whether a call may block its thread: true for a completion callback (blocking when
+    /// the caller passes a callback without `func`, off the main thread).
+    pub fn may_block(&self) -> bool {
+        matches!(
+            self.callback,
+            Some(Callback {
+                kind: CallbackKind::Completion,
+                ..
+            })
+        )
     }
 
     /// The C-level signature, e.g. `PP_Var VarFromUtf8(const char* data, uint32_t len)`.
@@ -294,6 +349,23 @@ impl Description {
     /// A named type.
     pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
         self.type_index.get(name).map(|&i| &self.types[i])
+    }
+
+    /// The named values of an enum (empty when the description lists none), or `None`
+    /// when `name` is not an enum.
+    pub fn enum_values(&self, name: &str) -> Option<&[EnumValue]> {
+        match &self.type_def(name)?.kind {
+            TypeKind::Enum { values } => Some(values),
+            _ => None,
+        }
+    }
+
+    /// Every enum that lists its values, in file order: (name, values).
+    pub fn enums(&self) -> impl Iterator<Item = (&str, &[EnumValue])> + '_ {
+        self.types.iter().filter_map(|t| match &t.kind {
+            TypeKind::Enum { values } if !values.is_empty() => Some((t.name.as_str(), &values[..])),
+            _ => None,
+        })
     }
 
     /// Every version described for an interface base name, in file order.

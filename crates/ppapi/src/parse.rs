@@ -61,6 +61,14 @@ pub enum ParseErrorKind {
     StrayClose,
     #[error("{0} has no fields or functions")]
     Empty(String),
+    #[error("{0} has more than one PP_CompletionCallback parameter")]
+    TwoCallbacks(String),
+    #[error("{0} is marked @schedules but has no PP_CompletionCallback parameter")]
+    SchedulesWithoutCallback(String),
+    #[error("unknown function attribute {0:?} (known: @schedules)")]
+    UnknownAttribute(String),
+    #[error("{0:?} is not an enum value of the form NAME = 12, NAME = -1, NAME = 0x10 or NAME = 1 << 4 (within int32_t)")]
+    BadEnumValue(String),
 }
 
 fn err<T>(line: usize, kind: ParseErrorKind) -> Result<T, ParseError> {
@@ -156,7 +164,9 @@ impl Parser {
         }
         match def.map(|d| &d.kind) {
             Some(TypeKind::Primitive { wasm: Some(v) }) => ByValue::Scalar(*v),
-            Some(TypeKind::Enum) | Some(TypeKind::FuncPtr { .. }) => ByValue::Scalar(ValType::I32),
+            Some(TypeKind::Enum { .. }) | Some(TypeKind::FuncPtr { .. }) => {
+                ByValue::Scalar(ValType::I32)
+            }
             Some(TypeKind::Struct { .. }) | Some(TypeKind::Union { .. }) => ByValue::Aggregate,
             _ => ByValue::No,
         }
@@ -288,7 +298,25 @@ impl Parser {
         Ok((name.to_string(), out, ret))
     }
 
+    /// Whether `ty` is a `PP_CompletionCallback` by value (through typedefs).
+    fn is_completion_callback(&self, ty: &CType) -> bool {
+        matches!(self.resolve(ty), (Some(def), 0) if def.name == "PP_CompletionCallback")
+    }
+
+    /// `Name(a: T, ...) -> R [@schedules]`.
     fn function(&self, line: usize, text: &str) -> Result<Function, ParseError> {
+        // Attributes follow the signature: `@schedules`.
+        let (text, attrs) = match text.split_once('@') {
+            Some((sig, attrs)) => (sig, Some(attrs)),
+            None => (text, None),
+        };
+        let mut schedules = false;
+        for attr in attrs.into_iter().flat_map(|a| a.split('@')) {
+            match attr.trim() {
+                "schedules" => schedules = true,
+                other => return err(line, ParseErrorKind::UnknownAttribute(other.to_string())),
+            }
+        }
         let (name, params, ret) = self.signature(line, text)?;
         let mut wasm = WasmSignature::default();
         let sret = matches!(self.by_value(&ret), ByValue::Aggregate);
@@ -298,12 +326,34 @@ impl Parser {
             wasm.results.push(v);
         }
         wasm.params.extend(params.iter().map(|p| p.wasm));
+        let mut callbacks = params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| self.is_completion_callback(&p.ty))
+            .map(|(i, _)| i);
+        let callback = match (callbacks.next(), callbacks.next()) {
+            (_, Some(_)) => return err(line, ParseErrorKind::TwoCallbacks(name)),
+            (None, None) if schedules => {
+                return err(line, ParseErrorKind::SchedulesWithoutCallback(name))
+            }
+            (None, _) => None,
+            (Some(param), None) => Some(Callback {
+                param,
+                wasm_param: param + usize::from(sret),
+                kind: if schedules {
+                    CallbackKind::Schedules
+                } else {
+                    CallbackKind::Completion
+                },
+            }),
+        };
         Ok(Function {
             name,
             params,
             ret,
             sret,
             wasm,
+            callback,
             line,
         })
     }
@@ -501,6 +551,67 @@ impl Parser {
         Ok(())
     }
 
+    /// `NAME [strip PREFIX...] { A = 0; B = -1; C = 1 << 2 }`: an enum with its values.
+    /// A value's short name is its C name without the first listed prefix it starts
+    /// with (and leaves something of).
+    fn enumeration(
+        &mut self,
+        line: usize,
+        header: &str,
+        items: &[(usize, String)],
+    ) -> Result<(), ParseError> {
+        let words: Vec<&str> = header.split_whitespace().collect();
+        let (name, strip) = match words.as_slice() {
+            [name] => (*name, &[][..]),
+            [name, "strip", prefixes @ ..] if !prefixes.is_empty() => (*name, prefixes),
+            _ => return syntax(line, header),
+        };
+        if !is_ident(name) || !strip.iter().all(|p| is_ident(p)) {
+            return syntax(line, header);
+        }
+        let mut values: Vec<EnumValue> = Vec::new();
+        for (vline, item) in items {
+            let bad = || err(*vline, ParseErrorKind::BadEnumValue(item.clone()));
+            let Some((vname, value)) = item.split_once('=') else {
+                return bad();
+            };
+            let vname = vname.trim();
+            let Some(value) = enum_value(value) else {
+                return bad();
+            };
+            if !is_ident(vname) {
+                return bad();
+            }
+            let short = strip
+                .iter()
+                .find_map(|p| vname.strip_prefix(p).filter(|s| !s.is_empty()))
+                .unwrap_or(vname);
+            // The short name is an identifier in the generated modules.
+            if !is_ident(short) {
+                return bad();
+            }
+            if values.iter().any(|v| v.name == vname || v.short == short) {
+                return err(*vline, ParseErrorKind::DuplicateName(vname.to_string()));
+            }
+            values.push(EnumValue {
+                name: vname.to_string(),
+                short: short.to_string(),
+                value,
+                line: *vline,
+            });
+        }
+        if values.is_empty() {
+            return err(line, ParseErrorKind::Empty(name.to_string()));
+        }
+        self.add_type(TypeDef {
+            name: name.to_string(),
+            kind: TypeKind::Enum { values },
+            size: 4,
+            align: 4,
+            line,
+        })
+    }
+
     /// One top-level declaration; `items` are the lines (or `;` pieces) of its block.
     fn declaration(
         &mut self,
@@ -514,6 +625,7 @@ impl Parser {
             ("struct", Some(items)) => self.aggregate(line, rest, items, false),
             ("union", Some(items)) => self.aggregate(line, rest, items, true),
             ("ppb" | "ppp", Some(items)) => self.interface(line, keyword, rest, items),
+            ("enum", Some(items)) => self.enumeration(line, rest, items),
             ("typedef", None) => {
                 let Some((name, target)) = rest.split_once('=') else {
                     return syntax(line, head);
@@ -537,7 +649,7 @@ impl Parser {
                     return syntax(line, head);
                 }
                 let (kind, size, align) = if keyword == "enum" {
-                    (TypeKind::Enum, 4, 4)
+                    (TypeKind::Enum { values: Vec::new() }, 4, 4)
                 } else {
                     (TypeKind::Opaque, 0, 1)
                 };
@@ -562,6 +674,33 @@ impl Parser {
             _ => syntax(line, head),
         }
     }
+}
+
+/// An enum value as the headers write them: `12`, `-1`, `0x10`, `1 << 4`; `None` when it
+/// is none of these or does not fit an `int32_t`.
+fn enum_value(text: &str) -> Option<i32> {
+    let text = text.trim();
+    if let Some((a, b)) = text.split_once("<<") {
+        let (a, b) = (enum_value(a)?, enum_value(b)?);
+        if !(0..31).contains(&b) {
+            return None;
+        }
+        return i32::try_from(i64::from(a) << b).ok();
+    }
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(d) => (true, d.trim_start()),
+        None => (false, text),
+    };
+    let magnitude = match digits.strip_prefix("0x") {
+        Some(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            i64::from_str_radix(hex, 16).ok()?
+        }
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse::<i64>().ok()?
+        }
+        _ => return None,
+    };
+    i32::try_from(if neg { -magnitude } else { magnitude }).ok()
 }
 
 fn round_up(x: u32, align: u32) -> u32 {

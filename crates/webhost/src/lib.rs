@@ -43,6 +43,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/clock.js",
     "host/command-worker.js",
     "host/context.js",
+    "host/contract.js",
     "host/heap.js",
     "host/instance-worker.js",
     "host/io-worker.js",

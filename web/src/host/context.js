@@ -29,6 +29,7 @@ import * as vars from "./ppb/var.js";
 import * as video from "./ppb/video.js";
 import * as websocket from "./ppb/websocket.js";
 import * as view from "./ppb/view.js";
+import { PP_ERROR as E } from "./contract.js";
 
 export const MODULE = 1;
 export const INSTANCE = 2;
@@ -125,8 +126,8 @@ export class Context {
   io(cbPtr, op, a, finish = (r) => r) {
     const func = this.mem.u32(cbPtr);
     const userData = this.mem.u32(cbPtr + 4);
-    if (func === 0 && this.isMain) return -13; // PP_ERROR_BLOCKS_MAIN_THREAD
-    if (func !== 0 && !this.isMain && !this.currentLoop) return -51; // PP_ERROR_NO_MESSAGE_LOOP
+    if (func === 0 && this.isMain) return E.BLOCKS_MAIN_THREAD;
+    if (func !== 0 && !this.isMain && !this.currentLoop) return E.NO_MESSAGE_LOOP;
     const id = ++this.ioSeq;
     if (func === 0) {
       Atomics.store(this.cell, 0, 0);
@@ -137,7 +138,7 @@ export class Context {
     this.ioPending.set(id, (r, payload) => this.runCallback(func, userData, finish(r, payload)));
     const reply = this.isMain ? { to: "port" } : { to: "loop", loop: this.currentLoop };
     this.ioPort.postMessage({ id, op, a, reply });
-    return -1; // PP_OK_COMPLETIONPENDING
+    return E.COMPLETIONPENDING;
   }
 
   /** Main thread: IO worker request `op` answered to `finish(result, payload)`, for the host's own use. */
@@ -156,10 +157,10 @@ export class Context {
   pageCall(cbPtr, what) {
     const func = this.mem.u32(cbPtr);
     const userData = this.mem.u32(cbPtr + 4);
-    if (func === 0) return this.isMain ? -13 : -12;
-    if (!this.isMain && !this.currentLoop) return -51;
+    if (func === 0) return this.isMain ? E.BLOCKS_MAIN_THREAD : E.NOTSUPPORTED;
+    if (!this.isMain && !this.currentLoop) return E.NO_MESSAGE_LOOP;
     this.toPage({ t: "page-call", what, done: { loop: this.isMain ? 0 : this.currentLoop, func, userData } });
-    return -1;
+    return E.COMPLETIONPENDING;
   }
 
   /** A request with no answer (FileIO.Close). */
@@ -240,9 +241,9 @@ export class Context {
   }
 
   requestInput(instance, classes, filtering) {
-    if (instance !== this.instance) return -4;
+    if (instance !== this.instance) return E.BADARGUMENT;
     this.toPage({ t: "input-request", classes: classes >>> 0, filtering });
-    return 0;
+    return E.OK;
   }
   clearInput(instance, classes) {
     if (instance === this.instance) this.toPage({ t: "input-clear", classes: classes >>> 0 });

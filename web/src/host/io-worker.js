@@ -16,8 +16,8 @@ import { Loaders } from "./io/loader.js";
 import { Sockets } from "./io/websocket.js";
 import { ITEM_FINISH, post } from "./ppb/message_loop.js";
 import { parentLine } from "./parent.js";
+import { PP_FILESYSTEMTYPE as FS_TYPE } from "./contract.js";
 
-const FS_TYPE = { EXTERNAL: 1, LOCALPERSISTENT: 2, LOCALTEMPORARY: 3 };
 const encoder = new TextEncoder();
 
 let cx = null;

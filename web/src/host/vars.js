@@ -8,20 +8,10 @@
 import { decodeUtf8, encodeUtf8 } from "./mem.js";
 import { lock, unlock, LIVE_VARS, MAX_VARS, VAR_BASE, VAR_FREE, VAR_HIGH, VAR_WORDS } from "./shared.js";
 import { blockSize } from "./heap.js";
+import { PP_VARTYPE } from "./contract.js";
 
-export const T = {
-  UNDEFINED: 0,
-  NULL: 1,
-  BOOL: 2,
-  INT32: 3,
-  DOUBLE: 4,
-  STRING: 5,
-  OBJECT: 6,
-  ARRAY: 7,
-  DICTIONARY: 8,
-  ARRAY_BUFFER: 9,
-  RESOURCE: 10,
-};
+/** Var types (PP_VarType). */
+export const T = PP_VARTYPE;
 
 export function isRef(t) {
   return t >= T.STRING && t <= T.RESOURCE;

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
+import { COMPLETION_CALLBACKS, OFFERED, PP_COMPLETIONCALLBACK_FLAG, PP_ERROR, SIGNATURES } from "../../src/host/contract.js";
 import { blockSize, classOf } from "../../src/host/heap.js";
 import { didCreateSpace } from "../../src/host/ppp.js";
 import { Registry } from "../../src/host/registry.js";
@@ -17,13 +19,30 @@ test("size classes", () => {
   assert.equal(blockSize(40000), 65536);
 });
 
-test("the registry refuses a function whose arity does not match its signature", () => {
+test("the registry takes signatures from the description and refuses what it lacks", () => {
   const r = new Registry();
-  assert.throws(() => r.def("PPB_X;1.0", "F", "ii->i", (a) => a), /1 parameters for signature ii->i/);
-  r.def("PPB_X;1.0", "F", "ii->i", (a, b) => a + b);
-  assert.throws(() => r.def("PPB_X;1.0", "F", "ii->i", (a, b) => a + b), /twice/);
-  assert.ok(r.offers("PPB_X;1.0"));
-  assert.deepEqual(r.list(), [{ interface: "PPB_X;1.0", function: "F", sig: "ii->i" }]);
+  // PPB_Var;1.1 VarToUtf8(PP_Var, uint32_t*) -> const char*: ii->i (contract.js, generated).
+  assert.throws(() => r.def("PPB_Var;1.1", "VarToUtf8", (a) => a), /1 parameters for signature ii->i/);
+  r.def("PPB_Var;1.1", "VarToUtf8", (a, b) => a + b);
+  assert.throws(() => r.def("PPB_Var;1.1", "VarToUtf8", (a, b) => a + b), /twice/);
+  assert.throws(() => r.def("PPB_Var;1.1", "NoSuch", () => 0), /not a function of an interface this host offers/);
+  assert.throws(() => r.def("PPB_X;1.0", "F", () => 0), /not a function of an interface this host offers/);
+  assert.ok(r.offers("PPB_Var;1.1"));
+  assert.ok(!r.offers("PPB_X;1.0"));
+  assert.deepEqual(r.list(), [{ interface: "PPB_Var;1.1", function: "VarToUtf8", sig: "ii->i" }]);
+});
+
+test("the generated contract has the description's values", () => {
+  assert.equal(PP_ERROR.OK, 0);
+  assert.equal(PP_ERROR.COMPLETIONPENDING, -1);
+  assert.equal(PP_ERROR.BADRESOURCE, -5);
+  assert.equal(PP_ERROR.BLOCKS_MAIN_THREAD, -13);
+  assert.equal(PP_COMPLETIONCALLBACK_FLAG.OPTIONAL, 1);
+  assert.ok(Object.isFrozen(PP_ERROR));
+  assert.equal(SIGNATURES["PPB_FileSystem;1.0"].Open, "iIi->i");
+  assert.equal(COMPLETION_CALLBACKS["PPB_FileIO;1.0"].Open, 3);
+  assert.equal(COMPLETION_CALLBACKS["PPB_Core;1.0"], undefined, "CallOnMainThread schedules work");
+  assert.deepEqual([...OFFERED.PPB_Var], ["PPB_Var;1.0", "PPB_Var;1.1", "PPB_Var;1.2"]);
 });
 
 test("resources count references and their slots are used again", () => {
@@ -70,4 +89,18 @@ test("the imported memory's limits are read from the import section", () => {
   assert.deepEqual(importedMemory(bytes.buffer), { min: 17, max: 65536, shared: true });
   assert.throws(() => importedMemory(new Uint8Array([1, 2, 3]).buffer), /not a WebAssembly module/);
   assert.equal(importedMemory(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]).buffer), null);
+});
+
+test("the host's modules take signatures and result codes from contract.js, not their own", () => {
+  const root = new URL("../../src/host/", import.meta.url);
+  const found = [];
+  for (const name of readdirSync(root, { recursive: true })) {
+    const file = String(name);
+    if (!file.endsWith(".js") || file === "contract.js" || file === "registry.js") continue;
+    const text = readFileSync(new URL(file, root), "utf8");
+    // A signature literal ("iii->i"), a result-code table ({ OK: 0, ... FAILED: -2 }) or a
+    // bare result code returned (-1 is left out: it is also "none" in several places).
+    for (const m of text.matchAll(/"[iIfd]*->[iIfd]*"|\bOK: 0\b|\bFAILED: -2\b|return -(?:1[0-3]|[2-9]|5[0-3]);/g)) found.push(`${file}: ${m[0]}`);
+  }
+  assert.deepEqual(found, []);
 });

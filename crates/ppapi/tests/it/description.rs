@@ -42,7 +42,7 @@ fn layout(desc: &Description, ty: &CType) -> (u32, u32) {
     match &def.kind {
         TypeKind::Typedef { target } => layout(desc, target),
         TypeKind::Primitive { .. } => (def.size, def.size.max(1)),
-        TypeKind::Enum | TypeKind::FuncPtr { .. } => (4, 4),
+        TypeKind::Enum { .. } | TypeKind::FuncPtr { .. } => (4, 4),
         TypeKind::Struct { fields } | TypeKind::Union { fields } => {
             let union = matches!(def.kind, TypeKind::Union { .. });
             let (mut off, mut size, mut align) = (0u32, 0u32, 1u32);
@@ -313,7 +313,7 @@ fn every_signature_follows_the_rules() {
         match resolve(d, ty) {
             (_, p) if p > 0 => (Some(I32), false),
             (TypeKind::Struct { .. } | TypeKind::Union { .. }, _) => (Some(I32), true),
-            (TypeKind::Enum | TypeKind::FuncPtr { .. }, _) => (Some(I32), false),
+            (TypeKind::Enum { .. } | TypeKind::FuncPtr { .. }, _) => (Some(I32), false),
             (TypeKind::Primitive { wasm }, _) => (*wasm, false),
             (k, _) => panic!("{ty} is {k:?}"),
         }
@@ -406,4 +406,99 @@ fn web_doc_lists_what_each_host_offers() {
         "docs/WEB.md's table of interfaces per host is stale: regenerate it with \
          `cargo run -p pexe2wasm-ppapi --bin ppapi-json -- --hosts`"
     );
+}
+
+/// Values read in Chromium's headers (pp_errors.h, pp_completion_callback.h, pp_var.h,
+/// ppb_input_event.h, ppb_image_data.h, ppb_file_io.h), spot-checked here.
+#[test]
+fn enum_values_match_the_headers() {
+    let d = description();
+    let value = |e: &str, short: &str| -> i32 {
+        d.enum_values(e)
+            .unwrap_or_else(|| panic!("{e} is not an enum"))
+            .iter()
+            .find(|v| v.short == short)
+            .unwrap_or_else(|| panic!("{e} has no {short}"))
+            .value
+    };
+    for (e, short, v) in [
+        ("PP_Error", "OK", 0),
+        ("PP_Error", "COMPLETIONPENDING", -1),
+        ("PP_Error", "BADRESOURCE", -5),
+        ("PP_Error", "BLOCKS_MAIN_THREAD", -13),
+        ("PP_Error", "NO_MESSAGE_LOOP", -51),
+        ("PP_Error", "WRONG_THREAD", -52),
+        ("PP_Error", "NAME_NOT_RESOLVED", -110),
+        ("PP_CompletionCallback_Flag", "NONE", 0),
+        ("PP_CompletionCallback_Flag", "OPTIONAL", 1),
+        ("PP_Bool", "TRUE", 1),
+        ("PP_VarType", "ARRAY_BUFFER", 9),
+        ("PP_VarType", "RESOURCE", 10),
+        ("PP_InputEvent_Type", "UNDEFINED", -1),
+        ("PP_InputEvent_Type", "TOUCHCANCEL", 18),
+        ("PP_InputEvent_Class", "IME", 16),
+        ("PP_InputEvent_Modifier", "ISERASER", 1 << 14),
+        ("PP_InputEvent_MouseButton", "NONE", -1),
+        ("PP_ImageDataFormat", "RGBA_PREMUL", 1),
+        ("PP_FileOpenFlags", "APPEND", 32),
+        ("PP_FileSystemType", "LOCALTEMPORARY", 3),
+        ("PP_LogLevel", "ERROR", 3),
+    ] {
+        assert_eq!(value(e, short), v, "{e} {short}");
+    }
+    // Within an enum no two names share a value (the headers' FIRST/LAST aliases are left
+    // out), and the C names keep the enum's prefix.
+    for (name, values) in d.enums() {
+        let mut seen = HashSet::new();
+        for v in values {
+            assert!(seen.insert(v.value), "{name}: {} repeats a value", v.name);
+            assert!(v.name.starts_with("PP_"), "{name}: {}", v.name);
+        }
+    }
+}
+
+/// Every function with a `PP_CompletionCallback` by value has it described: completion
+/// callbacks may block, the two that schedule work do not.
+#[test]
+fn callbacks_are_described() {
+    use pexe2wasm_ppapi::CallbackKind;
+    let d = description();
+    let mut completion = 0;
+    let mut schedules = Vec::new();
+    for i in &d.interfaces {
+        for f in &i.functions {
+            let by_value = f
+                .params
+                .iter()
+                .position(|p| p.ty.base == "PP_CompletionCallback" && p.ty.pointers == 0);
+            assert_eq!(
+                f.callback.map(|c| c.param),
+                by_value,
+                "{} {}",
+                i.name,
+                f.name
+            );
+            if let Some(c) = f.callback {
+                assert_eq!(f.wasm.params[c.wasm_param], I32);
+                assert_eq!(c.wasm_param, c.param + usize::from(f.sret));
+                match c.kind {
+                    CallbackKind::Completion => completion += 1,
+                    CallbackKind::Schedules => schedules.push(format!("{}.{}", i.base, f.name)),
+                }
+            }
+        }
+    }
+    schedules.dedup();
+    assert_eq!(
+        schedules,
+        ["PPB_Core.CallOnMainThread", "PPB_MessageLoop.PostWork"]
+    );
+    assert!(completion > 80, "{completion} completion callbacks");
+    let open = d
+        .interface("PPB_FileIO;1.0")
+        .unwrap()
+        .function("Open")
+        .unwrap();
+    assert!(open.may_block());
+    assert_eq!(open.callback.unwrap().wasm_param, 3);
 }

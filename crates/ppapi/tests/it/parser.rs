@@ -192,3 +192,184 @@ fn dev_channel_marker() {
     assert!(!d.interface("PPB_Y;1.0").unwrap().dev_channel);
     assert!(parse("ppb PPB_X;0.1 channel=beta {\n  A()\n}\n").is_err());
 }
+
+#[test]
+fn enum_values_are_read_with_their_short_names() {
+    let text = "\
+enum PP_Bool strip PP_ { PP_FALSE = 0; PP_TRUE = 1 }
+enum PP_Error strip PP_ERROR_ PP_OK_ PP_ {
+  PP_OK = 0
+  PP_OK_COMPLETIONPENDING = -1
+  PP_ERROR_FAILED = -2     # a comment
+  PP_ERROR_BIG = 0x7fffffff
+}
+enum PP_Mod { PP_MOD_A = 1 << 0; PP_MOD_B = 1 << 4; PP_MOD_NONE = 0 << 0 }
+enum PP_Plain
+";
+    let d = parse(text).unwrap();
+    let short = |e: &str| -> Vec<(String, i32)> {
+        d.enum_values(e)
+            .unwrap()
+            .iter()
+            .map(|v| (v.short.clone(), v.value))
+            .collect()
+    };
+    assert_eq!(short("PP_Bool"), [("FALSE".into(), 0), ("TRUE".into(), 1)]);
+    assert_eq!(
+        short("PP_Error"),
+        [
+            ("OK".into(), 0),
+            ("COMPLETIONPENDING".into(), -1),
+            ("FAILED".into(), -2),
+            ("BIG".into(), i32::MAX)
+        ]
+    );
+    // No strip list: the short name is the C name.
+    assert_eq!(
+        short("PP_Mod"),
+        [
+            ("PP_MOD_A".into(), 1),
+            ("PP_MOD_B".into(), 16),
+            ("PP_MOD_NONE".into(), 0)
+        ]
+    );
+    let e = d.enum_values("PP_Error").unwrap();
+    assert_eq!((e[2].name.as_str(), e[2].line), ("PP_ERROR_FAILED", 5));
+    assert_eq!(d.enum_values("PP_Plain"), Some(&[][..]));
+    assert_eq!(d.enum_values("PP_Nothing"), None);
+    // enums() lists only the enums with values, in file order.
+    let names: Vec<&str> = d.enums().map(|(n, _)| n).collect();
+    assert_eq!(names, ["PP_Bool", "PP_Error", "PP_Mod"]);
+    // An enum with values is still an i32 in calls.
+    let d = parse(&format!(
+        "{text}ppb PPB_X;1.0 {{ Get(b: PP_Bool) -> PP_Error }}\n"
+    ))
+    .unwrap();
+    let f = d.interface("PPB_X;1.0").unwrap().function("Get").unwrap();
+    assert_eq!(f.wasm.params, [ValType::I32]);
+    assert_eq!(f.wasm.results, [ValType::I32]);
+}
+
+#[test]
+fn bad_enum_values_name_their_line() {
+    for (value, why) in [
+        ("PP_A", "no value"),
+        ("PP_A = ", "empty value"),
+        ("PP_A = twelve", "not a number"),
+        ("PP_A = 0x", "empty hex"),
+        ("PP_A = 0x-1", "signed hex"),
+        ("PP_A = 2147483648", "beyond int32_t"),
+        ("PP_A = -2147483649", "below int32_t"),
+        ("PP_A = 1 << 31", "shift out of int32_t"),
+        ("PP_A = 1 << 40", "shift too far"),
+        ("PP_A = 1 <<", "half a shift"),
+        ("1A = 3", "not an identifier"),
+    ] {
+        let text = format!("enum PP_E {{\n  PP_OK = 0\n  {value}\n}}\n");
+        assert_eq!(
+            fail(&text),
+            (3, ParseErrorKind::BadEnumValue(value.trim().into())),
+            "{why}"
+        );
+    }
+    assert_eq!(
+        fail("enum PP_E {\n  PP_A = 0\n  PP_A = 1\n}\n"),
+        (3, ParseErrorKind::DuplicateName("PP_A".into()))
+    );
+    // Two names that strip to the same short name would clash in the generated modules.
+    assert_eq!(
+        fail("enum PP_E strip PP_X_ PP_ {\n  PP_X_A = 0\n  PP_A = 1\n}\n"),
+        (3, ParseErrorKind::DuplicateName("PP_A".into()))
+    );
+    assert_eq!(
+        fail("enum PP_E strip {\n  PP_A = 0\n}\n").0,
+        1,
+        "strip needs a prefix"
+    );
+    assert_eq!(
+        fail("enum PP_E {\n}\n"),
+        (1, ParseErrorKind::Empty("PP_E".into()))
+    );
+    assert_eq!(
+        fail("enum PP_Bool\nenum PP_Bool { PP_FALSE = 0 }\n"),
+        (2, ParseErrorKind::DuplicateType("PP_Bool".into()))
+    );
+}
+
+const CALLBACKS: &str = "\
+typedef PP_Resource = int32_t
+funcptr PP_CompletionCallback_Func(user_data: void*, result: int32_t)
+struct PP_CompletionCallback size 12 align 4 { func: PP_CompletionCallback_Func; user_data: void*; flags: int32_t }
+typedef PP_CC = PP_CompletionCallback
+struct PP_Point size 8 align 4 { x: int32_t; y: int32_t }
+ppb PPB_Thing;1.0 {
+  Open(res: PP_Resource, flags: int32_t, callback: PP_CompletionCallback) -> int32_t
+  Later(callback: PP_CompletionCallback, delay: int64_t) -> int32_t @schedules
+  Where(callback: PP_CC) -> PP_Point
+  ByPointer(callback: PP_CompletionCallback*) -> int32_t
+  Plain(res: PP_Resource) -> int32_t
+}
+";
+
+#[test]
+fn completion_callbacks_and_blocking_are_read() {
+    use pexe2wasm_ppapi::{Callback, CallbackKind};
+    let d = parse(CALLBACKS).unwrap();
+    let i = d.interface("PPB_Thing;1.0").unwrap();
+    let f = |n: &str| i.function(n).unwrap();
+    assert_eq!(
+        f("Open").callback,
+        Some(Callback {
+            param: 2,
+            wasm_param: 2,
+            kind: CallbackKind::Completion
+        })
+    );
+    assert!(f("Open").may_block());
+    assert_eq!(
+        f("Later").callback,
+        Some(Callback {
+            param: 0,
+            wasm_param: 0,
+            kind: CallbackKind::Schedules
+        })
+    );
+    assert!(!f("Later").may_block(), "work to run later never blocks");
+    // Through a typedef, after a hidden result pointer.
+    assert_eq!(
+        f("Where").callback,
+        Some(Callback {
+            param: 0,
+            wasm_param: 1,
+            kind: CallbackKind::Completion
+        })
+    );
+    // Only a callback by value counts.
+    assert_eq!(f("ByPointer").callback, None);
+    assert!(!f("Plain").may_block());
+}
+
+#[test]
+fn bad_callback_markings_name_their_line() {
+    let two = CALLBACKS.replace(
+        "Plain(res: PP_Resource)",
+        "Plain(a: PP_CompletionCallback, b: PP_CompletionCallback)",
+    );
+    assert_eq!(
+        fail(&two),
+        (11, ParseErrorKind::TwoCallbacks("Plain".into()))
+    );
+    let none = CALLBACKS.replace(
+        "Plain(res: PP_Resource) -> int32_t",
+        "Plain(res: PP_Resource) -> int32_t @schedules",
+    );
+    assert_eq!(
+        fail(&none),
+        (11, ParseErrorKind::SchedulesWithoutCallback("Plain".into()))
+    );
+    let unknown = CALLBACKS.replace("@schedules", "@later");
+    assert_eq!(
+        fail(&unknown),
+        (8, ParseErrorKind::UnknownAttribute("later".into()))
+    );
+}

@@ -57,35 +57,8 @@ pub const MODULE: i32 = 1;
 /// The one instance's id.
 pub const INSTANCE: i32 = 2;
 
-/// Pepper's result codes (`pp_errors.h`).
-pub mod pp_error {
-    pub const OK: i32 = 0;
-    pub const COMPLETIONPENDING: i32 = -1;
-    pub const FAILED: i32 = -2;
-    pub const ABORTED: i32 = -3;
-    pub const BADARGUMENT: i32 = -4;
-    pub const BADRESOURCE: i32 = -5;
-    pub const NOINTERFACE: i32 = -6;
-    pub const NOACCESS: i32 = -7;
-    pub const NOMEMORY: i32 = -8;
-    pub const INPROGRESS: i32 = -11;
-    pub const NOTSUPPORTED: i32 = -12;
-    pub const BLOCKS_MAIN_THREAD: i32 = -13;
-    pub const FILENOTFOUND: i32 = -20;
-    pub const NO_MESSAGE_LOOP: i32 = -51;
-    pub const WRONG_THREAD: i32 = -52;
-    pub const CONNECTION_CLOSED: i32 = -100;
-    pub const CONNECTION_RESET: i32 = -101;
-    pub const CONNECTION_REFUSED: i32 = -102;
-    pub const CONNECTION_ABORTED: i32 = -103;
-    pub const CONNECTION_FAILED: i32 = -104;
-    pub const CONNECTION_TIMEDOUT: i32 = -105;
-    pub const ADDRESS_INVALID: i32 = -106;
-    pub const ADDRESS_UNREACHABLE: i32 = -107;
-    pub const ADDRESS_IN_USE: i32 = -108;
-    pub const MESSAGE_TOO_BIG: i32 = -109;
-    pub const NAME_NOT_RESOLVED: i32 = -110;
-}
+/// Pepper's result codes (`pp_errors.h`), generated from the interface description.
+pub use pexe2wasm_ppapi::contract::pp_error;
 
 /// How messages are written and read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -16,31 +16,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{lock, pp_error};
 
-/// `PP_FileSystemType`.
-pub mod fs_type {
-    pub const INVALID: i32 = 0;
-    pub const EXTERNAL: i32 = 1;
-    pub const LOCALPERSISTENT: i32 = 2;
-    pub const LOCALTEMPORARY: i32 = 3;
-    pub const ISOLATED: i32 = 4;
-}
-
-/// `PP_FileType`.
-pub mod file_type {
-    pub const REGULAR: i32 = 0;
-    pub const DIRECTORY: i32 = 1;
-    pub const OTHER: i32 = 2;
-}
-
-/// `PP_FileOpenFlags`.
-pub mod open_flag {
-    pub const READ: i32 = 1 << 0;
-    pub const WRITE: i32 = 1 << 1;
-    pub const CREATE: i32 = 1 << 2;
-    pub const TRUNCATE: i32 = 1 << 3;
-    pub const EXCLUSIVE: i32 = 1 << 4;
-    pub const APPEND: i32 = 1 << 5;
-}
+/// `PP_FileSystemType`, `PP_FileType` and `PP_FileOpenFlags`, generated from the interface
+/// description.
+pub use pexe2wasm_ppapi::contract::{
+    pp_fileopenflags as open_flag, pp_filesystemtype as fs_type, pp_filetype as file_type,
+};
 
 /// `PP_MakeDirectoryFlags`.
 pub mod make_dir_flag {
@@ -48,10 +28,8 @@ pub mod make_dir_flag {
     pub const EXCLUSIVE: i32 = 1 << 1;
 }
 
-/// `PP_ERROR_FILEEXISTS` and the other file errors (`pp_errors.h`).
-pub const FILEEXISTS: i32 = -21;
-pub const NOTAFILE: i32 = -24;
-pub const NOSPACE: i32 = -9;
+/// `PP_ERROR_FILEEXISTS` and the other file errors.
+pub use pp_error::{FILEEXISTS, NOSPACE, NOTAFILE};
 
 /// Where the run's file systems live.
 #[derive(Debug)]

@@ -54,28 +54,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-/// `PP_VARTYPE_UNDEFINED`.
-pub const PP_VARTYPE_UNDEFINED: i32 = 0;
-/// `PP_VARTYPE_NULL`.
-pub const PP_VARTYPE_NULL: i32 = 1;
-/// `PP_VARTYPE_BOOL`.
-pub const PP_VARTYPE_BOOL: i32 = 2;
-/// `PP_VARTYPE_INT32`.
-pub const PP_VARTYPE_INT32: i32 = 3;
-/// `PP_VARTYPE_DOUBLE`.
-pub const PP_VARTYPE_DOUBLE: i32 = 4;
-/// `PP_VARTYPE_STRING`.
-pub const PP_VARTYPE_STRING: i32 = 5;
-/// `PP_VARTYPE_OBJECT`.
-pub const PP_VARTYPE_OBJECT: i32 = 6;
-/// `PP_VARTYPE_ARRAY`.
-pub const PP_VARTYPE_ARRAY: i32 = 7;
-/// `PP_VARTYPE_DICTIONARY`.
-pub const PP_VARTYPE_DICTIONARY: i32 = 8;
-/// `PP_VARTYPE_ARRAY_BUFFER`.
-pub const PP_VARTYPE_ARRAY_BUFFER: i32 = 9;
-/// `PP_VARTYPE_RESOURCE`.
-pub const PP_VARTYPE_RESOURCE: i32 = 10;
+// `PP_VarType`, generated from the interface description.
+use pexe2wasm_ppapi::contract::pp_vartype;
 
 /// The largest array buffer the store creates, in bytes (1 GiB).
 pub const MAX_ARRAY_BUFFER_LENGTH: u32 = 1 << 30;
@@ -112,17 +92,17 @@ impl PpVar {
     /// The `PP_VarType` number.
     pub fn type_code(self) -> i32 {
         match self {
-            PpVar::Undefined => PP_VARTYPE_UNDEFINED,
-            PpVar::Null => PP_VARTYPE_NULL,
-            PpVar::Bool(_) => PP_VARTYPE_BOOL,
-            PpVar::Int32(_) => PP_VARTYPE_INT32,
-            PpVar::Double(_) => PP_VARTYPE_DOUBLE,
-            PpVar::String(_) => PP_VARTYPE_STRING,
-            PpVar::Object(_) => PP_VARTYPE_OBJECT,
-            PpVar::Array(_) => PP_VARTYPE_ARRAY,
-            PpVar::Dictionary(_) => PP_VARTYPE_DICTIONARY,
-            PpVar::ArrayBuffer(_) => PP_VARTYPE_ARRAY_BUFFER,
-            PpVar::Resource(_) => PP_VARTYPE_RESOURCE,
+            PpVar::Undefined => pp_vartype::UNDEFINED,
+            PpVar::Null => pp_vartype::NULL,
+            PpVar::Bool(_) => pp_vartype::BOOL,
+            PpVar::Int32(_) => pp_vartype::INT32,
+            PpVar::Double(_) => pp_vartype::DOUBLE,
+            PpVar::String(_) => pp_vartype::STRING,
+            PpVar::Object(_) => pp_vartype::OBJECT,
+            PpVar::Array(_) => pp_vartype::ARRAY,
+            PpVar::Dictionary(_) => pp_vartype::DICTIONARY,
+            PpVar::ArrayBuffer(_) => pp_vartype::ARRAY_BUFFER,
+            PpVar::Resource(_) => pp_vartype::RESOURCE,
         }
     }
 
@@ -168,16 +148,16 @@ impl PpVar {
     pub fn from_parts(type_code: i32, value: i64) -> PpVar {
         let low = value as i32;
         match type_code {
-            PP_VARTYPE_NULL => PpVar::Null,
-            PP_VARTYPE_BOOL => PpVar::Bool(low != 0),
-            PP_VARTYPE_INT32 => PpVar::Int32(low),
-            PP_VARTYPE_DOUBLE => PpVar::Double(f64::from_bits(value as u64)),
-            PP_VARTYPE_STRING => PpVar::String(VarId(value)),
-            PP_VARTYPE_OBJECT => PpVar::Object(VarId(value)),
-            PP_VARTYPE_ARRAY => PpVar::Array(VarId(value)),
-            PP_VARTYPE_DICTIONARY => PpVar::Dictionary(VarId(value)),
-            PP_VARTYPE_ARRAY_BUFFER => PpVar::ArrayBuffer(VarId(value)),
-            PP_VARTYPE_RESOURCE => PpVar::Resource(low),
+            pp_vartype::NULL => PpVar::Null,
+            pp_vartype::BOOL => PpVar::Bool(low != 0),
+            pp_vartype::INT32 => PpVar::Int32(low),
+            pp_vartype::DOUBLE => PpVar::Double(f64::from_bits(value as u64)),
+            pp_vartype::STRING => PpVar::String(VarId(value)),
+            pp_vartype::OBJECT => PpVar::Object(VarId(value)),
+            pp_vartype::ARRAY => PpVar::Array(VarId(value)),
+            pp_vartype::DICTIONARY => PpVar::Dictionary(VarId(value)),
+            pp_vartype::ARRAY_BUFFER => PpVar::ArrayBuffer(VarId(value)),
+            pp_vartype::RESOURCE => PpVar::Resource(low),
             _ => PpVar::Undefined,
         }
     }

@@ -6,9 +6,9 @@
 
 import { FIELDS } from "../resources.js";
 import { mapUrl } from "./urlmap.js";
+import { PP_ERROR as E } from "../contract.js";
 
 export const LOAD = { RECEIVED: 0, TOTAL: 1, STATE: 2 };
-const E = { OK: 0, FAILED: -2, ABORTED: -3, BADARGUMENT: -4, NOACCESS: -7, INPROGRESS: -11 };
 const encoder = new TextEncoder();
 // Methods fetch() refuses (and Chrome's loader refused).
 const FORBIDDEN = new Set(["CONNECT", "TRACE", "TRACK"]);

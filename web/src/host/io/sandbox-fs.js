@@ -24,21 +24,12 @@
 // atime and mtime are its lastModified, a directory's the time this file system was opened;
 // Touch sets atime and mtime for the rest of the visit.
 
-export const ERR = {
-  OK: 0,
-  FAILED: -2,
-  BADARGUMENT: -4,
-  NOACCESS: -7,
-  NOSPACE: -9,
-  NOQUOTA: -10,
-  FILENOTFOUND: -20,
-  FILEEXISTS: -21,
-  FILETOOBIG: -22,
-  NOTAFILE: -24,
-};
-export const OPEN = { READ: 1, WRITE: 2, CREATE: 4, TRUNCATE: 8, EXCLUSIVE: 16, APPEND: 32 };
+import { PP_ERROR, PP_FILEOPENFLAGS, PP_FILETYPE } from "../contract.js";
+
+export const ERR = PP_ERROR;
+export const OPEN = PP_FILEOPENFLAGS;
 export const MKDIR = { WITH_ANCESTORS: 1, EXCLUSIVE: 2 };
-export const FILE_TYPE = { REGULAR: 0, DIRECTORY: 1 };
+export const FILE_TYPE = PP_FILETYPE;
 
 /** How long an open waits for an access handle another side holds (a page's write). */
 const LOCKED_RETRY_MS = 2000;

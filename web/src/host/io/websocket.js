@@ -5,10 +5,10 @@
 // so the Get* calls answer from any thread without a request.
 
 import { FIELDS } from "../resources.js";
+import { PP_ERROR as E } from "../contract.js";
 
 export const WS = { STATE: 0, CODE: 1, CLEAN: 2, BUFFERED: 3 };
 export const READY = { INVALID: -1, CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 };
-const E = { OK: 0, FAILED: -2, ABORTED: -3, BADARGUMENT: -4, INPROGRESS: -11 };
 // Results of a receive: which kind of message the payload holds.
 export const TEXT = 0;
 export const BINARY = 1;

@@ -8,6 +8,7 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { CREATOR } from "../shared.js";
+import { OFFERED } from "../contract.js";
 
 const RATES = [44100, 48000];
 const MIN_FRAMES = 64;
@@ -36,8 +37,8 @@ export function register(reg, cx) {
     const b = cx.res.of(res, KIND.AUDIO);
     return b < 0 ? -1 : b + FIELDS;
   };
-  const C = ["PPB_AudioConfig;1.0", "PPB_AudioConfig;1.1"];
-  reg.defAll(C, "CreateStereo16Bit", "iii->i", (instance, rate, frames) => {
+  const C = OFFERED.PPB_AudioConfig;
+  reg.defAll(C, "CreateStereo16Bit", (instance, rate, frames) => {
     frames >>>= 0;
     if (instance !== cx.instance || !RATES.includes(rate) || frames < MIN_FRAMES || frames > MAX_FRAMES) return 0;
     return cx.vars.locked(() => {
@@ -48,23 +49,23 @@ export function register(reg, cx) {
       return id;
     });
   });
-  reg.def(C[0], "RecommendSampleFrameCount", "ii->i", (rate, requested) => recommendFrames(rate, requested));
-  reg.def(C[1], "RecommendSampleFrameCount", "iii->i", (_instance, rate, requested) => recommendFrames(rate, requested));
-  reg.defAll(C, "IsAudioConfig", "i->i", (res) => (cfgAt(res) >= 0 ? 1 : 0));
-  reg.defAll(C, "GetSampleRate", "i->i", (res) => {
+  reg.def(C[0], "RecommendSampleFrameCount", (rate, requested) => recommendFrames(rate, requested));
+  reg.def(C[1], "RecommendSampleFrameCount", (_instance, rate, requested) => recommendFrames(rate, requested));
+  reg.defAll(C, "IsAudioConfig", (res) => (cfgAt(res) >= 0 ? 1 : 0));
+  reg.defAll(C, "GetSampleRate", (res) => {
     const b = cfgAt(res);
     return b < 0 ? 0 : cx.h[b + CFG.RATE];
   });
-  reg.defAll(C, "GetSampleFrameCount", "i->i", (res) => {
+  reg.defAll(C, "GetSampleFrameCount", (res) => {
     const b = cfgAt(res);
     return b < 0 ? 0 : cx.h[b + CFG.FRAMES];
   });
   // The rate browsers' audio hardware runs at most often; the worklet resamples otherwise.
-  reg.def(C[1], "RecommendSampleRate", "i->i", (_instance) => 48000);
+  reg.def(C[1], "RecommendSampleRate", (_instance) => 48000);
 
-  const A = ["PPB_Audio;1.0", "PPB_Audio;1.1"];
+  const A = OFFERED.PPB_Audio;
   A.forEach((iface, v11) => {
-    reg.def(iface, "Create", "iiii->i", (instance, config, callback, userData) => {
+    reg.def(iface, "Create", (instance, config, callback, userData) => {
       const c = cfgAt(config);
       if (instance !== cx.instance || c < 0 || callback === 0) return 0;
       const rate = cx.h[c + CFG.RATE];
@@ -86,8 +87,8 @@ export function register(reg, cx) {
       });
     });
   });
-  reg.defAll(A, "IsAudio", "i->i", (res) => (auAt(res) >= 0 ? 1 : 0));
-  reg.defAll(A, "GetCurrentConfig", "i->i", (res) => {
+  reg.defAll(A, "IsAudio", (res) => (auAt(res) >= 0 ? 1 : 0));
+  reg.defAll(A, "GetCurrentConfig", (res) => {
     const b = auAt(res);
     if (b < 0) return 0;
     const config = cx.h[b + AU.CONFIG];
@@ -95,7 +96,7 @@ export function register(reg, cx) {
     return config;
   });
   let told = false;
-  reg.defAll(A, "StartPlayback", "i->i", (res) => {
+  reg.defAll(A, "StartPlayback", (res) => {
     const b = auAt(res);
     if (b < 0) return 0;
     const create = Atomics.load(cx.h, CREATOR);
@@ -123,7 +124,7 @@ export function register(reg, cx) {
     }
     return 1;
   });
-  reg.defAll(A, "StopPlayback", "i->i", (res) => {
+  reg.defAll(A, "StopPlayback", (res) => {
     const b = auAt(res);
     if (b < 0) return 0;
     if (Atomics.exchange(cx.h, b + AU.PLAYING, 0) === 1) cx.toPage({ t: "audio-stop", res });

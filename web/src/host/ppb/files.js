@@ -5,12 +5,11 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
+import { OFFERED, PP_ERROR as E, PP_FILESYSTEMTYPE } from "../contract.js";
 
 const FS = { TYPE: 0, OPENED: 1 }; // OPENED: 0 no, 1 opening, 2 open
 const REF = { FS: 0, TYPE: 1, PATH: 2 }; // PATH: a string var's slot
 const FIO = { OPEN: 0 }; // 0 no, 1 opening, 2 open
-const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5 };
-const TYPES = { EXTERNAL: 1, LOCALPERSISTENT: 2, LOCALTEMPORARY: 3, ISOLATED: 4 };
 
 /** Chrome\x27s path rules for a file system\x27s FileRef: absolute, no `..`, no trailing slash. */
 function normalize(path) {
@@ -20,7 +19,7 @@ function normalize(path) {
 }
 
 /** Whether cx.io refused a call before starting it (Chrome's callback rules). */
-const refused = (r) => r === -13 || r === -51;
+const refused = (r) => r === E.BLOCKS_MAIN_THREAD || r === E.NO_MESSAGE_LOOP;
 
 /** Frees what a FileRef held (its path var), given its state words at release. */
 export function freeRef(cx, fields) {
@@ -36,20 +35,20 @@ export function register(reg, cx) {
   const h = cx.h;
 
   const S = "PPB_FileSystem;1.0";
-  reg.def(S, "Create", "ii->i", (instance, type) => {
-    if (instance !== cx.instance || type < TYPES.EXTERNAL || type > TYPES.ISOLATED) return 0;
+  reg.def(S, "Create", (instance, type) => {
+    if (instance !== cx.instance || type < PP_FILESYSTEMTYPE.EXTERNAL || type > PP_FILESYSTEMTYPE.ISOLATED) return 0;
     return cx.vars.locked(() => {
       const id = cx.res.createLocked(KIND.FILE_SYSTEM);
       h[cx.res.base(id) + FIELDS + FS.TYPE] = type;
       return id;
     });
   });
-  reg.def(S, "IsFileSystem", "i->i", (res) => (at(res, KIND.FILE_SYSTEM) >= 0 ? 1 : 0));
-  reg.def(S, "GetType", "i->i", (res) => {
+  reg.def(S, "IsFileSystem", (res) => (at(res, KIND.FILE_SYSTEM) >= 0 ? 1 : 0));
+  reg.def(S, "GetType", (res) => {
     const b = at(res, KIND.FILE_SYSTEM);
     return b < 0 ? 0 : h[b + FS.TYPE];
   });
-  reg.def(S, "Open", "iIi->i", (res, _expected, cb) => {
+  reg.def(S, "Open", (res, _expected, cb) => {
     const b = at(res, KIND.FILE_SYSTEM);
     if (b < 0) return E.BADRESOURCE;
     // A file system is opened once.
@@ -81,27 +80,27 @@ export function register(reg, cx) {
     const path = cx.vars.toJS({ t: T.STRING, v: h[b + REF.PATH] });
     return { b, fs: h[b + REF.FS], type: h[b + REF.TYPE], path };
   };
-  const R = ["PPB_FileRef;1.0", "PPB_FileRef;1.1", "PPB_FileRef;1.2"];
-  reg.defAll(R, "Create", "ii->i", (fs, pathPtr) => {
+  const R = OFFERED.PPB_FileRef;
+  reg.defAll(R, "Create", (fs, pathPtr) => {
     const b = at(fs, KIND.FILE_SYSTEM);
     if (b < 0 || pathPtr === 0) return 0;
     const type = h[b + FS.TYPE];
-    if (type === TYPES.EXTERNAL) return 0; // only a browser could make those
+    if (type === PP_FILESYSTEMTYPE.EXTERNAL) return 0; // only a browser could make those
     const path = normalize(cx.mem.cstring(pathPtr));
     return path === null ? 0 : newRef(fs, type, path);
   });
-  reg.defAll(R, "IsFileRef", "i->i", (res) => (at(res, KIND.FILE_REF) >= 0 ? 1 : 0));
-  reg.defAll(R, "GetFileSystemType", "i->i", (res) => refOf(res)?.type ?? 0);
-  reg.defAll(R, "GetName", "ii->", (ret, res) => {
+  reg.defAll(R, "IsFileRef", (res) => (at(res, KIND.FILE_REF) >= 0 ? 1 : 0));
+  reg.defAll(R, "GetFileSystemType", (res) => refOf(res)?.type ?? 0);
+  reg.defAll(R, "GetName", (ret, res) => {
     const r = refOf(res);
     const name = !r ? null : r.path === "/" ? "/" : r.path.slice(r.path.lastIndexOf("/") + 1);
     cx.vars.write(ret, name === null ? { t: T.UNDEFINED, v: 0 } : cx.vars.fromJS(name));
   });
-  reg.defAll(R, "GetPath", "ii->", (ret, res) => {
+  reg.defAll(R, "GetPath", (ret, res) => {
     const r = refOf(res);
     cx.vars.write(ret, r ? cx.vars.fromJS(r.path) : { t: T.UNDEFINED, v: 0 });
   });
-  reg.defAll(R, "GetParent", "i->i", (res) => {
+  reg.defAll(R, "GetParent", (res) => {
     const r = refOf(res);
     if (!r) return 0;
     const cut = r.path.lastIndexOf("/");
@@ -112,20 +111,20 @@ export function register(reg, cx) {
     if (!r) return E.BADRESOURCE;
     return f(r);
   };
-  reg.def(R[0], "MakeDirectory", "iii->i", (res, ancestors, cb) =>
+  reg.def(R[0], "MakeDirectory", (res, ancestors, cb) =>
     withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, ancestors ? 1 : 0])),
   );
-  reg.def(R[1], "MakeDirectory", "iii->i", (res, ancestors, cb) =>
+  reg.def(R[1], "MakeDirectory", (res, ancestors, cb) =>
     withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, ancestors ? 1 : 0])),
   );
-  reg.def(R[2], "MakeDirectory", "iii->i", (res, flags, cb) =>
+  reg.def(R[2], "MakeDirectory", (res, flags, cb) =>
     withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, flags])),
   );
-  reg.defAll(R, "Touch", "iddi->i", (res, atime, mtime, cb) =>
+  reg.defAll(R, "Touch", (res, atime, mtime, cb) =>
     withRef(res, cb, (r) => cx.io(cb, "refTouch", [r.type, r.path, atime, mtime])),
   );
-  reg.defAll(R, "Delete", "ii->i", (res, cb) => withRef(res, cb, (r) => cx.io(cb, "refDelete", [r.type, r.path])));
-  reg.defAll(R, "Rename", "iii->i", (res, to, cb) =>
+  reg.defAll(R, "Delete", (res, cb) => withRef(res, cb, (r) => cx.io(cb, "refDelete", [r.type, r.path])));
+  reg.defAll(R, "Rename", (res, to, cb) =>
     withRef(res, cb, (r) => {
       const t = refOf(to);
       if (!t || t.type !== r.type) return E.BADARGUMENT;
@@ -133,12 +132,12 @@ export function register(reg, cx) {
     }),
   );
   for (const i of R.slice(1)) {
-    reg.def(i, "Query", "iii->i", (res, info, cb) =>
+    reg.def(i, "Query", (res, info, cb) =>
       withRef(res, cb, (r) => (info === 0 ? E.BADARGUMENT : cx.io(cb, "refQuery", [r.type, r.path, info]))),
     );
     // Entries come back as a payload; the app\x27s PP_ArrayOutput gets PP_DirectoryEntry
     // {file_ref, file_type} each, with a new FileRef for every entry.
-    reg.def(i, "ReadDirectoryEntries", "iii->i", (res, output, cb) =>
+    reg.def(i, "ReadDirectoryEntries", (res, output, cb) =>
       withRef(res, cb, (r) => {
         if (output === 0) return E.BADARGUMENT;
         const getBuffer = cx.mem.u32(output);
@@ -159,7 +158,7 @@ export function register(reg, cx) {
     );
   }
 
-  const I = ["PPB_FileIO;1.0", "PPB_FileIO;1.1"];
+  const I = OFFERED.PPB_FileIO;
   const fio = (res) => at(res, KIND.FILE_IO);
   const whenOpen = (res, f) => {
     const b = fio(res);
@@ -167,9 +166,9 @@ export function register(reg, cx) {
     if (h[b + FIO.OPEN] !== 2) return E.FAILED;
     return f(b);
   };
-  reg.defAll(I, "Create", "i->i", (instance) => (instance === cx.instance ? cx.res.create(KIND.FILE_IO) : 0));
-  reg.defAll(I, "IsFileIO", "i->i", (res) => (fio(res) >= 0 ? 1 : 0));
-  reg.defAll(I, "Open", "iiii->i", (res, ref, flags, cb) => {
+  reg.defAll(I, "Create", (instance) => (instance === cx.instance ? cx.res.create(KIND.FILE_IO) : 0));
+  reg.defAll(I, "IsFileIO", (res) => (fio(res) >= 0 ? 1 : 0));
+  reg.defAll(I, "Open", (res, ref, flags, cb) => {
     const b = fio(res);
     const r = refOf(ref);
     if (b < 0 || !r) return E.BADRESOURCE;
@@ -181,25 +180,25 @@ export function register(reg, cx) {
     if (refused(code)) Atomics.store(h, b + FIO.OPEN, 0);
     return code;
   });
-  reg.defAll(I, "Query", "iii->i", (res, info, cb) =>
+  reg.defAll(I, "Query", (res, info, cb) =>
     whenOpen(res, () => (info === 0 ? E.BADARGUMENT : cx.io(cb, "ioQuery", [res, info]))),
   );
-  reg.defAll(I, "Touch", "iddi->i", (res, atime, mtime, cb) => whenOpen(res, () => cx.io(cb, "ioTouch", [res, atime, mtime])));
-  reg.defAll(I, "Read", "iIiii->i", (res, offset, buf, n, cb) =>
+  reg.defAll(I, "Touch", (res, atime, mtime, cb) => whenOpen(res, () => cx.io(cb, "ioTouch", [res, atime, mtime])));
+  reg.defAll(I, "Read", (res, offset, buf, n, cb) =>
     whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, "ioRead", [res, Number(offset), buf, n]))),
   );
-  reg.defAll(I, "Write", "iIiii->i", (res, offset, buf, n, cb) =>
+  reg.defAll(I, "Write", (res, offset, buf, n, cb) =>
     whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, "ioWrite", [res, Number(offset), buf, n]))),
   );
-  reg.defAll(I, "SetLength", "iIi->i", (res, len, cb) => whenOpen(res, () => cx.io(cb, "ioSetLength", [res, Number(len)])));
-  reg.defAll(I, "Flush", "ii->i", (res, cb) => whenOpen(res, () => cx.io(cb, "ioFlush", [res])));
-  reg.defAll(I, "Close", "i->", (res) => {
+  reg.defAll(I, "SetLength", (res, len, cb) => whenOpen(res, () => cx.io(cb, "ioSetLength", [res, Number(len)])));
+  reg.defAll(I, "Flush", (res, cb) => whenOpen(res, () => cx.io(cb, "ioFlush", [res])));
+  reg.defAll(I, "Close", (res) => {
     const b = fio(res);
     if (b < 0) return;
     Atomics.store(h, b + FIO.OPEN, 3); // closed: nothing more on it
     cx.ioTell("ioClose", [res]);
   });
-  reg.def(I[1], "ReadToArray", "iIiii->i", (res, offset, max, output, cb) =>
+  reg.def(I[1], "ReadToArray", (res, offset, max, output, cb) =>
     whenOpen(res, () => {
       if (max < 0 || offset < 0n || output === 0) return E.BADARGUMENT;
       const getBuffer = cx.mem.u32(output);

@@ -17,8 +17,8 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { threadFrame } from "./graphics.js";
+import { PP_ERROR as E } from "../contract.js";
 
-const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, INPROGRESS: -11, BLOCKS_MAIN_THREAD: -13, NO_MESSAGE_LOOP: -51, WRONG_THREAD: -52 };
 const G3 = { W: 0, H: 1, TID: 2 };
 const MAX_SIDE = 16384;
 
@@ -344,7 +344,7 @@ export function register(reg, cx) {
   // --- PPB_Graphics3D;1.0 -----------------------------------------------------------------
   const G3D = "PPB_Graphics3D;1.0";
   const MAX = { [A.WIDTH]: MAX_SIDE, [A.HEIGHT]: MAX_SIDE, [A.ALPHA_SIZE]: 8, [A.BLUE_SIZE]: 8, [A.GREEN_SIZE]: 8, [A.RED_SIZE]: 8, [A.DEPTH_SIZE]: 24, [A.STENCIL_SIZE]: 8, [A.SAMPLES]: 4, [A.SAMPLE_BUFFERS]: 1 };
-  reg.def(G3D, "GetAttribMaxValue", "iii->i", (_instance, attribute, value) => {
+  reg.def(G3D, "GetAttribMaxValue", (_instance, attribute, value) => {
     const v = MAX[attribute];
     if (v === undefined || value === 0) return E.BADARGUMENT;
     cx.mem.setI32(value, v);
@@ -361,7 +361,7 @@ export function register(reg, cx) {
     }
     return null;
   };
-  reg.def(G3D, "Create", "iii->i", (instance, _share, list) => {
+  reg.def(G3D, "Create", (instance, _share, list) => {
     if (instance !== cx.instance) return 0;
     const a = attribs(list);
     if (!a) return 0;
@@ -405,8 +405,8 @@ export function register(reg, cx) {
     states.set(res, new GlState(res, canvas, gl, extNames.sort().join(" ")));
     return res;
   });
-  reg.def(G3D, "IsGraphics3D", "i->i", (res) => (fieldsOf(res) >= 0 ? 1 : 0));
-  reg.def(G3D, "GetAttribs", "ii->i", (res, list) => {
+  reg.def(G3D, "IsGraphics3D", (res) => (fieldsOf(res) >= 0 ? 1 : 0));
+  reg.def(G3D, "GetAttribs", (res, list) => {
     const b = fieldsOf(res);
     if (b < 0) return E.BADRESOURCE;
     if (list === 0) return E.BADARGUMENT;
@@ -453,17 +453,17 @@ export function register(reg, cx) {
     }
     return E.BADARGUMENT;
   });
-  reg.def(G3D, "SetAttribs", "ii->i", (res, list) => {
+  reg.def(G3D, "SetAttribs", (res, list) => {
     if (fieldsOf(res) < 0) return E.BADRESOURCE;
     // Only the swap behaviour was settable in Chrome, and WebGL fixes it at creation.
     return attribs(list) ? E.OK : E.BADARGUMENT;
   });
-  reg.def(G3D, "GetError", "i->i", (res) => {
+  reg.def(G3D, "GetError", (res) => {
     if (fieldsOf(res) < 0) return E.BADRESOURCE;
     const s = states.get(res);
-    return s && s.gl.isContextLost() ? -50 : E.OK; // PP_ERROR_CONTEXT_LOST
+    return s && s.gl.isContextLost() ? E.CONTEXT_LOST : E.OK;
   });
-  reg.def(G3D, "ResizeBuffers", "iii->i", (res, w, h) => {
+  reg.def(G3D, "ResizeBuffers", (res, w, h) => {
     const b = fieldsOf(res);
     if (b < 0) return E.BADRESOURCE;
     if (w < 0 || h < 0 || w > MAX_SIDE || h > MAX_SIDE) return E.BADARGUMENT;
@@ -475,7 +475,7 @@ export function register(reg, cx) {
     cx.h[b + G3.H] = s.canvas.height;
     return E.OK;
   });
-  reg.def(G3D, "SwapBuffers", "ii->i", (res, cb) => {
+  reg.def(G3D, "SwapBuffers", (res, cb) => {
     if (fieldsOf(res) < 0) return E.BADRESOURCE;
     const func = cx.mem.u32(cb);
     const userData = cx.mem.u32(cb + 4);
@@ -491,7 +491,7 @@ export function register(reg, cx) {
         s.swapping = false;
         cx.runCallback(func, userData, E.OK);
       });
-      return -1; // PP_OK_COMPLETIONPENDING
+      return E.COMPLETIONPENDING;
     }
     return threadFrame(cx, s, func, userData);
   });
@@ -569,7 +569,7 @@ export function register(reg, cx) {
         throw new Error(`no wrapper for ${f.length} parameters`);
     }
   };
-  const def = (iface) => (name, sig, f) => reg.def(iface, name, sig, on(f));
+  const def = (iface) => (name, f) => reg.def(iface, name, on(f));
   const gl2 = def("PPB_OpenGLES2;1.0");
 
   // Memory helpers: views of module memory, refreshed when it has grown.
@@ -634,40 +634,40 @@ export function register(reg, cx) {
     return r;
   };
 
-  gl2("ActiveTexture", "ii->", (s, t) => s.gl.activeTexture(t));
-  gl2("AttachShader", "iii->", (s, p, sh) => {
+  gl2("ActiveTexture", (s, t) => s.gl.activeTexture(t));
+  gl2("AttachShader", (s, p, sh) => {
     const a = prog(s, p);
     const b = prog(s, sh);
     if (a && b) s.gl.attachShader(a.obj, b.obj);
   });
-  gl2("BindAttribLocation", "iiii->", (s, p, index, name) => {
+  gl2("BindAttribLocation", (s, p, index, name) => {
     const a = prog(s, p);
     if (a) s.gl.bindAttribLocation(a.obj, index, cx.mem.cstring(name));
   });
-  gl2("BindBuffer", "iii->", (s, target, name) => {
+  gl2("BindBuffer", (s, target, name) => {
     const o = s.buffers.bind(name);
     s.gl.bindBuffer(target, o);
     if (target === GL.ARRAY_BUFFER) s.arrayBuffer = o;
     else if (target === GL.ELEMENT_ARRAY_BUFFER) s.vao.elements = o;
   });
-  gl2("BindFramebuffer", "iii->", (s, target, name) => s.gl.bindFramebuffer(target, s.framebuffers.bind(name)));
-  gl2("BindRenderbuffer", "iii->", (s, target, name) => s.gl.bindRenderbuffer(target, s.renderbuffers.bind(name)));
-  gl2("BindTexture", "iii->", (s, target, name) => s.gl.bindTexture(target, s.textures.bind(name)));
-  gl2("BlendColor", "iffff->", (s, r, g, b, a) => s.gl.blendColor(r, g, b, a));
-  gl2("BlendEquation", "ii->", (s, m) => s.gl.blendEquation(m));
-  gl2("BlendEquationSeparate", "iii->", (s, a, b) => s.gl.blendEquationSeparate(a, b));
-  gl2("BlendFunc", "iii->", (s, a, b) => s.gl.blendFunc(a, b));
-  gl2("BlendFuncSeparate", "iiiii->", (s, a, b, c, d) => s.gl.blendFuncSeparate(a, b, c, d));
+  gl2("BindFramebuffer", (s, target, name) => s.gl.bindFramebuffer(target, s.framebuffers.bind(name)));
+  gl2("BindRenderbuffer", (s, target, name) => s.gl.bindRenderbuffer(target, s.renderbuffers.bind(name)));
+  gl2("BindTexture", (s, target, name) => s.gl.bindTexture(target, s.textures.bind(name)));
+  gl2("BlendColor", (s, r, g, b, a) => s.gl.blendColor(r, g, b, a));
+  gl2("BlendEquation", (s, m) => s.gl.blendEquation(m));
+  gl2("BlendEquationSeparate", (s, a, b) => s.gl.blendEquationSeparate(a, b));
+  gl2("BlendFunc", (s, a, b) => s.gl.blendFunc(a, b));
+  gl2("BlendFuncSeparate", (s, a, b, c, d) => s.gl.blendFuncSeparate(a, b, c, d));
   /** Keeps a copy of an element array buffer's bytes (for client arrays' vertex counts). */
   const shadowOf = (s, target) => (target === GL.ELEMENT_ARRAY_BUFFER ? s.vao.elements : null);
-  gl2("BufferData", "iiiii->", (s, target, size, data, usage) => {
+  gl2("BufferData", (s, target, size, data, usage) => {
     if (size < 0) return s.error(GL.INVALID_VALUE);
     if (data === 0) s.gl.bufferData(target, size, usage);
     else s.gl.bufferData(target, u8(data, size), usage, data, size);
     const o = shadowOf(s, target);
     if (o) s.shadow.set(o, data === 0 ? new Uint8Array(size) : cx.mem.bytes(data, size));
   });
-  gl2("BufferSubData", "iiiii->", (s, target, offset, size, data) => {
+  gl2("BufferSubData", (s, target, offset, size, data) => {
     if (size < 0 || offset < 0) return s.error(GL.INVALID_VALUE);
     if (size === 0) return;
     s.gl.bufferSubData(target, offset, u8(data, size), data, size);
@@ -675,27 +675,27 @@ export function register(reg, cx) {
     const sh = o && s.shadow.get(o);
     if (sh && offset + size <= sh.length) sh.set(cx.mem.bytes(data, size), offset);
   });
-  gl2("CheckFramebufferStatus", "ii->i", (s, t) => s.gl.checkFramebufferStatus(t));
-  gl2("Clear", "ii->", (s, m) => s.gl.clear(m));
-  gl2("ClearColor", "iffff->", (s, r, g, b, a) => s.gl.clearColor(r, g, b, a));
-  gl2("ClearDepthf", "if->", (s, d) => s.gl.clearDepth(d));
-  gl2("ClearStencil", "ii->", (s, v) => s.gl.clearStencil(v));
-  gl2("ColorMask", "iiiii->", (s, r, g, b, a) => s.gl.colorMask(!!r, !!g, !!b, !!a));
-  gl2("CompileShader", "ii->", (s, sh) => {
+  gl2("CheckFramebufferStatus", (s, t) => s.gl.checkFramebufferStatus(t));
+  gl2("Clear", (s, m) => s.gl.clear(m));
+  gl2("ClearColor", (s, r, g, b, a) => s.gl.clearColor(r, g, b, a));
+  gl2("ClearDepthf", (s, d) => s.gl.clearDepth(d));
+  gl2("ClearStencil", (s, v) => s.gl.clearStencil(v));
+  gl2("ColorMask", (s, r, g, b, a) => s.gl.colorMask(!!r, !!g, !!b, !!a));
+  gl2("CompileShader", (s, sh) => {
     const r = prog(s, sh);
     if (r) s.gl.compileShader(r.obj);
   });
-  gl2("CompressedTexImage2D", "iiiiiiiii->", (s, target, level, internal, w, h, border, size, data) => {
+  gl2("CompressedTexImage2D", (s, target, level, internal, w, h, border, size, data) => {
     if (size < 0) return s.error(GL.INVALID_VALUE);
     s.gl.compressedTexImage2D(target, level, internal, w, h, border, u8(data, size), data, size);
   });
-  gl2("CompressedTexSubImage2D", "iiiiiiiiii->", (s, target, level, x, y, w, h, format, size, data) => {
+  gl2("CompressedTexSubImage2D", (s, target, level, x, y, w, h, format, size, data) => {
     if (size < 0) return s.error(GL.INVALID_VALUE);
     s.gl.compressedTexSubImage2D(target, level, x, y, w, h, format, u8(data, size), data, size);
   });
-  gl2("CopyTexImage2D", "iiiiiiiii->", (s, t, l, f, x, y, w, h, b) => s.gl.copyTexImage2D(t, l, f, x, y, w, h, b));
-  gl2("CopyTexSubImage2D", "iiiiiiiii->", (s, t, l, xo, yo, x, y, w, h) => s.gl.copyTexSubImage2D(t, l, xo, yo, x, y, w, h));
-  gl2("CreateProgram", "i->i", (s) => {
+  gl2("CopyTexImage2D", (s, t, l, f, x, y, w, h, b) => s.gl.copyTexImage2D(t, l, f, x, y, w, h, b));
+  gl2("CopyTexSubImage2D", (s, t, l, xo, yo, x, y, w, h) => s.gl.copyTexSubImage2D(t, l, xo, yo, x, y, w, h));
+  gl2("CreateProgram", (s) => {
     const o = s.gl.createProgram();
     if (!o) return 0;
     const name = s.programs.gen();
@@ -703,7 +703,7 @@ export function register(reg, cx) {
     s.programs.objs.set(name, record(o, true));
     return name;
   });
-  gl2("CreateShader", "ii->i", (s, type) => {
+  gl2("CreateShader", (s, type) => {
     const o = s.gl.createShader(type);
     if (!o) return 0;
     const name = s.programs.gen();
@@ -711,7 +711,7 @@ export function register(reg, cx) {
     s.programs.objs.set(name, record(o, false));
     return name;
   });
-  gl2("CullFace", "ii->", (s, m) => s.gl.cullFace(m));
+  gl2("CullFace", (s, m) => s.gl.cullFace(m));
   const deleter = (table, del) => (s, n, ptr) => {
     if (n < 0) return s.error(GL.INVALID_VALUE);
     for (const name of names(ptr, n)) {
@@ -724,33 +724,33 @@ export function register(reg, cx) {
       }
     }
   };
-  gl2("DeleteBuffers", "iii->", deleter("buffers", (s, o) => s.gl.deleteBuffer(o)));
-  gl2("DeleteFramebuffers", "iii->", deleter("framebuffers", (s, o) => s.gl.deleteFramebuffer(o)));
-  gl2("DeleteProgram", "ii->", (s, p) => {
+  gl2("DeleteBuffers", deleter("buffers", (s, o) => s.gl.deleteBuffer(o)));
+  gl2("DeleteFramebuffers", deleter("framebuffers", (s, o) => s.gl.deleteFramebuffer(o)));
+  gl2("DeleteProgram", (s, p) => {
     const r = s.programs.get(p);
     if (!r) return p === 0 ? undefined : s.error(GL.INVALID_VALUE);
     s.programs.delete(p);
     s.gl.deleteProgram(r.obj);
     if (s.program === r) s.program = null;
   });
-  gl2("DeleteRenderbuffers", "iii->", deleter("renderbuffers", (s, o) => s.gl.deleteRenderbuffer(o)));
-  gl2("DeleteShader", "ii->", (s, sh) => {
+  gl2("DeleteRenderbuffers", deleter("renderbuffers", (s, o) => s.gl.deleteRenderbuffer(o)));
+  gl2("DeleteShader", (s, sh) => {
     const r = s.programs.get(sh);
     if (!r) return sh === 0 ? undefined : s.error(GL.INVALID_VALUE);
     s.programs.delete(sh);
     s.gl.deleteShader(r.obj);
   });
-  gl2("DeleteTextures", "iii->", deleter("textures", (s, o) => s.gl.deleteTexture(o)));
-  gl2("DepthFunc", "ii->", (s, f) => s.gl.depthFunc(f));
-  gl2("DepthMask", "ii->", (s, f) => s.gl.depthMask(!!f));
-  gl2("DepthRangef", "iff->", (s, n, f) => s.gl.depthRange(n, f));
-  gl2("DetachShader", "iii->", (s, p, sh) => {
+  gl2("DeleteTextures", deleter("textures", (s, o) => s.gl.deleteTexture(o)));
+  gl2("DepthFunc", (s, f) => s.gl.depthFunc(f));
+  gl2("DepthMask", (s, f) => s.gl.depthMask(!!f));
+  gl2("DepthRangef", (s, n, f) => s.gl.depthRange(n, f));
+  gl2("DetachShader", (s, p, sh) => {
     const a = prog(s, p);
     const b = prog(s, sh);
     if (a && b) s.gl.detachShader(a.obj, b.obj);
   });
-  gl2("Disable", "ii->", (s, c) => s.gl.disable(c));
-  gl2("DisableVertexAttribArray", "ii->", (s, i) => {
+  gl2("Disable", (s, c) => s.gl.disable(c));
+  gl2("DisableVertexAttribArray", (s, i) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
     s.vao.attribs[i].enabled = false;
     s.vao.recount();
@@ -824,30 +824,30 @@ export function register(reg, cx) {
     else gl.drawElementsInstanced(mode, count, type, offset, instances);
     if (clientIndices) gl.bindBuffer(GL.ELEMENT_ARRAY_BUFFER, null);
   };
-  gl2("DrawArrays", "iiii->", (s, mode, first, count) => drawArrays(s, mode, first, count, undefined));
-  gl2("DrawElements", "iiiii->", (s, mode, count, type, indices) => drawElements(s, mode, count, type, indices, undefined));
-  gl2("Enable", "ii->", (s, c) => s.gl.enable(c));
-  gl2("EnableVertexAttribArray", "ii->", (s, i) => {
+  gl2("DrawArrays", (s, mode, first, count) => drawArrays(s, mode, first, count, undefined));
+  gl2("DrawElements", (s, mode, count, type, indices) => drawElements(s, mode, count, type, indices, undefined));
+  gl2("Enable", (s, c) => s.gl.enable(c));
+  gl2("EnableVertexAttribArray", (s, i) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
     s.vao.attribs[i].enabled = true;
     s.vao.recount();
     s.gl.enableVertexAttribArray(i);
   });
-  gl2("Finish", "i->", (s) => s.gl.finish());
-  gl2("Flush", "i->", (s) => s.gl.flush());
-  gl2("FramebufferRenderbuffer", "iiiii->", (s, t, att, rt, rb) => s.gl.framebufferRenderbuffer(t, att, rt, s.renderbuffers.bind(rb)));
-  gl2("FramebufferTexture2D", "iiiiii->", (s, t, att, tt, tex, level) => s.gl.framebufferTexture2D(t, att, tt, s.textures.bind(tex), level));
-  gl2("FrontFace", "ii->", (s, m) => s.gl.frontFace(m));
+  gl2("Finish", (s) => s.gl.finish());
+  gl2("Flush", (s) => s.gl.flush());
+  gl2("FramebufferRenderbuffer", (s, t, att, rt, rb) => s.gl.framebufferRenderbuffer(t, att, rt, s.renderbuffers.bind(rb)));
+  gl2("FramebufferTexture2D", (s, t, att, tt, tex, level) => s.gl.framebufferTexture2D(t, att, tt, s.textures.bind(tex), level));
+  gl2("FrontFace", (s, m) => s.gl.frontFace(m));
   const generator = (table) => (s, n, ptr) => {
     if (n < 0) return s.error(GL.INVALID_VALUE);
     cx.mem.check(ptr, 4 * n);
     for (let k = 0; k < n; k++) cx.mem.setI32(ptr + 4 * k, s[table].gen());
   };
-  gl2("GenBuffers", "iii->", generator("buffers"));
-  gl2("GenerateMipmap", "ii->", (s, t) => s.gl.generateMipmap(t));
-  gl2("GenFramebuffers", "iii->", generator("framebuffers"));
-  gl2("GenRenderbuffers", "iii->", generator("renderbuffers"));
-  gl2("GenTextures", "iii->", generator("textures"));
+  gl2("GenBuffers", generator("buffers"));
+  gl2("GenerateMipmap", (s, t) => s.gl.generateMipmap(t));
+  gl2("GenFramebuffers", generator("framebuffers"));
+  gl2("GenRenderbuffers", generator("renderbuffers"));
+  gl2("GenTextures", generator("textures"));
   const active = (which) => (s, p, index, size, len, sizeOut, typeOut, name) => {
     const r = prog(s, p);
     if (!r) return;
@@ -857,16 +857,16 @@ export function register(reg, cx) {
     if (sizeOut) cx.mem.setI32(sizeOut, info.size);
     if (typeOut) cx.mem.setI32(typeOut, info.type);
   };
-  gl2("GetActiveAttrib", "iiiiiiii->", active("attrib"));
-  gl2("GetActiveUniform", "iiiiiiii->", active("uniform"));
-  gl2("GetAttachedShaders", "iiiii->", (s, p, max, count, out) => {
+  gl2("GetActiveAttrib", active("attrib"));
+  gl2("GetActiveUniform", active("uniform"));
+  gl2("GetAttachedShaders", (s, p, max, count, out) => {
     const r = prog(s, p);
     if (!r) return;
     const list = (s.gl.getAttachedShaders(r.obj) ?? []).slice(0, Math.max(0, max));
     list.forEach((o, k) => cx.mem.setI32(out + 4 * k, objName(o)));
     if (count) cx.mem.setI32(count, list.length);
   });
-  gl2("GetAttribLocation", "iii->i", (s, p, name) => {
+  gl2("GetAttribLocation", (s, p, name) => {
     const r = prog(s, p);
     return r ? s.gl.getAttribLocation(r.obj, cx.mem.cstring(name)) : -1;
   });
@@ -892,25 +892,25 @@ export function register(reg, cx) {
     }
     return numbers(gl.getParameter(pname));
   };
-  gl2("GetBooleanv", "iii->", (s, pname, out) => {
+  gl2("GetBooleanv", (s, pname, out) => {
     param(s, pname).forEach((x, k) => cx.mem.write(out + k, [x ? 1 : 0]));
   });
-  gl2("GetBufferParameteriv", "iiii->", (s, t, pname, out) => cx.mem.setI32(out, s.gl.getBufferParameter(t, pname) ?? 0));
-  gl2("GetError", "i->i", (s) => {
+  gl2("GetBufferParameteriv", (s, t, pname, out) => cx.mem.setI32(out, s.gl.getBufferParameter(t, pname) ?? 0));
+  gl2("GetError", (s) => {
     const e = s.err;
     s.err = GL.NO_ERROR;
     return e !== GL.NO_ERROR ? e : s.gl.getError();
   });
-  gl2("GetFloatv", "iii->", (s, pname, out) => {
+  gl2("GetFloatv", (s, pname, out) => {
     param(s, pname).forEach((x, k) => cx.mem.setF32(out + 4 * k, x));
   });
-  gl2("GetFramebufferAttachmentParameteriv", "iiiii->", (s, t, att, pname, out) => {
+  gl2("GetFramebufferAttachmentParameteriv", (s, t, att, pname, out) => {
     cx.mem.setI32(out, numbers(s.gl.getFramebufferAttachmentParameter(t, att, pname))[0]);
   });
-  gl2("GetIntegerv", "iii->", (s, pname, out) => {
+  gl2("GetIntegerv", (s, pname, out) => {
     param(s, pname).forEach((x, k) => cx.mem.setI32(out + 4 * k, Math.round(x)));
   });
-  gl2("GetProgramiv", "iiii->", (s, p, pname, out) => {
+  gl2("GetProgramiv", (s, p, pname, out) => {
     const r = prog(s, p);
     if (!r) return;
     const gl = s.gl;
@@ -932,12 +932,12 @@ export function register(reg, cx) {
     }
     cx.mem.setI32(out, v);
   });
-  gl2("GetProgramInfoLog", "iiiii->", (s, p, size, len, out) => {
+  gl2("GetProgramInfoLog", (s, p, size, len, out) => {
     const r = prog(s, p);
     if (r) putString(s.gl.getProgramInfoLog(r.obj), size, len, out);
   });
-  gl2("GetRenderbufferParameteriv", "iiii->", (s, t, pname, out) => cx.mem.setI32(out, s.gl.getRenderbufferParameter(t, pname) ?? 0));
-  gl2("GetShaderiv", "iiii->", (s, sh, pname, out) => {
+  gl2("GetRenderbufferParameteriv", (s, t, pname, out) => cx.mem.setI32(out, s.gl.getRenderbufferParameter(t, pname) ?? 0));
+  gl2("GetShaderiv", (s, sh, pname, out) => {
     const r = prog(s, sh);
     if (!r) return;
     const gl = s.gl;
@@ -954,11 +954,11 @@ export function register(reg, cx) {
     }
     cx.mem.setI32(out, v);
   });
-  gl2("GetShaderInfoLog", "iiiii->", (s, sh, size, len, out) => {
+  gl2("GetShaderInfoLog", (s, sh, size, len, out) => {
     const r = prog(s, sh);
     if (r) putString(s.gl.getShaderInfoLog(r.obj), size, len, out);
   });
-  gl2("GetShaderPrecisionFormat", "iiiii->", (s, shaderType, precisionType, range, precision) => {
+  gl2("GetShaderPrecisionFormat", (s, shaderType, precisionType, range, precision) => {
     const f = s.gl.getShaderPrecisionFormat(shaderType, precisionType);
     if (!f) return;
     if (range) {
@@ -967,11 +967,11 @@ export function register(reg, cx) {
     }
     if (precision) cx.mem.setI32(precision, f.precision);
   });
-  gl2("GetShaderSource", "iiiii->", (s, sh, size, len, out) => {
+  gl2("GetShaderSource", (s, sh, size, len, out) => {
     const r = prog(s, sh);
     if (r) putString(s.gl.getShaderSource(r.obj), size, len, out);
   });
-  gl2("GetString", "ii->i", (s, name) => {
+  gl2("GetString", (s, name) => {
     if (name === GL.EXTENSIONS) return cstr(s.extNames);
     const t = STRINGS[name];
     if (t === undefined) {
@@ -980,8 +980,8 @@ export function register(reg, cx) {
     }
     return cstr(t);
   });
-  gl2("GetTexParameterfv", "iiii->", (s, t, pname, out) => cx.mem.setF32(out, s.gl.getTexParameter(t, pname) ?? 0));
-  gl2("GetTexParameteriv", "iiii->", (s, t, pname, out) => {
+  gl2("GetTexParameterfv", (s, t, pname, out) => cx.mem.setF32(out, s.gl.getTexParameter(t, pname) ?? 0));
+  gl2("GetTexParameteriv", (s, t, pname, out) => {
     const v = s.gl.getTexParameter(t, pname);
     cx.mem.setI32(out, numbers(v)[0]);
   });
@@ -995,9 +995,9 @@ export function register(reg, cx) {
     const list = typeof v === "number" || typeof v === "boolean" ? [Number(v)] : Array.from(v ?? [], Number);
     list.forEach((x, k) => (float ? cx.mem.setF32(out + 4 * k, x) : cx.mem.setI32(out + 4 * k, x)));
   };
-  gl2("GetUniformfv", "iiii->", getUniform(true));
-  gl2("GetUniformiv", "iiii->", getUniform(false));
-  gl2("GetUniformLocation", "iii->i", (s, p, namePtr) => {
+  gl2("GetUniformfv", getUniform(true));
+  gl2("GetUniformiv", getUniform(false));
+  gl2("GetUniformLocation", (s, p, namePtr) => {
     const r = prog(s, p);
     if (!r) return -1;
     const name = cx.mem.cstring(namePtr);
@@ -1009,35 +1009,35 @@ export function register(reg, cx) {
     r.locByName.set(name, r.locs.length - 1);
     return r.locs.length - 1;
   });
-  gl2("GetVertexAttribfv", "iiii->", (s, i, pname, out) => {
+  gl2("GetVertexAttribfv", (s, i, pname, out) => {
     const v = s.gl.getVertexAttrib(i, pname);
     numbers(v).forEach((x, k) => cx.mem.setF32(out + 4 * k, x));
   });
-  gl2("GetVertexAttribiv", "iiii->", (s, i, pname, out) => {
+  gl2("GetVertexAttribiv", (s, i, pname, out) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
     if (pname === GL.VERTEX_ATTRIB_ARRAY_BUFFER_BINDING && s.vao.attribs[i].client) return cx.mem.setI32(out, 0);
     const v = s.gl.getVertexAttrib(i, pname);
     numbers(v).forEach((x, k) => cx.mem.setI32(out + 4 * k, Math.trunc(x)));
   });
-  gl2("GetVertexAttribPointerv", "iiii->", (s, i, pname, out) => {
+  gl2("GetVertexAttribPointerv", (s, i, pname, out) => {
     if (i >= s.maxAttribs) return s.error(GL.INVALID_VALUE);
     if (pname !== GL.VERTEX_ATTRIB_ARRAY_POINTER) return s.error(GL.INVALID_ENUM);
     cx.mem.setI32(out, s.vao.attribs[i].ptr);
   });
-  gl2("Hint", "iii->", (s, t, m) => s.gl.hint(t, m));
+  gl2("Hint", (s, t, m) => s.gl.hint(t, m));
   const is = (table, test) => (s, name) => {
     const o = s[table].get(name);
     return o && test(s.gl, o) ? 1 : 0;
   };
-  gl2("IsBuffer", "ii->i", is("buffers", (gl, o) => gl.isBuffer(o)));
-  gl2("IsEnabled", "ii->i", (s, c) => (s.gl.isEnabled(c) ? 1 : 0));
-  gl2("IsFramebuffer", "ii->i", is("framebuffers", (gl, o) => gl.isFramebuffer(o)));
-  gl2("IsProgram", "ii->i", is("programs", (gl, r) => r.isProgram && gl.isProgram(r.obj)));
-  gl2("IsRenderbuffer", "ii->i", is("renderbuffers", (gl, o) => gl.isRenderbuffer(o)));
-  gl2("IsShader", "ii->i", is("programs", (gl, r) => !r.isProgram && gl.isShader(r.obj)));
-  gl2("IsTexture", "ii->i", is("textures", (gl, o) => gl.isTexture(o)));
-  gl2("LineWidth", "if->", (s, w) => s.gl.lineWidth(w));
-  gl2("LinkProgram", "ii->", (s, p) => {
+  gl2("IsBuffer", is("buffers", (gl, o) => gl.isBuffer(o)));
+  gl2("IsEnabled", (s, c) => (s.gl.isEnabled(c) ? 1 : 0));
+  gl2("IsFramebuffer", is("framebuffers", (gl, o) => gl.isFramebuffer(o)));
+  gl2("IsProgram", is("programs", (gl, r) => r.isProgram && gl.isProgram(r.obj)));
+  gl2("IsRenderbuffer", is("renderbuffers", (gl, o) => gl.isRenderbuffer(o)));
+  gl2("IsShader", is("programs", (gl, r) => !r.isProgram && gl.isShader(r.obj)));
+  gl2("IsTexture", is("textures", (gl, o) => gl.isTexture(o)));
+  gl2("LineWidth", (s, w) => s.gl.lineWidth(w));
+  gl2("LinkProgram", (s, p) => {
     const r = prog(s, p);
     if (!r) return;
     s.gl.linkProgram(r.obj);
@@ -1045,13 +1045,13 @@ export function register(reg, cx) {
     r.locs = [];
     r.locByName.clear();
   });
-  gl2("PixelStorei", "iii->", (s, pname, v) => {
+  gl2("PixelStorei", (s, pname, v) => {
     if (pname === GL.UNPACK_ALIGNMENT) s.unpackAlign = v;
     if (pname === GL.PACK_ALIGNMENT) s.packAlign = v;
     s.gl.pixelStorei(pname, v);
   });
-  gl2("PolygonOffset", "iff->", (s, f, u) => s.gl.polygonOffset(f, u));
-  gl2("ReadPixels", "iiiiiiii->", (s, x, y, w, h, format, type, out) => {
+  gl2("PolygonOffset", (s, f, u) => s.gl.polygonOffset(f, u));
+  gl2("ReadPixels", (s, x, y, w, h, format, type, out) => {
     if (w < 0 || h < 0) return s.error(GL.INVALID_VALUE);
     const bytes = imageBytes(w, h, format, type, s.packAlign);
     if (bytes === 0) return;
@@ -1059,12 +1059,12 @@ export function register(reg, cx) {
     s.gl.readPixels(x, y, w, h, format, type, view);
     if (view.buffer !== cx.mem.buffer) cx.mem.write(out, new Uint8Array(view.buffer, 0, bytes));
   });
-  gl2("ReleaseShaderCompiler", "i->", (_s) => {});
-  gl2("RenderbufferStorage", "iiiii->", (s, t, f, w, h) => s.gl.renderbufferStorage(t, f === GL.DEPTH_STENCIL ? GL.DEPTH24_STENCIL8 : f, w, h));
-  gl2("SampleCoverage", "ifi->", (s, v, inv) => s.gl.sampleCoverage(v, !!inv));
-  gl2("Scissor", "iiiii->", (s, x, y, w, h) => s.gl.scissor(x, y, w, h));
-  gl2("ShaderBinary", "iiiiii->", (s, _n, _shaders, _format, _binary, _length) => s.error(GL.INVALID_ENUM));
-  gl2("ShaderSource", "iiiii->", (s, sh, count, strs, lens) => {
+  gl2("ReleaseShaderCompiler", (_s) => {});
+  gl2("RenderbufferStorage", (s, t, f, w, h) => s.gl.renderbufferStorage(t, f === GL.DEPTH_STENCIL ? GL.DEPTH24_STENCIL8 : f, w, h));
+  gl2("SampleCoverage", (s, v, inv) => s.gl.sampleCoverage(v, !!inv));
+  gl2("Scissor", (s, x, y, w, h) => s.gl.scissor(x, y, w, h));
+  gl2("ShaderBinary", (s, _n, _shaders, _format, _binary, _length) => s.error(GL.INVALID_ENUM));
+  gl2("ShaderSource", (s, sh, count, strs, lens) => {
     const r = prog(s, sh);
     if (!r) return;
     if (count < 0) return s.error(GL.INVALID_VALUE);
@@ -1076,12 +1076,12 @@ export function register(reg, cx) {
     }
     s.gl.shaderSource(r.obj, src);
   });
-  gl2("StencilFunc", "iiii->", (s, f, ref, mask) => s.gl.stencilFunc(f, ref, mask));
-  gl2("StencilFuncSeparate", "iiiii->", (s, face, f, ref, mask) => s.gl.stencilFuncSeparate(face, f, ref, mask));
-  gl2("StencilMask", "ii->", (s, m) => s.gl.stencilMask(m));
-  gl2("StencilMaskSeparate", "iii->", (s, face, m) => s.gl.stencilMaskSeparate(face, m));
-  gl2("StencilOp", "iiii->", (s, a, b, c) => s.gl.stencilOp(a, b, c));
-  gl2("StencilOpSeparate", "iiiii->", (s, face, a, b, c) => s.gl.stencilOpSeparate(face, a, b, c));
+  gl2("StencilFunc", (s, f, ref, mask) => s.gl.stencilFunc(f, ref, mask));
+  gl2("StencilFuncSeparate", (s, face, f, ref, mask) => s.gl.stencilFuncSeparate(face, f, ref, mask));
+  gl2("StencilMask", (s, m) => s.gl.stencilMask(m));
+  gl2("StencilMaskSeparate", (s, face, m) => s.gl.stencilMaskSeparate(face, m));
+  gl2("StencilOp", (s, a, b, c) => s.gl.stencilOp(a, b, c));
+  gl2("StencilOpSeparate", (s, face, a, b, c) => s.gl.stencilOpSeparate(face, a, b, c));
   /** The pixels at `ptr` for a TexImage, swizzled from BGRA when asked. */
   const texPixels = (s, f, w, h, format, ptr) => {
     if (ptr === 0) return null;
@@ -1097,16 +1097,16 @@ export function register(reg, cx) {
     }
     return c;
   };
-  gl2("TexImage2D", "iiiiiiiiii->", (s, target, level, internal, w, h, border, format, type, pixels) => {
+  gl2("TexImage2D", (s, target, level, internal, w, h, border, format, type, pixels) => {
     if (w < 0 || h < 0) return s.error(GL.INVALID_VALUE);
     const f = texFormat(internal, format, type);
     s.gl.texImage2D(target, level, f.internal, w, h, border, f.format, f.type, texPixels(s, f, w, h, format, pixels));
   });
-  gl2("TexParameterf", "iiif->", (s, t, p, v) => s.gl.texParameterf(t, p, v));
-  gl2("TexParameterfv", "iiii->", (s, t, p, v) => s.gl.texParameterf(t, p, f32s(v, 1)[0]));
-  gl2("TexParameteri", "iiii->", (s, t, p, v) => s.gl.texParameteri(t, p, v));
-  gl2("TexParameteriv", "iiii->", (s, t, p, v) => s.gl.texParameteri(t, p, i32s(v, 1)[0]));
-  gl2("TexSubImage2D", "iiiiiiiiii->", (s, target, level, x, y, w, h, format, type, pixels) => {
+  gl2("TexParameterf", (s, t, p, v) => s.gl.texParameterf(t, p, v));
+  gl2("TexParameterfv", (s, t, p, v) => s.gl.texParameterf(t, p, f32s(v, 1)[0]));
+  gl2("TexParameteri", (s, t, p, v) => s.gl.texParameteri(t, p, v));
+  gl2("TexParameteriv", (s, t, p, v) => s.gl.texParameteri(t, p, i32s(v, 1)[0]));
+  gl2("TexSubImage2D", (s, target, level, x, y, w, h, format, type, pixels) => {
     if (w < 0 || h < 0) return s.error(GL.INVALID_VALUE);
     const f = texFormat(format, format, type);
     const data = texPixels(s, f, w, h, format, pixels);
@@ -1121,8 +1121,6 @@ export function register(reg, cx) {
     return l;
   };
   for (const n of [1, 2, 3, 4]) {
-    const sig = "iif".replace("f", "f".repeat(n)) + "->";
-    const sigI = "ii" + "i".repeat(n) + "->";
     const set = (k) => `uniform${n}${k}`;
     const scalar = (k) => {
       switch (n) {
@@ -1136,25 +1134,25 @@ export function register(reg, cx) {
           return (s, loc, a, b, c, d) => (loc = U(s, loc)) && s.gl[set(k)](loc, a, b, c, d);
       }
     };
-    gl2(`Uniform${n}f`, sig, scalar("f"));
-    gl2(`Uniform${n}i`, sigI, scalar("i"));
-    gl2(`Uniform${n}fv`, "iiii->", (s, loc, count, v) => {
+    gl2(`Uniform${n}f`, scalar("f"));
+    gl2(`Uniform${n}i`, scalar("i"));
+    gl2(`Uniform${n}fv`, (s, loc, count, v) => {
       const l = U(s, loc);
       if (l && count > 0) s.gl[`uniform${n}fv`](l, f32s(v, n * count));
     });
-    gl2(`Uniform${n}iv`, "iiii->", (s, loc, count, v) => {
+    gl2(`Uniform${n}iv`, (s, loc, count, v) => {
       const l = U(s, loc);
       if (l && count > 0) s.gl[`uniform${n}iv`](l, i32s(v, n * count));
     });
   }
   for (const n of [2, 3, 4]) {
-    gl2(`UniformMatrix${n}fv`, "iiiii->", (s, loc, count, transpose, v) => {
+    gl2(`UniformMatrix${n}fv`, (s, loc, count, transpose, v) => {
       const l = U(s, loc);
       // GLES 2 required transpose to be false; WebGL 2 accepts either.
       if (l && count > 0) s.gl[`uniformMatrix${n}fv`](l, !!transpose, f32s(v, n * n * count));
     });
   }
-  gl2("UseProgram", "ii->", (s, p) => {
+  gl2("UseProgram", (s, p) => {
     if (p === 0) {
       s.program = null;
       return s.gl.useProgram(null);
@@ -1164,19 +1162,19 @@ export function register(reg, cx) {
     s.program = r;
     s.gl.useProgram(r.obj);
   });
-  gl2("ValidateProgram", "ii->", (s, p) => {
+  gl2("ValidateProgram", (s, p) => {
     const r = prog(s, p);
     if (r) s.gl.validateProgram(r.obj);
   });
-  gl2("VertexAttrib1f", "iif->", (s, i, x) => s.gl.vertexAttrib1f(i, x));
-  gl2("VertexAttrib1fv", "iii->", (s, i, v) => s.gl.vertexAttrib1fv(i, f32s(v, 1)));
-  gl2("VertexAttrib2f", "iiff->", (s, i, x, y) => s.gl.vertexAttrib2f(i, x, y));
-  gl2("VertexAttrib2fv", "iii->", (s, i, v) => s.gl.vertexAttrib2fv(i, f32s(v, 2)));
-  gl2("VertexAttrib3f", "iifff->", (s, i, x, y, z) => s.gl.vertexAttrib3f(i, x, y, z));
-  gl2("VertexAttrib3fv", "iii->", (s, i, v) => s.gl.vertexAttrib3fv(i, f32s(v, 3)));
-  gl2("VertexAttrib4f", "iiffff->", (s, i, x, y, z, w) => s.gl.vertexAttrib4f(i, x, y, z, w));
-  gl2("VertexAttrib4fv", "iii->", (s, i, v) => s.gl.vertexAttrib4fv(i, f32s(v, 4)));
-  gl2("VertexAttribPointer", "iiiiiii->", (s, i, size, type, norm, stride, ptr) => {
+  gl2("VertexAttrib1f", (s, i, x) => s.gl.vertexAttrib1f(i, x));
+  gl2("VertexAttrib1fv", (s, i, v) => s.gl.vertexAttrib1fv(i, f32s(v, 1)));
+  gl2("VertexAttrib2f", (s, i, x, y) => s.gl.vertexAttrib2f(i, x, y));
+  gl2("VertexAttrib2fv", (s, i, v) => s.gl.vertexAttrib2fv(i, f32s(v, 2)));
+  gl2("VertexAttrib3f", (s, i, x, y, z) => s.gl.vertexAttrib3f(i, x, y, z));
+  gl2("VertexAttrib3fv", (s, i, v) => s.gl.vertexAttrib3fv(i, f32s(v, 3)));
+  gl2("VertexAttrib4f", (s, i, x, y, z, w) => s.gl.vertexAttrib4f(i, x, y, z, w));
+  gl2("VertexAttrib4fv", (s, i, v) => s.gl.vertexAttrib4fv(i, f32s(v, 4)));
+  gl2("VertexAttribPointer", (s, i, size, type, norm, stride, ptr) => {
     if (i >= s.maxAttribs || size < 1 || size > 4 || stride < 0) return s.error(GL.INVALID_VALUE);
     if (type === GL.FIXED) return s.error(GL.INVALID_ENUM);
     const a = s.vao.attribs[i];
@@ -1185,22 +1183,22 @@ export function register(reg, cx) {
     // A client array is pointed at its scratch buffer at each draw.
     if (!a.client) s.gl.vertexAttribPointer(i, size, type, !!norm, stride, ptr);
   });
-  gl2("Viewport", "iiiii->", (s, x, y, w, h) => s.gl.viewport(x, y, w, h));
+  gl2("Viewport", (s, x, y, w, h) => s.gl.viewport(x, y, w, h));
 
   // --- the extension interfaces -------------------------------------------------------------
   const inst = def("PPB_OpenGLES2InstancedArrays;1.0");
-  inst("DrawArraysInstancedANGLE", "iiiii->", (s, mode, first, count, n) => drawArrays(s, mode, first, count, n));
-  inst("DrawElementsInstancedANGLE", "iiiiii->", (s, mode, count, type, indices, n) => drawElements(s, mode, count, type, indices, n));
-  inst("VertexAttribDivisorANGLE", "iii->", (s, i, d) => s.gl.vertexAttribDivisor(i, d));
-  def("PPB_OpenGLES2FramebufferBlit;1.0")("BlitFramebufferEXT", "iiiiiiiiiii->", (s, a, b, c, d, e, f, g, h, mask, filter) =>
+  inst("DrawArraysInstancedANGLE", (s, mode, first, count, n) => drawArrays(s, mode, first, count, n));
+  inst("DrawElementsInstancedANGLE", (s, mode, count, type, indices, n) => drawElements(s, mode, count, type, indices, n));
+  inst("VertexAttribDivisorANGLE", (s, i, d) => s.gl.vertexAttribDivisor(i, d));
+  def("PPB_OpenGLES2FramebufferBlit;1.0")("BlitFramebufferEXT", (s, a, b, c, d, e, f, g, h, mask, filter) =>
     s.gl.blitFramebuffer(a, b, c, d, e, f, g, h, mask, filter),
   );
-  def("PPB_OpenGLES2FramebufferMultisample;1.0")("RenderbufferStorageMultisampleEXT", "iiiiii->", (s, t, samples, f, w, h) =>
+  def("PPB_OpenGLES2FramebufferMultisample;1.0")("RenderbufferStorageMultisampleEXT", (s, t, samples, f, w, h) =>
     s.gl.renderbufferStorageMultisample(t, samples, f, w, h),
   );
   // Chrome's optional behaviours (buffers on several targets, GL_FIXED attributes): WebGL
   // allows neither, so every feature is refused, as Chrome refused the ones it lacked.
-  def("PPB_OpenGLES2ChromiumEnableFeature;1.0")("EnableFeatureCHROMIUM", "ii->i", (_s, _feature) => 0);
+  def("PPB_OpenGLES2ChromiumEnableFeature;1.0")("EnableFeatureCHROMIUM", (_s, _feature) => 0);
 
   const mapSub = def("PPB_OpenGLES2ChromiumMapSub;1.0");
   const mapped = (s, bytes, unmap) => {
@@ -1226,15 +1224,15 @@ export function register(reg, cx) {
       cx.vars.locked(() => cx.heap.free(p, m.bytes));
     }
   };
-  mapSub("MapBufferSubDataCHROMIUM", "iiiii->i", (s, target, offset, size, access) => {
+  mapSub("MapBufferSubDataCHROMIUM", (s, target, offset, size, access) => {
     if (access !== GL.WRITE_ONLY) {
       s.error(GL.INVALID_ENUM);
       return 0;
     }
     return mapped(s, size, (p) => s.gl.bufferSubData(target, offset, u8(p, size), p, size));
   });
-  mapSub("UnmapBufferSubDataCHROMIUM", "ii->", unmapSub);
-  mapSub("MapTexSubImage2DCHROMIUM", "iiiiiiiiii->i", (s, target, level, x, y, w, h, format, type, access) => {
+  mapSub("UnmapBufferSubDataCHROMIUM", unmapSub);
+  mapSub("MapTexSubImage2DCHROMIUM", (s, target, level, x, y, w, h, format, type, access) => {
     if (access !== GL.WRITE_ONLY) {
       s.error(GL.INVALID_ENUM);
       return 0;
@@ -1245,19 +1243,19 @@ export function register(reg, cx) {
       s.gl.texSubImage2D(target, level, x, y, w, h, f.format, f.type, texPixels(s, f, w, h, format, p));
     });
   });
-  mapSub("UnmapTexSubImage2DCHROMIUM", "ii->", unmapSub);
+  mapSub("UnmapTexSubImage2DCHROMIUM", unmapSub);
 
   const q = def("PPB_OpenGLES2Query;1.0");
-  q("GenQueriesEXT", "iii->", generator("queries"));
-  q("DeleteQueriesEXT", "iii->", deleter("queries", (s, o) => s.gl.deleteQuery(o)));
-  q("IsQueryEXT", "ii->i", is("queries", (gl, o) => gl.isQuery(o)));
-  q("BeginQueryEXT", "iii->", (s, target, id) => s.gl.beginQuery(target, s.queries.bind(id)));
-  q("EndQueryEXT", "ii->", (s, target) => s.gl.endQuery(target));
-  q("GetQueryivEXT", "iiii->", (s, target, pname, out) => {
+  q("GenQueriesEXT", generator("queries"));
+  q("DeleteQueriesEXT", deleter("queries", (s, o) => s.gl.deleteQuery(o)));
+  q("IsQueryEXT", is("queries", (gl, o) => gl.isQuery(o)));
+  q("BeginQueryEXT", (s, target, id) => s.gl.beginQuery(target, s.queries.bind(id)));
+  q("EndQueryEXT", (s, target) => s.gl.endQuery(target));
+  q("GetQueryivEXT", (s, target, pname, out) => {
     const v = pname === GL.CURRENT_QUERY ? s.gl.getQuery(target, pname) : null;
     cx.mem.setI32(out, objName(v));
   });
-  q("GetQueryObjectuivEXT", "iiii->", (s, id, pname, out) => {
+  q("GetQueryObjectuivEXT", (s, id, pname, out) => {
     const o = s.queries.get(id);
     if (!o) return s.error(GL.INVALID_OPERATION);
     const v = s.gl.getQueryParameter(o, pname);
@@ -1265,8 +1263,8 @@ export function register(reg, cx) {
   });
 
   const vao = def("PPB_OpenGLES2VertexArrayObject;1.0");
-  vao("GenVertexArraysOES", "iii->", generator("vertexArrays"));
-  vao("DeleteVertexArraysOES", "iii->", (s, n, ptr) => {
+  vao("GenVertexArraysOES", generator("vertexArrays"));
+  vao("DeleteVertexArraysOES", (s, n, ptr) => {
     if (n < 0) return s.error(GL.INVALID_VALUE);
     for (const name of names(ptr, n)) {
       const o = s.vertexArrays.delete(name);
@@ -1275,14 +1273,14 @@ export function register(reg, cx) {
       s.gl.deleteVertexArray(o);
     }
   });
-  vao("IsVertexArrayOES", "ii->i", is("vertexArrays", (gl, o) => gl.isVertexArray(o)));
-  vao("BindVertexArrayOES", "ii->", (s, name) => {
+  vao("IsVertexArrayOES", is("vertexArrays", (gl, o) => gl.isVertexArray(o)));
+  vao("BindVertexArrayOES", (s, name) => {
     const o = s.vertexArrays.bind(name);
     if (o && !o.state) o.state = new VertexArray(s.maxAttribs);
     s.vao = o ? o.state : s.defaultVao;
     s.gl.bindVertexArray(o);
   });
-  def("PPB_OpenGLES2DrawBuffers(Dev);1.0")("DrawBuffersEXT", "iii->", (s, n, bufs) => {
+  def("PPB_OpenGLES2DrawBuffers(Dev);1.0")("DrawBuffersEXT", (s, n, bufs) => {
     if (n < 0) return s.error(GL.INVALID_VALUE);
     s.gl.drawBuffers(names(bufs, n));
   });

@@ -9,13 +9,13 @@
 import { FIELDS, KIND } from "../resources.js";
 import { BOUND } from "../shared.js";
 import * as loops from "./message_loop.js";
+import { OFFERED, PP_ERROR as E } from "../contract.js";
 
 const BGRA = 0; // PP_IMAGEDATAFORMAT_BGRA_PREMUL: Chrome's native format on little-endian
 const RGBA = 1;
 const IMG = { FORMAT: 0, W: 1, H: 2, STRIDE: 3, ADDR: 4, BYTES: 5 };
 const G2D = { W: 0, H: 1, OPAQUE: 2, SCALE: 3 };
 
-const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, INPROGRESS: -11, BLOCKS_MAIN_THREAD: -13, NO_MESSAGE_LOOP: -51 };
 const MAX_SIDE = 16384;
 
 const f32 = new Float32Array(1);
@@ -27,9 +27,9 @@ export function register(reg, cx) {
     return b < 0 ? -1 : b + FIELDS;
   };
   const I = "PPB_ImageData;1.0";
-  reg.def(I, "GetNativeImageDataFormat", "->i", () => BGRA);
-  reg.def(I, "IsImageDataFormatSupported", "i->i", (f) => (f === BGRA || f === RGBA ? 1 : 0));
-  reg.def(I, "Create", "iiii->i", (instance, format, sizePtr, _zero) => {
+  reg.def(I, "GetNativeImageDataFormat", () => BGRA);
+  reg.def(I, "IsImageDataFormatSupported", (f) => (f === BGRA || f === RGBA ? 1 : 0));
+  reg.def(I, "Create", (instance, format, sizePtr, _zero) => {
     if (instance !== cx.instance || (format !== BGRA && format !== RGBA) || sizePtr === 0) return 0;
     const w = cx.mem.i32(sizePtr);
     const h = cx.mem.i32(sizePtr + 4);
@@ -51,8 +51,8 @@ export function register(reg, cx) {
       return id;
     });
   });
-  reg.def(I, "IsImageData", "i->i", (res) => (imageAt(res) >= 0 ? 1 : 0));
-  reg.def(I, "Describe", "ii->i", (res, desc) => {
+  reg.def(I, "IsImageData", (res) => (imageAt(res) >= 0 ? 1 : 0));
+  reg.def(I, "Describe", (res, desc) => {
     const b = imageAt(res);
     if (b < 0 || desc === 0) return 0;
     // PP_ImageDataDesc {format, size {w, h}, stride}
@@ -62,11 +62,11 @@ export function register(reg, cx) {
     cx.mem.setI32(desc + 12, cx.h[b + IMG.STRIDE]);
     return 1;
   });
-  reg.def(I, "Map", "i->i", (res) => {
+  reg.def(I, "Map", (res) => {
     const b = imageAt(res);
     return b < 0 ? 0 : cx.h[b + IMG.ADDR];
   });
-  reg.def(I, "Unmap", "i->", (_res) => {});
+  reg.def(I, "Unmap", (_res) => {});
 
   /** The pixels of an image data as canvas RGBA (un-premultiplied), a copy. */
   const rgbaOf = (b) => {
@@ -96,8 +96,8 @@ export function register(reg, cx) {
     const b = cx.res.of(res, KIND.GRAPHICS_2D);
     return b < 0 ? -1 : b + FIELDS;
   };
-  const G = ["PPB_Graphics2D;1.0", "PPB_Graphics2D;1.1", "PPB_Graphics2D;1.2"];
-  reg.defAll(G, "Create", "iii->i", (instance, sizePtr, opaque) => {
+  const G = OFFERED.PPB_Graphics2D;
+  reg.defAll(G, "Create", (instance, sizePtr, opaque) => {
     if (instance !== cx.instance || sizePtr === 0) return 0;
     const w = cx.mem.i32(sizePtr);
     const h = cx.mem.i32(sizePtr + 4);
@@ -113,8 +113,8 @@ export function register(reg, cx) {
       return id;
     });
   });
-  reg.defAll(G, "IsGraphics2D", "i->i", (res) => (gAt(res) >= 0 ? 1 : 0));
-  reg.defAll(G, "Describe", "iii->i", (res, size, opaque) => {
+  reg.defAll(G, "IsGraphics2D", (res) => (gAt(res) >= 0 ? 1 : 0));
+  reg.defAll(G, "Describe", (res, size, opaque) => {
     const b = gAt(res);
     if (b < 0) return 0;
     if (size) {
@@ -126,7 +126,7 @@ export function register(reg, cx) {
   });
   /** The device's queue of painting operations, kept where the calls are made. */
   const ops = (res) => cx.gfx.device(res, () => ({ w: cx.h[gAt(res) + G2D.W], h: cx.h[gAt(res) + G2D.H] }));
-  reg.defAll(G, "PaintImageData", "iiii->", (res, image, topLeft, srcRect) => {
+  reg.defAll(G, "PaintImageData", (res, image, topLeft, srcRect) => {
     const b = imageAt(image);
     if (gAt(res) < 0 || b < 0 || topLeft === 0) return;
     const x = cx.mem.i32(topLeft);
@@ -135,17 +135,17 @@ export function register(reg, cx) {
     // The pixels are taken now: the app may change its image data before Flush.
     ops(res).queue.push({ op: "paint", image: rgbaOf(b), x, y, src });
   });
-  reg.defAll(G, "Scroll", "iii->", (res, clip, amount) => {
+  reg.defAll(G, "Scroll", (res, clip, amount) => {
     if (gAt(res) < 0 || amount === 0) return;
     const rect = clip ? [0, 4, 8, 12].map((o) => cx.mem.i32(clip + o)) : null;
     ops(res).queue.push({ op: "scroll", rect, dx: cx.mem.i32(amount), dy: cx.mem.i32(amount + 4) });
   });
-  reg.defAll(G, "ReplaceContents", "ii->", (res, image) => {
+  reg.defAll(G, "ReplaceContents", (res, image) => {
     const b = imageAt(image);
     if (gAt(res) < 0 || b < 0) return;
     ops(res).queue.push({ op: "replace", image: rgbaOf(b) });
   });
-  reg.defAll(G, "Flush", "ii->i", (res, cb) => {
+  reg.defAll(G, "Flush", (res, cb) => {
     if (gAt(res) < 0) return E.BADRESOURCE;
     const func = cx.mem.u32(cb);
     const userData = cx.mem.u32(cb + 4);
@@ -175,24 +175,24 @@ export function register(reg, cx) {
       d.flushing = false;
       cx.runCallback(func, userData, E.OK);
     });
-    return -1; // PP_OK_COMPLETIONPENDING
+    return E.COMPLETIONPENDING;
   });
   for (const i of G.slice(1)) {
-    reg.def(i, "SetScale", "if->i", (res, scale) => {
+    reg.def(i, "SetScale", (res, scale) => {
       const b = gAt(res);
       if (b < 0 || !(scale > 0)) return 0;
       f32[0] = scale;
       cx.h[b + G2D.SCALE] = f32i[0];
       return 1;
     });
-    reg.def(i, "GetScale", "i->f", (res) => {
+    reg.def(i, "GetScale", (res) => {
       const b = gAt(res);
       if (b < 0) return 0;
       f32i[0] = cx.h[b + G2D.SCALE];
       return f32[0];
     });
   }
-  reg.def(G[2], "SetLayerTransform", "ifii->i", (res, scale, _origin, _translate) =>
+  reg.def(G[2], "SetLayerTransform", (res, scale, _origin, _translate) =>
     gAt(res) >= 0 && scale > 0 ? 1 : 0,
   );
 }
@@ -212,7 +212,7 @@ export function threadFrame(cx, device, func, userData) {
     return E.OK;
   }
   loops.post(cx, cx.currentLoop, func, userData, E.OK, wait);
-  return -1; // PP_OK_COMPLETIONPENDING
+  return E.COMPLETIONPENDING;
 }
 
 /**

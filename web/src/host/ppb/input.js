@@ -6,6 +6,7 @@
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
 import { createIme, createTouch } from "./touch_ime.js";
+import { OFFERED, PP_INPUTEVENT_TYPE } from "../contract.js";
 
 // State words of an input event (after FIELDS). Wheel events reuse the mouse words.
 export const EV = {
@@ -35,27 +36,7 @@ export const EV = {
   SEL_END: 9,
 };
 
-export const TYPE = {
-  MOUSEDOWN: 0,
-  MOUSEUP: 1,
-  MOUSEMOVE: 2,
-  MOUSEENTER: 3,
-  MOUSELEAVE: 4,
-  WHEEL: 5,
-  RAWKEYDOWN: 6,
-  KEYDOWN: 7,
-  KEYUP: 8,
-  CHAR: 9,
-  CONTEXTMENU: 10,
-  IME_COMPOSITION_START: 11,
-  IME_COMPOSITION_UPDATE: 12,
-  IME_COMPOSITION_END: 13,
-  IME_TEXT: 14,
-  TOUCHSTART: 15,
-  TOUCHMOVE: 16,
-  TOUCHEND: 17,
-  TOUCHCANCEL: 18,
-};
+export const TYPE = PP_INPUTEVENT_TYPE;
 
 const hasBlock = (t) => t >= TYPE.IME_COMPOSITION_START && t <= TYPE.TOUCHCANCEL;
 
@@ -120,11 +101,11 @@ export function freeEvent(cx, fields) {
 
 export function register(reg, cx) {
   const I = "PPB_InputEvent;1.0";
-  reg.def(I, "RequestInputEvents", "ii->i", (instance, classes) => cx.requestInput(instance, classes, false));
-  reg.def(I, "RequestFilteringInputEvents", "ii->i", (instance, classes) =>
+  reg.def(I, "RequestInputEvents", (instance, classes) => cx.requestInput(instance, classes, false));
+  reg.def(I, "RequestFilteringInputEvents", (instance, classes) =>
     cx.requestInput(instance, classes, true),
   );
-  reg.def(I, "ClearInputEventRequest", "ii->", (instance, classes) => cx.clearInput(instance, classes));
+  reg.def(I, "ClearInputEventRequest", (instance, classes) => cx.clearInput(instance, classes));
   /** @type {(res: number, is?: (type: number) => boolean) => number} */
   const at = (res, is = () => true) => {
     const b = cx.res.of(res, KIND.INPUT_EVENT);
@@ -134,22 +115,22 @@ export function register(reg, cx) {
     const b = at(res, is);
     return b < 0 ? none : cx.h[b + w];
   };
-  reg.def(I, "IsInputEvent", "i->i", (res) => (at(res) >= 0 ? 1 : 0));
-  reg.def(I, "GetType", "i->i", word(undefined, EV.TYPE, -1));
-  reg.def(I, "GetTimeStamp", "i->d", (res) => {
+  reg.def(I, "IsInputEvent", (res) => (at(res) >= 0 ? 1 : 0));
+  reg.def(I, "GetType", word(undefined, EV.TYPE, -1));
+  reg.def(I, "GetTimeStamp", (res) => {
     const b = at(res);
     if (b < 0) return 0;
     f64i[0] = cx.h[b + EV.TIME_LO];
     f64i[1] = cx.h[b + EV.TIME_HI];
     return f64[0];
   });
-  reg.def(I, "GetModifiers", "i->i", word(undefined, EV.MODIFIERS));
+  reg.def(I, "GetModifiers", word(undefined, EV.MODIFIERS));
 
   const point = (ret, b, x, y) => {
     cx.mem.setI32(ret, b < 0 ? 0 : cx.h[b + x]);
     cx.mem.setI32(ret + 4, b < 0 ? 0 : cx.h[b + y]);
   };
-  const M = ["PPB_MouseInputEvent;1.0", "PPB_MouseInputEvent;1.1"];
+  const M = OFFERED.PPB_MouseInputEvent;
   const mouseCreate = (instance, type, time, modifiers, button, pos, clicks, movement) => {
     if (instance !== cx.instance || !isMouse(type)) return 0;
     return createEvent(cx, {
@@ -164,13 +145,13 @@ export function register(reg, cx) {
       my: movement ? cx.mem.i32(movement + 4) : 0,
     });
   };
-  reg.def(M[0], "Create", "iidiiii->i", (i, t, time, m, b, p, c) => mouseCreate(i, t, time, m, b, p, c, 0));
-  reg.def(M[1], "Create", "iidiiiii->i", mouseCreate);
-  reg.defAll(M, "IsMouseInputEvent", "i->i", (res) => (at(res, isMouse) >= 0 ? 1 : 0));
-  reg.defAll(M, "GetButton", "i->i", word(isMouse, EV.BUTTON, -1));
-  reg.defAll(M, "GetPosition", "ii->", (ret, res) => point(ret, at(res, isMouse), EV.X, EV.Y));
-  reg.defAll(M, "GetClickCount", "i->i", word(isMouse, EV.CLICKS));
-  reg.def(M[1], "GetMovement", "ii->", (ret, res) => point(ret, at(res, isMouse), EV.MX, EV.MY));
+  reg.def(M[0], "Create", (i, t, time, m, b, p, c) => mouseCreate(i, t, time, m, b, p, c, 0));
+  reg.def(M[1], "Create", mouseCreate);
+  reg.defAll(M, "IsMouseInputEvent", (res) => (at(res, isMouse) >= 0 ? 1 : 0));
+  reg.defAll(M, "GetButton", word(isMouse, EV.BUTTON, -1));
+  reg.defAll(M, "GetPosition", (ret, res) => point(ret, at(res, isMouse), EV.X, EV.Y));
+  reg.defAll(M, "GetClickCount", word(isMouse, EV.CLICKS));
+  reg.def(M[1], "GetMovement", (ret, res) => point(ret, at(res, isMouse), EV.MX, EV.MY));
 
   const W = "PPB_WheelInputEvent;1.0";
   const isWheel = (t) => t === TYPE.WHEEL;
@@ -181,7 +162,7 @@ export function register(reg, cx) {
       cx.mem.setF32(ret + o, f32[0]);
     }
   };
-  reg.def(W, "Create", "idiiii->i", (instance, time, modifiers, delta, ticks, byPage) => {
+  reg.def(W, "Create", (instance, time, modifiers, delta, ticks, byPage) => {
     if (instance !== cx.instance) return 0;
     const f = (p, o) => (p ? (cx.mem.check(p + o, 4), cx.mem.dv.getFloat32(p + o, true)) : 0);
     return createEvent(cx, {
@@ -195,12 +176,12 @@ export function register(reg, cx) {
       byPage,
     });
   });
-  reg.def(W, "IsWheelInputEvent", "i->i", (res) => (at(res, isWheel) >= 0 ? 1 : 0));
-  reg.def(W, "GetDelta", "ii->", (ret, res) => fpoint(ret, res, EV.DX, EV.DY));
-  reg.def(W, "GetTicks", "ii->", (ret, res) => fpoint(ret, res, EV.TX, EV.TY));
-  reg.def(W, "GetScrollByPage", "i->i", word(isWheel, EV.PAGE));
+  reg.def(W, "IsWheelInputEvent", (res) => (at(res, isWheel) >= 0 ? 1 : 0));
+  reg.def(W, "GetDelta", (ret, res) => fpoint(ret, res, EV.DX, EV.DY));
+  reg.def(W, "GetTicks", (ret, res) => fpoint(ret, res, EV.TX, EV.TY));
+  reg.def(W, "GetScrollByPage", word(isWheel, EV.PAGE));
 
-  const K = ["PPB_KeyboardInputEvent;1.0", "PPB_KeyboardInputEvent;1.2"];
+  const K = OFFERED.PPB_KeyboardInputEvent;
   const keyCreate = (instance, type, time, modifiers, key, text, code) => {
     if (instance !== cx.instance || !isKey(type)) return 0;
     const str = (p) => (p ? cx.vars.toJS(cx.vars.read(p)) : undefined);
@@ -215,10 +196,10 @@ export function register(reg, cx) {
       code: typeof c === "string" ? c : undefined,
     });
   };
-  reg.def(K[0], "Create", "iidiii->i", (i, t, time, m, k, text) => keyCreate(i, t, time, m, k, text, 0));
-  reg.def(K[1], "Create", "iidiiii->i", keyCreate);
-  reg.defAll(K, "IsKeyboardInputEvent", "i->i", (res) => (at(res, isKey) >= 0 ? 1 : 0));
-  reg.defAll(K, "GetKeyCode", "i->i", word(isKey, EV.KEY));
+  reg.def(K[0], "Create", (i, t, time, m, k, text) => keyCreate(i, t, time, m, k, text, 0));
+  reg.def(K[1], "Create", keyCreate);
+  reg.defAll(K, "IsKeyboardInputEvent", (res) => (at(res, isKey) >= 0 ? 1 : 0));
+  reg.defAll(K, "GetKeyCode", word(isKey, EV.KEY));
   const strVar = (ret, res, w) => {
     const b = at(res, isKey);
     const slot = b < 0 ? 0 : cx.h[b + w];
@@ -227,6 +208,6 @@ export function register(reg, cx) {
     cx.vars.addRef(v);
     cx.vars.write(ret, v);
   };
-  reg.defAll(K, "GetCharacterText", "ii->", (ret, res) => strVar(ret, res, EV.TEXT));
-  reg.def(K[1], "GetCode", "ii->", (ret, res) => strVar(ret, res, EV.CODE));
+  reg.defAll(K, "GetCharacterText", (ret, res) => strVar(ret, res, EV.TEXT));
+  reg.def(K[1], "GetCode", (ret, res) => strVar(ret, res, EV.CODE));
 }

@@ -6,6 +6,7 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { now } from "../clock.js";
+import { PP_ERROR as E } from "../contract.js";
 
 // State words of a loop (after FIELDS).
 export const LOOP = { TID: 0, QADDR: 1, QCAP: 2, QLEN: 3, QUIT: 4, DESTROYED: 5, RUNNING: 6, WAKE: 7 };
@@ -15,7 +16,6 @@ export const ITEM_CALL = 0; // func(user_data, result)
 export const ITEM_MESSAGE = 1; // a Messaging 1.2 handler's HandleMessage(instance, user_data, &var)
 export const ITEM_FINISH = 2; // the IO worker's answer to request `func`: result, payload (addr, len)
 
-const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, INPROGRESS: -11, WRONG_THREAD: -52 };
 
 /** The base of a live loop's state words, or -1. */
 export function loopAt(cx, res) {
@@ -132,19 +132,19 @@ function run(cx, res) {
 
 export function register(reg, cx) {
   const M = "PPB_MessageLoop;1.0";
-  reg.def(M, "Create", "i->i", (instance) => (instance === cx.instance ? cx.res.create(KIND.MESSAGE_LOOP) : 0));
-  reg.def(M, "GetForMainThread", "->i", () => {
+  reg.def(M, "Create", (instance) => (instance === cx.instance ? cx.res.create(KIND.MESSAGE_LOOP) : 0));
+  reg.def(M, "GetForMainThread", () => {
     const id = cx.mainLoop();
     cx.res.addRef(id);
     return id;
   });
-  reg.def(M, "GetCurrent", "->i", () => {
+  reg.def(M, "GetCurrent", () => {
     const id = cx.isMain ? cx.mainLoop() : cx.currentLoop;
     if (!id) return 0;
     cx.res.addRef(id);
     return id;
   });
-  reg.def(M, "AttachToCurrentThread", "i->i", (res) =>
+  reg.def(M, "AttachToCurrentThread", (res) =>
     cx.vars.locked(() => {
       const b = loopAt(cx, res);
       if (b < 0) return E.BADRESOURCE;
@@ -156,8 +156,8 @@ export function register(reg, cx) {
       return E.OK;
     }),
   );
-  reg.def(M, "Run", "i->i", (res) => run(cx, res));
-  reg.def(M, "PostWork", "iiI->i", (res, cb, delay) => {
+  reg.def(M, "Run", (res) => run(cx, res));
+  reg.def(M, "PostWork", (res, cb, delay) => {
     const func = cx.mem.u32(cb);
     const userData = cx.mem.u32(cb + 4);
     if (func === 0) return E.BADARGUMENT;
@@ -169,7 +169,7 @@ export function register(reg, cx) {
     if (loopAt(cx, res) < 0) return E.BADRESOURCE;
     return post(cx, res, func, userData, E.OK, ms) ? E.OK : E.FAILED;
   });
-  reg.def(M, "PostQuit", "ii->i", (res, destroy) => {
+  reg.def(M, "PostQuit", (res, destroy) => {
     if (res === cx.mainLoop()) return E.WRONG_THREAD;
     return cx.vars.locked(() => {
       const b = loopAt(cx, res);

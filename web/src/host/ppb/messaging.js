@@ -5,6 +5,7 @@
 import { VarError } from "../vars.js";
 import { HANDLER } from "../shared.js";
 import { LOOP, loopAt, post as postToLoop } from "./message_loop.js";
+import { PP_ERROR as E } from "../contract.js";
 
 // The registered handler, in the host block: active, loop, user_data, then its table
 // (HandleMessage, HandleBlockingMessage, Destroy).
@@ -24,18 +25,18 @@ export function register(reg, cx) {
     }
     cx.toPage({ t: "message", data });
   };
-  reg.def("PPB_Messaging;1.0", "PostMessage", "ii->", post);
-  reg.def("PPB_Messaging;1.2", "PostMessage", "ii->", post);
-  reg.def("PPB_Messaging;1.2", "RegisterMessageHandler", "iiii->i", (instance, userData, handler, loop) => {
-    if (instance !== cx.instance || handler === 0) return -4; // PP_ERROR_BADARGUMENT
+  reg.def("PPB_Messaging;1.0", "PostMessage", post);
+  reg.def("PPB_Messaging;1.2", "PostMessage", post);
+  reg.def("PPB_Messaging;1.2", "RegisterMessageHandler", (instance, userData, handler, loop) => {
+    if (instance !== cx.instance || handler === 0) return E.BADARGUMENT;
     const table = [0, 4, 8].map((o) => cx.mem.u32(handler + o));
-    if (table[0] === 0) return -4;
+    if (table[0] === 0) return E.BADARGUMENT;
     // Handlers run on a thread's own loop, never the main one (as in Chrome); a loop on
     // no thread yet could only ever be run by its future thread, so it is refused too.
-    if (loop === cx.mainLoop()) return -52; // PP_ERROR_WRONG_THREAD
+    if (loop === cx.mainLoop()) return E.WRONG_THREAD;
     const b = loopAt(cx, loop);
-    if (b < 0) return -5; // PP_ERROR_BADRESOURCE
-    if (cx.h[b + LOOP.TID] === 0) return -52;
+    if (b < 0) return E.BADRESOURCE;
+    if (cx.h[b + LOOP.TID] === 0) return E.WRONG_THREAD;
     unregister();
     cx.vars.locked(() => {
       cx.res.addRefLocked(loop);
@@ -59,7 +60,7 @@ export function register(reg, cx) {
     if (old.destroy) postToLoop(cx, old.loop, old.destroy, cx.instance, old.user, 0);
     cx.releaseResource(old.loop);
   };
-  reg.def("PPB_Messaging;1.2", "UnregisterMessageHandler", "i->", (instance) => {
+  reg.def("PPB_Messaging;1.2", "UnregisterMessageHandler", (instance) => {
     if (instance === cx.instance) unregister();
   });
 
@@ -68,10 +69,10 @@ export function register(reg, cx) {
     return typeof v === "string" ? v : JSON.stringify(v);
   };
   const C = "PPB_Console;1.0";
-  reg.def(C, "Log", "iii->", (instance, level, p) => {
+  reg.def(C, "Log", (instance, level, p) => {
     if (instance === cx.instance) cx.console(level, text(p));
   });
-  reg.def(C, "LogWithSource", "iiii->", (instance, level, src, p) => {
+  reg.def(C, "LogWithSource", (instance, level, src, p) => {
     if (instance === cx.instance) cx.console(level, `${text(src)}: ${text(p)}`);
   });
 }

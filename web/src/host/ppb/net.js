@@ -7,8 +7,8 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
+import { OFFERED, PP_ERROR as E } from "../contract.js";
 
-const E = { OK: 0, NOACCESS: -7, BADRESOURCE: -5 };
 const FAMILY = { UNSPECIFIED: 0, IPV4: 1, IPV6: 2 };
 // A NetAddress's state words: family, port (host order), then the address bytes packed in
 // four words (IPv4 in the first).
@@ -61,18 +61,18 @@ export function register(reg, cx) {
     return (b[0] << 8) | b[1];
   };
   const writePort = (p, port) => cx.mem.write(p, [port >> 8, port & 255]);
-  reg.def(N, "CreateFromIPv4Address", "ii->i", (instance, p) =>
+  reg.def(N, "CreateFromIPv4Address", (instance, p) =>
     instance === cx.instance && p !== 0 ? address(FAMILY.IPV4, readPort(p), cx.mem.bytes(p + 2, 4)) : 0,
   );
-  reg.def(N, "CreateFromIPv6Address", "ii->i", (instance, p) =>
+  reg.def(N, "CreateFromIPv6Address", (instance, p) =>
     instance === cx.instance && p !== 0 ? address(FAMILY.IPV6, readPort(p), cx.mem.bytes(p + 2, 16)) : 0,
   );
-  reg.def(N, "IsNetAddress", "i->i", (res) => (at(res) >= 0 ? 1 : 0));
-  reg.def(N, "GetFamily", "i->i", (res) => {
+  reg.def(N, "IsNetAddress", (res) => (at(res) >= 0 ? 1 : 0));
+  reg.def(N, "GetFamily", (res) => {
     const b = at(res);
     return b < 0 ? FAMILY.UNSPECIFIED : cx.h[b + NA.FAMILY];
   });
-  reg.def(N, "DescribeAsString", "iii->", (ret, res, withPort) => {
+  reg.def(N, "DescribeAsString", (ret, res, withPort) => {
     const b = at(res);
     if (b < 0) return cx.vars.write(ret, { t: T.UNDEFINED, v: 0 });
     const a = bytesOf(b);
@@ -94,51 +94,51 @@ export function register(reg, cx) {
     cx.mem.write(out + 2, bytesOf(b).subarray(0, len));
     return 1;
   };
-  reg.def(N, "DescribeAsIPv4Address", "ii->i", describe(FAMILY.IPV4, 4));
-  reg.def(N, "DescribeAsIPv6Address", "ii->i", describe(FAMILY.IPV6, 16));
+  reg.def(N, "DescribeAsIPv4Address", describe(FAMILY.IPV4, 4));
+  reg.def(N, "DescribeAsIPv6Address", describe(FAMILY.IPV6, 16));
 
   // --- HostResolver -------------------------------------------------------------------------
   const H = "PPB_HostResolver;1.0";
-  reg.def(H, "Create", "i->i", create(KIND.HOST_RESOLVER));
-  reg.def(H, "IsHostResolver", "i->i", is(KIND.HOST_RESOLVER));
-  reg.def(H, "Resolve", "iiiii->i", (res, _host, _port, _hint, _cb) =>
+  reg.def(H, "Create", create(KIND.HOST_RESOLVER));
+  reg.def(H, "IsHostResolver", is(KIND.HOST_RESOLVER));
+  reg.def(H, "Resolve", (res, _host, _port, _hint, _cb) =>
     cx.res.of(res, KIND.HOST_RESOLVER) < 0 ? E.BADRESOURCE : refuse("HostResolver.Resolve"),
   );
-  reg.def(H, "GetCanonicalName", "ii->", (ret, _res) => cx.vars.write(ret, { t: T.UNDEFINED, v: 0 }));
-  reg.def(H, "GetNetAddressCount", "i->i", (_res) => 0);
-  reg.def(H, "GetNetAddress", "ii->i", (_res, _index) => 0);
+  reg.def(H, "GetCanonicalName", (ret, _res) => cx.vars.write(ret, { t: T.UNDEFINED, v: 0 }));
+  reg.def(H, "GetNetAddressCount", (_res) => 0);
+  reg.def(H, "GetNetAddress", (_res, _index) => 0);
 
   // --- TCPSocket ----------------------------------------------------------------------------
   const tcp = (res, what) => (cx.res.of(res, KIND.TCP_SOCKET) < 0 ? E.BADRESOURCE : refuse(`TCPSocket.${what}`));
-  const TCP = ["PPB_TCPSocket;1.0", "PPB_TCPSocket;1.1", "PPB_TCPSocket;1.2"];
-  reg.defAll(TCP, "Create", "i->i", create(KIND.TCP_SOCKET));
-  reg.defAll(TCP, "IsTCPSocket", "i->i", is(KIND.TCP_SOCKET));
-  reg.defAll(TCP, "Connect", "iii->i", (res, _addr, _cb) => tcp(res, "Connect"));
-  reg.defAll(TCP, "GetLocalAddress", "i->i", (_res) => 0);
-  reg.defAll(TCP, "GetRemoteAddress", "i->i", (_res) => 0);
-  reg.defAll(TCP, "Read", "iiii->i", (res, _buf, _n, _cb) => tcp(res, "Read"));
-  reg.defAll(TCP, "Write", "iiii->i", (res, _buf, _n, _cb) => tcp(res, "Write"));
-  reg.defAll(TCP, "Close", "i->", (_res) => {});
-  reg.defAll(TCP, "SetOption", "iiii->i", (res, _name, _value, _cb) => tcp(res, "SetOption"));
+  const TCP = OFFERED.PPB_TCPSocket;
+  reg.defAll(TCP, "Create", create(KIND.TCP_SOCKET));
+  reg.defAll(TCP, "IsTCPSocket", is(KIND.TCP_SOCKET));
+  reg.defAll(TCP, "Connect", (res, _addr, _cb) => tcp(res, "Connect"));
+  reg.defAll(TCP, "GetLocalAddress", (_res) => 0);
+  reg.defAll(TCP, "GetRemoteAddress", (_res) => 0);
+  reg.defAll(TCP, "Read", (res, _buf, _n, _cb) => tcp(res, "Read"));
+  reg.defAll(TCP, "Write", (res, _buf, _n, _cb) => tcp(res, "Write"));
+  reg.defAll(TCP, "Close", (_res) => {});
+  reg.defAll(TCP, "SetOption", (res, _name, _value, _cb) => tcp(res, "SetOption"));
   for (const i of TCP.slice(1)) {
-    reg.def(i, "Bind", "iii->i", (res, _addr, _cb) => tcp(res, "Bind"));
-    reg.def(i, "Listen", "iii->i", (res, _backlog, _cb) => tcp(res, "Listen"));
-    reg.def(i, "Accept", "iii->i", (res, _accepted, _cb) => tcp(res, "Accept"));
+    reg.def(i, "Bind", (res, _addr, _cb) => tcp(res, "Bind"));
+    reg.def(i, "Listen", (res, _backlog, _cb) => tcp(res, "Listen"));
+    reg.def(i, "Accept", (res, _accepted, _cb) => tcp(res, "Accept"));
   }
 
   // --- UDPSocket ----------------------------------------------------------------------------
   const udp = (res, what) => (cx.res.of(res, KIND.UDP_SOCKET) < 0 ? E.BADRESOURCE : refuse(`UDPSocket.${what}`));
-  const UDP = ["PPB_UDPSocket;1.0", "PPB_UDPSocket;1.1", "PPB_UDPSocket;1.2"];
-  reg.defAll(UDP, "Create", "i->i", create(KIND.UDP_SOCKET));
-  reg.defAll(UDP, "IsUDPSocket", "i->i", is(KIND.UDP_SOCKET));
-  reg.defAll(UDP, "Bind", "iii->i", (res, _addr, _cb) => udp(res, "Bind"));
-  reg.defAll(UDP, "GetBoundAddress", "i->i", (_res) => 0);
-  reg.defAll(UDP, "RecvFrom", "iiiii->i", (res, _buf, _n, _addr, _cb) => udp(res, "RecvFrom"));
-  reg.defAll(UDP, "SendTo", "iiiii->i", (res, _buf, _n, _addr, _cb) => udp(res, "SendTo"));
-  reg.defAll(UDP, "Close", "i->", (_res) => {});
-  reg.defAll(UDP, "SetOption", "iiii->i", (res, _name, _value, _cb) => udp(res, "SetOption"));
-  reg.def(UDP[2], "JoinGroup", "iii->i", (res, _group, _cb) => udp(res, "JoinGroup"));
-  reg.def(UDP[2], "LeaveGroup", "iii->i", (res, _group, _cb) => udp(res, "LeaveGroup"));
+  const UDP = OFFERED.PPB_UDPSocket;
+  reg.defAll(UDP, "Create", create(KIND.UDP_SOCKET));
+  reg.defAll(UDP, "IsUDPSocket", is(KIND.UDP_SOCKET));
+  reg.defAll(UDP, "Bind", (res, _addr, _cb) => udp(res, "Bind"));
+  reg.defAll(UDP, "GetBoundAddress", (_res) => 0);
+  reg.defAll(UDP, "RecvFrom", (res, _buf, _n, _addr, _cb) => udp(res, "RecvFrom"));
+  reg.defAll(UDP, "SendTo", (res, _buf, _n, _addr, _cb) => udp(res, "SendTo"));
+  reg.defAll(UDP, "Close", (_res) => {});
+  reg.defAll(UDP, "SetOption", (res, _name, _value, _cb) => udp(res, "SetOption"));
+  reg.def(UDP[2], "JoinGroup", (res, _group, _cb) => udp(res, "JoinGroup"));
+  reg.def(UDP[2], "LeaveGroup", (res, _group, _cb) => udp(res, "LeaveGroup"));
 }
 
 /** An IPv6 address as RFC 5952 text (the longest run of two or more zero groups as ::). */

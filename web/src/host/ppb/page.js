@@ -13,7 +13,7 @@ const BGRA = 0;
 
 /** @param {import("../context.js").Context} cx the calling thread's context */
 export function register(reg, cx) {
-  reg.def("PPB_MouseCursor;1.0", "SetCursor", "iiii->i", (instance, type, image, hotSpot) => {
+  reg.def("PPB_MouseCursor;1.0", "SetCursor", (instance, type, image, hotSpot) => {
     if (instance !== cx.instance || type < -1 || type > 42) return 0;
     if (type !== -1) {
       cx.toPage({ t: "cursor", type });
@@ -37,28 +37,28 @@ export function register(reg, cx) {
   });
 
   const L = "PPB_MouseLock;1.0";
-  reg.def(L, "LockMouse", "ii->i", (instance, cb) => (instance !== cx.instance ? -4 : cx.pageCall(cb, "lock-mouse")));
-  reg.def(L, "UnlockMouse", "i->", (instance) => {
+  reg.def(L, "LockMouse", (instance, cb) => (instance !== cx.instance ? -4 : cx.pageCall(cb, "lock-mouse")));
+  reg.def(L, "UnlockMouse", (instance) => {
     if (instance === cx.instance) cx.toPage({ t: "unlock-mouse" });
   });
 
   const F = "PPB_Fullscreen;1.0";
-  reg.def(F, "IsFullscreen", "i->i", (instance) => (instance === cx.instance ? Atomics.load(cx.h, FULLSCREEN) : 0));
-  reg.def(F, "SetFullscreen", "ii->i", (instance, on) => {
+  reg.def(F, "IsFullscreen", (instance) => (instance === cx.instance ? Atomics.load(cx.h, FULLSCREEN) : 0));
+  reg.def(F, "SetFullscreen", (instance, on) => {
     if (instance !== cx.instance) return 0;
     // Chrome refused a change to the state the instance is already in.
     if ((on ? 1 : 0) === Atomics.load(cx.h, FULLSCREEN)) return 0;
     cx.toPage({ t: "fullscreen", on: !!on });
     return 1;
   });
-  reg.def(F, "GetScreenSize", "ii->i", (instance, size) => {
+  reg.def(F, "GetScreenSize", (instance, size) => {
     if (instance !== cx.instance || size === 0) return 0;
     cx.mem.setI32(size, Atomics.load(cx.h, SCREEN_W));
     cx.mem.setI32(size + 4, Atomics.load(cx.h, SCREEN_H));
     return 1;
   });
 
-  reg.def("PPB_Gamepad;1.0", "Sample", "ii->", (instance, data) => {
+  reg.def("PPB_Gamepad;1.0", "Sample", (instance, data) => {
     if (instance !== cx.instance || data === 0) return;
     // The first sample asks the page to start (once for all threads); until its first
     // frame the app reads no gamepads, as before a user touched one in Chrome.

@@ -19,13 +19,13 @@ const I = "PPB_TextInputController;1.0";
 export function register(reg, cx) {
   const warn = (what) => cx.console(2, `${I} ${what}`);
 
-  reg.def(I, "SetTextInputType", "ii->", (instance, type) => {
+  reg.def(I, "SetTextInputType", (instance, type) => {
     if (instance !== cx.instance) return;
     if (type < 0 || type > LAST) return warn(`SetTextInputType: ${type} is not a PP_TextInput_Type; ignored`);
     cx.toPage({ t: "text-input", type });
   });
 
-  reg.def(I, "UpdateCaretPosition", "ii->", (instance, caret) => {
+  reg.def(I, "UpdateCaretPosition", (instance, caret) => {
     if (instance !== cx.instance) return;
     if (caret === 0) return warn("UpdateCaretPosition: NULL caret; ignored");
     let rect;
@@ -37,11 +37,11 @@ export function register(reg, cx) {
     cx.toPage({ t: "text-caret", rect });
   });
 
-  reg.def(I, "CancelCompositionText", "i->", (instance) => {
+  reg.def(I, "CancelCompositionText", (instance) => {
     if (instance === cx.instance) cx.toPage({ t: "text-cancel" });
   });
 
-  reg.def(I, "UpdateSurroundingText", "iiii->", (instance, text, caret, anchor) => {
+  reg.def(I, "UpdateSurroundingText", (instance, text, caret, anchor) => {
     if (instance !== cx.instance) return;
     let s;
     try {

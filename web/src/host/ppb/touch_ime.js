@@ -13,6 +13,7 @@
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
 import { EV, TYPE } from "./input.js";
+import { OFFERED } from "../contract.js";
 
 export const MAX_POINTS = 32;
 const POINT = 36;
@@ -127,11 +128,11 @@ export function register(reg, cx) {
   };
   const base = (b) => cx.h[b + EV.BLOCK] >>> 0;
 
-  const TI = ["PPB_TouchInputEvent;1.0", "PPB_TouchInputEvent;1.4"];
-  reg.defAll(TI, "Create", "iidi->i", (instance, type, time, modifiers) =>
+  const TI = OFFERED.PPB_TouchInputEvent;
+  reg.defAll(TI, "Create", (instance, type, time, modifiers) =>
     instance === cx.instance && isTouch(type) ? createBlockEvent(cx, type, time, modifiers, TOUCH_BYTES) : 0,
   );
-  reg.defAll(TI, "AddTouchPoint", "iii->", (res, list, point) => {
+  reg.defAll(TI, "AddTouchPoint", (res, list, point) => {
     const b = at(res, isTouch);
     if (b < 0 || list < 0 || list > 2 || point === 0) return;
     const blk = base(b);
@@ -141,8 +142,8 @@ export function register(reg, cx) {
     cx.mem.write(to, cx.mem.bytes(point, 28));
     cx.mem.setI32(blk + 4 * list, n + 1);
   });
-  reg.defAll(TI, "IsTouchInputEvent", "i->i", (res) => (at(res, isTouch) >= 0 ? 1 : 0));
-  reg.defAll(TI, "GetTouchCount", "ii->i", (res, list) => {
+  reg.defAll(TI, "IsTouchInputEvent", (res) => (at(res, isTouch) >= 0 ? 1 : 0));
+  reg.defAll(TI, "GetTouchCount", (res, list) => {
     const b = at(res, isTouch);
     return b < 0 || list < 0 || list > 2 ? 0 : cx.mem.i32(base(b) + 4 * list);
   });
@@ -160,13 +161,13 @@ export function register(reg, cx) {
   };
   // An absent point reads as zeros, as Chrome returned an empty PP_TouchPoint.
   const out = (ret, p, off, len) => (p ? cx.mem.write(ret, cx.mem.bytes(p + off, len)) : cx.mem.fill(ret, 0, len));
-  reg.defAll(TI, "GetTouchByIndex", "iiii->", (ret, res, list, index) => out(ret, point(res, list, index, false), 0, 28));
-  reg.defAll(TI, "GetTouchById", "iiii->", (ret, res, list, id) => out(ret, point(res, list, id, true), 0, 28));
-  reg.def(TI[1], "GetTouchTiltByIndex", "iiii->", (ret, res, list, index) => out(ret, point(res, list, index, false), 28, 8));
-  reg.def(TI[1], "GetTouchTiltById", "iiii->", (ret, res, list, id) => out(ret, point(res, list, id, true), 28, 8));
+  reg.defAll(TI, "GetTouchByIndex", (ret, res, list, index) => out(ret, point(res, list, index, false), 0, 28));
+  reg.defAll(TI, "GetTouchById", (ret, res, list, id) => out(ret, point(res, list, id, true), 0, 28));
+  reg.def(TI[1], "GetTouchTiltByIndex", (ret, res, list, index) => out(ret, point(res, list, index, false), 28, 8));
+  reg.def(TI[1], "GetTouchTiltById", (ret, res, list, id) => out(ret, point(res, list, id, true), 28, 8));
 
   const I = "PPB_IMEInputEvent;1.0";
-  reg.def(I, "Create", "iidiiiiii->i", (instance, type, time, textPtr, segments, offsets, target, selStart, selEnd) => {
+  reg.def(I, "Create", (instance, type, time, textPtr, segments, offsets, target, selStart, selEnd) => {
     segments >>>= 0;
     if (instance !== cx.instance || !isIme(type) || segments > MAX_SEGMENTS) return 0;
     if (segments > 0 && offsets === 0) return 0;
@@ -184,27 +185,27 @@ export function register(reg, cx) {
     cx.h[b + EV.SEL_END] = selEnd;
     return id;
   });
-  reg.def(I, "IsIMEInputEvent", "i->i", (res) => (at(res, isIme) >= 0 ? 1 : 0));
-  reg.def(I, "GetText", "ii->", (ret, res) => {
+  reg.def(I, "IsIMEInputEvent", (res) => (at(res, isIme) >= 0 ? 1 : 0));
+  reg.def(I, "GetText", (ret, res) => {
     const b = at(res, isIme);
     const v = b >= 0 && cx.h[b + EV.TEXT] ? { t: T.STRING, v: cx.h[b + EV.TEXT] } : null;
     if (v) cx.vars.addRef(v);
     cx.vars.write(ret, v ?? { t: T.UNDEFINED, v: 0 });
   });
-  reg.def(I, "GetSegmentNumber", "i->i", (res) => {
+  reg.def(I, "GetSegmentNumber", (res) => {
     const b = at(res, isIme);
     return b < 0 ? 0 : cx.h[b + EV.SEGMENTS];
   });
-  reg.def(I, "GetSegmentOffset", "ii->i", (res, index) => {
+  reg.def(I, "GetSegmentOffset", (res, index) => {
     const b = at(res, isIme);
     if (b < 0 || index >>> 0 > cx.h[b + EV.SEGMENTS] || cx.h[b + EV.SEGMENTS] === 0) return 0;
     return cx.mem.i32(base(b) + 4 * (index >>> 0));
   });
-  reg.def(I, "GetTargetSegment", "i->i", (res) => {
+  reg.def(I, "GetTargetSegment", (res) => {
     const b = at(res, isIme);
     return b < 0 ? -1 : cx.h[b + EV.TARGET];
   });
-  reg.def(I, "GetSelection", "iii->", (res, start, end) => {
+  reg.def(I, "GetSelection", (res, start, end) => {
     const b = at(res, isIme);
     if (start) cx.mem.setI32(start, b < 0 ? 0 : cx.h[b + EV.SEL_START]);
     if (end) cx.mem.setI32(end, b < 0 ? 0 : cx.h[b + EV.SEL_END]);

@@ -9,8 +9,8 @@ import { decodeUtf8 } from "../mem.js";
 import { FIELDS, KIND } from "../resources.js";
 import { LOAD } from "../io/loader.js";
 import { T } from "../vars.js";
+import { PP_ERROR as E } from "../contract.js";
 
-const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, INPROGRESS: -11, NOTSUPPORTED: -12 };
 // PP_URLRequestProperty, with the var type each takes.
 const REQ = [
   ["url", T.STRING],
@@ -36,14 +36,14 @@ export function register(reg, cx) {
   const make = (kind) => cx.vars.locked(() => cx.res.createLocked(kind));
 
   const Q = "PPB_URLRequestInfo;1.0";
-  reg.def(Q, "Create", "i->i", (instance) => {
+  reg.def(Q, "Create", (instance) => {
     if (instance !== cx.instance) return 0;
     const id = make(KIND.URL_REQUEST);
     requests.set(id, { method: "GET", followRedirects: true, body: [] });
     return id;
   });
-  reg.def(Q, "IsURLRequestInfo", "i->i", (res) => (cx.res.of(res, KIND.URL_REQUEST) >= 0 ? 1 : 0));
-  reg.def(Q, "SetProperty", "iii->i", (res, prop, varPtr) => {
+  reg.def(Q, "IsURLRequestInfo", (res) => (cx.res.of(res, KIND.URL_REQUEST) >= 0 ? 1 : 0));
+  reg.def(Q, "SetProperty", (res, prop, varPtr) => {
     const q = requests.get(res);
     const spec = REQ[prop];
     if (!q || !spec) return 0;
@@ -53,21 +53,21 @@ export function register(reg, cx) {
     q[spec[0]] = v.t === T.UNDEFINED ? undefined : spec[1] === T.BOOL ? v.v !== 0 : cx.vars.toJS(v);
     return 1;
   });
-  reg.def(Q, "AppendDataToBody", "iii->i", (res, data, len) => {
+  reg.def(Q, "AppendDataToBody", (res, data, len) => {
     const q = requests.get(res);
     if (!q || len >>> 0 > 1 << 30) return 0;
     if (len) q.body.push(cx.mem.bytes(data, len >>> 0));
     return 1;
   });
   // Files from the app's file systems as a body: not yet (FALSE, as for a bad file ref).
-  reg.def(Q, "AppendFileToBody", "iiIId->i", (_res, _ref, _start, _n, _time) => 0);
+  reg.def(Q, "AppendFileToBody", (_res, _ref, _start, _n, _time) => 0);
 
   const L = "PPB_URLLoader;1.0";
   const loaderAt = (res) => {
     const b = cx.res.of(res, KIND.URL_LOADER);
     return b < 0 ? -1 : b + FIELDS;
   };
-  reg.def(L, "Create", "i->i", (instance) => {
+  reg.def(L, "Create", (instance) => {
     if (instance !== cx.instance) return 0;
     const id = make(KIND.URL_LOADER);
     const b = cx.res.base(id) + FIELDS;
@@ -75,8 +75,8 @@ export function register(reg, cx) {
     cx.h[b + LOAD.TOTAL] = -1;
     return id;
   });
-  reg.def(L, "IsURLLoader", "i->i", (res) => (loaderAt(res) >= 0 ? 1 : 0));
-  reg.def(L, "Open", "iii->i", (res, req, cb) => {
+  reg.def(L, "IsURLLoader", (res) => (loaderAt(res) >= 0 ? 1 : 0));
+  reg.def(L, "Open", (res, req, cb) => {
     if (loaderAt(res) < 0) return E.BADRESOURCE;
     const q = requests.get(req);
     if (!q) return E.BADARGUMENT;
@@ -108,7 +108,7 @@ export function register(reg, cx) {
       return r;
     });
   });
-  reg.def(L, "FollowRedirect", "ii->i", (res, _cb) => (loaderAt(res) < 0 ? E.BADRESOURCE : E.NOTSUPPORTED));
+  reg.def(L, "FollowRedirect", (res, _cb) => (loaderAt(res) < 0 ? E.BADRESOURCE : E.NOTSUPPORTED));
   const progress = (record, get) => (res, doneP, totalP) => {
     const b = loaderAt(res);
     const l = loaders.get(res);
@@ -121,19 +121,19 @@ export function register(reg, cx) {
     }
     return 1;
   };
-  reg.def(L, "GetUploadProgress", "iii->i", progress("recordUploadProgress", (_b, l) => {
+  reg.def(L, "GetUploadProgress", progress("recordUploadProgress", (_b, l) => {
     const n = l.request.body.reduce((s, x) => s + x.length, 0);
     return [l.head ? n : 0, n];
   }));
-  reg.def(L, "GetDownloadProgress", "iii->i", progress("recordDownloadProgress", (b) => [Atomics.load(cx.h, b + LOAD.RECEIVED), Atomics.load(cx.h, b + LOAD.TOTAL)]));
-  reg.def(L, "GetResponseInfo", "i->i", (res) => {
+  reg.def(L, "GetDownloadProgress", progress("recordDownloadProgress", (b) => [Atomics.load(cx.h, b + LOAD.RECEIVED), Atomics.load(cx.h, b + LOAD.TOTAL)]));
+  reg.def(L, "GetResponseInfo", (res) => {
     const l = loaders.get(res);
     if (!l?.head) return 0;
     const id = make(KIND.URL_RESPONSE);
     heads.set(id, l.head);
     return id;
   });
-  reg.def(L, "ReadResponseBody", "iiii->i", (res, buffer, n, cb) => {
+  reg.def(L, "ReadResponseBody", (res, buffer, n, cb) => {
     if (loaderAt(res) < 0) return E.BADRESOURCE;
     const l = loaders.get(res);
     if (!l?.head) return E.FAILED;
@@ -141,15 +141,15 @@ export function register(reg, cx) {
     cx.mem.check(buffer, n);
     return cx.io(cb, "urlRead", [res, buffer, n]);
   });
-  reg.def(L, "FinishStreamingToFile", "ii->i", (res, _cb) => (loaderAt(res) < 0 ? E.BADRESOURCE : E.NOTSUPPORTED));
-  reg.def(L, "Close", "i->", (res) => {
+  reg.def(L, "FinishStreamingToFile", (res, _cb) => (loaderAt(res) < 0 ? E.BADRESOURCE : E.NOTSUPPORTED));
+  reg.def(L, "Close", (res) => {
     if (loaderAt(res) < 0) return;
     cx.ioTell("urlClose", [res]);
   });
 
   const R = "PPB_URLResponseInfo;1.0";
-  reg.def(R, "IsURLResponseInfo", "i->i", (res) => (cx.res.of(res, KIND.URL_RESPONSE) >= 0 ? 1 : 0));
-  reg.def(R, "GetProperty", "iii->", (ret, res, prop) => {
+  reg.def(R, "IsURLResponseInfo", (res) => (cx.res.of(res, KIND.URL_RESPONSE) >= 0 ? 1 : 0));
+  reg.def(R, "GetProperty", (ret, res, prop) => {
     const h = heads.get(res);
     const out = (v) => cx.vars.write(ret, v === undefined ? { t: T.UNDEFINED, v: 0 } : cx.vars.fromJS(v));
     if (!h) return out(undefined);
@@ -157,7 +157,7 @@ export function register(reg, cx) {
     const values = [h.url, h.redirectUrl, "", h.status | 0, h.statusLine, h.headers];
     out(values[prop]);
   });
-  reg.def(R, "GetBodyAsFileRef", "i->i", (_res) => 0);
+  reg.def(R, "GetBodyAsFileRef", (_res) => 0);
 
   /**
    * A loader already open on `url`, for PPP_Instance.HandleDocumentLoad (a full-frame

@@ -11,9 +11,8 @@
 // Initialize on a thread fails with PP_ERROR_NOTSUPPORTED and the console says why.
 
 import { FIELDS, KIND } from "../resources.js";
+import { OFFERED, PP_ERROR as E } from "../contract.js";
 
-const E = { OK: 0, FAILED: -2, ABORTED: -3, BADARGUMENT: -4, BADRESOURCE: -5, NOTSUPPORTED: -12, INPROGRESS: -11, BLOCKS_MAIN_THREAD: -13, WRONG_THREAD: -52 };
-const PENDING = -1; // PP_OK_COMPLETIONPENDING
 const GL = { TEXTURE_2D: 0x0de1, TEXTURE_BINDING_2D: 0x8069, LINEAR: 0x2601, CLAMP_TO_EDGE: 0x812f };
 const ACCEL = { ONLY: 0, WITHFALLBACK: 1, NONE: 2 };
 const VP8_ANY = 11;
@@ -21,10 +20,7 @@ const VP9_ANY = 12;
 /** Pictures the app may hold at once (Chrome's decoders gave a handful more than asked). */
 const EXTRA_PICTURES = 4;
 
-const I01 = "PPB_VideoDecoder;0.1";
-const I02 = "PPB_VideoDecoder;0.2";
-const I10 = "PPB_VideoDecoder;1.0";
-const I11 = "PPB_VideoDecoder;1.1";
+const [I01, I02, I10, I11] = OFFERED.PPB_VideoDecoder;
 const ALL = [I01, I02, I10, I11];
 
 /** A codec string WebCodecs accepts for a profile before the stream says more. */
@@ -84,7 +80,7 @@ export function register(reg, cx) {
   // Every callback runs from the event loop, never inside the call that started it.
   const finish = (c, r) => cx.schedule(() => cx.runCallback(c.func, c.userData, r), 0);
 
-  reg.defAll(ALL, "Create", "i->i", (instance) => {
+  reg.defAll(ALL, "Create", (instance) => {
     if (instance !== cx.instance) return 0;
     return cx.vars.locked(() => {
       const id = cx.res.createLocked(KIND.VIDEO_DECODER);
@@ -92,7 +88,7 @@ export function register(reg, cx) {
       return id;
     });
   });
-  reg.defAll(ALL, "IsVideoDecoder", "i->i", (res) => (exists(res) ? 1 : 0));
+  reg.defAll(ALL, "IsVideoDecoder", (res) => (exists(res) ? 1 : 0));
 
   /** The checks every call with a callback makes; an error code, or the callback. */
   const start = (res, cb) => {
@@ -132,12 +128,12 @@ export function register(reg, cx) {
         }
         finish(c, ok ? E.OK : E.NOTSUPPORTED);
       });
-    return PENDING;
+    return E.COMPLETIONPENDING;
   };
   // 0.1 takes allow_software_fallback (a PP_Bool) where later versions take the acceleration.
-  reg.def(I01, "Initialize", "iiiii->i", (res, g3d, profile, fallback, cb) => initialize(res, g3d, profile, fallback ? ACCEL.WITHFALLBACK : ACCEL.ONLY, 0, cb));
-  reg.defAll([I02, I10], "Initialize", "iiiii->i", (res, g3d, profile, accel, cb) => initialize(res, g3d, profile, accel, 0, cb));
-  reg.def(I11, "Initialize", "iiiiii->i", (res, g3d, profile, accel, minPictures, cb) => initialize(res, g3d, profile, accel, minPictures, cb));
+  reg.def(I01, "Initialize", (res, g3d, profile, fallback, cb) => initialize(res, g3d, profile, fallback ? ACCEL.WITHFALLBACK : ACCEL.ONLY, 0, cb));
+  reg.defAll([I02, I10], "Initialize", (res, g3d, profile, accel, cb) => initialize(res, g3d, profile, accel, 0, cb));
+  reg.def(I11, "Initialize", (res, g3d, profile, accel, minPictures, cb) => initialize(res, g3d, profile, accel, minPictures, cb));
 
   /** The call's decoder, or an error code. */
   const ready = (res, cb) => {
@@ -149,7 +145,7 @@ export function register(reg, cx) {
     return [c, d];
   };
 
-  reg.defAll(ALL, "Decode", "iiiii->i", (res, id, size, buf, cb) => {
+  reg.defAll(ALL, "Decode", (res, id, size, buf, cb) => {
     const [c, d] = ready(res, cb);
     if (!d) return c;
     if (d.flushing) return E.FAILED;
@@ -158,7 +154,7 @@ export function register(reg, cx) {
     const bytes = new Uint8Array(size);
     if (size) bytes.set(cx.mem.bytes(buf, size));
     d.decode(id >>> 0, bytes, c);
-    return PENDING;
+    return E.COMPLETIONPENDING;
   });
 
   const getPicture = (small) => (res, ptr, cb) => {
@@ -168,28 +164,28 @@ export function register(reg, cx) {
     if (d.wanted) return E.INPROGRESS;
     d.wanted = { c, ptr, small };
     d.pump();
-    return PENDING;
+    return E.COMPLETIONPENDING;
   };
-  reg.defAll([I01, I02], "GetPicture", "iii->i", getPicture(true));
-  reg.defAll([I10, I11], "GetPicture", "iii->i", getPicture(false));
+  reg.defAll([I01, I02], "GetPicture", getPicture(true));
+  reg.defAll([I10, I11], "GetPicture", getPicture(false));
 
-  reg.defAll(ALL, "RecyclePicture", "ii->", (res, ptr) => {
+  reg.defAll(ALL, "RecyclePicture", (res, ptr) => {
     const d = decoders.get(res);
     if (!d || ptr === 0) return;
     d.recycle(cx.mem.u32(ptr + 4));
   });
-  reg.defAll(ALL, "Flush", "ii->i", (res, cb) => {
+  reg.defAll(ALL, "Flush", (res, cb) => {
     const [c, d] = ready(res, cb);
     if (!d) return c;
     if (d.flushing) return E.INPROGRESS;
     d.flush(c);
-    return PENDING;
+    return E.COMPLETIONPENDING;
   });
-  reg.defAll(ALL, "Reset", "ii->i", (res, cb) => {
+  reg.defAll(ALL, "Reset", (res, cb) => {
     const [c, d] = ready(res, cb);
     if (!d) return c;
     d.reset(c);
-    return PENDING;
+    return E.COMPLETIONPENDING;
   });
 }
 

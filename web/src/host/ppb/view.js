@@ -2,6 +2,7 @@
 // element's rectangle, clip, visibility and scales at the time of DidChangeView.
 
 import { FIELDS, KIND } from "../resources.js";
+import { OFFERED } from "../contract.js";
 
 // State words of a view (after FIELDS).
 export const VIEW = { X: 0, Y: 1, W: 2, H: 3, CX: 4, CY: 5, CW: 6, CH: 7, FLAGS: 8, DEVICE: 9, CSS: 10, SX: 11, SY: 12 };
@@ -38,7 +39,7 @@ export function createView(cx, v) {
 }
 
 export function register(reg, cx) {
-  const V = ["PPB_View;1.0", "PPB_View;1.1", "PPB_View;1.2"];
+  const V = OFFERED.PPB_View;
   const at = (res) => {
     const b = cx.res.of(res, KIND.VIEW);
     return b < 0 ? -1 : b + FIELDS;
@@ -53,23 +54,23 @@ export function register(reg, cx) {
     const b = at(res);
     return b >= 0 && cx.h[b + VIEW.FLAGS] & f ? 1 : 0;
   };
-  reg.defAll(V, "IsView", "i->i", (res) => (at(res) >= 0 ? 1 : 0));
-  reg.defAll(V, "GetRect", "ii->i", (res, out) => rect(res, out, VIEW.X));
-  reg.defAll(V, "IsFullscreen", "i->i", flag(FULLSCREEN));
-  reg.defAll(V, "IsVisible", "i->i", flag(VISIBLE));
-  reg.defAll(V, "IsPageVisible", "i->i", flag(PAGE_VISIBLE));
-  reg.defAll(V, "GetClipRect", "ii->i", (res, out) => rect(res, out, VIEW.CX));
+  reg.defAll(V, "IsView", (res) => (at(res) >= 0 ? 1 : 0));
+  reg.defAll(V, "GetRect", (res, out) => rect(res, out, VIEW.X));
+  reg.defAll(V, "IsFullscreen", flag(FULLSCREEN));
+  reg.defAll(V, "IsVisible", flag(VISIBLE));
+  reg.defAll(V, "IsPageVisible", flag(PAGE_VISIBLE));
+  reg.defAll(V, "GetClipRect", (res, out) => rect(res, out, VIEW.CX));
   for (const i of V.slice(1)) {
-    reg.def(i, "GetDeviceScale", "i->f", (res) => {
+    reg.def(i, "GetDeviceScale", (res) => {
       const b = at(res);
       return b < 0 ? 0 : fromBits(cx.h[b + VIEW.DEVICE]);
     });
-    reg.def(i, "GetCSSScale", "i->f", (res) => {
+    reg.def(i, "GetCSSScale", (res) => {
       const b = at(res);
       return b < 0 ? 0 : fromBits(cx.h[b + VIEW.CSS]);
     });
   }
-  reg.def(V[2], "GetScrollOffset", "ii->i", (res, out) => {
+  reg.def(V[2], "GetScrollOffset", (res, out) => {
     const b = at(res);
     if (b < 0 || out === 0) return 0;
     cx.mem.setI32(out, cx.h[b + VIEW.SX]);
@@ -79,12 +80,12 @@ export function register(reg, cx) {
 
   const I = "PPB_Instance;1.0";
   // Binding shows a device (Graphics2D or 3D) on the instance's canvas (0 unbinds).
-  reg.def(I, "BindGraphics", "ii->i", (instance, device) => {
+  reg.def(I, "BindGraphics", (instance, device) => {
     if (instance !== cx.instance) return 0;
     const kind = device === 0 ? 0 : cx.res.kindOf(device);
     if (device !== 0 && kind !== KIND.GRAPHICS_2D && kind !== KIND.GRAPHICS_3D) return 0;
     cx.gfx.bound = device;
     return 1;
   });
-  reg.def(I, "IsFullFrame", "i->i", (_instance) => 0);
+  reg.def(I, "IsFullFrame", (_instance) => 0);
 }

@@ -8,8 +8,8 @@ import { decodeUtf8 } from "../mem.js";
 import { FIELDS, KIND } from "../resources.js";
 import { BINARY, READY, TEXT, WS } from "../io/websocket.js";
 import { T } from "../vars.js";
+import { PP_ERROR as E } from "../contract.js";
 
-const E = { OK: 0, FAILED: -2, BADARGUMENT: -4, BADRESOURCE: -5, NOACCESS: -7, INPROGRESS: -11 };
 
 /** @param {import("../context.js").Context} cx the calling thread's context */
 export function register(reg, cx) {
@@ -26,7 +26,7 @@ export function register(reg, cx) {
   };
   const str = (ret, s) => cx.vars.write(ret, s === null ? { t: T.UNDEFINED, v: 0 } : cx.vars.fromJS(s));
 
-  reg.def(I, "Create", "i->i", (instance) => {
+  reg.def(I, "Create", (instance) => {
     if (instance !== cx.instance) return 0;
     return cx.vars.locked(() => {
       const id = cx.res.createLocked(KIND.WEBSOCKET);
@@ -35,8 +35,8 @@ export function register(reg, cx) {
       return id;
     });
   });
-  reg.def(I, "IsWebSocket", "i->i", (res) => (at(res) >= 0 ? 1 : 0));
-  reg.def(I, "Connect", "iiiii->i", (res, urlPtr, protos, count, cb) => {
+  reg.def(I, "IsWebSocket", (res) => (at(res) >= 0 ? 1 : 0));
+  reg.def(I, "Connect", (res, urlPtr, protos, count, cb) => {
     const b = at(res);
     if (b < 0) return E.BADRESOURCE;
     if (Atomics.load(cx.h, b + WS.STATE) !== READY.INVALID) return E.INPROGRESS;
@@ -61,7 +61,7 @@ export function register(reg, cx) {
       return r;
     });
   });
-  reg.def(I, "Close", "iiii->i", (res, code, reasonPtr, cb) => {
+  reg.def(I, "Close", (res, code, reasonPtr, cb) => {
     const b = at(res);
     if (b < 0) return E.BADRESOURCE;
     code &= 0xffff;
@@ -77,7 +77,7 @@ export function register(reg, cx) {
       return r;
     });
   });
-  reg.def(I, "ReceiveMessage", "iii->i", (res, msgPtr, cb) => {
+  reg.def(I, "ReceiveMessage", (res, msgPtr, cb) => {
     const b = at(res);
     if (b < 0) return E.BADRESOURCE;
     const state = Atomics.load(cx.h, b + WS.STATE);
@@ -97,7 +97,7 @@ export function register(reg, cx) {
       return E.OK;
     });
   });
-  reg.def(I, "SendMessage", "ii->i", (res, msgPtr) => {
+  reg.def(I, "SendMessage", (res, msgPtr) => {
     const b = at(res);
     if (b < 0) return E.BADRESOURCE;
     const v = cx.vars.read(msgPtr);
@@ -120,24 +120,24 @@ export function register(reg, cx) {
     cx.ioTell("wsSend", [res, text, bytes]);
     return E.OK;
   });
-  reg.def(I, "GetBufferedAmount", "i->I", (res) => {
+  reg.def(I, "GetBufferedAmount", (res) => {
     const b = at(res);
     return BigInt(b < 0 ? 0 : Math.max(0, Atomics.load(cx.h, b + WS.BUFFERED)));
   });
-  reg.def(I, "GetCloseCode", "i->i", (res) => {
+  reg.def(I, "GetCloseCode", (res) => {
     const b = at(res);
     return b < 0 ? 0 : Atomics.load(cx.h, b + WS.CODE);
   });
-  reg.def(I, "GetCloseReason", "ii->", (ret, res) => str(ret, at(res) < 0 ? null : info(res).reason));
-  reg.def(I, "GetCloseWasClean", "i->i", (res) => {
+  reg.def(I, "GetCloseReason", (ret, res) => str(ret, at(res) < 0 ? null : info(res).reason));
+  reg.def(I, "GetCloseWasClean", (res) => {
     const b = at(res);
     return b < 0 ? 0 : Atomics.load(cx.h, b + WS.CLEAN);
   });
-  reg.def(I, "GetExtensions", "ii->", (ret, res) => str(ret, at(res) < 0 ? null : info(res).extensions));
-  reg.def(I, "GetProtocol", "ii->", (ret, res) => str(ret, at(res) < 0 ? null : info(res).protocol));
-  reg.def(I, "GetReadyState", "i->i", (res) => {
+  reg.def(I, "GetExtensions", (ret, res) => str(ret, at(res) < 0 ? null : info(res).extensions));
+  reg.def(I, "GetProtocol", (ret, res) => str(ret, at(res) < 0 ? null : info(res).protocol));
+  reg.def(I, "GetReadyState", (res) => {
     const b = at(res);
     return b < 0 ? READY.INVALID : Atomics.load(cx.h, b + WS.STATE);
   });
-  reg.def(I, "GetURL", "ii->", (ret, res) => str(ret, at(res) < 0 ? null : (info(res).url ?? "")));
+  reg.def(I, "GetURL", (ret, res) => str(ret, at(res) < 0 ? null : (info(res).url ?? "")));
 }
