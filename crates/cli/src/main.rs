@@ -113,7 +113,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ThreadsArg::Auto)]
         threads: ThreadsArg,
         /// Smaller code: values whose lives never meet share wasm locals (liveness across
-        /// blocks). The code section is 7-14% smaller; conversion takes about 17% longer.
+        /// blocks). The code section is 7-14% smaller; conversion takes 13-15% longer.
         #[arg(long)]
         small_code: bool,
     },

@@ -33,14 +33,22 @@ fn main() {
         pepper: None,
         // `validate` mode validates the whole module after `emit`.
         validate: false,
-        liveness_locals: std::env::var_os("PEXE2WASM_LIVENESS_LOCALS").is_some(),
+        liveness_locals: std::env::var("PEXE2WASM_LOCALS").as_deref() == Ok("liveness"),
+    };
+    // `PEXE2WASM_LOCALS=blocks|liveness` picks the local allocation (else the default).
+    let copts = ConvertOptions {
+        locals: match std::env::var("PEXE2WASM_LOCALS").as_deref() {
+            Ok("blocks") => pexe2wasm::convert::Locals::Blocks,
+            Ok("liveness") => pexe2wasm::convert::Locals::Liveness,
+            _ => ConvertOptions::default().locals,
+        },
+        ..ConvertOptions::default()
     };
     for _ in 0..reps {
         for (p, data) in &files {
             match mode.as_str() {
                 "convert" | "write" => {
-                    let c = convert(data, &ConvertOptions::default())
-                        .unwrap_or_else(|e| panic!("{p}: {e}"));
+                    let c = convert(data, &copts).unwrap_or_else(|e| panic!("{p}: {e}"));
                     if let Some(dir) = &out_dir {
                         let name = std::path::Path::new(p).file_stem().unwrap_or_default();
                         let out = std::path::Path::new(dir).join(name).with_extension("wasm");

@@ -63,7 +63,7 @@ pub enum Locals {
     Blocks,
     /// Liveness across blocks (`lower/alloc.rs`): values whose lives never meet share a
     /// local and phis take an incoming value's local. The code section is 7-14% smaller;
-    /// conversion takes about 17% more instructions (the CLI's `--small-code`).
+    /// conversion takes 13-15% more instructions (the CLI's `--small-code`).
     Liveness,
 }
 

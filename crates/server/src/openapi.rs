@@ -96,7 +96,7 @@ pub struct ConvertQuery {
     #[param(inline, value_type = ThreadsSpelling)]
     pub threads: ThreadsParam,
     /// true: smaller code (locals allocated by liveness, as `pexe2wasm convert
-    /// --small-code`: the code section 7-14% smaller, the conversion about 17% longer).
+    /// --small-code`: the code section 7-14% smaller, the conversion 13-15% longer).
     #[serde(default)]
     pub small_code: bool,
 }

@@ -4,24 +4,24 @@
 //! below 128 is one LEB128 byte).
 //!
 //! An option (`Locals::Liveness`, `pexe2wasm convert --small-code`), off by default: it
-//! makes the code section 7-14% smaller but conversion about 17% slower (decision 0020).
+//! makes the code section 7-14% smaller but conversion 13-15% slower (decision 0020).
 //!
-//! Runs after placement, the block-local numbering (`locals.rs`, which says which values
-//! need a local and of which type) and the CFG, on functions with at least one value
-//! live across blocks (the others keep the block-local numbering, which is already this
-//! allocation for them) and without setjmp (a longjmp re-enters with the locals as they
-//! were: every value keeps a local of its own there).
+//! Runs after placement, the numbering (`locals.rs`, which says which values need a
+//! local and of which type; with this allocation on it shares none) and the CFG, in
+//! functions without setjmp (a longjmp re-enters with the locals as they were: every
+//! value keeps a local of its own there). The use walk (`analysis::scan_uses`) gathers
+//! what it needs from the operands, since it visits them all anyway: each value's
+//! accesses, the uses by instructions outside the value's block and every phi operand
+//! (with the edge's source block), and the phis.
 //!
 //! 1. **Cross-block values**: phis, values used by phis, values used after the end of
 //!    their block (`locals::last_use`'s slot at or past it). They get dense numbers; the
 //!    rest are block-local and die at their last user. One walk over the values with a
 //!    local (numbered in instruction order) lists them per block.
-//! 2. **Uses**: one walk over the operands records the uses of cross-block values in
-//!    reachable blocks (by a non-phi instruction: its block and position; by a phi: the
-//!    edge's source block), the reachable predecessors of each block, and the deaths of
-//!    block-local values, and counts every access of every value (for the ordering). A
-//!    counting sort groups the uses by value. A value fed to phis remembers one of them
-//!    for step 4: one fed on a back edge (whose copy runs once per iteration) if any, else
+//! 2. **Uses**: the reachable predecessors of each block, the deaths of block-local
+//!    values, and the uses of cross-block values in reachable blocks (from the use walk)
+//!    grouped by value (a counting sort). A value fed to phis remembers one of them for
+//!    step 4: one fed on a back edge (whose copy runs once per iteration) if any, else
 //!    the last in layout.
 //! 3. **Liveness**, sparse, value by value: a use by a non-phi instruction outside the
 //!    definition's block makes the value live-in there; a phi's use on the edge from `P`
@@ -30,8 +30,8 @@
 //!    defines it. The walk stops at blocks already marked for the value (per-block stamps,
 //!    nothing to clear between values), so its cost follows the live range. It yields
 //!    per block the values live-in there, and the deaths: in each block with uses, after
-//!    the last one unless the value is live-out; in the definition's block without uses,
-//!    after the definition. Unreachable blocks are left out (their uses are not
+//!    the last one unless the value is live-out; in the definition's block, if the value
+//!    is not live-out of it, after its last use there (its last user) or its definition. Unreachable blocks are left out (their uses are not
 //!    recorded, predecessors are the reachable ones): their code is never emitted, and
 //!    edges from them carry no copies. A value found live-in at more than
 //!    [`MAX_LIVE_BLOCKS`] blocks stops the walk and gets a local of its own (it takes no
@@ -64,7 +64,7 @@
 //! dispatch nodes still puts every dominator first.
 
 use super::cfg::NONE;
-use super::locals::ORD_BITS;
+use super::locals::{ESCAPES, ORD_BITS};
 use crate::ir::{Function, InstKind};
 
 /// A value found live-in at more blocks than this keeps a local of its own (see
@@ -74,9 +74,18 @@ use crate::ir::{Function, InstKind};
 /// than without a limit, docs/PERFORMANCE.md.)
 const MAX_LIVE_BLOCKS: usize = 16;
 
+/// Most scratch and fixed-role locals `LocalLayout::assign` adds after the allocated
+/// ones (i32: 4 scratch, label, saved stack pointer, frame base, setjmp id; i64: 3;
+/// f32, f64, v128: 2 each).
+const MAX_EXTRAS: u64 = 17;
+
 /// In `pref`: the phi is fed on a retreating edge (a loop's back edge), whose copy runs
 /// once per iteration; such a phi is preferred to one fed on a forward edge.
 const BACK: u32 = 1 << 31;
+
+/// In a use's instruction (`AllocScratch::ev`): a phi's use on an edge; the rest is the
+/// phi's instruction (`FnAnalysis::compute` runs the allocation only below it).
+pub(crate) const PHI_USE: u32 = 1 << 31;
 
 /// The color of a value with a local of its own (numbered after the shared ones).
 const PRIVATE: u32 = NONE - 1;
@@ -93,14 +102,16 @@ pub(crate) struct AllocScratch {
     /// are `defs[def_start[b]..def_start[b + 1]]`.
     defs: Vec<(u32, u32)>,
     def_start: Vec<u32>,
-    /// Per value: gets and sets of it.
-    count: Vec<u32>,
+    /// Per value: gets and sets of it (the gets counted by `analysis::scan_uses`).
+    pub(crate) count: Vec<u32>,
+    /// The phis, (instruction, block), listed by `scan_uses`.
+    pub(crate) phis: Vec<(u32, u32)>,
     /// Per value: a phi it feeds ([`NONE`] if none), with [`BACK`] if on a back edge.
     pref: Vec<u32>,
-    /// The uses of cross-block values as the walk meets them: (cross-block number,
-    /// block, instruction), the instruction [`NONE`] for a phi's use on the edge from
-    /// that block.
-    ev: Vec<(u32, u32, u32)>,
+    /// Uses by instructions outside the value's block, in instruction order, listed by
+    /// `scan_uses`: (value, block, instruction); for a phi's use on the edge from that
+    /// block (listed for every phi operand) [`PHI_USE`] and the phi's instruction.
+    pub(crate) ev: Vec<(u32, u32, u32)>,
     /// The same uses grouped by value (`by_start`), in the walk's order within a value:
     /// (block, instruction).
     by: Vec<(u32, u32)>,
@@ -186,7 +197,7 @@ fn slot(l: u32) -> usize {
 /// user (`locals::last_use`); `rpo_index` the CFG's reverse-postorder positions (blocks
 /// first). On success `local_of` holds `slot << ORD_BITS | rank` (ranks from 0 per type,
 /// busiest first) and the result is the number of locals per type; `None` (nothing
-/// changed) when no value lives across blocks.
+/// changed) when the values are not numbered in instruction order.
 pub(crate) fn allocate(
     f: &Function,
     last: &[u32],
@@ -252,24 +263,20 @@ pub(crate) fn allocate(
     while s.def_start.len() <= nb {
         s.def_start.push(defs.len() as u32);
     }
+    // Without cross-block values this is the block-local sharing of `locals.rs`, which
+    // the numbering leaves to this pass when liveness is on.
     let g = s.gval.len();
-    if g == 0 {
-        s.gid = gid;
-        return None;
-    }
 
-    // 2. Uses, predecessors, access counts, and the deaths of block-local values.
+    // 2. Predecessors, the phis' preferences, the deaths of block-local values and the
+    // sets; the accesses and the uses come from `scan_uses` (`count`, `ev`).
     let mut count = std::mem::take(&mut s.count);
-    count.clear();
-    count.resize(nv, 0);
+    if count.len() != nv {
+        count.clear();
+        count.resize(nv, 0);
+    }
     let mut pref = std::mem::take(&mut s.pref);
     pref.clear();
     pref.resize(nv, NONE);
-    let ev = &mut s.ev;
-    ev.clear();
-    let by_start = &mut s.by_start;
-    by_start.clear();
-    by_start.resize(g + 2, 0);
     s.pred_head.clear();
     s.pred_head.resize(nb, NONE);
     s.preds.clear();
@@ -278,6 +285,29 @@ pub(crate) fn allocate(
     s.death_head.clear();
     s.death_head.resize(f.insts.len(), NONE);
     s.deaths.clear();
+    for &(j, b) in &s.phis {
+        let (j, b) = (j as usize, b as usize);
+        let InstKind::Phi { incoming } = f.insts[j].kind else {
+            continue;
+        };
+        let Some(p) = value_at(local_of, j) else {
+            continue;
+        };
+        let here = rpo_index.get(b).copied().unwrap_or(NONE);
+        for &(x, from) in f.incoming(incoming) {
+            let m = x.0.wrapping_sub(first) as usize;
+            if let Some(pm) = pref.get_mut(m) {
+                // A back edge's phi wins; among the others, the last one.
+                let back = rpo_index.get(from.index()).is_some_and(|&r| r >= here);
+                if back {
+                    *pm = p as u32 | BACK;
+                } else if *pm == NONE || *pm & BACK == 0 {
+                    *pm = p as u32;
+                }
+            }
+        }
+        count[p] += f.incoming(incoming).len() as u32;
+    }
     for b in 0..nb {
         let (start, end) = range(f, b);
         let live = reachable(b);
@@ -287,43 +317,6 @@ pub(crate) fn allocate(
                 if let Some(x) = seen.get_mut(t.index()).filter(|x| **x != b as u32) {
                     *x = b as u32;
                     push_list(&mut pred_head[t.index()], preds, b as u32);
-                }
-            });
-        }
-        for j in start..end {
-            let inst = &f.insts[j];
-            if let InstKind::Phi { incoming } = inst.kind {
-                if let Some(p) = value_at(local_of, j) {
-                    let here = rpo_index.get(b).copied().unwrap_or(NONE);
-                    for &(x, from) in f.incoming(incoming) {
-                        let m = x.0.wrapping_sub(first) as usize;
-                        if let Some(c) = count.get_mut(m) {
-                            *c += 1;
-                            // A back edge's phi wins; among the others, the last one.
-                            let back = rpo_index.get(from.index()).is_some_and(|&r| r >= here);
-                            if back {
-                                pref[m] = p as u32 | BACK;
-                            } else if pref[m] == NONE || pref[m] & BACK == 0 {
-                                pref[m] = p as u32;
-                            }
-                            if gid[m] != NONE && reachable(from.index()) {
-                                ev.push((gid[m], from.0, NONE));
-                                by_start[gid[m] as usize + 2] += 1;
-                            }
-                        }
-                    }
-                    count[p] += f.incoming(incoming).len() as u32;
-                }
-                continue;
-            }
-            inst.kind.for_each_operand(f, |v| {
-                let m = v.0.wrapping_sub(first) as usize;
-                if let Some(&x) = gid.get(m) {
-                    count[m] += 1;
-                    if x != NONE && live {
-                        ev.push((x, b as u32, j as u32));
-                        by_start[x as usize + 2] += 1;
-                    }
                 }
             });
         }
@@ -340,17 +333,36 @@ pub(crate) fn allocate(
             }
         }
     }
+    // The uses of cross-block values in reachable blocks, counted per value.
+    let by_start = &mut s.by_start;
+    by_start.clear();
+    by_start.resize(g + 2, 0);
+    // (A phi without a local, i.e. unused, reads nothing.)
+    let counted = |n: u32, b: u32, j: u32| -> Option<u32> {
+        let x = *gid.get(n as usize)?;
+        (x != NONE
+            && reachable(b as usize)
+            && (j & PHI_USE == 0 || value_at(local_of, (j & !PHI_USE) as usize).is_some()))
+        .then_some(x)
+    };
+    for &(n, b, j) in s.ev.iter() {
+        if let Some(x) = counted(n, b, j) {
+            by_start[x as usize + 2] += 1;
+        }
+    }
     // Group the uses by value (a counting sort: the walk's order stays within a value).
     for x in 2..g + 2 {
         by_start[x] += by_start[x - 1];
     }
     let by = &mut s.by;
     by.clear();
-    by.resize(ev.len(), (0, 0));
-    for &(x, b, j) in ev.iter() {
-        let k = &mut by_start[x as usize + 1];
-        by[*k as usize] = (b, j);
-        *k += 1;
+    by.resize(by_start[g + 1] as usize, (0, 0));
+    for &(n, b, j) in s.ev.iter() {
+        if let Some(x) = counted(n, b, j) {
+            let k = &mut by_start[x as usize + 1];
+            by[*k as usize] = (b, if j & PHI_USE != 0 { NONE } else { j });
+            *k += 1;
+        }
     }
 
     // 3. Liveness, value by value, and the deaths of cross-block values.
@@ -423,9 +435,20 @@ pub(crate) fn allocate(
                 push_list(&mut s.death_head[j as usize], &mut s.deaths, n);
             }
         }
-        if !used_in_def && out_at[d as usize] != stamp && (dj as usize + 1) < range(f, d as usize).1
-        {
-            push_list(&mut s.death_head[dj as usize + 1], &mut s.deaths, n);
+        // Not live-out of its block (`scan_uses` recorded no use there): it dies at its
+        // last use in the block, or after its definition if it has none. A value whose
+        // last user lies elsewhere but that is still not live-out (uses only in
+        // unreachable blocks, or input the verifier rejects) keeps a local of its own.
+        if !used_in_def && out_at[d as usize] != stamp {
+            let end_d = range(f, d as usize).1;
+            let e = last.get(n as usize).map_or(ESCAPES, |&e| e) as usize;
+            if e >= end_d || e < dj as usize {
+                s.private.push(n);
+            } else if e > dj as usize {
+                push_list(&mut s.death_head[e], &mut s.deaths, n);
+            } else if (dj as usize + 1) < end_d {
+                push_list(&mut s.death_head[dj as usize + 1], &mut s.deaths, n);
+            }
         }
     }
 
@@ -527,12 +550,27 @@ pub(crate) fn allocate(
         }
     }
     // Values live at many blocks, values in unreachable blocks (never emitted) and values
-    // the walk did not meet in input the verifier rejects: a color of their own.
+    // the walk did not meet in input the verifier rejects: a color of their own. When
+    // every local's index stays below 128 whatever the order (one LEB128 byte each; at
+    // most `MAX_EXTRAS` scratch and fixed-role locals follow), the colors are the
+    // indices and step 5 is skipped.
     for (n, &l) in local_of.iter().enumerate() {
         if l != NONE && color[n] >= PRIVATE {
             color[n] = colors[slot(l)];
             colors[slot(l)] += 1;
         }
+    }
+    let total: u64 = colors.iter().map(|&c| u64::from(c)).sum();
+    if f.num_params as u64 + total + MAX_EXTRAS <= 128 {
+        for (n, l) in local_of.iter_mut().enumerate() {
+            if *l != NONE {
+                *l = (slot(*l) as u32) << ORD_BITS | color[n];
+            }
+        }
+        s.gid = gid;
+        s.count = count;
+        s.pref = pref;
+        return Some(colors);
     }
 
     // 5. Ordering: the busiest colors of each type first.

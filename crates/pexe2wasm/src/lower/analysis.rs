@@ -3,15 +3,16 @@
 //! `structurize.rs`, ...) only reads the result.
 //!
 //! 1. the use walk (`stackify::count_uses`): each value's users and last user, the static
-//!    frame (constant-size allocas in the entry block), setjmp calls;
+//!    frame (constant-size allocas in the entry block), setjmp calls; for step 6, each
+//!    value's accesses, the uses outside its block, the phis;
 //! 2. placement (`stackify::analyze`): which values stay on the wasm stack;
 //! 3. local numbering (`locals::Numbering`, fed by placement's walk; or
 //!    [`number_locals_forward`] for input that walk cannot vouch for);
 //! 4. the CFG (`cfg::build`): reachable blocks, dominators, loops, merges, dispatchers;
 //! 5. the local layout ([`LocalLayout`]): parameters, then per type shared, own and
 //!    scratch locals; every numbered value gets its index;
-//! 6. (run before the layout) where values live across blocks and there is no setjmp,
-//!    the allocation with liveness (`alloc::allocate`) replaces step 3's sharing.
+//! 6. (run before the layout) with `Locals::Liveness` and no setjmp, the allocation with
+//!    liveness (`alloc::allocate`) shares the locals (step 3 then shares none).
 
 use super::cfg::{Cfg, NONE};
 use super::inst::R;
@@ -139,7 +140,11 @@ impl FnAnalysis {
                 "parameter count differs from the declaration".into(),
             ));
         }
-        let uses = scan_uses(cx, f, scratch);
+        let uses = if cx.liveness_locals {
+            scan_uses::<true>(cx, f, scratch)
+        } else {
+            scan_uses::<false>(cx, f, scratch)
+        };
         let (mut inline, numbered) = place_and_number(cx, f, &uses, scratch);
         // Static allocas left without users by `scan_uses`: no local, emitted at every use.
         let entry_end = f.block_starts.get(1).map_or(f.insts.len(), |&e| e as usize);
@@ -183,11 +188,12 @@ impl FnAnalysis {
             .map_err(|e| invalid(f, e))?;
         }
         scratch.users = uses.users;
-        // Step 6: locals shared across blocks (`alloc.rs`), where values live across
-        // blocks; not with setjmp, nor after the forward fallback.
+        // Step 6: locals shared with liveness (`alloc.rs`); not with setjmp, nor after the
+        // forward fallback.
         if cx.liveness_locals
             && numbered.reversed
             && scratch.setjmps.is_empty()
+            && f.insts.len() < super::alloc::PHI_USE as usize
             && numbered.counts.iter().any(|&c| c > 0)
         {
             if let Some(counts) = super::alloc::allocate(
@@ -246,7 +252,9 @@ impl FnAnalysis {
 /// Step 1: one walk over the instructions: the users of each value (for stackify) and
 /// its last user (for sharing locals), the frame (allocas of constant size in the entry
 /// block share one static frame) and setjmp calls.
-fn scan_uses(cx: &LowerCtx<'_>, f: &Function, scratch: &mut Scratch) -> Uses {
+/// `LIVE`: also gather what the allocation with liveness needs (monomorphized, so that
+/// the walk without it costs what it did).
+fn scan_uses<const LIVE: bool>(cx: &LowerCtx<'_>, f: &Function, scratch: &mut Scratch) -> Uses {
     let m = cx.module;
     let first_inst = f.first_inst_value();
     let mut users = reuse(&mut scratch.users, f.value_insts.len(), NONE);
@@ -262,7 +270,34 @@ fn scan_uses(cx: &LowerCtx<'_>, f: &Function, scratch: &mut Scratch) -> Uses {
     let mut last = std::mem::take(&mut scratch.last_use);
     last.clear();
     last.extend_from_slice(&f.value_insts);
+    // For the allocation with liveness (`alloc.rs`), gathered here because this walk
+    // already visits every operand: per value its accesses, the uses by instructions
+    // outside the value's block (by a phi: on the edge, from its source block), and the
+    // phis. Left empty otherwise.
+    let nv = f.value_insts.len();
+    let live = LIVE;
+    let a = &mut scratch.alloc;
+    let mut count = reuse(&mut a.count, if live { nv } else { 0 }, 0);
+    let (ev, phis) = (&mut a.ev, &mut a.phis);
+    ev.clear();
+    phis.clear();
+    // The current block, where the next one starts, and the values defined in the
+    // block before the current instruction: `bfirst..nextv` (values are numbered in
+    // instruction order; `alloc::allocate` checks that).
+    let mut b = 0usize;
+    let mut next_start = f.block_starts.get(1).map_or(usize::MAX, |&e| e as usize);
+    let (mut bfirst, mut nextv) = (0usize, 0usize);
     for (i, inst) in f.insts.iter().enumerate() {
+        if live {
+            while i >= next_start {
+                b += 1;
+                next_start = f
+                    .block_starts
+                    .get(b + 1)
+                    .map_or(usize::MAX, |&e| e as usize);
+                bfirst = nextv;
+            }
+        }
         let mut phi = None;
         // Allocas, calls and phis are among the kinds `count_uses` does not handle inline.
         let other = |kind: &InstKind| match kind {
@@ -294,11 +329,41 @@ fn scan_uses(cx: &LowerCtx<'_>, f: &Function, scratch: &mut Scratch) -> Uses {
             }
             _ => {}
         };
+        let is_phi = live && matches!(inst.kind, InstKind::Phi { .. });
         stackify::count_uses(
-            f, &inst.kind, i as u32, first_inst, &mut users, &mut last, other,
+            f,
+            &inst.kind,
+            i as u32,
+            first_inst,
+            &mut users,
+            &mut last,
+            other,
+            |n| {
+                if live {
+                    count[n] += 1;
+                    if !is_phi && (n < bfirst || n >= nextv) {
+                        ev.push((n as u32, b as u32, i as u32));
+                    }
+                }
+            },
         );
         if let Some(incoming) = phi {
             locals::mark_phi(f, incoming, first_inst, &mut last);
+            if live {
+                for &(v, from) in f.incoming(incoming) {
+                    let n = v.0.wrapping_sub(first_inst) as usize;
+                    if n < nv {
+                        ev.push((n as u32, from.0, super::alloc::PHI_USE | i as u32));
+                    }
+                }
+                phis.push((i as u32, b as u32));
+            }
+        }
+        if live {
+            let r = inst.result.0.wrapping_sub(first_inst) as usize;
+            if r < nv {
+                nextv = r + 1;
+            }
         }
     }
     // A static alloca is the frame base plus a constant: emitted at each use, like a
@@ -318,6 +383,7 @@ fn scan_uses(cx: &LowerCtx<'_>, f: &Function, scratch: &mut Scratch) -> Uses {
             }
         }
     }
+    scratch.alloc.count = count;
     Uses {
         users,
         last,
@@ -353,7 +419,8 @@ fn place_and_number(
         local_of,
         phi_blocks,
         std::mem::take(&mut scratch.local_queues),
-        uses.setjmps.is_empty(),
+        // With liveness, `alloc::allocate` shares the locals (block-local values too).
+        uses.setjmps.is_empty() && !cx.liveness_locals,
     );
     let inlined = stackify::analyze(cx, f, &uses.users, &mut inline, |j, b| {
         numbering.statement(j, b)

@@ -130,11 +130,12 @@ pub(crate) fn is_setjmp(cx: &LowerCtx<'_>, kind: &InstKind) -> bool {
 /// use) ask. The caller runs it over every instruction, fused with its own walk; `users`
 /// starts filled with [`NONE`]. `other` is called with the kinds not handled inline
 /// (calls, allocas, phis, ...), so a caller that only cares about those needs no second
-/// `match` per instruction.
+/// `match` per instruction; `each` with the index of every instruction value used.
 ///
 /// It also keeps each value's last user in `last` (same length as `users`, starting
 /// after each value's definition), for the sharing of locals (`locals::last_use`).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn count_uses(
     body: &Function,
     kind: &InstKind,
@@ -143,6 +144,7 @@ pub(crate) fn count_uses(
     users: &mut [u32],
     last: &mut [u32],
     other: impl FnOnce(&InstKind),
+    mut each: impl FnMut(usize),
 ) {
     let count = |v: ValueId| {
         // Below `first` (not an instruction value) wraps to an index out of range.
@@ -150,6 +152,7 @@ pub(crate) fn count_uses(
         if let (Some(u), Some(l)) = (users.get_mut(n), last.get_mut(n)) {
             *u = if *u == NONE { i } else { MANY };
             super::locals::last_use(l, i);
+            each(n);
         }
     };
     kind.for_each_operand_unordered(body, count, other);

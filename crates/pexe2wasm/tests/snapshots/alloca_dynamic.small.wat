@@ -20,7 +20,7 @@
       local.tee 3
       global.set 0
       local.get 3
-      local.set 2
+      local.set 1
       global.get 0
       i32.const 32
       i32.sub
@@ -30,19 +30,19 @@
       local.get 0
       i32.store align=1
       i32.const 0
-      local.set 1
+      local.set 2
       loop ;; label = @2
-        local.get 2
         local.get 1
+        local.get 2
         i32.const 4
         i32.mul
         i32.add
-        local.get 1
+        local.get 2
         i32.store align=1
-        local.get 1
+        local.get 2
         i32.const 1
         i32.add
-        local.tee 1
+        local.tee 2
         local.get 0
         i32.eq
         if ;; label = @3
@@ -52,9 +52,9 @@
       end
     else
       i32.const 0
-      local.set 1
+      local.set 2
     end
-    local.get 1
+    local.get 2
     local.get 7
     global.set 0
     return
