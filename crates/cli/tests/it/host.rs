@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::cmd::{have, pexe2wasm, same, text};
-use pexe2wasm_testkit as common;
+use pexe2wasm_testkit as testkit;
+use pexe2wasm_testkit::corpus as common;
 
 fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
@@ -15,7 +16,7 @@ fn ci() -> bool {
 /// Every pexe of the repository's fixtures (fixtures/**/*.pexe).
 fn fixture_pexes() -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let mut dirs = vec![common::repo_path("fixtures")];
+    let mut dirs = vec![testkit::repo_path("fixtures")];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
@@ -151,7 +152,7 @@ fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
     let out = dir.join("browser");
     std::fs::create_dir_all(&out).unwrap();
     let o = Command::new("node")
-        .arg(common::repo_path("web/bench/convert.mjs"))
+        .arg(testkit::repo_path("web/bench/convert.mjs"))
         .arg(&host)
         .arg(&out)
         .args(&pexes)
@@ -225,7 +226,8 @@ impl DropInServer {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let base = line.trim().to_owned();
+        // Without its trailing slash: pages are given as /PATH.
+        let base = line.trim().trim_end_matches('/').to_owned();
         assert!(
             base.starts_with("http://127.0.0.1:"),
             "serve.mjs said {line:?}"
