@@ -4,6 +4,8 @@
 # Idempotent: safe to run any number of times; it changes nothing when all is present.
 # Needed besides a stable Rust toolchain (cargo, rustc; rust-version in Cargo.toml; every
 # library dependency is a crate that cargo fetches itself):
+#   wasm32-unknown-unknown   the Rust target the browser converter is built for
+#              (`rustup target add wasm32-unknown-unknown`).
 #   wasmtime   the stock wasmtime CLI, version 48.x (the version of the wasmtime crate
 #              pexe2wasm embeds). crates/pexe2wasm/tests/it/stock_wasmtime.rs runs converted programs with
 #              `wasmtime run FILE.wasm ARGS`. Installed with `cargo install --locked
@@ -30,6 +32,18 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 echo "rust: $(rustc --version)"
+
+# The browser converter (crates/browser-converter) is built for wasm32-unknown-unknown by
+# crates/cli/build.rs, so that `pexe2wasm host` can write it; without the target the CLI
+# builds with a warning and `host` fails.
+if rustc --print sysroot >/dev/null 2>&1 && [[ -d "$(rustc --print sysroot)/lib/rustlib/wasm32-unknown-unknown/lib" ]]; then
+  echo "wasm32-unknown-unknown: installed"
+elif command -v rustup >/dev/null 2>&1; then
+  rustup target add wasm32-unknown-unknown
+else
+  echo "error: the wasm32-unknown-unknown Rust target is missing and rustup is not here to add it" >&2
+  exit 1
+fi
 
 WASMTIME_CLI_VERSION=48.0.8
 # True when the given wasmtime binary (default: the one on PATH) is version 48.x.

@@ -5,7 +5,9 @@
   "use strict";
   // Where the host's files are (null later: currentScript is only set while this runs; run
   // from embed.js, a module, it is null, and embed.js's own src says the same folder).
-  const hostBase = /** @type {HTMLScriptElement | null} */ (document.currentScript)?.src ?? /** @type {HTMLScriptElement | null} */ (document.querySelector('script[src$="embed.js"]'))?.src ?? null;
+  // As the head of pexe2wasm.js (the drop-in script), the host's files are in pexe2wasm/ beside it.
+  const own = /** @type {HTMLScriptElement | null} */ (document.currentScript)?.src;
+  const hostBase = (own && /\/pexe2wasm\.js(?:[?#].*)?$/.test(own) ? new URL("pexe2wasm/", own).href : own) ?? /** @type {HTMLScriptElement | null} */ (document.querySelector('script[src$="embed.js"]'))?.src ?? null;
   const TYPE = "application/x-pnacl";
   if (globalThis.__pexe2wasmAdvertised) return;
   globalThis.__pexe2wasmAdvertised = true;

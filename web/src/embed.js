@@ -17,11 +17,25 @@ const HOST = new URL("./host/", import.meta.url);
 const HOST_WORKERS = new Set(["io-worker.js"]);
 
 /**
- * What `pexe2wasm web` wrote into the page: `<script type="application/json"
- * id="pexe2wasm-config">{"urlMap": {FROM: TO}, "refuseUnmapped": true}</script>` (its
- * --url-map and --refuse-unmapped); {} without one.
+ * The page's configuration: what `pexe2wasm web` wrote into the page, `<script
+ * type="application/json" id="pexe2wasm-config">{"urlMap": {FROM: TO}, "refuseUnmapped":
+ * true}</script>` (its --url-map and --refuse-unmapped), with `window.pexe2wasmConfig` (set
+ * by the page before pexe2wasm.js: the same keys, and `preconverted`, `threads`,
+ * `smallCode`; docs/DROP-IN.md) over it; {} without either.
  */
 function pageConfig() {
+  const own = globalThis.pexe2wasmConfig;
+  const json = jsonConfig();
+  if (!own || typeof own !== "object") return json;
+  const map = { ...json.urlMap };
+  for (const [from, to] of Object.entries(own.urlMap ?? {})) {
+    if (typeof to === "string") map[from] = new URL(to, document.baseURI).href;
+  }
+  return { ...json, ...own, urlMap: map, base: json.base ?? document.baseURI };
+}
+
+/** The JSON config element's configuration (see pageConfig). */
+function jsonConfig() {
   // A page in a frame of a Chrome app's launcher (its windows, an extension's tab) has the
   // launcher's config, the nearest same-origin one above it.
   let el = document.getElementById("pexe2wasm-config");
@@ -67,6 +81,19 @@ function note(text, level = "info") {
 
 /** The converted module's URL for a manifest: its pnacl-translate url, .pexe → .wasm. */
 export async function moduleUrl(nmfUrl) {
+  return wasmBeside(await pexeUrl(nmfUrl));
+}
+
+/** The module `pexe2wasm web` writes beside the pexe at `url`: .pexe → .wasm. */
+function wasmBeside(url) {
+  const u = new URL(url);
+  // A blob: URL names the converted module itself (the service's Run button makes one).
+  if (u.protocol !== "blob:") u.pathname = u.pathname.replace(/\.pexe$/i, "") + ".wasm";
+  return u.href;
+}
+
+/** The pexe's URL for a manifest: its pnacl-translate url. */
+export async function pexeUrl(nmfUrl) {
   const r = await fetch(nmfUrl);
   if (!r.ok) throw new Error(`${nmfUrl}: HTTP ${r.status}`);
   let nmf;
@@ -79,10 +106,24 @@ export async function moduleUrl(nmfUrl) {
   if (typeof url !== "string") {
     throw new Error(`${nmfUrl} names no program.portable.pnacl-translate.url (the only entry a pexe has)`);
   }
-  const pexe = new URL(url, new URL(nmfUrl, location.href));
-  // A blob: URL names the converted module itself (the service's Run button makes one).
-  if (pexe.protocol !== "blob:") pexe.pathname = pexe.pathname.replace(/\.pexe$/i, "") + ".wasm";
-  return pexe.href;
+  return new URL(url, new URL(nmfUrl, location.href)).href;
+}
+
+/**
+ * Where the instance's module comes from, by the config's `preconverted`: true (`pexe2wasm
+ * web`'s folders; the default unless pexe2wasm.js loaded the host): the .wasm beside the
+ * pexe; false (pexe2wasm.js's default): the pexe, converted in the browser; "auto": the
+ * .wasm when the server has it, else the pexe converted. `{url}` or `{pexeUrl}`.
+ */
+async function moduleSource(pexe, config) {
+  const pre = config.preconverted ?? (globalThis.__pexe2wasmDropIn ? false : true);
+  if (pre === true || pexe.startsWith("blob:")) return { url: wasmBeside(pexe) };
+  if (pre === "auto") {
+    const wasm = wasmBeside(pexe);
+    const r = await fetch(wasm, { method: "HEAD" }).catch(() => null);
+    if (r?.ok && !/html/i.test(r.headers.get("content-type") ?? "")) return { url: wasm };
+  }
+  return { url: pexe, pexeUrl: pexe };
 }
 
 function fire(el, type, init = {}) {
@@ -191,7 +232,7 @@ class Instance {
     if (!globalThis.crossOriginIsolated) this.warnIsolation();
     // Read once: the URL map for the manifest here, and for the module's loads below.
     const config = pageConfig();
-    let url;
+    let source;
     let documentUrl = null;
     try {
       if (!src) throw new Error("the element has no src");
@@ -203,9 +244,9 @@ class Instance {
         // A document of a type an app's nacl_modules handles: its src is the document,
         // given to the module by HandleDocumentLoad; the module is the handler's.
         documentUrl = mapUrl(new URL(src, document.baseURI).href, map);
-        url = await moduleUrl(handler);
+        source = await moduleSource(await pexeUrl(handler), config);
       } else {
-        url = await moduleUrl(mapUrl(new URL(src, document.baseURI).href, map));
+        source = await moduleSource(await pexeUrl(mapUrl(new URL(src, document.baseURI).href, map)), config);
       }
     } catch (e) {
       return this.fail(e.message);
@@ -233,7 +274,7 @@ class Instance {
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     this.worker.postMessage(
-      { t: "init", url, documentUrl, attrs, view, args: [src], canvas: offscreen, urlMap: config.urlMap ?? {}, refuseUnmapped: config.refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
+      { t: "init", url: source.url, pexeUrl: source.pexeUrl, smallCode: config.smallCode === true, documentUrl, attrs, view, args: [src], canvas: offscreen, urlMap: config.urlMap ?? {}, refuseUnmapped: config.refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
       offscreen ? [offscreen] : [],
     );
     for (const data of this.pending.splice(0)) this.worker.postMessage({ t: "message", data });
@@ -425,7 +466,7 @@ class Instance {
    */
   startThreads(m) {
     if (this.ended || this.pool) return;
-    const target = Number(this.el.getAttribute("data-pexe2wasm-threads")) || Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
+    const target = Number(this.el.getAttribute("data-pexe2wasm-threads")) || Number(pageConfig().threads) || Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
     this.threadInit = { module: m.module, memory: m.memory, hostSab: m.hostSab, args: m.args };
     this.threadSeq = 0;
     this.pool = new ThreadPool(new Int32Array(m.hostSab), target, (slot) => this.startThread(slot));
@@ -582,7 +623,16 @@ class Instance {
       case "progress":
         this.info.progress = m.what;
         el.readyState = 3;
-        fire(el, "progress", { loaded: m.bytes ?? 0, total: m.bytes ?? 0 });
+        fire(el, "progress", { loaded: m.bytes ?? 0, total: m.total ?? m.bytes ?? 0 });
+        break;
+      case "converted":
+        // Converted here (convert/converter.js), or from the cache of a visit before.
+        this.info.source = m.source;
+        note(
+          m.source === "cache"
+            ? `${el.getAttribute("src")}: the converted module (${m.bytes} bytes) from the cache`
+            : `${el.getAttribute("src")}: converted in the browser in ${Math.round(m.ms)} ms (${m.bytes} bytes)`,
+        );
         break;
       case "load": {
         this.info.state = "running";

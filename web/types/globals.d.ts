@@ -47,3 +47,7 @@ interface ServiceWorkerGlobalScope {
   addEventListener(type: "fetch", listener: (e: FetchEvent) => void): void;
 }
 declare var clients: { claim(): Promise<void> };
+
+// The drop-in script (drop-in.js) and the page's configuration for it (docs/DROP-IN.md).
+declare var __pexe2wasmDropIn: boolean | undefined;
+declare var pexe2wasmConfig: Record<string, any> | undefined;

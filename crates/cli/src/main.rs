@@ -11,6 +11,7 @@
 //! when any file failed (each failure one `error:` line), after converting all the others.
 
 mod batch;
+mod host;
 mod interp;
 mod pepper;
 mod serve;
@@ -249,6 +250,18 @@ enum Command {
         /// Smaller code, as `convert --small-code` (a smaller download for the page).
         #[arg(long)]
         small_code: bool,
+    },
+    /// Write the drop-in host folder: with `<script src="DIR/pexe2wasm.js"></script>` added
+    /// to a page, its NaCl embeds run, their pexes converted in the browser (and cached).
+    ///
+    /// DIR holds pexe2wasm.js, the browser host (pexe2wasm/), the converter for the
+    /// browser and the isolation helper; a page sets `window.pexe2wasmConfig` before the
+    /// script for what `web`'s flags set (docs/DROP-IN.md). DIR must be new, empty, or a
+    /// host folder written before.
+    Host {
+        /// The folder to write.
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
     },
     /// Serve a folder written by `pexe2wasm web` over HTTP, with the headers a converted
     /// app needs (cross-origin isolation, WebAssembly's MIME type). A development server.
@@ -803,6 +816,19 @@ fn run(command: Command) -> Result<ExitCode> {
                 println!("copied beside the page: {shown}{more}");
             }
             println!("serve it: pexe2wasm serve {}", written.dir.display());
+            Ok(())
+        }),
+        Command::Host { output } => in_file(&output, || {
+            let written = host::write_host(&output)?;
+            println!(
+                "wrote {}: pexe2wasm.js and {} more files; add <script src=\"{}/pexe2wasm.js\"></script> to a page",
+                output.display(),
+                written.len() - 1,
+                output
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("DIR")
+            );
             Ok(())
         }),
         Command::Serve { dir, listen } => {

@@ -36,6 +36,8 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "chrome/system.js",
     "chrome/tabs.js",
     "chrome/windows.js",
+    "convert/converter.js",
+    "drop-in.js",
     "compat/filesystem.js",
     "compat/filesystem-worker.js",
     "compat/kv-directory.js",
@@ -87,4 +89,16 @@ pub fn file(path: &str) -> Option<&'static str> {
         .iter()
         .find(|(p, _)| *p == path)
         .map(|(_, text)| *text)
+}
+
+/// The drop-in script, pexe2wasm.js: advertise.js (the mimeTypes answer, before the page's
+/// own scripts) followed by drop-in.js (which loads pexe2wasm/embed.js beside it), one
+/// classic script (docs/DROP-IN.md).
+pub fn drop_in_script() -> String {
+    let part = |f| file(f).expect("a host file");
+    format!(
+        "// pexe2wasm.js: written by `pexe2wasm host` from web/src/advertise.js and web/src/drop-in.js.\n{}\n{}",
+        part("advertise.js"),
+        part("drop-in.js")
+    )
 }

@@ -14,6 +14,7 @@ import { KIND } from "./resources.js";
 import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
 import { Exit } from "./wasi.js";
 import { importedMemory } from "./wasm-info.js";
+import { convertedModule } from "../convert/converter.js";
 
 /** Unwinds `_start` once the instance is up; caught below, never an error. */
 class StartUnwind extends Error {}
@@ -259,6 +260,30 @@ function onThreadMessage(m) {
   }
 }
 
+/** The module `pexe2wasm web` converted beforehand (the .wasm beside the pexe), compiled. */
+async function preconverted(url) {
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
+  // Streaming compilation lets the browser cache the compiled code with the response, so
+  // a second visit starts without compiling; the bytes are read too, for the memory's
+  // limits. A server that does not send application/wasm gets a plain compile.
+  const streamed = WebAssembly.compileStreaming(resp.clone()).catch(() => null);
+  const bytes = await resp.arrayBuffer();
+  if (!importedMemory(bytes)?.shared) throw new Error(`${url} is not a converted Pepper module (no shared memory import)`);
+  toPage({ t: "progress", what: "compile", bytes: bytes.byteLength });
+  return { module: (await streamed) ?? (await WebAssembly.compile(bytes)), bytes };
+}
+
+/** The pexe converted here, in this worker, or taken from the cache (convert/converter.js). */
+async function convertHere(m) {
+  const got = await convertedModule(m.pexeUrl, {
+    smallCode: m.smallCode === true,
+    progress: (p) => toPage({ t: "progress", what: p.what, bytes: p.loaded, total: p.total }),
+  });
+  toPage({ t: "converted", source: got.source, ms: got.ms, bytes: got.bytes.byteLength });
+  return got;
+}
+
 async function init(m) {
   state.attrs = m.attrs ?? [];
   state.documentUrl = m.documentUrl ?? null;
@@ -268,17 +293,9 @@ async function init(m) {
     state.onThreadsReady = resolve;
   });
   toPage({ t: "progress", what: "fetch" });
-  const resp = await fetch(m.url);
-  if (!resp.ok) throw new Error(`${m.url}: HTTP ${resp.status}`);
-  // Streaming compilation lets the browser cache the compiled code with the response, so
-  // a second visit starts without compiling; the bytes are read too, for the memory's
-  // limits. A server that does not send application/wasm gets a plain compile.
-  const streamed = WebAssembly.compileStreaming(resp.clone()).catch(() => null);
-  const bytes = await resp.arrayBuffer();
+  const { module, bytes } = m.pexeUrl ? await convertHere(m) : await preconverted(m.url);
   const mt = importedMemory(bytes);
-  if (!mt || !mt.shared) throw new Error(`${m.url} is not a converted Pepper module (no shared memory import)`);
-  toPage({ t: "progress", what: "compile", bytes: bytes.byteLength });
-  const module = (await streamed) ?? (await WebAssembly.compile(bytes));
+  if (!mt || !mt.shared) throw new Error(`${m.pexeUrl ?? m.url} is not a converted Pepper module (no shared memory import)`);
   toPage({ t: "progress", what: "compiled" });
   const maximum = Math.max(mt.min, Math.min(mt.max ?? 65536, m.maxPages ?? 16384));
   const memory = new WebAssembly.Memory({ initial: mt.min, maximum, shared: true });

@@ -4,13 +4,20 @@
 // cross-origin isolated, as `pexe2wasm serve` sets them. No listings, no writes.
 //
 //   node tests/browser/serve.mjs DIR [PORT]
+//
+// For the drop-in script's tests (crates/cli/tests/it/host.rs): MOUNT=/PATH/=FOLDER serves
+// FOLDER (a `pexe2wasm host` folder) at /PATH/, and INJECT=URL adds
+// `<script src="URL"></script>` to every HTML page as it is served, right after its <head>
+// (the files on disk stay as they are).
 
-import { createReadStream, statSync } from "node:fs";
+import { createReadStream, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { extname, join, normalize, resolve, sep } from "node:path";
 
 const root = resolve(process.argv[2] ?? ".");
 const port = Number(process.argv[3] ?? process.env.PORT ?? 0);
+const [mountAt, mountDir] = (process.env.MOUNT ?? "").split(/=(.*)/s);
+const inject = process.env.INJECT ?? "";
 const TYPES = {
   ".html": "text/html; charset=utf-8",
   ".htm": "text/html; charset=utf-8",
@@ -42,15 +49,27 @@ const server = createServer((req, res) => {
     res.writeHead(400, headers).end();
     return;
   }
-  let file = normalize(join(root, path));
-  if (file !== root && !file.startsWith(root + sep)) {
+  let base = root;
+  if (mountAt && mountDir && path.startsWith(mountAt)) {
+    base = resolve(mountDir);
+    path = path.slice(mountAt.length - 1);
+  }
+  let file = normalize(join(base, path));
+  if (file !== base && !file.startsWith(base + sep)) {
     res.writeHead(403, headers).end();
     return;
   }
   try {
     if (statSync(file).isDirectory()) file = join(file, "index.html");
     const st = statSync(file);
-    res.writeHead(200, { ...headers, "Content-Type": TYPES[extname(file).toLowerCase()] ?? "application/octet-stream", "Content-Length": st.size });
+    const type = TYPES[extname(file).toLowerCase()] ?? "application/octet-stream";
+    if (inject && type.startsWith("text/html")) {
+      const page = withScript(readFileSync(file, "latin1"));
+      res.writeHead(200, { ...headers, "Content-Type": type, "Content-Length": Buffer.byteLength(page, "latin1") });
+      res.end(req.method === "HEAD" ? undefined : Buffer.from(page, "latin1"));
+      return;
+    }
+    res.writeHead(200, { ...headers, "Content-Type": type, "Content-Length": st.size });
     if (req.method === "HEAD") res.end();
     else createReadStream(file).pipe(res);
   } catch {
@@ -58,3 +77,11 @@ const server = createServer((req, res) => {
   }
 });
 server.listen(port, "127.0.0.1", () => console.log(`http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}/`));
+
+/** The page with INJECT's script tag first in its head (or first of all, without one). */
+function withScript(page) {
+  const tag = `<script src="${inject}"></script>`;
+  const head = /<head(\s[^>]*)?>/i.exec(page);
+  const at = head ? head.index + head[0].length : 0;
+  return page.slice(0, at) + tag + page.slice(at);
+}

@@ -25,6 +25,7 @@ mod cli_nexe;
 mod cli_status;
 mod cmd;
 mod dockerfile;
+mod host;
 mod malformed;
 mod pepper_end;
 mod pepper_gfx;

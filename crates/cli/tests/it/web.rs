@@ -586,7 +586,7 @@ fn site_for(app: &str, browser: Browser, scenario: &str) -> Option<PathBuf> {
 
 /// One browser at a time: on two cores, browsers started together starve each other and
 /// time out in ways that say nothing about the host.
-static ONE_BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static ONE_BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Serves DIR/site and runs web/tests/browser/run.mjs on `page` (a path with its query):
 /// the report it prints, checked for driver and page errors.

@@ -1,0 +1,88 @@
+//! `pexe2wasm host -o DIR`: the folder a site hosts so that its NaCl pages run with one
+//! added `<script src="DIR/pexe2wasm.js"></script>` and no build step (docs/DROP-IN.md):
+//! pexe2wasm.js (the drop-in script), the browser host in pexe2wasm/ (as `web` writes it),
+//! the converter for the browser (pexe2wasm/convert/converter.wasm, crates/browser-converter,
+//! built into this binary by build.rs) and its version, and the isolation helper.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+
+/// The browser converter's module, built by build.rs (empty when it could not be).
+pub const CONVERTER_WASM: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/browser-converter.wasm"));
+
+/// Why build.rs could not build the converter, when it could not.
+const CONVERTER_MISSING: Option<&str> = option_env!("PEXE2WASM_CONVERTER_MISSING");
+
+/// The converter's version, as the browser's cache keys name it: the crate's version and
+/// the start of its module's SHA-256, so that any change of the converter's output (a new
+/// module) converts again.
+pub fn converter_version(wasm: &[u8]) -> String {
+    let hash = Sha256::digest(wasm);
+    let hex: String = hash[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}+{hex}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The converter module, or the error that says how to get one.
+pub fn converter_wasm() -> Result<&'static [u8]> {
+    if CONVERTER_WASM.is_empty() {
+        bail!(
+            "this pexe2wasm was built without the browser converter ({}): run `rustup target add wasm32-unknown-unknown` (scripts/install-deps.sh does) and build pexe2wasm again, or build it with PEXE2WASM_CONVERTER_WASM=FILE naming a built converter",
+            CONVERTER_MISSING.unwrap_or("not built")
+        );
+    }
+    Ok(CONVERTER_WASM)
+}
+
+/// Whether `dir` holds a host folder (this command's output, or a `web` folder's host).
+fn is_host_folder(dir: &Path) -> bool {
+    dir.join("pexe2wasm.js").is_file() && dir.join("pexe2wasm/embed.js").is_file()
+}
+
+/// Writes the host folder into `dir`: a new or empty folder, or a host folder written
+/// before (its files are replaced); any other folder is refused, so no user file is
+/// overwritten.
+pub fn write_host(dir: &Path) -> Result<Vec<String>> {
+    let wasm = converter_wasm()?;
+    if dir.exists() {
+        let mut entries = fs::read_dir(dir)
+            .with_context(|| format!("{}: cannot read the folder", dir.display()))?;
+        if entries.next().is_some() && !is_host_folder(dir) {
+            bail!(
+                "not empty and not a host folder pexe2wasm wrote; give a new or empty folder (nothing there is overwritten)"
+            );
+        }
+    }
+    let mut written = Vec::new();
+    let mut put = |rel: &str, bytes: &[u8]| -> Result<()> {
+        let path = dir.join(rel);
+        if let Some(d) = path.parent() {
+            fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
+        }
+        fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+        written.push(rel.to_owned());
+        Ok(())
+    };
+    put(
+        "pexe2wasm.js",
+        pexe2wasm_webhost::drop_in_script().as_bytes(),
+    )?;
+    for (file, text) in pexe2wasm_webhost::HOST_FILES {
+        put(&format!("pexe2wasm/{file}"), text.as_bytes())?;
+    }
+    put("pexe2wasm/convert/converter.wasm", wasm)?;
+    let info = serde_json::json!({
+        "version": converter_version(wasm),
+        "wasm": "converter.wasm",
+    });
+    put(
+        "pexe2wasm/convert/converter.json",
+        serde_json::to_string_pretty(&info)?.as_bytes(),
+    )?;
+    let isolation = pexe2wasm_webhost::file("isolation.js").unwrap_or_default();
+    put("pexe2wasm-isolation.js", isolation.as_bytes())?;
+    Ok(written)
+}
