@@ -198,7 +198,7 @@ fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
 
 // --- the drop-in script in a browser ----------------------------------------------------
 
-use crate::web::{scratch, web_dir, Browser, ONE_BROWSER};
+use crate::web::{driver_report, scratch, web_dir, Browser, ONE_BROWSER};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -262,16 +262,7 @@ fn drop_in(browser: Browser, root: &Path, tag: &str, page: &str, steps: &Value) 
         .env("STEPS", steps.to_string())
         .env("PAGE_ERRORS_OK", "1")
         .env("PROFILE", dir.join("profile"));
-    let o = c.output().unwrap();
-    let out = text(&o.stdout);
-    assert!(
-        o.status.success(),
-        "run.mjs: {}\n{out}\n{}",
-        o.status,
-        text(&o.stderr)
-    );
-    let report: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {out}\n{}", text(&o.stderr)));
+    let report = driver_report(c);
     assert_eq!(report["driverError"], Value::Null, "{report:#}");
     let got = report["steps"].as_array().cloned().unwrap_or_default();
     assert_eq!(got.len(), steps.as_array().unwrap().len(), "{report:#}");

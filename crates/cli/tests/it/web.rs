@@ -675,6 +675,12 @@ fn run_page_once(
     for (k, v) in env {
         c.env(k, v);
     }
+    driver_report(c)
+}
+
+/// Runs web/tests/browser/run.mjs as `c` says: its report (the last line it prints), after
+/// checking that it ended well.
+pub(crate) fn driver_report(mut c: Command) -> Value {
     let o = c.output().unwrap();
     let out = text(&o.stdout);
     assert!(
@@ -683,9 +689,8 @@ fn run_page_once(
         o.status,
         text(&o.stderr)
     );
-    let report: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {out}\n{}", text(&o.stderr)));
-    report
+    serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {out}\n{}", text(&o.stderr)))
 }
 
 /// A real plugin on the SDK-style page, with a screenshot; `None` without the corpus.
