@@ -114,7 +114,17 @@ async function launchWebKit() {
   // WebKitGTK's element screenshot of a canvas comes back blank (repeated ones have hung the
   // page), and a canvas whose control went to a worker has no toDataURL: the element's
   // rectangle is cut from a screenshot of the page instead, by the page (no PNG library).
+  // WebKitGTK's driver now and then answers "Could not parse script result" for the data
+  // URL on a loaded machine (the same shot passes when repeated): one more try then.
   const elementShot = async (el) => {
+    try {
+      return await elementShotOnce(el);
+    } catch (e) {
+      if (!String(e?.message).includes("Could not parse script result")) throw e;
+      return elementShotOnce(el);
+    }
+  };
+  const elementShotOnce = async (el) => {
     const whole = await driver.takeScreenshot();
     const url = await driver.executeScript(
       `const [el, png] = arguments;
