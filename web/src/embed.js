@@ -232,6 +232,7 @@ class Instance {
     if (!globalThis.crossOriginIsolated) this.warnIsolation();
     // Read once: the URL map for the manifest here, and for the module's loads below.
     const config = pageConfig();
+    this.config = config;
     let source;
     let documentUrl = null;
     try {
@@ -244,10 +245,8 @@ class Instance {
         // A document of a type an app's nacl_modules handles: its src is the document,
         // given to the module by HandleDocumentLoad; the module is the handler's.
         documentUrl = mapUrl(new URL(src, document.baseURI).href, map);
-        source = await moduleSource(await pexeUrl(handler), config);
-      } else {
-        source = await moduleSource(await pexeUrl(mapUrl(new URL(src, document.baseURI).href, map)), config);
       }
+      source = await moduleSource(await pexeUrl(handler ?? mapUrl(new URL(src, document.baseURI).href, map)), config);
     } catch (e) {
       return this.fail(e.message);
     }
@@ -466,7 +465,7 @@ class Instance {
    */
   startThreads(m) {
     if (this.ended || this.pool) return;
-    const target = Number(this.el.getAttribute("data-pexe2wasm-threads")) || Number(pageConfig().threads) || Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
+    const target = Number(this.el.getAttribute("data-pexe2wasm-threads")) || Number(this.config?.threads) || Math.max(4, (navigator.hardwareConcurrency | 0) + 2);
     this.threadInit = { module: m.module, memory: m.memory, hostSab: m.hostSab, args: m.args };
     this.threadSeq = 0;
     this.pool = new ThreadPool(new Int32Array(m.hostSab), target, (slot) => this.startThread(slot));
