@@ -16,24 +16,35 @@ function fakeThread(isMain) {
 
 test("thread-spawn on the main thread with the pool empty waits for the worker the page starts", async () => {
   const cx = fakeThread(true);
-  // The page's new thread worker, 200 ms later: it marks its slot idle as waitForThread does.
+  // The page's new thread worker: 200 ms after spawnThread is called (a flag the test sets just
+  // before the call) it marks its slot idle as waitForThread does, and writes down when (an
+  // absolute time, so both threads' clocks agree).
+  const when = new Float64Array(new SharedArrayBuffer(8));
+  const go = new Int32Array(new SharedArrayBuffer(4));
   const w = new Worker(
-    `const { workerData: { sab, state, gen } } = require("node:worker_threads");
+    `const { workerData: { sab, state, gen, when, go } } = require("node:worker_threads");
      const h = new Int32Array(sab);
-     setTimeout(() => {
-       Atomics.store(h, state, ${SLOT_IDLE});
-       Atomics.add(h, gen, 1);
-       Atomics.notify(h, gen);
-     }, 200);`,
-    { eval: true, workerData: { sab: cx.h.buffer, state: slotBase(3), gen: POOL_GEN } },
+     Atomics.wait(go, 0, 0);
+     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+     when[0] = performance.timeOrigin + performance.now();
+     Atomics.store(h, state, ${SLOT_IDLE});
+     Atomics.add(h, gen, 1);
+     Atomics.notify(h, gen);`,
+    { eval: true, workerData: { sab: cx.h.buffer, state: slotBase(3), gen: POOL_GEN, when, go } },
   );
   await new Promise((r) => w.once("online", r));
-  const t0 = performance.now();
+  const called = performance.timeOrigin + performance.now();
+  Atomics.store(go, 0, 1);
+  Atomics.notify(go, 0);
   const tid = spawnThread(cx, 0x1234);
-  const waited = performance.now() - t0;
+  const returned = performance.timeOrigin + performance.now();
   await w.terminate();
   assert.equal(tid, 1);
-  assert.ok(waited >= 150, `returned after ${waited} ms, before the worker was ready`);
+  // Measured against the worker's own mark, not a fixed delay: a loaded machine may start
+  // the worker's timer late or hear of it late, but spawnThread must still have waited.
+  // (1 ms for the two threads' time origins, which may differ by rounding.)
+  assert.ok(when[0] > called + 150, "the worker became idle well after the call");
+  assert.ok(returned >= when[0] - 1, `returned ${when[0] - returned} ms before the worker was ready`);
   assert.equal(cx.h[slotBase(3)], SLOT_ASSIGNED);
   assert.equal(cx.h[slotBase(3) + 1], 1, "the slot's tid");
   assert.equal(cx.h[slotBase(3) + 2], 0x1234, "the slot's argument");
