@@ -863,56 +863,91 @@ struct Prefix {
 }
 
 /// Writes the module's header and sections up to the data count section (everything
-/// before the code) into `out`, and prepares the linked bodies of the code section.
+/// before the code) into `out`, and prepares the linked bodies of the code section. The
+/// sections in their order, each written by a function of its own.
 fn prefix(
     out: &mut ModuleBytes,
     parts: &Parts<'_>,
     segments: &[(u32, Vec<u8>)],
     remaps: &mut [Remap],
 ) -> Result<Prefix, EmitError> {
-    let Parts {
-        m,
-        lay,
-        opts,
-        linked,
-        cx,
-        imports,
-        pexe_order,
-        pexe_types,
-        table_base,
-        threaded_start,
-        ..
-    } = *parts;
+    let memory_type = MemoryType {
+        minimum: parts.lay.pages,
+        maximum: Some(65536),
+        memory64: false,
+        shared: parts.opts.threads,
+        page_size_log2: None,
+    };
+    out.section(&type_section(parts));
+    out.section(&import_section(parts, memory_type));
+    out.section(&function_section(parts, remaps)?);
+    let table_size = table_size(parts, remaps)?;
+    let mut tsec = TableSection::new();
+    tsec.table(TableType {
+        element_type: RefType::FUNCREF,
+        table64: false,
+        minimum: table_size as u64,
+        maximum: None,
+        shared: false,
+    });
+    out.section(&tsec);
+    // A threaded module imports its memory (every thread's instance shares it).
+    if parts.threaded_start.is_none() {
+        let mut msec = MemorySection::new();
+        msec.memory(memory_type);
+        out.section(&msec);
+    }
+    if let Some(tags) = tag_section(parts)? {
+        out.section(&tags);
+    }
+    out.section(&global_section(parts, remaps)?);
+    let (exports, runtime_start) = export_section(parts, remaps);
+    out.section(&exports);
+    out.section(&element_section(parts, remaps)?);
+    let n_linked_data: u32 = parts.linked.iter().map(|l| l.num_data).sum();
+    let n_data = n_linked_data + segments.len() as u32;
+    out.section(&DataCountSection { count: n_data });
+    let (before, after) =
+        code_around_the_pexe(parts, segments, remaps, n_linked_data, runtime_start)?;
+    Ok(Prefix {
+        table_size,
+        before,
+        after,
+    })
+}
+
+/// Every signature the module uses, in `cx.sigs`' order.
+fn type_section(parts: &Parts<'_>) -> TypeSection {
     let mut types = TypeSection::new();
-    for s in &cx.sigs.list {
+    for s in &parts.cx.sigs.list {
         types
             .ty()
             .function(s.params.iter().copied(), s.results.iter().copied());
     }
-    out.section(&types);
+    types
+}
 
-    let memory_type = MemoryType {
-        minimum: lay.pages,
-        maximum: Some(65536),
-        memory64: false,
-        shared: opts.threads,
-        page_size_log2: None,
-    };
+/// The runtime's and the pexe's imported functions, and a threaded module's memory.
+fn import_section(parts: &Parts<'_>, memory_type: MemoryType) -> ImportSection {
     let mut isec = ImportSection::new();
-    for (module, name, t) in imports {
+    for (module, name, t) in parts.imports {
         isec.import(module, name, EntityType::Function(*t));
     }
-    if threaded_start.is_some() {
+    if parts.threaded_start.is_some() {
         isec.import(
             crate::runtime::ENV,
             crate::runtime::ENV_MEMORY,
             EntityType::Memory(memory_type),
         );
     }
-    out.section(&isec);
+    isec
+}
 
+/// The defined functions' types: the linked modules' (remapped), the pexe's, the
+/// threaded start, the adapters.
+fn function_section(parts: &Parts<'_>, remaps: &[Remap]) -> Result<FunctionSection, EmitError> {
     let mut fsec = FunctionSection::new();
-    for (l, r) in linked.iter().zip(remaps.iter()) {
+    for (l, r) in parts.linked.iter().zip(remaps.iter()) {
         for &t in &l.funcs {
             let t =
                 r.types.get(t as usize).copied().ok_or_else(|| {
@@ -921,20 +956,22 @@ fn prefix(
             fsec.function(t);
         }
     }
-    for &t in pexe_types {
+    for &t in parts.pexe_types {
         fsec.function(t);
     }
-    if let Some((_, void_type)) = threaded_start {
+    if let Some((_, void_type)) = parts.threaded_start {
         fsec.function(void_type);
     }
     for a in parts.adapters {
         fsec.function(a.helper_type);
     }
-    out.section(&fsec);
+    Ok(fsec)
+}
 
-    // Table size: the pexe's slots, then every linked active segment.
-    let mut table_size = table_base;
-    for (l, r) in linked.iter().zip(remaps.iter()) {
+/// The table's size: the pexe's slots, then every linked active segment.
+fn table_size(parts: &Parts<'_>, remaps: &[Remap]) -> Result<u32, EmitError> {
+    let mut table_size = parts.table_base;
+    for (l, r) in parts.linked.iter().zip(remaps.iter()) {
         let Some(elems) = &l.elements else { continue };
         for e in elems.clone() {
             let e = e.map_err(|e| EmitError::link(l.name, e))?;
@@ -950,38 +987,40 @@ fn prefix(
             }
         }
     }
-    let mut tsec = TableSection::new();
-    tsec.table(TableType {
-        element_type: RefType::FUNCREF,
-        table64: false,
-        minimum: table_size as u64,
-        maximum: None,
-        shared: false,
+    Ok(table_size)
+}
+
+/// The longjmp exception tag, when the pexe uses setjmp/longjmp.
+fn tag_section(parts: &Parts<'_>) -> Result<Option<TagSection>, EmitError> {
+    let cx = parts.cx;
+    if cx.sjlj_tag == NO_FUNC {
+        return Ok(None);
+    }
+    let tag_type = cx
+        .sigs
+        .get(&Sig {
+            params: vec![ValType::I32, ValType::I32],
+            results: vec![],
+        })
+        .ok_or(InternalError::LongjmpTagType)?;
+    let mut tags = TagSection::new();
+    tags.tag(TagType {
+        kind: TagKind::Exception,
+        func_type_idx: tag_type,
     });
-    out.section(&tsec);
+    Ok(Some(tags))
+}
 
-    if threaded_start.is_none() {
-        let mut msec = MemorySection::new();
-        msec.memory(memory_type);
-        out.section(&msec);
-    }
-
-    if cx.sjlj_tag != NO_FUNC {
-        let tag_type = cx
-            .sigs
-            .get(&Sig {
-                params: vec![ValType::I32, ValType::I32],
-                results: vec![],
-            })
-            .ok_or(InternalError::LongjmpTagType)?;
-        let mut tags = TagSection::new();
-        tags.tag(TagType {
-            kind: TagKind::Exception,
-            func_type_idx: tag_type,
-        });
-        out.section(&tags);
-    }
-
+/// The stack pointer, TLS base, stack top and table base, the linked modules' globals,
+/// and the setjmp counter (whose index the lowering chose before).
+fn global_section(parts: &Parts<'_>, remaps: &mut [Remap]) -> Result<GlobalSection, EmitError> {
+    let Parts {
+        lay,
+        linked,
+        cx,
+        table_base,
+        ..
+    } = *parts;
     let mut gsec = GlobalSection::new();
     let mutable = |m: bool| GlobalType {
         val_type: ValType::I32,
@@ -1017,8 +1056,22 @@ fn prefix(
         }
         gsec.global(mutable(true), &ConstExpr::i32_const(0));
     }
-    out.section(&gsec);
+    Ok(gsec)
+}
 
+/// Memory, table, `_start` (the threaded one if any), the Pepper entry points, the
+/// stdout flush, the thread entry, and with `export_all_functions` every pexe function;
+/// with the runtime's own `_start`, which the threaded one calls.
+fn export_section(parts: &Parts<'_>, remaps: &[Remap]) -> (ExportSection, Option<u32>) {
+    let Parts {
+        m,
+        opts,
+        linked,
+        cx,
+        pexe_order,
+        threaded_start,
+        ..
+    } = *parts;
     let mut esec = ExportSection::new();
     esec.export("memory", ExportKind::Memory, 0);
     esec.export("__indirect_function_table", ExportKind::Table, 0);
@@ -1063,8 +1116,15 @@ fn prefix(
             }
         }
     }
-    out.section(&esec);
+    (esec, runtime_start)
+}
 
+/// The pexe's function-pointer slots from table index 1, then the linked modules'
+/// segments.
+fn element_section(parts: &Parts<'_>, remaps: &mut [Remap]) -> Result<ElementSection, EmitError> {
+    let Parts {
+        lay, linked, cx, ..
+    } = *parts;
     let mut elsec = ElementSection::new();
     let slot_funcs: Vec<u32> = lay
         .slot_funcs
@@ -1090,19 +1150,24 @@ fn prefix(
             }
         }
     }
-    out.section(&elsec);
+    Ok(elsec)
+}
 
-    let n_linked_data: u32 = linked.iter().map(|l| l.num_data).sum();
-    let n_data = n_linked_data + segments.len() as u32;
-    out.section(&DataCountSection { count: n_data });
-
-    // Code: the linked modules' bodies, the pexe's, then the threaded start function.
+/// The code section's bodies before the pexe's (the linked modules', re-encoded) and
+/// after them (the threaded start, the adapters).
+fn code_around_the_pexe(
+    parts: &Parts<'_>,
+    segments: &[(u32, Vec<u8>)],
+    remaps: &mut [Remap],
+    n_linked_data: u32,
+    runtime_start: Option<u32>,
+) -> Result<(CodeSection, CodeSection), EmitError> {
     let mut before = CodeSection::new();
-    for (l, r) in linked.iter().zip(remaps.iter_mut()) {
+    for (l, r) in parts.linked.iter().zip(remaps.iter_mut()) {
         link::reencode_bodies(l, r, &mut before).map_err(|e| EmitError::link(l.name, e))?;
     }
     let mut after = CodeSection::new();
-    if threaded_start.is_some() {
+    if parts.threaded_start.is_some() {
         // Every thread instantiates the module over the same memory, so the pexe's data
         // is passive and copied once, by the main thread's `_start`, before the runtime's.
         let mut f = wasm_encoder::Function::new([]);
@@ -1121,13 +1186,9 @@ fn prefix(
         after.function(&f);
     }
     for a in parts.adapters {
-        after.function(&super::adapt::body(a, &cx.sigs));
+        after.function(&super::adapt::body(a, &parts.cx.sigs));
     }
-    Ok(Prefix {
-        table_size,
-        before,
-        after,
-    })
+    Ok((before, after))
 }
 
 /// The name section, encoded: imports, linked functions (their own names), pexe
