@@ -197,7 +197,8 @@ fn slot(l: u32) -> usize {
 /// user (`locals::last_use`); `rpo_index` the CFG's reverse-postorder positions (blocks
 /// first). On success `local_of` holds `slot << ORD_BITS | rank` (ranks from 0 per type,
 /// busiest first) and the result is the number of locals per type; `None` (nothing
-/// changed) when the values are not numbered in instruction order.
+/// changed) when the values are not numbered in instruction order. The steps of the
+/// module's documentation, one function each.
 pub(crate) fn allocate(
     f: &Function,
     last: &[u32],
@@ -205,25 +206,71 @@ pub(crate) fn allocate(
     local_of: &mut [u32],
     s: &mut AllocScratch,
 ) -> Option<[u32; 5]> {
-    let first = f.first_inst_value();
-    let nv = local_of.len();
-    let nb = f.block_starts.len();
-    // The value defined by instruction `j` with a local, if any.
-    let value_at = |local_of: &[u32], j: usize| -> Option<usize> {
-        let n = f.insts[j].result.0.wrapping_sub(first) as usize;
-        (local_of.get(n).is_some_and(|&l| l != NONE) && f.value_insts.get(n) == Some(&(j as u32)))
-            .then_some(n)
+    let fx = Fx {
+        f,
+        first: f.first_inst_value(),
+        nb: f.block_starts.len(),
+        rpo_index,
     };
-    let reachable = |b: usize| b < nb && rpo_index.get(b).is_some_and(|&r| r != NONE);
-
-    // 1. Cross-block values.
+    // Taken out of the scratch for the run: steps read them while they fill others.
     let mut gid = std::mem::take(&mut s.gid);
+    let mut count = std::mem::take(&mut s.count);
+    let mut pref = std::mem::take(&mut s.pref);
+    let colors = cross_block_values(&fx, last, local_of, &mut gid, s).map(|()| {
+        uses(&fx, last, local_of, &gid, &mut count, &mut pref, s);
+        liveness(&fx, last, s);
+        reverse_postorder(&fx, s);
+        let colors = assign(&fx, local_of, &pref, s);
+        number(f, local_of, &count, colors, s);
+        colors
+    });
+    s.gid = gid;
+    s.count = count;
+    s.pref = pref;
+    colors
+}
+
+/// What every step reads of the function.
+struct Fx<'f> {
+    f: &'f Function,
+    /// The first instruction value.
+    first: u32,
+    /// The number of blocks.
+    nb: usize,
+    rpo_index: &'f [u32],
+}
+
+impl Fx<'_> {
+    /// The value defined by instruction `j` with a local, if any.
+    #[inline]
+    fn value_at(&self, local_of: &[u32], j: usize) -> Option<usize> {
+        let n = self.f.insts[j].result.0.wrapping_sub(self.first) as usize;
+        (local_of.get(n).is_some_and(|&l| l != NONE)
+            && self.f.value_insts.get(n) == Some(&(j as u32)))
+        .then_some(n)
+    }
+
+    #[inline]
+    fn reachable(&self, b: usize) -> bool {
+        b < self.nb && self.rpo_index.get(b).is_some_and(|&r| r != NONE)
+    }
+}
+
+/// Step 1: the values with a local in order, per block (`defs`, `def_start`), and the
+/// cross-block ones numbered (`gid`, `gval`, `gdef`). `None` when the values are not
+/// numbered in instruction order.
+fn cross_block_values(
+    fx: &Fx<'_>,
+    last: &[u32],
+    local_of: &[u32],
+    gid: &mut Vec<u32>,
+    s: &mut AllocScratch,
+) -> Option<()> {
+    let (f, first, nb) = (fx.f, fx.first, fx.nb);
     gid.clear();
-    gid.resize(nv, NONE);
+    gid.resize(local_of.len(), NONE);
     s.gval.clear();
     s.gdef.clear();
-    // The values with a local, in order (values are numbered in instruction order), and
-    // where each block's start among them.
     let defs = &mut s.defs;
     defs.clear();
     s.def_start.clear();
@@ -249,7 +296,6 @@ pub(crate) fn allocate(
         }
         if j < range(f, b).0 || j >= end {
             // Not in instruction order: keep the block-local numbering.
-            s.gid = gid;
             return None;
         }
         defs.push((j as u32, n as u32));
@@ -263,18 +309,30 @@ pub(crate) fn allocate(
     while s.def_start.len() <= nb {
         s.def_start.push(defs.len() as u32);
     }
-    // Without cross-block values this is the block-local sharing of `locals.rs`, which
-    // the numbering leaves to this pass when liveness is on.
-    let g = s.gval.len();
+    Some(())
+}
 
-    // 2. Predecessors, the phis' preferences, the deaths of block-local values and the
-    // sets; the accesses and the uses come from `scan_uses` (`count`, `ev`).
-    let mut count = std::mem::take(&mut s.count);
+/// Step 2: predecessors, the phis' preferences (`pref`), the deaths of block-local
+/// values, the sets (`count`; the gets come from `scan_uses`), and the uses of
+/// cross-block values grouped by value (`by`, `by_start`). Without cross-block values
+/// this is the block-local sharing of `locals.rs`, which the numbering leaves to this
+/// pass when liveness is on.
+fn uses(
+    fx: &Fx<'_>,
+    last: &[u32],
+    local_of: &[u32],
+    gid: &[u32],
+    count: &mut Vec<u32>,
+    pref: &mut Vec<u32>,
+    s: &mut AllocScratch,
+) {
+    let (f, first, nb, rpo_index) = (fx.f, fx.first, fx.nb, fx.rpo_index);
+    let nv = local_of.len();
+    let g = s.gval.len();
     if count.len() != nv {
         count.clear();
         count.resize(nv, 0);
     }
-    let mut pref = std::mem::take(&mut s.pref);
     pref.clear();
     pref.resize(nv, NONE);
     s.pred_head.clear();
@@ -290,7 +348,7 @@ pub(crate) fn allocate(
         let InstKind::Phi { incoming } = f.insts[j].kind else {
             continue;
         };
-        let Some(p) = value_at(local_of, j) else {
+        let Some(p) = fx.value_at(local_of, j) else {
             continue;
         };
         let here = rpo_index.get(b).copied().unwrap_or(NONE);
@@ -310,7 +368,7 @@ pub(crate) fn allocate(
     }
     for b in 0..nb {
         let (start, end) = range(f, b);
-        let live = reachable(b);
+        let live = fx.reachable(b);
         if live && start < end {
             let (pred_head, preds, seen) = (&mut s.pred_head, &mut s.preds, &mut s.seen);
             f.insts[end - 1].kind.for_each_successor(|t| {
@@ -341,8 +399,8 @@ pub(crate) fn allocate(
     let counted = |n: u32, b: u32, j: u32| -> Option<u32> {
         let x = *gid.get(n as usize)?;
         (x != NONE
-            && reachable(b as usize)
-            && (j & PHI_USE == 0 || value_at(local_of, (j & !PHI_USE) as usize).is_some()))
+            && fx.reachable(b as usize)
+            && (j & PHI_USE == 0 || fx.value_at(local_of, (j & !PHI_USE) as usize).is_some()))
         .then_some(x)
     };
     for &(n, b, j) in s.ev.iter() {
@@ -364,18 +422,22 @@ pub(crate) fn allocate(
             *k += 1;
         }
     }
+}
 
-    // 3. Liveness, value by value, and the deaths of cross-block values.
+/// Step 3: liveness, value by value (`live_head`, `live_in`), the deaths of cross-block
+/// values, and the values live too long for the walk (`private`).
+fn liveness(fx: &Fx<'_>, last: &[u32], s: &mut AllocScratch) {
     let (in_at, out_at, stack) = (&mut s.in_at, &mut s.out_at, &mut s.stack);
+    let (by, by_start) = (&s.by, &s.by_start);
     in_at.clear();
-    in_at.resize(nb, NONE);
+    in_at.resize(fx.nb, NONE);
     out_at.clear();
-    out_at.resize(nb, NONE);
+    out_at.resize(fx.nb, NONE);
     s.live_head.clear();
-    s.live_head.resize(nb, NONE);
+    s.live_head.resize(fx.nb, NONE);
     s.live_in.clear();
     s.private.clear();
-    'values: for x in 0..g {
+    'values: for x in 0..s.gval.len() {
         let stamp = x as u32;
         let (d, dj) = s.gdef[x];
         let n = s.gval[x];
@@ -440,7 +502,7 @@ pub(crate) fn allocate(
         // last user lies elsewhere but that is still not live-out (uses only in
         // unreachable blocks, or input the verifier rejects) keeps a local of its own.
         if !used_in_def && out_at[d as usize] != stamp {
-            let end_d = range(f, d as usize).1;
+            let end_d = range(fx.f, d as usize).1;
             let e = last.get(n as usize).map_or(ESCAPES, |&e| e) as usize;
             if e >= end_d || e < dj as usize {
                 s.private.push(n);
@@ -451,22 +513,27 @@ pub(crate) fn allocate(
             }
         }
     }
+}
 
-    // The reachable blocks in reverse postorder.
+/// The reachable blocks in reverse postorder (`order`).
+fn reverse_postorder(fx: &Fx<'_>, s: &mut AllocScratch) {
     let order = &mut s.order;
     order.clear();
-    order.resize(rpo_index.len(), NONE);
-    for (b, &r) in rpo_index.iter().enumerate().take(nb) {
+    order.resize(fx.rpo_index.len(), NONE);
+    for (b, &r) in fx.rpo_index.iter().enumerate().take(fx.nb) {
         if let Some(o) = order.get_mut(r as usize) {
             *o = b as u32;
         }
     }
     order.retain(|&b| b != NONE);
+}
 
-    // 4. Assignment.
+/// Step 4: a color per value (`color`); the number of colors per type.
+fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> [u32; 5] {
+    let (f, first) = (fx.f, fx.first);
     let color = &mut s.color;
     color.clear();
-    color.resize(nv, NONE);
+    color.resize(local_of.len(), NONE);
     for &n in &s.private {
         color[n as usize] = PRIVATE;
     }
@@ -475,7 +542,7 @@ pub(crate) fn allocate(
     let (deaths, death_head) = (&s.deaths, &s.death_head);
     let (live_in, live_head) = (&s.live_in, &s.live_head);
     let (defs, def_start) = (&s.defs, &s.def_start);
-    for &b in order.iter() {
+    for &b in s.order.iter() {
         let b = b as usize;
         for (sl, v) in busy.iter_mut().enumerate() {
             v.clear();
@@ -550,16 +617,28 @@ pub(crate) fn allocate(
         }
     }
     // Values live at many blocks, values in unreachable blocks (never emitted) and values
-    // the walk did not meet in input the verifier rejects: a color of their own. When
-    // every local's index stays below 128 whatever the order (one LEB128 byte each; at
-    // most `MAX_EXTRAS` scratch and fixed-role locals follow), the colors are the
-    // indices and step 5 is skipped.
+    // the walk did not meet in input the verifier rejects: a color of their own.
     for (n, &l) in local_of.iter().enumerate() {
         if l != NONE && color[n] >= PRIVATE {
             color[n] = colors[slot(l)];
             colors[slot(l)] += 1;
         }
     }
+    colors
+}
+
+/// Step 5: `local_of` gets each value's local, per type the colors ranked by their
+/// accesses, the busiest first. When every local's index stays below 128 whatever the
+/// order (one LEB128 byte each; at most `MAX_EXTRAS` scratch and fixed-role locals
+/// follow), the colors are the indices.
+fn number(
+    f: &Function,
+    local_of: &mut [u32],
+    count: &[u32],
+    colors: [u32; 5],
+    s: &mut AllocScratch,
+) {
+    let color = &s.color;
     let total: u64 = colors.iter().map(|&c| u64::from(c)).sum();
     if f.num_params as u64 + total + MAX_EXTRAS <= 128 {
         for (n, l) in local_of.iter_mut().enumerate() {
@@ -567,13 +646,8 @@ pub(crate) fn allocate(
                 *l = (slot(*l) as u32) << ORD_BITS | color[n];
             }
         }
-        s.gid = gid;
-        s.count = count;
-        s.pref = pref;
-        return Some(colors);
+        return;
     }
-
-    // 5. Ordering: the busiest colors of each type first.
     for (wt, &k) in s.weight.iter_mut().zip(&colors) {
         wt.clear();
         wt.extend((0..k).map(|c| (0, c)));
@@ -597,10 +671,6 @@ pub(crate) fn allocate(
             *l = (sl as u32) << ORD_BITS | s.rank[sl][color[n] as usize];
         }
     }
-    s.gid = gid;
-    s.count = count;
-    s.pref = pref;
-    Some(colors)
 }
 
 /// The lowest color not set in `busy` (past its end if all are).
