@@ -65,6 +65,13 @@ fn visits() -> Vec<(String, Value)> {
         let page = format!("/{}/{}", site.name, site.page);
         add(site.name, vec![json!({"goto": page})]);
         add(site.name, (site.steps)());
+        // What each embed ended as (always true: it is there for a failure's report).
+        add(
+            site.name,
+            vec![
+                json!({"eval": "[...document.querySelectorAll('embed')].map((e) => ({ id: e.id, readyState: e.readyState, lastError: e.lastError, pexe2wasm: e.pexe2wasm }))"}),
+            ],
+        );
         if site.name == "lpdevs-part2" {
             add(site.name, vec![source("cache", true)]);
         } else if site.embeds {

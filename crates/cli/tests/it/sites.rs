@@ -383,7 +383,9 @@ pub(crate) const PAGE_SITES: &[PageSite] = &[
             vec![
                 status_is("SUCCESS"),
                 json!({"eval": "(window.__log = [], (() => { const log = console.log; console.log = (...a) => { window.__log.push(a.join(' ')); return log.apply(console, a); }; })(), true)"}),
-                json!({"wait": "window.__log.some((l) => l.includes('happyk_st.js.lzo:ERROR:'))", "ms": 60000}),
+                // The decompressor may load well after SUCCESS (the compressor's load sets it)
+                // when converted in the browser on a loaded machine.
+                json!({"wait": "window.__log.some((l) => l.includes('happyk_st.js.lzo:ERROR:'))", "ms": 120000}),
             ]
         },
     },
