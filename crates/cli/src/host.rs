@@ -2,7 +2,9 @@
 //! added `<script src="DIR/pexe2wasm.js"></script>` and no build step (docs/DROP-IN.md):
 //! pexe2wasm.js (the drop-in script), the browser host in pexe2wasm/ (as `web` writes it),
 //! the converter for the browser (pexe2wasm/convert/converter.wasm, crates/browser-converter,
-//! built into this binary by build.rs) and its version, and the isolation helper.
+//! built into this binary by build.rs) and its version, the isolation helper, and the player
+//! page (player.html?src=URL: a pexe or manifest of the site, on the console page `web`
+//! generates for a bare pexe).
 
 use std::fs;
 use std::path::Path;
@@ -84,5 +86,22 @@ pub fn write_host(dir: &Path) -> Result<Vec<String>> {
     )?;
     let isolation = pexe2wasm_webhost::file("isolation.js").unwrap_or_default();
     put("pexe2wasm-isolation.js", isolation.as_bytes())?;
+    put("player.html", player_page().as_bytes())?;
     Ok(written)
+}
+
+/// The player page, DIR/player.html: `web`'s generated console page (web/templates/app.html)
+/// with the drop-in script for the host's scripts, and web/src/player.js where its `<embed>`
+/// was (it makes the embed of the page's `?src=`).
+pub fn player_page() -> String {
+    const HOST_SCRIPTS: &str = "<script src=\"pexe2wasm/advertise.js\"></script>\n<script type=\"module\" src=\"pexe2wasm/embed.js\"></script>";
+    const EMBED: &str = "<embed id=\"app\" type=\"application/x-pnacl\" src=\"{{NMF}}\" width=\"{{WIDTH}}\" height=\"{{HEIGHT}}\">";
+    // The template is ours: a change that drops these lines fails host.rs's tests.
+    debug_assert!(
+        crate::web::APP_PAGE.contains(HOST_SCRIPTS) && crate::web::APP_PAGE.contains(EMBED)
+    );
+    crate::web::APP_PAGE
+        .replace(HOST_SCRIPTS, "<script src=\"pexe2wasm.js\"></script>")
+        .replace(EMBED, "<script src=\"pexe2wasm/player.js\"></script>")
+        .replace("{{TITLE}}", "pexe2wasm player")
 }

@@ -255,7 +255,8 @@ enum Command {
     /// to a page, its NaCl embeds run, their pexes converted in the browser (and cached).
     ///
     /// DIR holds pexe2wasm.js, the browser host (pexe2wasm/), the converter for the
-    /// browser and the isolation helper; a page sets `window.pexe2wasmConfig` before the
+    /// browser, the isolation helper and player.html (?src=URL: a pexe or manifest of the
+    /// site on a console page); a page sets `window.pexe2wasmConfig` before the
     /// script for what `web`'s flags set (docs/DROP-IN.md). DIR must be new, empty, or a
     /// host folder written before.
     Host {

@@ -20,6 +20,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "isolation.js",
     "audio-worklet.js",
     "page-services.js",
+    "player.js",
     "chrome/alarms.js",
     "chrome/apis.js",
     "chrome/base.js",

@@ -505,7 +505,8 @@ const scenarios = {
    * A real site as its author made it (no test page around it): STEPS, a JSON array, run
    * in order. `{"wait": EXPR, "ms": N}` waits until the expression is truthy (default 60 s),
    * `{"eval": EXPR}` reads it once, `{"click": SELECTOR}` clicks an element (by script, so
-   * the same in every driver), `{"reload": true}` visits the page again. `"in": [SELECTOR…]` runs the step in the document of that
+   * the same in every driver), `{"reload": true}` visits the page again, `{"goto": PATH}` visits
+   * another page (PATH relative to URL: one browser for several sites). `"in": [SELECTOR…]` runs the step in the document of that
    * iframe (and so on down: a Chrome app's window inside its launcher). Each step's value
    * goes into report.steps (null: it never became true, or the element was not there).
    */
@@ -534,9 +535,9 @@ const scenarios = {
       }
     };
     for (const step of JSON.parse(env.STEPS ?? "[]")) {
-      if (step.reload) {
-        // A second visit of the page on the same profile (its caches kept).
-        await page.goto(env.URL);
+      if (step.reload || step.goto) {
+        // A second visit of the page (or another page) on the same profile (its caches kept).
+        await page.goto(step.goto ? new URL(step.goto, env.URL).href : env.URL);
         report.steps.push(true);
         continue;
       }

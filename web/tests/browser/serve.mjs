@@ -8,16 +8,23 @@
 // For the drop-in script's tests (crates/cli/tests/it/host.rs): MOUNT=/PATH/=FOLDER serves
 // FOLDER (a `pexe2wasm host` folder) at /PATH/, and INJECT=URL adds
 // `<script src="URL"></script>` to every HTML page as it is served, right after its <head>
-// (the files on disk stay as they are).
+// (the files on disk stay as they are); with INJECT_CONFIG=JSON, `<script>window.pexe2wasmConfig
+// = JSON</script>` comes before it (the page's config for the drop-in script).
+// ARCHIVE=FOLDER serves FOLDER as a web archive replays a capture of http://example.com/
+// (archive.mjs: /web/TIMESTAMP/http://example.com/PATH, rewritten pages, the archive's
+// toolbar, raw id_ forms, a pexe sent as text/plain).
 
 import { createReadStream, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { extname, join, normalize, resolve, sep } from "node:path";
+import { recordedType, rewritePage, route } from "./archive.mjs";
 
 const root = resolve(process.argv[2] ?? ".");
 const port = Number(process.argv[3] ?? process.env.PORT ?? 0);
 const [mountAt, mountDir] = (process.env.MOUNT ?? "").split(/=(.*)/s);
 const inject = process.env.INJECT ?? "";
+const injectConfig = process.env.INJECT_CONFIG ?? "";
+const archive = process.env.ARCHIVE ? resolve(process.env.ARCHIVE) : "";
 const TYPES = {
   ".html": "text/html; charset=utf-8",
   ".htm": "text/html; charset=utf-8",
@@ -50,7 +57,28 @@ const server = createServer((req, res) => {
     return;
   }
   let base = root;
-  if (mountAt && mountDir && path.startsWith(mountAt)) {
+  /** @type {ReturnType<typeof route>} */
+  let captured = null;
+  if (archive) {
+    captured = route(path);
+    if (captured?.redirect) {
+      res.writeHead(302, { ...headers, Location: captured.redirect }).end();
+      return;
+    }
+    if (captured?.body) {
+      res.writeHead(200, { ...headers, "Content-Type": captured.type }).end(captured.body);
+      return;
+    }
+    if (captured?.missing) {
+      res.writeHead(404, { ...headers, "Content-Type": "text/plain" }).end("not in the archive");
+      return;
+    }
+    if (captured) {
+      base = archive;
+      path = "/" + captured.rel;
+    }
+  }
+  if (!captured && mountAt && mountDir && path.startsWith(mountAt)) {
     base = resolve(mountDir);
     path = path.slice(mountAt.length - 1);
   }
@@ -62,9 +90,12 @@ const server = createServer((req, res) => {
   try {
     if (statSync(file).isDirectory()) file = join(file, "index.html");
     const st = statSync(file);
-    const type = TYPES[extname(file).toLowerCase()] ?? "application/octet-stream";
-    if (inject && type.startsWith("text/html")) {
-      const page = withScript(readFileSync(file, "latin1"));
+    const type = (captured && recordedType(file)) || (TYPES[extname(file).toLowerCase()] ?? "application/octet-stream");
+    const rewrite = captured && !captured.raw && type.startsWith("text/html");
+    if ((inject || rewrite) && type.startsWith("text/html")) {
+      let page = readFileSync(file, "latin1");
+      if (rewrite) page = rewritePage(page, captured.rel, captured.ts);
+      if (inject) page = withScript(page);
       res.writeHead(200, { ...headers, "Content-Type": type, "Content-Length": Buffer.byteLength(page, "latin1") });
       res.end(req.method === "HEAD" ? undefined : Buffer.from(page, "latin1"));
       return;
@@ -80,7 +111,8 @@ server.listen(port, "127.0.0.1", () => console.log(`http://127.0.0.1:${/** @type
 
 /** The page with INJECT's script tag first in its head (or first of all, without one). */
 function withScript(page) {
-  const tag = `<script src="${inject}"></script>`;
+  const config = injectConfig ? `<script>window.pexe2wasmConfig = ${injectConfig.replace(/</g, "\\u003c")};</script>` : "";
+  const tag = `${config}<script src="${inject}"></script>`;
   const head = /<head(\s[^>]*)?>/i.exec(page);
   const at = head ? head.index + head[0].length : 0;
   return page.slice(0, at) + tag + page.slice(at);

@@ -48,7 +48,7 @@ fn corpus_pexes() -> Vec<PathBuf> {
 
 /// `pexe2wasm host -o DIR`; false (after a SKIPPED line) when this pexe2wasm was built
 /// without the browser converter (no wasm32 target), which fails under CI.
-fn write_host(dir: &Path) -> bool {
+pub(crate) fn write_host(dir: &Path) -> bool {
     let o = pexe2wasm(&["host", "-o", dir.to_str().unwrap()]);
     let e = text(&o.stderr);
     if !o.status.success() && e.contains("built without the browser converter") && !ci() {
@@ -99,6 +99,16 @@ fn host_writes_the_drop_in_folder_and_refuses_a_foreign_one() {
         "{version}"
     );
     assert!(out.join("pexe2wasm-isolation.js").is_file());
+    // The player page: web's console page, the drop-in script, player.js for its embed.
+    let player = std::fs::read_to_string(out.join("player.html")).unwrap();
+    assert!(
+        player.contains("<script src=\"pexe2wasm.js\"></script>")
+            && player.contains("<script src=\"pexe2wasm/player.js\"></script>")
+            && !player.contains("<embed")
+            && !player.contains("{{")
+            && player.contains("id=\"console\""),
+        "{player}"
+    );
     // Written again over itself: fine.
     let o = pexe2wasm(&["host", "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
@@ -206,19 +216,25 @@ use std::process::{Child, Stdio};
 /// web/tests/browser/serve.mjs over `root` as it is on disk, with `host` (a `pexe2wasm
 /// host` folder) at /pexe2wasm-host/ and the drop-in script added to every page it serves;
 /// killed when dropped.
-struct DropInServer {
+pub(crate) struct DropInServer {
     child: Child,
-    base: String,
+    pub(crate) base: String,
 }
 
 impl DropInServer {
     fn start(root: &Path, host: &Path) -> DropInServer {
+        DropInServer::start_with(root, host, &[])
+    }
+
+    /// As `start`, with more of serve.mjs's settings (INJECT_CONFIG, ARCHIVE).
+    pub(crate) fn start_with(root: &Path, host: &Path, env: &[(&str, &str)]) -> DropInServer {
         let mut child = Command::new("node")
             .arg(web_dir().join("tests/browser/serve.mjs"))
             .arg(root)
             .arg("0")
             .env("MOUNT", format!("/pexe2wasm-host/={}", host.display()))
             .env("INJECT", "/pexe2wasm-host/pexe2wasm.js")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -253,7 +269,7 @@ fn drop_in(browser: Browser, root: &Path, tag: &str, page: &str, steps: &Value) 
     }
     let served = DropInServer::start(root, &host);
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = Command::new("node");
+    let mut c = run_mjs(browser);
     c.arg("tests/browser/run.mjs")
         .current_dir(web_dir())
         .env("BROWSER", browser.name())
@@ -275,6 +291,18 @@ fn drop_in(browser: Browser, root: &Path, tag: &str, page: &str, steps: &Value) 
         );
     }
     Some(report)
+}
+
+/// node, to run web/tests/browser/run.mjs in `browser`: under xvfb-run for WebKitGTK,
+/// which has no headless mode.
+pub(crate) fn run_mjs(browser: Browser) -> Command {
+    if browser == Browser::WebKit {
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "node"]);
+        c
+    } else {
+        Command::new("node")
+    }
 }
 
 /// The console lines of a report that say the converter ran, or took the cache.
@@ -324,24 +352,6 @@ fn lpdevs_drop_in(browser: Browser) {
 
 both_browsers!(lpdevs_drop_in: lpdevs_drop_in_chromium, lpdevs_drop_in_firefox);
 
-/// stockfish's page (a threaded engine), only the script added: the banner and uciok.
-fn stockfish_drop_in(browser: Browser) {
-    if !browser.ready() {
-        return;
-    }
-    let Some(site) = common::real_site("stockfish-pexe") else {
-        return;
-    };
-    let steps = json!([
-        {"wait": "document.getElementById('out').textContent.includes('uciok')", "ms": 180000},
-        {"eval": "document.querySelector('#out out')?.textContent.startsWith('Stockfish 170317 64 POPCNT by T. Romstad')"},
-        {"eval": "document.querySelector('embed')?.pexe2wasm?.source === 'converted'"},
-    ]);
-    drop_in(browser, &site, "stockfish", "/nacl/index.html", &steps);
-}
-
-both_browsers!(stockfish_drop_in: stockfish_drop_in_chromium, stockfish_drop_in_firefox);
-
 /// A pexe that does not convert: the element's error event, with `lastError` the text
 /// `pexe2wasm convert` prints for it (its position in the pexe), also on the console.
 fn broken_pexe_drop_in(browser: Browser) {
@@ -380,3 +390,8 @@ fn broken_pexe_drop_in(browser: Browser) {
 }
 
 both_browsers!(broken_pexe_drop_in: broken_pexe_drop_in_chromium, broken_pexe_drop_in_firefox);
+
+#[test]
+fn broken_pexe_drop_in_webkit() {
+    broken_pexe_drop_in(Browser::WebKit);
+}

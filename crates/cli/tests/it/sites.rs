@@ -258,139 +258,214 @@ fn status_is(s: &str) -> Value {
     json!({"wait": format!("document.getElementById('statusField')?.textContent === {s:?}"), "ms": 120000})
 }
 
-fn lpdevs(browser: Browser) {
-    open_site(
-        browser,
-        "lpdevs-part2",
-        "",
-        "pepper_49/getting_started/part2/index.html",
-        json!([status_is("RUNNING"), {"wait": "document.getElementById('log').textContent === 'hello from NaCl'"}]),
-        &[],
-    );
+/// A real site of `../shared/fixtures/sites` that is a web page (not a Chrome app or
+/// extension): where its author opened it and what SOURCES.md says it does there, as steps
+/// of run.mjs's `steps` scenario. One table for `web`'s tests (below) and the drop-in
+/// script's (dropin_sites.rs), so both check the same behaviour.
+pub(crate) struct PageSite {
+    /// Its folder under the sites corpus.
+    pub(crate) name: &'static str,
+    /// The page to open, relative to the folder.
+    pub(crate) page: &'static str,
+    /// Servers that are gone, mapped (FROM, TO): `web --url-map FROM=TO`, the drop-in's
+    /// `pexe2wasmConfig.urlMap`.
+    pub(crate) url_map: &'static [(&'static str, &'static str)],
+    /// Whether the page embeds its module offline (ui3 does only with its server).
+    pub(crate) embeds: bool,
+    /// What to do and check on the page.
+    pub(crate) steps: fn() -> Vec<Value>,
 }
 
-fn stockfish(browser: Browser) {
+/// The real sites that are web pages. The others are Chrome apps (supernet-iguana-app,
+/// nacl-seek-bug-demo-app: manifest.json with app.background) and an extension
+/// (optionsplayers-extension), which run through `web`'s launcher only.
+pub(crate) const PAGE_SITES: &[PageSite] = &[
+    PageSite {
+        name: "lpdevs-part2",
+        page: "pepper_49/getting_started/part2/index.html",
+        url_map: &[],
+        embeds: true,
+        steps: || {
+            vec![
+                status_is("RUNNING"),
+                json!({"wait": "document.getElementById('log').textContent === 'hello from NaCl'"}),
+            ]
+        },
+    },
     // The page posts 'uci' from an inline script right after the <embed>, before anything
     // has loaded: the element's API must exist and queue it.
-    open_site(
-        browser,
-        "stockfish-pexe",
-        "",
-        "nacl/index.html",
-        json!([
-            {"wait": "document.getElementById('out').textContent.includes('uciok')", "ms": 120000},
-            {"eval": "document.querySelector('#out out')?.textContent.startsWith('Stockfish 170317 64 POPCNT by T. Romstad')"},
-        ]),
-        &[],
-    );
-}
-
-fn astar(browser: Browser) {
-    open_site(
-        browser,
-        "astar",
-        "",
-        "index.html",
-        json!([
-            {"wait": "typeof $ === 'function' && document.querySelector('embed')?.readyState === 4", "ms": 120000},
-            {"click": "#sendToNative"},
-            {"wait": "document.getElementById('output').textContent.includes('{\"array\":[0, 2, 4]}')"},
-        ]),
-        &[],
-    );
-}
-
-fn cptaffe(browser: Browser) {
-    open_site(
-        browser,
-        "cptaffe-pnacl-test",
-        "",
-        "index.html",
-        json!([
-            status_is("success"),
-            {"wait": "document.getElementById('message-log').textContent.includes('C++ program online.')"},
-            {"eval": "(document.getElementById('input-box').value = '30')"},
-            {"click": "button"},
-            {"wait": "document.getElementById('message-log').textContent.includes('2, 3, 5, 7, 11, 13, 17, 19')"},
-        ]),
-        &[],
-    );
-}
-
-fn webpenc(browser: Browser) {
+    PageSite {
+        name: "stockfish-pexe",
+        page: "nacl/index.html",
+        url_map: &[],
+        embeds: true,
+        steps: || {
+            vec![
+                json!({"wait": "document.getElementById('out').textContent.includes('uciok')", "ms": 120000}),
+                json!({"eval": "document.querySelector('#out out')?.textContent.startsWith('Stockfish 170317 64 POPCNT by T. Romstad')"}),
+            ]
+        },
+    },
+    PageSite {
+        name: "astar",
+        page: "index.html",
+        url_map: &[],
+        embeds: true,
+        steps: || {
+            vec![
+                json!({"wait": "typeof $ === 'function' && document.querySelector('embed')?.readyState === 4", "ms": 120000}),
+                json!({"click": "#sendToNative"}),
+                json!({"wait": "document.getElementById('output').textContent.includes('{\"array\":[0, 2, 4]}')"}),
+            ]
+        },
+    },
+    PageSite {
+        name: "cptaffe-pnacl-test",
+        page: "index.html",
+        url_map: &[],
+        embeds: true,
+        steps: || {
+            vec![
+                status_is("success"),
+                json!({"wait": "document.getElementById('message-log').textContent.includes('C++ program online.')"}),
+                json!({"eval": "(document.getElementById('input-box').value = '30')"}),
+                json!({"click": "button"}),
+                json!({"wait": "document.getElementById('message-log').textContent.includes('2, 3, 5, 7, 11, 13, 17, 19')"}),
+            ]
+        },
+    },
     // The lossless WebP the module makes of the page's 1920x1080 canvas decodes to the
     // same pixels.
-    let same_pixels = "(async () => { const img = document.querySelector('#input_row img'); \
-        const bmp = await createImageBitmap(await (await fetch(img.src)).blob()); \
-        const c = new OffscreenCanvas(bmp.width, bmp.height); const x = c.getContext('2d'); x.drawImage(bmp, 0, 0); \
-        const got = x.getImageData(0, 0, bmp.width, bmp.height).data; \
-        const want = document.getElementById('myCanvas').getContext('2d').getImageData(0, 0, 1920, 1080).data; \
-        if (bmp.width !== 1920 || bmp.height !== 1080) return false; \
-        for (let i = 0; i < want.length; i++) if (got[i] !== want[i]) return false; return true; })()";
-    open_site(
-        browser,
-        "webpenc",
-        "",
-        "index.html",
-        json!([
-            status_is("SUCCESS"),
-            {"click": "#pingTest"},
-            {"wait": "document.querySelector('#input_row img')?.src.startsWith('data:image/webp;base64,')", "ms": 180000},
-            {"eval": same_pixels},
-        ]),
-        &[],
-    );
-}
-
-fn path_tracer(browser: Browser) {
-    open_site(
-        browser,
-        "path-tracer",
-        "",
-        "index.html",
-        json!([
-            status_is("RUNNING"),
-            {"wait": "Number(document.getElementById('iterationCount').textContent) >= 2", "ms": 120000},
-        ]),
-        &[],
-    );
-}
-
-fn ds923y(browser: Browser) {
+    PageSite {
+        name: "webpenc",
+        page: "index.html",
+        url_map: &[],
+        embeds: true,
+        steps: || {
+            let same_pixels = "(async () => { const img = document.querySelector('#input_row img'); \
+                const bmp = await createImageBitmap(await (await fetch(img.src)).blob()); \
+                const c = new OffscreenCanvas(bmp.width, bmp.height); const x = c.getContext('2d'); x.drawImage(bmp, 0, 0); \
+                const got = x.getImageData(0, 0, bmp.width, bmp.height).data; \
+                const want = document.getElementById('myCanvas').getContext('2d').getImageData(0, 0, 1920, 1080).data; \
+                if (bmp.width !== 1920 || bmp.height !== 1080) return false; \
+                for (let i = 0; i < want.length; i++) if (got[i] !== want[i]) return false; return true; })()";
+            vec![
+                status_is("SUCCESS"),
+                json!({"click": "#pingTest"}),
+                json!({"wait": "document.querySelector('#input_row img')?.src.startsWith('data:image/webp;base64,')", "ms": 180000}),
+                json!({"eval": same_pixels}),
+            ]
+        },
+    },
+    PageSite {
+        name: "path-tracer",
+        page: "index.html",
+        url_map: &[],
+        embeds: true,
+        steps: || {
+            vec![
+                status_is("RUNNING"),
+                json!({"wait": "Number(document.getElementById('iterationCount').textContent) >= 2", "ms": 120000}),
+            ]
+        },
+    },
     // No server at ws://localhost:8081 (SOURCES.md; mapped to port 9, one browsers block,
     // which the host refuses as Chrome did, in every browser: WebKitGTK itself would leave
     // such a connect pending for good): each of the page's posts, 1 s after the
     // decompressor loads, is answered with an error that the page logs on the console
     // (read here from the page itself: not every driver reports a page's console).
-    open_site(
-        browser,
-        "ds923y-pnacl-compress",
-        "",
-        "index.html",
-        json!([
-            status_is("SUCCESS"),
-            {"eval": "(window.__log = [], (() => { const log = console.log; console.log = (...a) => { window.__log.push(a.join(' ')); return log.apply(console, a); }; })(), true)"},
-            {"wait": "window.__log.some((l) => l.includes('happyk_st.js.lzo:ERROR:'))", "ms": 60000},
-        ]),
-        &["--url-map", "ws://localhost:8081/=ws://127.0.0.1:9/"],
-    );
-}
-
-fn ui3(browser: Browser) {
+    PageSite {
+        name: "ds923y-pnacl-compress",
+        page: "index.html",
+        url_map: &[("ws://localhost:8081/", "ws://127.0.0.1:9/")],
+        embeds: true,
+        steps: || {
+            vec![
+                status_is("SUCCESS"),
+                json!({"eval": "(window.__log = [], (() => { const log = console.log; console.log = (...a) => { window.__log.push(a.join(' ')); return log.apply(console, a); }; })(), true)"}),
+                // The decompressor may load well after SUCCESS (the compressor's load sets it)
+                // when converted in the browser on a loaded machine.
+                json!({"wait": "window.__log.some((l) => l.includes('happyk_st.js.lzo:ERROR:'))", "ms": 120000}),
+            ]
+        },
+    },
     // Blue Iris's UI3 needs its server (offline it shows its error UI, SOURCES.md); what the
     // site must give it is NaCl where it looks for it, so that it would choose the native
     // player.
+    PageSite {
+        name: "ui3-pnacl-player",
+        page: "ui3.htm",
+        url_map: &[],
+        embeds: false,
+        steps: || {
+            vec![
+                json!({"wait": "document.readyState === 'complete'"}),
+                json!({"eval": "navigator.mimeTypes['application/x-pnacl']?.type === 'application/x-pnacl' && typeof HTMLEmbedElement.prototype.postMessage === 'function'"}),
+            ]
+        },
+    },
+];
+
+/// The table's entry for site `name`.
+pub(crate) fn page_site(name: &str) -> &'static PageSite {
+    PAGE_SITES
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("{name} is not in PAGE_SITES"))
+}
+
+/// A web page site of the table written by `web` and opened in `browser`.
+fn page_site_in(browser: Browser, name: &str) {
+    let site = page_site(name);
+    let map: Vec<String> = site
+        .url_map
+        .iter()
+        .map(|(from, to)| format!("{from}={to}"))
+        .collect();
+    let mut args = Vec::new();
+    for m in &map {
+        args.extend(["--url-map", m.as_str()]);
+    }
     open_site(
         browser,
-        "ui3-pnacl-player",
+        site.name,
         "",
-        "ui3.htm",
-        json!([
-            {"wait": "document.readyState === 'complete'"},
-            {"eval": "navigator.mimeTypes['application/x-pnacl']?.type === 'application/x-pnacl' && typeof HTMLEmbedElement.prototype.postMessage === 'function'"},
-        ]),
-        &[],
+        site.page,
+        Value::Array((site.steps)()),
+        &args,
     );
+}
+
+fn lpdevs(browser: Browser) {
+    page_site_in(browser, "lpdevs-part2");
+}
+
+fn stockfish(browser: Browser) {
+    page_site_in(browser, "stockfish-pexe");
+}
+
+fn astar(browser: Browser) {
+    page_site_in(browser, "astar");
+}
+
+fn cptaffe(browser: Browser) {
+    page_site_in(browser, "cptaffe-pnacl-test");
+}
+
+fn webpenc(browser: Browser) {
+    page_site_in(browser, "webpenc");
+}
+
+fn path_tracer(browser: Browser) {
+    page_site_in(browser, "path-tracer");
+}
+
+fn ds923y(browser: Browser) {
+    page_site_in(browser, "ds923y-pnacl-compress");
+}
+
+fn ui3(browser: Browser) {
+    page_site_in(browser, "ui3-pnacl-player");
 }
 
 both_browsers!(ui3: ui3_site_in_chromium, ui3_site_in_firefox);
@@ -404,17 +479,8 @@ both_browsers!(ds923y: ds923y_site_in_chromium, ds923y_site_in_firefox);
 
 #[test]
 fn real_sites_in_webkit() {
-    for f in [
-        lpdevs,
-        stockfish,
-        astar,
-        cptaffe,
-        webpenc,
-        path_tracer,
-        ds923y,
-        ui3,
-    ] {
-        f(Browser::WebKit);
+    for s in PAGE_SITES {
+        page_site_in(Browser::WebKit, s.name);
     }
 }
 
