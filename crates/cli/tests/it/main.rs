@@ -27,6 +27,7 @@ mod cmd;
 mod dockerfile;
 mod host;
 mod malformed;
+mod npm;
 mod pepper_end;
 mod pepper_gfx;
 mod pepper_messages;
