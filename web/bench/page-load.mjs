@@ -13,7 +13,7 @@
 // script added to the page as served (the site's files stay as they are). The time is
 // performance.now() (from the navigation's start) at the first `message` event of any
 // <embed>, taken by a probe script served before the page's own. Prints one JSON line per
-// measurement and a table of medians.
+// measurement and a table of medians (the ratios: the median of the runs' own ratios).
 
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -105,11 +105,17 @@ for (const browser of browsers) {
     }
   }
   const m = (kind, w) => (got[kind][w].length ? Math.round(median(got[kind][w])) : NaN);
+  // The ratio of each run's pair (measured one after the other), then their median: on a
+  // loaded machine steadier than the ratio of the medians.
+  const ratio = (w) => {
+    const pairs = got.preconverted[w].map((pre, i) => got["drop-in"][w][i] / pre).filter((r) => Number.isFinite(r));
+    return pairs.length ? median(pairs).toFixed(2) : "-";
+  };
   const cold = [m("preconverted", "cold"), m("drop-in", "cold")];
   const warm = [m("preconverted", "warm"), m("drop-in", "warm")];
-  table.push(`| ${browser} | ${cold[0]} | ${cold[1]} | ${(cold[1] / cold[0]).toFixed(2)}× | ${warm[0]} | ${warm[1]} | ${(warm[1] / warm[0]).toFixed(2)}× |`);
+  table.push(`| ${browser} | ${cold[0]} | ${cold[1]} | ${ratio("cold")}× | ${warm[0]} | ${warm[1]} | ${ratio("warm")}× |`);
 }
-console.log(`\nmedians of ${runs} runs, ms from navigation to the first message:`);
+console.log(`\nmedians of ${runs} runs, ms from navigation to the first message (ratio: the median of each run's drop-in/pre-converted):`);
 console.log("| browser | pre-converted cold | drop-in cold | ratio | pre-converted warm | drop-in warm | ratio |");
 console.log("|---|---|---|---|---|---|---|");
 for (const row of table) console.log(row);
