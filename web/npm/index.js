@@ -43,6 +43,8 @@ export function load(target, options = {}) {
   } else {
     throw new TypeError("pexe2wasm load: the target is a .nmf or .pexe URL, or an <embed> or <object> element");
   }
+  // The host's watch for NaCl elements leaves this one to run() below, with these options.
+  el.__pexe2wasmByLoad = true;
   const config = { preconverted: false };
   for (const key of HOST_KEYS) if (options[key] !== undefined) config[key] = options[key];
   const instance = new Instance(el, own);
@@ -50,8 +52,6 @@ export function load(target, options = {}) {
   host(baseUrl).then(
     (m) => {
       if (instance.destroyed) return;
-      // Put in the page and run at once, in one go: the host's watch for new embeds
-      // (a later microtask) then finds it running with these options.
       if (own) (options.container ?? document.body).append(el);
       instance.host = m;
       m.run(el, config);

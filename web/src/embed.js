@@ -717,6 +717,8 @@ function scan(root) {
 
 function isPnacl(el) {
   if (el.localName !== "embed" && el.localName !== "object") return false;
+  // One the npm package's load() was given: it runs it itself, with its options (run).
+  if (el.__pexe2wasmByLoad) return false;
   return (el.getAttribute("type") ?? "").toLowerCase() === MIME || handlerOf(el) !== null;
 }
 

@@ -2,8 +2,9 @@
 //! files written; its declarations (index.d.ts) type a typed use of the API and reject a
 //! wrong one; and in Chromium and Firefox a plain page (no <embed> in its HTML) imports
 //! `load` from the package, runs our Pepper plugin from its .nmf with its pexe converted in
-//! the browser, exchanges messages both ways, and sees the `error` event, with the CLI's
-//! positioned text in lastError, for a broken .pexe given directly.
+//! the browser, exchanges messages both ways (also with an <embed> the page made and gave
+//! to `load`), and sees the `error` event, with the CLI's positioned text in lastError, for
+//! a broken .pexe given directly.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -203,7 +204,7 @@ fn npm_package_packs_its_files_and_its_declarations_type_the_api() {
 /// The page: no <embed> in its HTML; `load` from the package runs the plugin
 /// (keep-message, which posts back each message when the next arrives) and a broken pexe.
 const PAGE: &str = r#"<!doctype html><html><head><title>npm</title></head><body>
-<div id="slot"></div>
+<div id="slot"></div><div id="slot2"></div>
 <script type="module">
 import { load } from "/pkg/index.js";
 window.got = [];
@@ -217,6 +218,17 @@ app.ready.then(() => {
   app.postMessage("three, kept by the plugin");
 });
 window.app = app;
+// An element the page made, given to load: its options hold (the host's own scan, which
+// would run it as a pre-converted module, leaves it alone).
+window.got2 = [];
+const existing = document.createElement("embed");
+for (const [k, v] of [["type", "application/x-pnacl"], ["src", "keep-message.nmf"], ["width", "10"], ["height", "10"]]) existing.setAttribute(k, v);
+document.getElementById("slot2").append(existing);
+const app2 = load(existing);
+app2.addEventListener("message", (e) => got2.push(e.data));
+app2.postMessage("a");
+app2.postMessage("b");
+window.app2 = app2;
 window.badError = null;
 window.badRejected = null;
 const bad = load("bad.pexe", { width: 10, height: 10 });
@@ -249,6 +261,8 @@ fn npm_load(browser: Browser) {
         {"eval": "JSON.stringify(window.got) === JSON.stringify(['one, sent before the module loaded', {two: [2, 'two']}])"},
         {"eval": "window.events.join() === 'loadstart,load' && app.lastError === '' && app.readyState === 4 && app.source === 'converted'"},
         {"eval": "!!document.querySelector('#slot embed[type=\"application/x-pnacl\"]') && !!document.querySelector('#slot canvas')"},
+        {"wait": "window.got2.length >= 1", "ms": 120000},
+        {"eval": "JSON.stringify(window.got2) === '[\"a\"]' && app2.lastError === '' && ['converted', 'cache'].includes(app2.source) && app2.element.isConnected"},
         {"wait": "window.badError !== null && window.badRejected !== null", "ms": 120000},
         {"eval": format!("window.badError === {want:?} && window.badRejected === {want:?}")},
         {"eval": "(app.destroy(), !document.querySelector('#slot embed') && !document.querySelector('#slot canvas'))"},
