@@ -2,7 +2,7 @@ import globals from "globals";
 
 export default [
   {
-    files: ["src/**/*.js", "tests/**/*.js", "tests/**/*.mjs", "bench/**/*.mjs"],
+    files: ["src/**/*.js", "npm/**/*.js", "tests/**/*.js", "tests/**/*.mjs", "bench/**/*.mjs"],
     languageOptions: {
       ecmaVersion: 2023,
       sourceType: "module",

@@ -92,8 +92,9 @@ function wasmBeside(url) {
   return u.href;
 }
 
-/** The pexe's URL for a manifest: its pnacl-translate url. */
+/** The pexe's URL for a manifest: its pnacl-translate url; a .pexe's URL is its own. */
 export async function pexeUrl(nmfUrl) {
+  if (/\.pexe$/i.test(new URL(nmfUrl, location.href).pathname)) return new URL(nmfUrl, location.href).href;
   const r = await fetch(nmfUrl);
   if (!r.ok) throw new Error(`${nmfUrl}: HTTP ${r.status}`);
   let nmf;
@@ -177,9 +178,23 @@ function viewOf(el) {
   };
 }
 
+/**
+ * The page's configuration with an instance's own options over it (the npm package's
+ * `load(target, options)`: the same keys), their urlMap targets resolved as the page's.
+ */
+function withOptions(config, options) {
+  if (!options) return config;
+  const map = { ...config.urlMap };
+  for (const [from, to] of Object.entries(options.urlMap ?? {})) {
+    if (typeof to === "string") map[from] = new URL(to, document.baseURI).href;
+  }
+  return { ...config, ...options, urlMap: map };
+}
+
 class Instance {
-  constructor(el) {
+  constructor(el, options = null) {
     this.el = el;
+    this.options = options; // run(el, options)'s, over the page's config
     this.worker = null;
     this.children = new Map(); // spawn id or "thread N" -> a host worker created for the instance
     this.io = null; // the IO worker
@@ -231,7 +246,7 @@ class Instance {
     fire(el, "loadstart");
     if (!globalThis.crossOriginIsolated) this.warnIsolation();
     // Read once: the URL map for the manifest here, and for the module's loads below.
-    const config = pageConfig();
+    const config = withOptions(pageConfig(), this.options);
     this.config = config;
     let source;
     let documentUrl = null;
@@ -666,11 +681,32 @@ class Instance {
   }
 }
 
-function adopt(el) {
+function adopt(el, options = null) {
   if (instances.has(el)) return;
-  const inst = new Instance(el);
+  const inst = new Instance(el, options);
   instances.set(el, inst);
   inst.start();
+}
+
+/**
+ * Runs element `el` (an <embed>/<object> with a src, in the document) with `options` (the
+ * page config's keys) over the page's config: the npm package's `load` (web/npm/index.js).
+ * An element already running keeps its instance.
+ */
+export function run(el, options = null) {
+  adopt(el, options);
+}
+
+/**
+ * Ends element `el`'s instance (its workers, its audio) and removes the canvas shown in
+ * its place; the element is shown again. Nothing is fired: the caller ended it.
+ */
+export function release(el) {
+  const inst = instances.get(el);
+  if (!inst) return;
+  inst.stop();
+  inst.canvas?.remove();
+  el.style.display = "";
 }
 
 function scan(root) {
@@ -681,6 +717,8 @@ function scan(root) {
 
 function isPnacl(el) {
   if (el.localName !== "embed" && el.localName !== "object") return false;
+  // One the npm package's load() was given: it runs it itself, with its options (run).
+  if (el.__pexe2wasmByLoad) return false;
   return (el.getAttribute("type") ?? "").toLowerCase() === MIME || handlerOf(el) !== null;
 }
 

@@ -105,3 +105,47 @@ pub fn player_page() -> String {
         .replace(EMBED, "<script src=\"pexe2wasm/player.js\"></script>")
         .replace("{{TITLE}}", "pexe2wasm player")
 }
+
+/// The npm package's name (docs/NPM.md).
+pub const NPM_NAME: &str = "pexe2wasm";
+
+/// `host --npm`: the host folder as an npm package (docs/NPM.md): the host folder's files,
+/// the ES module entry index.js with its declarations index.d.ts (web/npm), a README, and
+/// package.json, whose version is this crate's and whose `files` names exactly what is
+/// written, so that `npm pack` packs nothing else.
+pub fn write_npm(dir: &Path) -> Result<Vec<String>> {
+    let mut written = write_host(dir)?;
+    for (file, text) in pexe2wasm_webhost::NPM_FILES {
+        let path = dir.join(file);
+        fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+        written.push((*file).to_owned());
+    }
+    // Written as text, not through serde_json's map (which sorts keys): in `exports` a
+    // condition's order counts, and "types" must come before "default".
+    let package = format!(
+        r#"{{
+  "name": "{NPM_NAME}",
+  "version": "{version}",
+  "description": "Runs PNaCl (Portable Native Client) modules in today's browsers: the pexe converted to WebAssembly in the browser, on pexe2wasm's Pepper host",
+  "license": "{license}",
+  "keywords": ["nacl", "pnacl", "pexe", "pepper", "ppapi", "webassembly"],
+  "type": "module",
+  "exports": {{
+    ".": {{ "types": "./index.d.ts", "default": "./index.js" }},
+    "./pexe2wasm.js": "./pexe2wasm.js",
+    "./pexe2wasm-isolation.js": "./pexe2wasm-isolation.js",
+    "./package.json": "./package.json"
+  }},
+  "main": "./index.js",
+  "types": "./index.d.ts",
+  "files": ["index.js", "index.d.ts", "pexe2wasm.js", "pexe2wasm-isolation.js", "pexe2wasm/"]
+}}
+"#,
+        version = env!("CARGO_PKG_VERSION"),
+        license = env!("CARGO_PKG_LICENSE"),
+    );
+    let path = dir.join("package.json");
+    fs::write(&path, package).with_context(|| format!("{}: cannot write", path.display()))?;
+    written.push("package.json".to_owned());
+    Ok(written)
+}

@@ -263,6 +263,11 @@ enum Command {
         /// The folder to write.
         #[arg(short, long, value_name = "DIR")]
         output: PathBuf,
+        /// Write it as an npm package: with package.json, the ES module entry index.js
+        /// (`load(element|url, options)`), its type declarations and a README
+        /// (docs/NPM.md); `npm pack` in DIR packs it.
+        #[arg(long)]
+        npm: bool,
     },
     /// Serve a folder written by `pexe2wasm web` over HTTP, with the headers a converted
     /// app needs (cross-origin isolation, WebAssembly's MIME type). A development server.
@@ -819,7 +824,19 @@ fn run(command: Command) -> Result<ExitCode> {
             println!("serve it: pexe2wasm serve {}", written.dir.display());
             Ok(())
         }),
-        Command::Host { output } => in_file(&output, || {
+        Command::Host { output, npm: true } => in_file(&output, || {
+            let written = host::write_npm(&output)?;
+            println!(
+                "wrote {}: the npm package {} {} ({} files); `npm pack` there packs it, and `import {{ load }} from \"{}\"` runs a module",
+                output.display(),
+                host::NPM_NAME,
+                env!("CARGO_PKG_VERSION"),
+                written.len(),
+                host::NPM_NAME
+            );
+            Ok(())
+        }),
+        Command::Host { output, npm: false } => in_file(&output, || {
             let written = host::write_host(&output)?;
             println!(
                 "wrote {}: pexe2wasm.js and {} more files; add <script src=\"{}/pexe2wasm.js\"></script> to a page",

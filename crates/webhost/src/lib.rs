@@ -103,3 +103,11 @@ pub fn drop_in_script() -> String {
         part("drop-in.js")
     )
 }
+
+/// The npm package's own files (web/npm), written by `pexe2wasm host --npm` beside the host
+/// folder's (docs/NPM.md): the ES module entry, its type declarations, its README.
+pub const NPM_FILES: &[(&str, &str)] = &[
+    ("index.js", include_str!("../../../web/npm/index.js")),
+    ("index.d.ts", include_str!("../../../web/npm/index.d.ts")),
+    ("README.md", include_str!("../../../web/npm/README.md")),
+];

@@ -82,13 +82,18 @@ function loadConverter() {
     if (!r.ok) throw new Error(`${info}: HTTP ${r.status} (write the host folder with pexe2wasm host)`);
     const { version, wasm } = await r.json();
     const url = new URL(wasm, info);
+    /** @type {Promise<WebAssembly.Module> | null} */
+    let module = null;
     return {
       version: String(version),
-      module: (async () => {
-        const w = await fetch(url);
-        if (!w.ok) throw new Error(`${url}: HTTP ${w.status}`);
-        return WebAssembly.compile(await w.arrayBuffer());
-      })(),
+      // Compiled only when a pexe is not in the cache: a cached visit does not spend the
+      // CPU (2 MB of wasm) on it while the app's own module compiles.
+      module: () =>
+        (module ??= (async () => {
+          const w = await fetch(url);
+          if (!w.ok) throw new Error(`${url}: HTTP ${w.status}`);
+          return WebAssembly.compile(await w.arrayBuffer());
+        })()),
     };
   })();
   // A failed load is tried again by the next instance.
@@ -155,7 +160,7 @@ export async function convertedModule(pexeUrl, opts = {}) {
   }
   progress({ what: "convert", loaded: pexe.byteLength, total: pexe.byteLength });
   const t0 = performance.now();
-  const r = await convertBytes(await converterModule, pexe, options);
+  const r = await convertBytes(await converterModule(), pexe, options);
   const ms = performance.now() - t0;
   if (!r.ok) throw new Error(r.error);
   if (!r.plugin) {

@@ -8,7 +8,8 @@
 // For the drop-in script's tests (crates/cli/tests/it/host.rs): MOUNT=/PATH/=FOLDER serves
 // FOLDER (a `pexe2wasm host` folder) at /PATH/, and INJECT=URL adds
 // `<script src="URL"></script>` to every HTML page as it is served, right after its <head>
-// (the files on disk stay as they are); with INJECT_CONFIG=JSON, `<script>window.pexe2wasmConfig
+// (the files on disk stay as they are); INJECT="URL1 URL2" adds two, in that order (the
+// page-load benchmark's probe, web/bench/page-load.mjs); with INJECT_CONFIG=JSON, `<script>window.pexe2wasmConfig
 // = JSON</script>` comes before it (the page's config for the drop-in script).
 // ARCHIVE=FOLDER serves FOLDER as a web archive replays a capture of http://example.com/
 // (archive.mjs: /web/TIMESTAMP/http://example.com/PATH, rewritten pages, the archive's
@@ -109,10 +110,16 @@ const server = createServer((req, res) => {
 });
 server.listen(port, "127.0.0.1", () => console.log(`http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}/`));
 
-/** The page with INJECT's script tag first in its head (or first of all, without one). */
+/** The page with INJECT's script tags first in its head (or first of all, without one). */
 function withScript(page) {
   const config = injectConfig ? `<script>window.pexe2wasmConfig = ${injectConfig.replace(/</g, "\\u003c")};</script>` : "";
-  const tag = `${config}<script src="${inject}"></script>`;
+  const tag =
+    config +
+    inject
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((url) => `<script src="${url}"></script>`)
+      .join("");
   const head = /<head(\s[^>]*)?>/i.exec(page);
   const at = head ? head.index + head[0].length : 0;
   return page.slice(0, at) + tag + page.slice(at);

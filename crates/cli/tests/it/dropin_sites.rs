@@ -16,7 +16,7 @@
 
 use serde_json::{json, Value};
 
-use crate::host::{run_mjs, write_host, DropInServer};
+use crate::host::{run_mjs, write_host, StaticServer};
 use crate::sites::{page_site, PAGE_SITES};
 use crate::web::{driver_report, scratch, web_dir, Browser, ONE_BROWSER};
 use pexe2wasm_testkit::corpus;
@@ -128,7 +128,7 @@ fn page_sites_with_the_drop_in(browser: Browser) {
     }
     let config = json!({ "urlMap": map }).to_string();
     let capture = lpdevs.join("pepper_49/getting_started/part2");
-    let served = DropInServer::start_with(
+    let served = StaticServer::start_with(
         &corpus::sites_dir(),
         &host,
         &[

@@ -9,7 +9,7 @@ use crate::cmd::{have, pexe2wasm, same, text};
 use pexe2wasm_testkit as testkit;
 use pexe2wasm_testkit::corpus as common;
 
-fn ci() -> bool {
+pub(crate) fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
@@ -125,7 +125,7 @@ fn host_writes_the_drop_in_folder_and_refuses_a_foreign_one() {
 
 /// What `pexe2wasm convert` makes of `pexe`: the module, or the error text after
 /// `error: FILE: `.
-fn cli_convert(pexe: &Path, out: &Path) -> Result<Vec<u8>, String> {
+pub(crate) fn cli_convert(pexe: &Path, out: &Path) -> Result<Vec<u8>, String> {
     let o = pexe2wasm(&[
         "convert",
         pexe.to_str().unwrap(),
@@ -213,27 +213,41 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 
-/// web/tests/browser/serve.mjs over `root` as it is on disk, with `host` (a `pexe2wasm
-/// host` folder) at /pexe2wasm-host/ and the drop-in script added to every page it serves;
-/// killed when dropped.
-pub(crate) struct DropInServer {
+/// web/tests/browser/serve.mjs over `root` as it is on disk (for the drop-in script: with
+/// `host`, a `pexe2wasm host` folder, at /pexe2wasm-host/ and the script added to every
+/// page it serves); killed when dropped.
+pub(crate) struct StaticServer {
     child: Child,
     pub(crate) base: String,
 }
 
-impl DropInServer {
-    fn start(root: &Path, host: &Path) -> DropInServer {
-        DropInServer::start_with(root, host, &[])
+impl StaticServer {
+    /// `root` alone.
+    pub(crate) fn start(root: &Path) -> StaticServer {
+        Self::serve(root, &[])
     }
 
-    /// As `start`, with more of serve.mjs's settings (INJECT_CONFIG, ARCHIVE).
-    pub(crate) fn start_with(root: &Path, host: &Path, env: &[(&str, &str)]) -> DropInServer {
+    /// `root` with the drop-in script of `host`.
+    fn drop_in(root: &Path, host: &Path) -> StaticServer {
+        Self::start_with(root, host, &[])
+    }
+
+    /// As `drop_in`, with more of serve.mjs's settings (INJECT_CONFIG, ARCHIVE).
+    pub(crate) fn start_with(root: &Path, host: &Path, env: &[(&str, &str)]) -> StaticServer {
+        let mount = format!("/pexe2wasm-host/={}", host.display());
+        let mut all = vec![
+            ("MOUNT", mount.as_str()),
+            ("INJECT", "/pexe2wasm-host/pexe2wasm.js"),
+        ];
+        all.extend_from_slice(env);
+        Self::serve(root, &all)
+    }
+
+    fn serve(root: &Path, env: &[(&str, &str)]) -> StaticServer {
         let mut child = Command::new("node")
             .arg(web_dir().join("tests/browser/serve.mjs"))
             .arg(root)
             .arg("0")
-            .env("MOUNT", format!("/pexe2wasm-host/={}", host.display()))
-            .env("INJECT", "/pexe2wasm-host/pexe2wasm.js")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .spawn()
@@ -248,11 +262,11 @@ impl DropInServer {
             base.starts_with("http://127.0.0.1:"),
             "serve.mjs said {line:?}"
         );
-        DropInServer { child, base }
+        StaticServer { child, base }
     }
 }
 
-impl Drop for DropInServer {
+impl Drop for StaticServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -267,7 +281,7 @@ fn drop_in(browser: Browser, root: &Path, tag: &str, page: &str, steps: &Value) 
     if !write_host(&host) {
         return None;
     }
-    let served = DropInServer::start(root, &host);
+    let served = StaticServer::drop_in(root, &host);
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let mut c = run_mjs(browser);
     c.arg("tests/browser/run.mjs")

@@ -28,6 +28,7 @@ mod dockerfile;
 mod dropin_sites;
 mod host;
 mod malformed;
+mod npm;
 mod pepper_end;
 mod pepper_gfx;
 mod pepper_messages;

@@ -127,7 +127,13 @@ fn browser_host_unit_tests_lint_and_type_check_pass() {
     );
     assert!(text(&o.stdout).contains("# fail 0"), "{}", text(&o.stdout));
     let o = Command::new("node")
-        .args(["node_modules/eslint/bin/eslint.js", "src", "tests", "bench"])
+        .args([
+            "node_modules/eslint/bin/eslint.js",
+            "src",
+            "npm",
+            "tests",
+            "bench",
+        ])
         .current_dir(web_dir())
         .output()
         .unwrap();
@@ -168,7 +174,7 @@ fn assemble(src: &Path, pexe: &Path) {
 }
 
 /// One of our Pepper plugins, fixtures/pepper/NAME.pnaclasm, assembled into `dir`.
-fn pepper_fixture(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn pepper_fixture(dir: &Path, name: &str) -> PathBuf {
     let pexe = dir.join(format!("{name}.pexe"));
     let src = pexe2wasm_testkit::repo_root().join(format!("fixtures/pepper/{name}.pnaclasm"));
     assemble(&src, &pexe);
