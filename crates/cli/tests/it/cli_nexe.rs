@@ -263,6 +263,15 @@ fn pre_irt_hello_world_converts_and_runs() {
     let Some(hello) = nexe("nacl-hello_world-x86_64.nexe") else {
         return;
     };
+    let o = pexe2wasm(&["verify", &hello]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).trim_end().ends_with(
+            "translated with the pre-IRT runtime into a WASI command (`pexe2wasm convert`, `run`)"
+        ),
+        "{}",
+        text(&o.stdout)
+    );
     let o = pexe2wasm(&["run", &hello]);
     assert_eq!(text(&o.stdout), "Hello, World!\n", "{}", text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

@@ -1615,6 +1615,7 @@ fn sse_packed_operations_match_the_cpu() {
     two!(ints, punpcklbw);
     two!(ints, punpckhbw);
     two!(ints, cvtdq2ps);
+    two!(ints, pmuludq);
     for k in [0u32, 1, 2, 3] {
         doubles.push(form(
             format!("shufpd xmm1,xmm2,{k}"),

@@ -177,7 +177,7 @@ impl Lifted {
             first: fbase + 3 + bodies.len() as u32,
             image_top: image_top as u32,
         });
-        if let Some(rt) = rt {
+        if rt.is_some() {
             if image_top + runtime::STACK_SIZE as u64 >= 1 << 32 {
                 return Err(LiftError::Verdict(
                     "the image leaves no room for the stack".into(),
@@ -194,7 +194,6 @@ impl Lifted {
                 );
             }
             m.section(&imports);
-            let _ = rt;
         } else {
             m.section(&types);
         }
@@ -406,7 +405,7 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
 /// only looks like one just splits a function at a bundle boundary, which is harmless.
 fn address_taken(code: &[u8], base: u32, image: &[ImageSegment<'_>]) -> Vec<u32> {
     let end = base as u64 + code.len() as u64;
-    let is_start = |v: u64| v >= base as u64 && v < end && (v - base as u64) % 32 == 0;
+    let is_start = |v: u64| v >= base as u64 && v < end && (v - base as u64).is_multiple_of(32);
     let mut out = Vec::new();
     for i in cfg::decode_all(code, base) {
         if i.mnemonic() == iced_x86::Mnemonic::Lea && i.is_ip_rel_memory_operand() {
@@ -431,7 +430,7 @@ fn address_taken(code: &[u8], base: u32, image: &[ImageSegment<'_>]) -> Vec<u32>
     for s in image.iter().filter(|s| s.kind != crate::SegmentKind::Text) {
         for (k, w) in s.bytes.chunks_exact(4).enumerate() {
             let at = s.vaddr as u64 + 4 * k as u64;
-            if at % 4 != 0 {
+            if !at.is_multiple_of(4) {
                 continue;
             }
             let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as u64;

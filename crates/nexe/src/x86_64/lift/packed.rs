@@ -9,12 +9,15 @@
 
 use super::*;
 
+/// Emits one wasm instruction.
+type Emit = fn(&mut InstructionSink<'_>);
+
 /// How a two-operand packed operation is emitted.
 enum Bin {
     /// `d = op(d, s)`.
-    Op(fn(&mut InstructionSink<'_>)),
+    Op(Emit),
     /// `d = op(s, d)` (x86's min/max as wasm's pmin/pmax).
-    Swapped(fn(&mut InstructionSink<'_>)),
+    Swapped(Emit),
     /// `d = shuffle(d, s)` by byte lanes.
     Shuffle([u8; 16]),
 }
@@ -77,12 +80,7 @@ impl Em<'_> {
     /// The x86 compare predicate `p` (0..7: eq lt le unord neq nlt nle ord) of the two
     /// v128 in V0 (a) and V1 (b), as lane masks.
     fn compare(&mut self, ins: &Instruction, p: u32, double: bool) -> R {
-        let (eq, lt, le, ne): (
-            fn(&mut InstructionSink<'_>),
-            fn(&mut InstructionSink<'_>),
-            fn(&mut InstructionSink<'_>),
-            fn(&mut InstructionSink<'_>),
-        ) = if double {
+        let (eq, lt, le, ne): (Emit, Emit, Emit, Emit) = if double {
             (
                 |s| {
                     s.f64x2_eq();
@@ -286,6 +284,18 @@ impl Em<'_> {
                     _ => self.i().f32x4_convert_i32x4_s(),
                 };
                 self.i().local_set(xmm(d));
+            }
+            M::Pmuludq => {
+                // the low 32 bits of each 64-bit lane, multiplied to 64 bits
+                let d = Self::xmm_of(ins, 0).ok_or_else(not_yet)?;
+                let low = 0x0000_0000_ffff_ffff_0000_0000_ffff_ffffu128 as i128;
+                self.i().local_get(xmm(d)).v128_const(low).v128_and();
+                self.v128_src(ins, 1)?;
+                self.i()
+                    .v128_const(low)
+                    .v128_and()
+                    .i64x2_mul()
+                    .local_set(xmm(d));
             }
             M::Pshufd => {
                 let d = Self::xmm_of(ins, 0).ok_or_else(not_yet)?;
