@@ -501,6 +501,32 @@ fn read_pexe(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
+/// When `data` is a nexe the runtime runs (a static x86-64 command-line program of the
+/// pre-IRT generation), its translation into a WASI command; `None` for anything else
+/// (other nexes keep the converter's words for what they are). Functions that do not
+/// lift trap when reached: a note names how many and the first one's instruction.
+fn translate_nexe(name: &str, data: &[u8]) -> Result<Option<Vec<u8>>> {
+    use pexe2wasm_nexe::x86_64::lift::{runs_with_runtime, translate_program};
+    if !pexe2wasm_nexe::is_elf(data) {
+        return Ok(None);
+    }
+    let Ok(nexe) = pexe2wasm_nexe::inspect(data) else {
+        return Ok(None);
+    };
+    if !runs_with_runtime(&nexe.info) {
+        return Ok(None);
+    }
+    let p = translate_program(&nexe).map_err(|e| anyhow!("{e}"))?;
+    if let Some((_, first)) = p.not_lifted.first() {
+        eprintln!(
+            "note: {name}: {} of {} functions are not translated yet and trap if reached (the first: {first})",
+            p.not_lifted.len(),
+            p.functions
+        );
+    }
+    Ok(Some(p.wasm))
+}
+
 /// When `data` is a nexe (an ELF file), what `info` and `verify` say about it; another
 /// ELF file is an error that names what it is.
 fn nexe_report(data: &[u8]) -> Result<Option<pexe2wasm_nexe::NexeReport>> {
@@ -672,6 +698,17 @@ fn run(command: Command) -> Result<ExitCode> {
         } => in_file(&file, || {
             let name = display_name(&file);
             let data = read_pexe(&file)?;
+            if let Some(wasm) = translate_nexe(&name, &data)? {
+                let mut out = Output::open(Some(&output))?;
+                let written = if wat {
+                    let text = stages::print_wat(&wasm)?;
+                    out.writer().write_all(text.as_bytes())
+                } else {
+                    out.writer().write_all(&wasm)
+                };
+                written.context("cannot write the output")?;
+                return out.commit();
+            }
             let (wasm, needs) = stages::convert_with_needs(
                 &data,
                 threads.into(),
@@ -961,7 +998,10 @@ fn prepare_run(
     // A manifest is refused here too (it never starts with wasm's magic).
     let data = read_pexe(file)?;
     let mut plugin = false;
-    let wasm = if data.starts_with(b"\0asm") {
+    let nexe = translate_nexe(&display_name(file), &data)?;
+    let wasm = if let Some(wasm) = nexe {
+        wasm
+    } else if data.starts_with(b"\0asm") {
         if wasm_is_pepper_plugin(&data) {
             if !pexe2wasm_runner::imports_module(&data, pexe2wasm::runtime::PEPPER_HOST) {
                 return Ok(Prepared::NoHost(

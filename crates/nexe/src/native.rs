@@ -249,12 +249,27 @@ impl NexeReport {
     pub fn verdict(&self) -> (bool, String) {
         let loads = !matches!(self.info.translation, Translation::Refused { .. });
         let valid = self.validation.as_ref().is_some_and(|v| v.valid);
-        let line = format!(
-            "a native NaCl executable for {}: {}; translating nexes is not supported yet; only PNaCl pexes convert",
-            self.description,
-            self.validation_line()
-        );
+        let line = if self.translates() {
+            format!(
+                "a native NaCl executable for {}: {}; {CONVERTS}",
+                self.description,
+                self.validation_line()
+            )
+        } else {
+            format!(
+                "a native NaCl executable for {}: {}; translating nexes is not supported yet; only PNaCl pexes convert",
+                self.description,
+                self.validation_line()
+            )
+        };
         (loads && valid, line)
+    }
+
+    /// Whether `convert` and `run` translate it: a valid static x86-64 command-line nexe
+    /// of the pre-IRT generation (`lift::runs_with_runtime`).
+    pub fn translates(&self) -> bool {
+        self.validation.as_ref().is_some_and(|v| v.valid)
+            && crate::x86_64::lift::runs_with_runtime(&self.info)
     }
 
     /// One line for `verify`: whether NaCl's validator accepts the code.
@@ -286,6 +301,10 @@ impl NexeReport {
     }
 }
 
+/// What `verify` and `info` say of a nexe that `convert` translates.
+const CONVERTS: &str =
+    "translated with the pre-IRT runtime into a WASI command (`pexe2wasm convert`, `run`)";
+
 impl fmt::Display for NexeReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.info)?;
@@ -301,6 +320,10 @@ impl fmt::Display for NexeReport {
             }
             None => writeln!(f, "  validation:     {}", self.validation_line())?,
         }
-        writeln!(f, "  converts:       no: {}", self.not_converted)
+        if self.translates() {
+            writeln!(f, "  converts:       yes: {CONVERTS}")
+        } else {
+            writeln!(f, "  converts:       no: {}", self.not_converted)
+        }
     }
 }

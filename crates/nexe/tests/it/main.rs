@@ -9,3 +9,4 @@ mod native;
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod native_x86;
 mod rules;
+mod run;

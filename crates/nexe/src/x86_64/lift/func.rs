@@ -39,6 +39,12 @@ const fn xmm(n: u32) -> u32 {
 /// Float scratch (f64).
 const F0: u32 = 46;
 const F1: u32 = 47;
+/// Vector scratch (v128).
+const V0: u32 = 48;
+const V1: u32 = 49;
+
+#[path = "packed.rs"]
+mod packed;
 
 /// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64), then the 16
 /// XMM registers (v128).
@@ -51,13 +57,40 @@ pub(crate) const F_UDIV128: u32 = 2;
 pub(crate) const TY_LIFTED: u32 = 3;
 
 const RSP: u32 = 4;
+/// NaCl's unmapped first 64 KiB: a transfer there faults.
+const NULL_REGION: u32 = 0x1_0000;
 const RAX: u32 = 0;
 const RDX: u32 = 2;
 const RCX: u32 = 1;
 
+/// The CPU `cpuid` describes: leaf → (eax, ebx, ecx, edx). An x86-64 baseline with SSE
+/// and SSE2 (what the translator lifts), no SSE3 or later, no AVX; "GenuineIntel",
+/// family 6. Other leaves answer zeros.
+pub const CPUID: &[(u32, [u32; 4])] = &[
+    // max leaf 1; vendor "GenuineIntel" in ebx, edx, ecx
+    (0, [1, 0x756e_6547, 0x6c65_746e, 0x4965_6e69]),
+    // family 6 model 15; edx: FPU TSC CX8 CMOV MMX FXSR SSE SSE2; ecx: none
+    (
+        1,
+        [
+            0x0000_06f0,
+            0,
+            0,
+            1 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 23 | 1 << 24 | 1 << 25 | 1 << 26,
+        ],
+    ),
+    (0x8000_0000, [0x8000_0001, 0, 0, 0]),
+    // long mode, NX, syscall
+    (0x8000_0001, [0, 0, 0, 1 << 11 | 1 << 20 | 1 << 29]),
+];
+
 /// What a function's lifting needs to know about the module.
 pub(crate) struct Ctx<'a> {
     pub base: u32,
+    /// Functions imported before the module's own (the helpers start here).
+    pub fbase: u32,
+    /// The address of table 0's slot 0 (bundle index = (addr - tbase) / 32).
+    pub tbase: u32,
     pub end: u32,
     /// Function start address → wasm function index.
     pub funcs: &'a HashMap<u32, u32>,
@@ -71,6 +104,7 @@ fn locals() -> wasm_encoder::Function {
         (4, ValType::I32),
         (16, ValType::V128),
         (2, ValType::F64),
+        (2, ValType::V128),
     ])
 }
 
@@ -208,6 +242,7 @@ impl<'a> Em<'a> {
                 | M::Comisd
                 | M::Cvtsi2sd
                 | M::Cvttsd2si
+                | M::Cvtsd2si
                 | M::Cvtsd2ss
         );
         match m {
@@ -248,12 +283,16 @@ impl<'a> Em<'a> {
                 self.i().i32_const(flags::RAW).local_set(FOP);
                 return Ok(());
             }
-            M::Cvttsd2si | M::Cvttss2si => {
-                // truncation; NaN and out-of-range give the "integer indefinite" (MIN)
+            M::Cvttsd2si | M::Cvttss2si | M::Cvtsd2si | M::Cvtss2si => {
+                // truncation (cvtt*) or rounding to nearest-even (MXCSR's default, cvt*);
+                // NaN and out-of-range give the "integer indefinite" (MIN)
                 let w = Self::width(ins, 0);
                 self.float_src(ins, 1, double)?;
                 if !double {
                     self.i().f64_promote_f32();
+                }
+                if matches!(m, M::Cvtsd2si | M::Cvtss2si) {
+                    self.i().f64_nearest();
                 }
                 self.i().local_set(F0);
                 let (lo, hi, indefinite) = if w == 8 {
@@ -470,13 +509,14 @@ impl<'a> Em<'a> {
 
     /// Pushes the current RFLAGS status bits (i32).
     fn eflags(&mut self) {
+        let fb = self.ctx.fbase;
         self.i()
             .local_get(FOP)
             .local_get(FA)
             .local_get(FB)
             .local_get(FR)
             .local_get(FC)
-            .call(F_EFLAGS);
+            .call(fb + F_EFLAGS);
     }
 
     /// Sets the flag record from T0 (a), T1 (b), `r` on the stack is stored to FR; c from T2.
@@ -759,6 +799,10 @@ impl<'a> Em<'a> {
 
     /// Transfers control to `target` (a direct jump).
     fn goto(&mut self, ins: &Instruction, target: u32) -> R {
+        if target < NULL_REGION {
+            self.i().unreachable();
+            return Ok(());
+        }
         if target >= self.func.start && target < self.func.end {
             let b = *self
                 .blocks
@@ -775,6 +819,10 @@ impl<'a> Em<'a> {
     }
 
     fn callee(&self, ins: &Instruction, target: u32) -> R<u32> {
+        // a function, or with the runtime linked, a syscall trampoline
+        if let Some(&f) = self.ctx.funcs.get(&target) {
+            return Ok(f);
+        }
         if target < self.ctx.base || target >= self.ctx.end {
             return Err(LiftError::not_yet(
                 ins,
@@ -887,6 +935,9 @@ impl<'a> Em<'a> {
         if needs_ea {
             self.ea(ins)?;
         }
+        if self.packed(ins, m)? {
+            return Ok(());
+        }
         match m {
             // Cache hints: nothing to do in wasm; a non-temporal store is a store.
             M::Prefetchnta | M::Prefetcht0 | M::Prefetcht1 | M::Prefetcht2 | M::Prefetchw => {}
@@ -928,6 +979,8 @@ impl<'a> Em<'a> {
             | M::Cvtsi2ss
             | M::Cvttsd2si
             | M::Cvttss2si
+            | M::Cvtsd2si
+            | M::Cvtss2si
             | M::Cvtsd2ss
             | M::Cvtss2sd => self.scalar_float(ins, m)?,
             M::Mov | M::Movnti => {
@@ -1044,6 +1097,8 @@ impl<'a> Em<'a> {
                 self.write(ins, 0, w)?;
             }
             M::Shl | M::Sal | M::Shr | M::Sar | M::Rol | M::Ror => self.shift(ins, m, w)?,
+            M::Shld | M::Shrd => self.double_shift(ins, m, w)?,
+            M::Cpuid => self.cpuid(),
             M::Imul | M::Mul => self.mul(ins, m, w)?,
             M::Div | M::Idiv => self.div(ins, m, w)?,
             M::Cbw | M::Cwde | M::Cdqe => {
@@ -1285,6 +1340,12 @@ impl<'a> Em<'a> {
             }
             M::Call => {
                 let target = direct_target(ins);
+                if target.is_some_and(|t| t < NULL_REGION) {
+                    // NaCl's first 64 KiB are unmapped: such a call faults (a weak
+                    // undefined function's `call 0`, behind a test that skips it)
+                    self.i().unreachable();
+                    return Ok(());
+                }
                 let callee = match target {
                     Some(t) => Some(self.callee(ins, t)?),
                     None => {
@@ -1310,7 +1371,7 @@ impl<'a> Em<'a> {
                         self.i().call(f);
                     }
                     None => {
-                        let base = self.ctx.base as i32;
+                        let base = self.ctx.tbase as i32;
                         self.i()
                             .local_get(TGT)
                             .i32_const(base)
@@ -1610,6 +1671,118 @@ impl<'a> Em<'a> {
         Ok(())
     }
 
+    /// shld/shrd on 32- and 64-bit operands: the destination shifted, its vacated bits
+    /// filled from the source. Flags as a shl/shr of the destination by the count, but
+    /// OF (defined for a count of 1) is whether the sign changed. A count of 0 changes
+    /// nothing (a 32-bit register destination is still zero-extended).
+    fn double_shift(&mut self, ins: &Instruction, m: Mnemonic, w: u32) -> R {
+        if w < 4 {
+            // 16-bit forms leave results undefined for counts above 16
+            return Err(LiftError::not_yet(ins, "instruction"));
+        }
+        let cmask: i64 = if w == 8 { 63 } else { 31 };
+        let bits = 8 * w as i64;
+        if w == 4 && ins.op_kind(0) == OpKind::Register {
+            self.read(ins, 0, w)?;
+            self.write(ins, 0, w)?;
+        }
+        let constant = match ins.op_kind(2) {
+            OpKind::Register => None,
+            _ => Some(ins.immediate8() as i64 & cmask),
+        };
+        match constant {
+            Some(0) => return Ok(()),
+            Some(c) => {
+                self.i().i64_const(c).local_set(T1);
+            }
+            None => {
+                self.i()
+                    .local_get(reg(RCX))
+                    .i64_const(cmask)
+                    .i64_and()
+                    .local_tee(T1)
+                    .i64_const(0)
+                    .i64_ne();
+                self.open(BlockType::Empty, 2);
+            }
+        }
+        self.read(ins, 1, w)?;
+        self.i().local_set(T2);
+        self.read(ins, 0, w)?;
+        self.i().local_set(T0);
+        let left = m == Mnemonic::Shld;
+        // r = d << c | s >> (bits - c)   (shrd: d >> c | s << (bits - c))
+        self.i().local_get(T0).local_get(T1);
+        if left {
+            self.i().i64_shl();
+        } else {
+            self.i().i64_shr_u();
+        }
+        self.i()
+            .local_get(T2)
+            .i64_const(bits)
+            .local_get(T1)
+            .i64_sub();
+        if left {
+            self.i().i64_shr_u();
+        } else {
+            self.i().i64_shl();
+        }
+        self.i().i64_or().i64_const(mask(w)).i64_and();
+        self.record(if left { flags::SHL } else { flags::SHR }, w, false);
+        // OF = msb(r) ^ msb(d), over the shift's other flags
+        self.eflags();
+        self.i()
+            .i32_const(!flags::OF)
+            .i32_and()
+            .i64_extend_i32_u()
+            .local_get(FR)
+            .local_get(T0)
+            .i64_xor()
+            .i64_const(bits - 1)
+            .i64_shr_u()
+            .i64_const(1)
+            .i64_and()
+            .i64_const(11)
+            .i64_shl()
+            .i64_or()
+            .local_get(FR)
+            .local_set(T3)
+            .local_set(FR);
+        self.i().i32_const(flags::RAW).local_set(FOP);
+        self.i().local_get(T3);
+        self.write(ins, 0, w)?;
+        if constant.is_none() {
+            self.end();
+        }
+        Ok(())
+    }
+
+    /// `cpuid` answers a fixed CPU ([`CPUID`]): the features the translator covers.
+    fn cpuid(&mut self) {
+        // leaf in eax (sub-leaf in ecx is not needed by the leaves answered)
+        self.i()
+            .local_get(reg(RAX))
+            .i64_const(0xffff_ffff)
+            .i64_and()
+            .local_set(T0);
+        for (k, r) in [RAX, 3, RCX, RDX].into_iter().enumerate() {
+            // default 0, then each known leaf's value
+            self.i().i64_const(0).local_set(T1);
+            for (leaf, regs) in CPUID {
+                self.i()
+                    .i64_const(regs[k] as i64)
+                    .local_get(T1)
+                    .local_get(T0)
+                    .i64_const(*leaf as i64)
+                    .i64_eq()
+                    .select()
+                    .local_set(T1);
+            }
+            self.i().local_get(T1).local_set(reg(r));
+        }
+    }
+
     /// Sets the flag record to RAW with CF = OF = the i32 on the stack.
     fn overflow_flags(&mut self) {
         self.i().local_set(TI);
@@ -1624,7 +1797,8 @@ impl<'a> Em<'a> {
 
     /// Pushes the high half of the 128-bit product of T0 and T1 (signed or not).
     fn mul_hi64(&mut self, signed: bool) {
-        self.i().local_get(T0).local_get(T1).call(F_MULHU);
+        let fb = self.ctx.fbase;
+        self.i().local_get(T0).local_get(T1).call(fb + F_MULHU);
         if signed {
             // hi_s = hi_u - (a < 0 ? b : 0) - (b < 0 ? a : 0)
             self.i()
@@ -1810,11 +1984,12 @@ impl<'a> Em<'a> {
             return Ok(());
         }
         if !signed {
+            let fb = self.ctx.fbase;
             self.i()
                 .local_get(reg(RDX))
                 .local_get(reg(RAX))
                 .local_get(T1)
-                .call(F_UDIV128)
+                .call(fb + F_UDIV128)
                 .local_set(reg(RDX))
                 .local_set(reg(RAX));
             return Ok(());
@@ -1863,11 +2038,12 @@ impl<'a> Em<'a> {
             .i64_lt_s()
             .select()
             .local_set(T1);
+        let fb = self.ctx.fbase;
         self.i()
             .local_get(reg(RDX))
             .local_get(reg(RAX))
             .local_get(T1)
-            .call(F_UDIV128)
+            .call(fb + F_UDIV128)
             .local_set(T3) // remainder magnitude
             .local_set(T1); // quotient magnitude
                             // the quotient must fit: ≤ 2^63 when negative, < 2^63 otherwise
@@ -2017,7 +2193,7 @@ fn dispatch(e: &mut Em<'_>) -> R {
     }
     e.end(); // miss
     e.spill();
-    let base = e.ctx.base as i32;
+    let base = e.ctx.tbase as i32;
     e.i()
         .local_get(RET)
         .local_get(TGT)

@@ -21,12 +21,14 @@
 pub mod cfg;
 pub mod flags;
 mod func;
+pub use func::CPUID;
 mod module;
+pub mod runtime;
 
 pub use cfg::Function;
 pub use module::{
-    dyncode_interface, function_name, lift_code, lift_nexe, translate, translate_code, Lifted,
-    Options, Translated, REGISTERS,
+    dyncode_interface, function_name, lift_code, lift_nexe, runs_with_runtime, translate,
+    translate_code, translate_program, Lifted, Options, Program, Translated, REGISTERS,
 };
 
 use iced_x86::{Formatter, GasFormatter, Instruction};

@@ -9,6 +9,7 @@
 use super::cfg::{self, Function};
 use super::flags;
 use super::func::{self, Ctx, F_EFLAGS, F_MULHU, F_UDIV128, G_FOP, G_XMM, TY_LIFTED};
+use super::runtime::{self, Runtime};
 use super::LiftError;
 use crate::{ImageSegment, Nexe, Translation};
 use iced_x86::Instruction;
@@ -32,6 +33,10 @@ pub struct Options {
     /// Give functions that did not lift a body that traps instead of failing (the corpus
     /// test validates every function that does lift).
     pub stub_failures: bool,
+    /// Link the runtime (`runtime.rs`): the module imports WASI, exports `_start` (the
+    /// startup, then the entry) and `memory`, and the syscall trampolines are its
+    /// adapters. Without it the entry is exported as `_start` and nothing is imported.
+    pub runtime: bool,
 }
 
 impl Default for Options {
@@ -41,6 +46,7 @@ impl Default for Options {
             export_state: true,
             min_pages: 1,
             stub_failures: false,
+            runtime: false,
         }
     }
 }
@@ -48,6 +54,10 @@ impl Default for Options {
 /// The functions of some code and each one's lifting.
 pub struct Lifted {
     pub base: u32,
+    /// Functions imported before the module's own.
+    pub fbase: u32,
+    /// The address of table 0's slot 0.
+    pub tbase: u32,
     pub end: u32,
     pub functions: Vec<Function>,
     pub results: Vec<Result<wasm_encoder::Function, LiftError>>,
@@ -76,13 +86,27 @@ pub fn lift_code(code: &[u8], base: u32, known: &[u32], options: &Options) -> Li
     let insns = cfg::decode_all(code, base);
     let end = base.saturating_add(code.len() as u32);
     let functions = cfg::discover(&insns, base, end, known, options.padded_starts);
-    let funcs: HashMap<u32, u32> = functions
+    let (fbase, tbase) = if options.runtime && base >= runtime::TRAMPOLINES + 0x1_0000 {
+        (runtime::IMPORTS.len() as u32, runtime::TRAMPOLINES)
+    } else {
+        (0, base)
+    };
+    let mut funcs: HashMap<u32, u32> = functions
         .iter()
         .enumerate()
-        .map(|(k, f)| (f.start, 3 + k as u32))
+        .map(|(k, f)| (f.start, fbase + 3 + k as u32))
         .collect();
+    if fbase > 0 {
+        let rt = Runtime {
+            first: fbase + 3 + functions.len() as u32,
+            image_top: 0,
+        };
+        funcs.extend(rt.trampolines());
+    }
     let ctx = Ctx {
         base,
+        fbase,
+        tbase,
         end,
         funcs: &funcs,
     };
@@ -97,6 +121,8 @@ pub fn lift_code(code: &[u8], base: u32, known: &[u32], options: &Options) -> Li
         .collect();
     Lifted {
         base,
+        fbase,
+        tbase,
         end,
         functions,
         results,
@@ -139,16 +165,53 @@ impl Lifted {
         types.ty().function(i64s(2), i64s(1));
         types.ty().function(i64s(3), i64s(2));
         types.ty().function([ValType::I32], [ValType::I32]);
-        m.section(&types);
+        let image_top = image
+            .iter()
+            .map(|s| s.vaddr as u64 + s.memsz as u64)
+            .max()
+            .unwrap_or(0)
+            .max(self.end as u64)
+            .next_multiple_of(65536);
+        let fbase = self.fbase;
+        let rt = (fbase > 0).then(|| Runtime {
+            first: fbase + 3 + bodies.len() as u32,
+            image_top: image_top as u32,
+        });
+        if rt.is_some() {
+            if image_top + runtime::STACK_SIZE as u64 >= 1 << 32 {
+                return Err(LiftError::Verdict(
+                    "the image leaves no room for the stack".into(),
+                ));
+            }
+            runtime::types(&mut types);
+            m.section(&types);
+            let mut imports = wasm_encoder::ImportSection::new();
+            for (name, ty) in runtime::IMPORTS {
+                imports.import(
+                    "wasi_snapshot_preview1",
+                    name,
+                    wasm_encoder::EntityType::Function(*ty),
+                );
+            }
+            m.section(&imports);
+        } else {
+            m.section(&types);
+        }
 
         let mut fs = FunctionSection::new();
         fs.function(0).function(1).function(2);
         for _ in &bodies {
             fs.function(TY_LIFTED);
         }
+        if rt.is_some() {
+            fs.function(runtime::TY_START);
+            for _ in 1..Runtime::count() {
+                fs.function(TY_LIFTED);
+            }
+        }
         m.section(&fs);
 
-        let bundles = ((self.end - self.base) / 32).max(1) as u64;
+        let bundles = ((self.end - self.tbase) / 32).max(1) as u64;
         let mut tables = TableSection::new();
         tables.table(TableType {
             element_type: RefType::FUNCREF,
@@ -159,12 +222,10 @@ impl Lifted {
         });
         m.section(&tables);
 
-        let top = image
-            .iter()
-            .map(|s| s.vaddr as u64 + s.memsz as u64)
-            .max()
-            .unwrap_or(0)
-            .max(self.end as u64);
+        let top = match rt {
+            Some(rt) => rt.initial_break() as u64,
+            None => image_top,
+        };
         let pages = top.div_ceil(65536).max(options.min_pages as u64);
         let mut mems = MemorySection::new();
         mems.memory(MemoryType {
@@ -192,6 +253,11 @@ impl Lifted {
         for _ in 0..16 {
             globals.global(g(ValType::V128), &ConstExpr::v128_const(0));
         }
+        if rt.is_some() {
+            // the break, the thread pointer (runtime::G_BRK, G_TLS)
+            globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
+            globals.global(g(ValType::I64), &ConstExpr::i64_const(0));
+        }
         m.section(&globals);
 
         let mut ex = ExportSection::new();
@@ -209,26 +275,50 @@ impl Lifted {
             for n in 0..16u32 {
                 ex.export(&format!("xmm{n}"), ExportKind::Global, G_XMM + n);
             }
-            ex.export("eflags", ExportKind::Func, F_EFLAGS);
+            ex.export("eflags", ExportKind::Func, fbase + F_EFLAGS);
         }
-        for (k, f) in self.functions.iter().enumerate() {
-            ex.export(&function_name(f.start), ExportKind::Func, 3 + k as u32);
-            if entry == Some(f.start) {
-                ex.export("_start", ExportKind::Func, 3 + k as u32);
+        let entry_index = self
+            .functions
+            .iter()
+            .position(|f| entry == Some(f.start))
+            .map(|k| fbase + 3 + k as u32);
+        match rt {
+            Some(rt) => {
+                ex.export("_start", ExportKind::Func, rt.first);
+            }
+            None => {
+                for (k, f) in self.functions.iter().enumerate() {
+                    ex.export(
+                        &function_name(f.start),
+                        ExportKind::Func,
+                        fbase + 3 + k as u32,
+                    );
+                }
+                if let Some(e) = entry_index {
+                    ex.export("_start", ExportKind::Func, e);
+                }
             }
         }
         m.section(&ex);
 
         let mut els = ElementSection::new();
         for (k, f) in self.functions.iter().enumerate() {
-            if (f.start - self.base).is_multiple_of(32) {
-                let idx = [3 + k as u32];
+            if (f.start - self.tbase).is_multiple_of(32) {
+                let idx = [fbase + 3 + k as u32];
                 els.active(
                     Some(0),
-                    &ConstExpr::i32_const(((f.start - self.base) / 32) as i32),
+                    &ConstExpr::i32_const(((f.start - self.tbase) / 32) as i32),
                     Elements::Functions(idx[..].into()),
                 );
             }
+        }
+        if let Some(rt) = rt {
+            let idx: Vec<u32> = rt.trampolines().map(|(_, f)| f).collect();
+            els.active(
+                Some(0),
+                &ConstExpr::i32_const(0),
+                Elements::Functions(idx[..].into()),
+            );
         }
         m.section(&els);
 
@@ -238,6 +328,14 @@ impl Lifted {
         code.function(&flags::emit_udiv128());
         for b in &bodies {
             code.function(b);
+        }
+        if let Some(rt) = rt {
+            let e = entry_index.ok_or_else(|| {
+                LiftError::Verdict("the entry point is not a function start".into())
+            })?;
+            for b in rt.bodies(e) {
+                code.function(&b);
+            }
         }
         m.section(&code);
 
@@ -293,8 +391,55 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
     let (base, code) = nexe
         .code()
         .ok_or_else(|| LiftError::Verdict("no text segment".into()))?;
-    let starts = v.facts.function_starts(nexe.info.entry);
+    let mut starts = v.facts.function_starts(nexe.info.entry);
+    starts.extend(address_taken(&code, base, &nexe.memory_image()));
+    starts.sort_unstable();
+    starts.dedup();
     Ok(lift_code(&code, base, &starts, options))
+}
+
+/// Bundle starts whose address the program takes: immediates and RIP-relative `lea`s in
+/// the code, and 32-bit words of the data (function pointer tables, `.ctors`, vtables).
+/// Only bundle starts can be indirect targets, and each one found becomes a function
+/// start, so that its table slot is filled (`atexit(_fini)`, a callback): a word that
+/// only looks like one just splits a function at a bundle boundary, which is harmless.
+fn address_taken(code: &[u8], base: u32, image: &[ImageSegment<'_>]) -> Vec<u32> {
+    let end = base as u64 + code.len() as u64;
+    let is_start = |v: u64| v >= base as u64 && v < end && (v - base as u64).is_multiple_of(32);
+    let mut out = Vec::new();
+    for i in cfg::decode_all(code, base) {
+        if i.mnemonic() == iced_x86::Mnemonic::Lea && i.is_ip_rel_memory_operand() {
+            let t = i.memory_displacement64();
+            if is_start(t) {
+                out.push(t as u32);
+            }
+        }
+        for n in 0..i.op_count() {
+            use iced_x86::OpKind as K;
+            if matches!(
+                i.op_kind(n),
+                K::Immediate32 | K::Immediate32to64 | K::Immediate64
+            ) {
+                let t = i.immediate(n);
+                if is_start(t) {
+                    out.push(t as u32);
+                }
+            }
+        }
+    }
+    for s in image.iter().filter(|s| s.kind != crate::SegmentKind::Text) {
+        for (k, w) in s.bytes.chunks_exact(4).enumerate() {
+            let at = s.vaddr as u64 + 4 * k as u64;
+            if !at.is_multiple_of(4) {
+                continue;
+            }
+            let v = u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as u64;
+            if is_start(v) {
+                out.push(v as u32);
+            }
+        }
+    }
+    out
 }
 
 /// The dynamic-code interface the nexe names, as the error its use gives: code written
@@ -317,4 +462,60 @@ pub fn translate(nexe: &Nexe<'_>, options: &Options) -> Result<Translated, LiftE
     let lifted = lift_nexe(nexe, options)?;
     let image = nexe.memory_image();
     lifted.assemble(&image, Some(nexe.info.entry), options)
+}
+
+/// A nexe translated into a program: a WASI command with the runtime linked.
+pub struct Program {
+    pub wasm: Vec<u8>,
+    /// Functions lifted and functions in all.
+    pub lifted: usize,
+    pub functions: usize,
+    /// The functions that did not lift (each traps when called), with why, in address
+    /// order.
+    pub not_lifted: Vec<(u32, LiftError)>,
+    /// The start address of each lifted function, in function-index order from
+    /// `first_function` (a trap's wasm function index names its x86 function).
+    pub starts: Vec<u32>,
+    pub first_function: u32,
+}
+
+/// Translates a static x86-64 nexe into a WASI command (`Options::runtime`): functions
+/// that do not lift trap when reached, and are listed.
+pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
+    let options = Options {
+        padded_starts: true,
+        export_state: false,
+        min_pages: 1,
+        stub_failures: true,
+        runtime: true,
+    };
+    let lifted = lift_nexe(nexe, &options)?;
+    let functions = lifted.functions.len();
+    let not_lifted: Vec<(u32, LiftError)> = lifted
+        .functions
+        .iter()
+        .zip(&lifted.results)
+        .filter_map(|(f, r)| r.as_ref().err().map(|e| (f.start, e.clone())))
+        .collect();
+    let first_function = lifted.fbase + 3;
+    let t = lifted.assemble(&nexe.memory_image(), Some(nexe.info.entry), &options)?;
+    Ok(Program {
+        starts: t.functions,
+        first_function,
+        wasm: t.wasm,
+        lifted: functions - not_lifted.len(),
+        functions,
+        not_lifted,
+    })
+}
+
+/// Whether `translate_program` gives a module our runtime runs: a static x86-64
+/// command-line program of the pre-IRT generation (its syscalls go through the
+/// trampolines the runtime implements). IRT-era programs need `nacl_irt_query`
+/// answered, which the runtime does not do yet.
+pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
+    info.arch == crate::Arch::X86_64
+        && info.translation == Translation::Translatable
+        && info.runtime_abi == crate::RuntimeAbi::PreIrt
+        && info.app == crate::AppKind::Cli
 }
