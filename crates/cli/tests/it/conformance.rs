@@ -77,8 +77,16 @@ struct Case {
     tags: BTreeMap<i64, (String, Render)>,
 }
 
-fn parse_arg(a: &str, cb_names: &mut Vec<String>, tags: &mut BTreeMap<i64, (String, Render)>) -> (i64, i64) {
-    let num = |s: &str| -> i64 { s.trim().parse().unwrap_or_else(|_| panic!("not a number: {s:?}")) };
+fn parse_arg(
+    a: &str,
+    cb_names: &mut Vec<String>,
+    tags: &mut BTreeMap<i64, (String, Render)>,
+) -> (i64, i64) {
+    let num = |s: &str| -> i64 {
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    };
     let a = a.trim();
     let mut callback = |name: &str, k: i64| {
         cb_names.push(name.to_string());
@@ -145,17 +153,25 @@ fn parse_case(name: &str, src: &str) -> Case {
             }
             continue;
         }
-        let (label, rest) = line.split_once(": ").unwrap_or_else(|| panic!("{}: no `LABEL: `", at()));
+        let (label, rest) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("{}: no `LABEL: `", at()));
         let (rest, store) = match rest.rsplit_once(" -> @") {
             Some((r, off)) => (r, off.trim().parse::<i64>().unwrap()),
             None => (rest, -1),
         };
         let (call, data) = match rest.split_once(" data \"") {
-            Some((c, d)) => (c, d.strip_suffix('"').unwrap_or_else(|| panic!("{}: data", at()))),
+            Some((c, d)) => (
+                c,
+                d.strip_suffix('"')
+                    .unwrap_or_else(|| panic!("{}: data", at())),
+            ),
             None => (rest, ""),
         };
         let open = call.find('(').unwrap_or_else(|| panic!("{}: no (", at()));
-        let args_text = call[open + 1..].strip_suffix(')').unwrap_or_else(|| panic!("{}: no )", at()));
+        let args_text = call[open + 1..]
+            .strip_suffix(')')
+            .unwrap_or_else(|| panic!("{}: no )", at()));
         tag += 1;
         let mut args: Vec<(i64, i64)> = args_text
             .split(',')
@@ -166,9 +182,15 @@ fn parse_case(name: &str, src: &str) -> Case {
         let (iface, slot, shape, render, sret) = if head == "peek" {
             (String::new(), -1, 0, Render::Number, false)
         } else {
-            let (iface, func) = head.split_once(' ').unwrap_or_else(|| panic!("{}: INTERFACE FUNCTION", at()));
-            let i = description().interface(iface).unwrap_or_else(|| panic!("{}: no interface {iface}", at()));
-            let f = i.function(func).unwrap_or_else(|| panic!("{}: no {iface}.{func}", at()));
+            let (iface, func) = head
+                .split_once(' ')
+                .unwrap_or_else(|| panic!("{}: INTERFACE FUNCTION", at()));
+            let i = description()
+                .interface(iface)
+                .unwrap_or_else(|| panic!("{}: no interface {iface}", at()));
+            let f = i
+                .function(func)
+                .unwrap_or_else(|| panic!("{}: no {iface}.{func}", at()));
             let slot = i.slot(func).unwrap() as i64;
             let wasm_args = f.wasm.params.len();
             let sret = usize::from(f.sret);
@@ -178,7 +200,11 @@ fn parse_case(name: &str, src: &str) -> Case {
                 "{}: {iface}.{func} takes {} arguments{}",
                 at(),
                 wasm_args - sret,
-                if f.sret { " after the result's address (given first)" } else { "" }
+                if f.sret {
+                    " after the result's address (given first)"
+                } else {
+                    ""
+                }
             );
             if f.sret {
                 // The result's address is the first argument; the case gives it with `-> @N`.
@@ -186,7 +212,8 @@ fn parse_case(name: &str, src: &str) -> Case {
                 args.insert(0, (kind::ADDRESS, store));
             }
             assert!(
-                f.wasm.params.iter().all(|p| p.as_str() == "i32") && f.wasm.results.iter().all(|p| p.as_str() == "i32"),
+                f.wasm.params.iter().all(|p| p.as_str() == "i32")
+                    && f.wasm.results.iter().all(|p| p.as_str() == "i32"),
                 "{}: the plugin passes only i32 arguments",
                 at()
             );
@@ -198,7 +225,14 @@ fn parse_case(name: &str, src: &str) -> Case {
         // A PP_Var result was written through its address: the call's own result is none.
         let store = if sret { -1 } else { store };
         tags.insert(tag, (label.to_string(), render));
-        let mut step = vec![json!(tag), json!(iface), json!(slot), json!(shape), json!(store), json!(data)];
+        let mut step = vec![
+            json!(tag),
+            json!(iface),
+            json!(slot),
+            json!(shape),
+            json!(store),
+            json!(data),
+        ];
         for k in 0..6 {
             let (kd, v) = args.get(k).copied().unwrap_or((kind::VALUE, 0));
             step.push(json!(kd));
@@ -209,7 +243,11 @@ fn parse_case(name: &str, src: &str) -> Case {
     if !steps.is_empty() {
         messages.push(Value::Array(steps.concat()));
     }
-    Case { name: name.to_string(), messages, tags }
+    Case {
+        name: name.to_string(),
+        messages,
+        tags,
+    }
 }
 
 /// The name of a result code, from the description's `PP_Error`.
@@ -241,7 +279,13 @@ fn transcript(case: &Case, posted: &[i64]) -> Vec<String> {
                 1 => "PP_TRUE".into(),
                 _ => format!("PP_Bool {v}"),
             },
-            Render::Handle(what) => if *v == 0 { "0".into() } else { (*what).into() },
+            Render::Handle(what) => {
+                if *v == 0 {
+                    "0".into()
+                } else {
+                    (*what).into()
+                }
+            }
             Render::Void => "done".into(),
             Render::Number => v.to_string(),
         };
@@ -256,7 +300,8 @@ fn cases() -> Vec<(Case, Vec<String>)> {
         .unwrap()
         .filter_map(|e| {
             let p = e.unwrap().path();
-            (p.extension()? == "case").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+            (p.extension()? == "case")
+                .then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
         })
         .collect();
     names.sort();
@@ -296,10 +341,16 @@ fn known_differences() -> Vec<Difference> {
         .map(|l| {
             let parts: Vec<&str> = l.split('`').collect();
             assert!(parts.len() >= 6, "KNOWN-DIFFERENCES.md: cannot read {l:?}");
-            let host = parts[2].trim().strip_prefix("on ").and_then(|h| h.strip_suffix(':'));
+            let host = parts[2]
+                .trim()
+                .strip_prefix("on ")
+                .and_then(|h| h.strip_suffix(':'));
             Difference {
                 case: parts[1].into(),
-                host: host.unwrap_or_else(|| panic!("KNOWN-DIFFERENCES.md: no `on HOST:` in {l:?}")).trim().into(),
+                host: host
+                    .unwrap_or_else(|| panic!("KNOWN-DIFFERENCES.md: no `on HOST:` in {l:?}"))
+                    .trim()
+                    .into(),
                 expected: parts[3].into(),
                 actual: parts[5].into(),
             }
@@ -309,14 +360,24 @@ fn known_differences() -> Vec<Difference> {
 
 /// The expected transcript as `host` should give it: with the listed differences applied.
 /// Returns it and the differences used.
-fn expected_on(case: &str, host: &str, expected: &[String], known: &[Difference]) -> (Vec<String>, Vec<Difference>) {
+fn expected_on(
+    case: &str,
+    host: &str,
+    expected: &[String],
+    known: &[Difference],
+) -> (Vec<String>, Vec<Difference>) {
     let mut out = expected.to_vec();
     let mut used = vec![];
     for d in known.iter().filter(|d| d.case == case && d.host == host) {
         let at = out
             .iter()
             .position(|l| *l == d.expected)
-            .unwrap_or_else(|| panic!("KNOWN-DIFFERENCES.md: {case}.expected has no line {:?}", d.expected));
+            .unwrap_or_else(|| {
+                panic!(
+                    "KNOWN-DIFFERENCES.md: {case}.expected has no line {:?}",
+                    d.expected
+                )
+            });
         if d.actual == "(none)" {
             out.remove(at);
         } else {
@@ -351,7 +412,11 @@ fn compare(host: &str, got: &[(String, Vec<String>)], all: &[(Case, Vec<String>)
 fn plugin(dir: &Path) -> PathBuf {
     let pexe = dir.join("pepper-calls.pexe");
     let src = std::fs::read_to_string(dir_src()).unwrap();
-    std::fs::write(&pexe, pexe2wasm::text::assemble(&src).expect("the plugin assembles")).unwrap();
+    std::fs::write(
+        &pexe,
+        pexe2wasm::text::assemble(&src).expect("the plugin assembles"),
+    )
+    .unwrap();
     pexe
 }
 
@@ -360,7 +425,10 @@ fn dir_src() -> PathBuf {
 }
 
 fn ints(messages: &[Value]) -> Vec<i64> {
-    messages.iter().map(|m| m.as_i64().unwrap_or(i64::MIN)).collect()
+    messages
+        .iter()
+        .map(|m| m.as_i64().unwrap_or(i64::MIN))
+        .collect()
 }
 
 /// Runs each case on the command-line host: its transcript.
@@ -375,7 +443,13 @@ fn run_cli(pexe: &Path, all: &[(Case, Vec<String>)]) -> Vec<(String, Vec<String>
                     .args(["--messages", "json", "--timeout", "20"]),
                 input.as_bytes(),
             );
-            assert_eq!(o.status.code(), Some(0), "{}: {}", case.name, text(&o.stderr));
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{}: {}",
+                case.name,
+                text(&o.stderr)
+            );
             let posted: Vec<Value> = text(&o.stdout)
                 .lines()
                 .map(|l| serde_json::from_str(l).unwrap_or(Value::String(l.into())))
@@ -393,8 +467,15 @@ fn every_case_parses_and_every_listed_difference_names_a_case_line() {
             .iter()
             .find(|(c, _)| c.name == d.case)
             .unwrap_or_else(|| panic!("KNOWN-DIFFERENCES.md names no case {:?}", d.case));
-        assert!(["cli", "chromium"].contains(&d.host.as_str()), "{d:?}: host is cli or chromium");
-        assert!(expected.contains(&d.expected), "{d:?}: not a line of {}.expected", d.case);
+        assert!(
+            ["cli", "chromium"].contains(&d.host.as_str()),
+            "{d:?}: host is cli or chromium"
+        );
+        assert!(
+            expected.contains(&d.expected),
+            "{d:?}: not a line of {}.expected",
+            d.case
+        );
     }
     // Each statement and callback has a line in the expectation (a missing or extra line
     // is a wrong expectation, not a host's difference).
@@ -445,7 +526,10 @@ fn conformance_in_chromium() {
         .iter()
         .zip(r["cases"].as_array().unwrap_or_else(|| panic!("{r:#}")))
         .map(|((case, _), c)| {
-            (case.name.clone(), transcript(case, &ints(c["messages"].as_array().unwrap())))
+            (
+                case.name.clone(),
+                transcript(case, &ints(c["messages"].as_array().unwrap())),
+            )
         })
         .collect();
     let report = compare("chromium", &got, &all);

@@ -76,16 +76,23 @@ where
 
 /// A synchronous result with Chrome's rule: through a required callback (the call returns
 /// `PP_OK_COMPLETIONPENDING`), else returned.
+/// Queued at once on the calling thread's mailbox (not through the timer thread), so such
+/// callbacks keep the order of the calls (Chrome's PostRun) with those other families
+/// answered at once in between.
 fn finish_now(caller: &Caller<'_, Ctx>, s: &Arc<PepperState>, cb: Callback, result: i32) -> i32 {
     if cb.func == 0 || cb.flags & CALLBACK_OPTIONAL != 0 {
         return result;
     }
-    post_later(
-        s,
-        caller.data().mailbox().clone(),
-        Duration::ZERO,
-        move |cx| ppp::run_callback(cx, cb.func, cb.user_data, result),
-    );
+    s.activity.add(&s.activity.pending, 1);
+    let s2 = s.clone();
+    let posted = caller.data().mailbox().post(move |cx| {
+        let r = ppp::run_callback(cx, cb.func, cb.user_data, result);
+        s2.activity.add(&s2.activity.pending, -1);
+        r
+    });
+    if posted.is_err() {
+        s.activity.add(&s.activity.pending, -1);
+    }
     pp_error::COMPLETIONPENDING
 }
 
