@@ -29,7 +29,7 @@ import * as vars from "./ppb/var.js";
 import * as video from "./ppb/video.js";
 import * as websocket from "./ppb/websocket.js";
 import * as view from "./ppb/view.js";
-import { PP_ERROR as E } from "./contract.js";
+import { COMPLETION_CALLBACKS, PP_COMPLETIONCALLBACK_FLAG, PP_ERROR as E } from "./contract.js";
 
 export const MODULE = 1;
 export const INSTANCE = 2;
@@ -126,8 +126,8 @@ export class Context {
   io(cbPtr, op, a, finish = (r) => r) {
     const func = this.mem.u32(cbPtr);
     const userData = this.mem.u32(cbPtr + 4);
-    if (func === 0 && this.isMain) return E.BLOCKS_MAIN_THREAD;
-    if (func !== 0 && !this.isMain && !this.currentLoop) return E.NO_MESSAGE_LOOP;
+    const refused = this.callbackRefusal(cbPtr);
+    if (refused) return refused;
     const id = ++this.ioSeq;
     if (func === 0) {
       Atomics.store(this.cell, 0, 0);
@@ -139,6 +139,20 @@ export class Context {
     const reply = this.isMain ? { to: "port" } : { to: "loop", loop: this.currentLoop };
     this.ioPort.postMessage({ id, op, a, reply });
     return E.COMPLETIONPENDING;
+  }
+
+  /**
+   * What Chrome refused a call with before running it, for the completion callback at
+   * `cbPtr` on this thread (0: nothing): a blocking callback on the main thread, a
+   * non-blocking one on a thread without a message loop. A call that finds its resource
+   * bad returns PP_ERROR_BADRESOURCE instead (enter.cc: the resource error wins), so it
+   * checks the resource first.
+   */
+  callbackRefusal(cbPtr) {
+    const func = this.mem.u32(cbPtr);
+    if (func === 0 && this.isMain) return E.BLOCKS_MAIN_THREAD;
+    if (func !== 0 && !this.isMain && !this.currentLoop) return E.NO_MESSAGE_LOOP;
+    return 0;
   }
 
   /** Main thread: IO worker request `op` answered to `finish(result, payload)`, for the host's own use. */
@@ -182,6 +196,33 @@ export class Context {
     const bytes = this.mem.bytes(addr, len);
     this.vars.locked(() => this.heap.free(addr, len));
     return bytes;
+  }
+
+  /**
+   * `impl` (a PPB function whose completion callback is wasm parameter `at`) answered as
+   * Chrome's EnterBase::SetResult did (ppapi/thunk/enter.cc): a call that ended at once
+   * (any result but PP_OK_COMPLETIONPENDING) with a required callback returns
+   * PP_OK_COMPLETIONPENDING and the callback runs later with that result; with an optional
+   * (PP_COMPLETIONCALLBACK_FLAG_OPTIONAL) or blocking callback the result is returned and
+   * nothing is called back. The callback's own refusals (a blocking call on the main
+   * thread, no message loop) are returned as they are: Chrome never ran the callback then.
+   * @param {(...args: number[]) => number} impl
+   * @param {number} at
+   */
+  withCallbackRules(impl, at) {
+    return (...args) => {
+      const r = impl(...args);
+      if (r === E.COMPLETIONPENDING || r === E.BLOCKS_MAIN_THREAD || r === E.NO_MESSAGE_LOOP || r === E.WOULD_BLOCK_THREAD) {
+        return r;
+      }
+      const cb = args[at];
+      const func = this.mem.u32(cb);
+      if (func === 0 || (this.mem.u32(cb + 8) & PP_COMPLETIONCALLBACK_FLAG.OPTIONAL) !== 0) return r;
+      const userData = this.mem.u32(cb + 4);
+      if (this.isMain) this.schedule(() => this.runCallback(func, userData, r), 0);
+      else if (!this.currentLoop || !loops.post(this, this.currentLoop, func, userData, r, 0)) return r;
+      return E.COMPLETIONPENDING;
+    };
   }
 
   /** Runs a completion callback on this thread now. */
@@ -310,7 +351,8 @@ export class Context {
       }
       const ppb = this.registry.get(imp.module, imp.name);
       if (ppb) {
-        m[imp.name] = ppb.impl;
+        const at = COMPLETION_CALLBACKS[imp.module]?.[imp.name];
+        m[imp.name] = at === undefined ? ppb.impl : this.withCallbackRules(ppb.impl, at);
         continue;
       }
       // An interface this host lacks: the app got NULL for it, so nothing calls this.

@@ -271,6 +271,26 @@ const scenarios = {
     await new Promise((r) => setTimeout(r, 300)); // any message too many shows up too
   },
 
+  /**
+   * The Pepper conformance suite (crates/cli/tests/it/conformance.rs): CASES is a JSON array
+   * of {messages, expect}; each case loads the page afresh (a new instance), sends its
+   * messages and waits for `expect` messages back, then a little longer for any extra.
+   * report.cases holds each case's messages. One browser launch for all cases.
+   */
+  async conformance(page) {
+    const cases = JSON.parse(env.CASES ?? "[]");
+    report.cases = [];
+    for (const [i, c] of cases.entries()) {
+      if (i > 0) await page.goto(env.URL);
+      const loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));
+      for (const m of c.messages) await page.evaluate((m) => window.naclModule.postMessage(m), m);
+      await waitFor(page, (n) => window.messages.length >= n || window.events.some((e) => e !== "load"), c.expect, 10000);
+      await new Promise((r) => setTimeout(r, 200));
+      report.cases.push({ loaded, events: await page.evaluate(() => window.events), messages: await page.evaluate(pageMessages) });
+    }
+    report.loaded = report.cases.every((c) => c.loaded);
+  },
+
   /** Stockfish over UCI: `go depth N` ends with a bestmove. */
   async stockfish(page) {
     report.loaded = !!(await waitFor(page, () => window.events.length > 0, null, 120000));

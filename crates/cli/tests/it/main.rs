@@ -24,6 +24,7 @@ mod cli_manners;
 mod cli_nexe;
 mod cli_status;
 mod cmd;
+mod conformance;
 mod dockerfile;
 mod dropin_sites;
 mod host;

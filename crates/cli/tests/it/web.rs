@@ -558,7 +558,7 @@ impl Browser {
 }
 
 /// `pexe2wasm web PEXE --page sdk-page.html -o DIR/site`.
-fn write_site(pexe: &Path, dir: &Path) {
+pub(crate) fn write_site(pexe: &Path, dir: &Path) {
     write_site_with(pexe, dir, &[]);
 }
 

@@ -139,7 +139,14 @@ pub(crate) fn answer_now(
     if cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0 {
         return Ok(result);
     }
-    start_async(caller, cb, move || Completion::result(result))
+    // Queued now on the calling thread's mailbox (not through a worker thread): the
+    // callbacks of calls that ended at once run in the order of the calls, as Chrome's
+    // PostRun queued them.
+    let s = state(caller)?;
+    let p = process(caller)?;
+    let tid = caller.data().thread().tid;
+    complete_later(&s, &p, tid, cb, result, Duration::ZERO);
+    Ok(pp_error::COMPLETIONPENDING)
 }
 
 /// What an asynchronous operation does on its callback's thread just before the callback

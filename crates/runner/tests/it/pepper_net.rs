@@ -453,14 +453,15 @@ fn callbacks_follow_chromes_thread_rules() {
     let addr = v4(&mut h, [127, 0, 0, 1], 9);
     let t = h.call(TCP12, "Create", &[INSTANCE]);
     let ws = h.call(WS, "Create", &[INSTANCE]);
-    // Blocking on the main thread: refused before anything else, even a bad resource.
+    // Blocking on the main thread: refused; with a bad resource as well, the bad
+    // resource is what the call returns (Chrome's enter.cc, SetStateForResourceError).
     assert_eq!(
         h.call(TCP12, "Connect", &[t, addr, CB_BLOCKING as i32]),
         pp_error::BLOCKS_MAIN_THREAD
     );
     assert_eq!(
         h.call(TCP12, "Read", &[999, BUF as i32, 4, CB_BLOCKING as i32]),
-        pp_error::BLOCKS_MAIN_THREAD
+        pp_error::BADRESOURCE
     );
     assert_eq!(
         h.call(WS, "ReceiveMessage", &[ws, OUT as i32, CB_BLOCKING as i32]),
@@ -472,9 +473,11 @@ fn callbacks_follow_chromes_thread_rules() {
         h.call(TCP12, "Connect", &[t, addr, CB_REQUIRED as i32]),
         pp_error::NO_MESSAGE_LOOP
     );
+    // Resource 1 is no resolver: the bad resource wins over the missing loop (Chrome's
+    // enter.cc, SetStateForResourceError).
     assert_eq!(
         h.call(HR, "Resolve", &[1, 0, 0, 0, CB_OPTIONAL as i32]),
-        pp_error::NO_MESSAGE_LOOP
+        pp_error::BADRESOURCE
     );
     // Blocking there is fine: a result at hand is the call's result.
     assert_eq!(

@@ -638,10 +638,15 @@ fn loader_calls_follow_chromes_rules() {
     let req = h.call(REQ, "Create", &[INSTANCE]);
     let loader = h.call(LOADER, "Create", &[INSTANCE]);
     assert_eq!(h.call(LOADER, "Create", &[INSTANCE + 1]), 0);
-    // On the main thread: a blocking callback is refused first.
+    // On the main thread a blocking callback is refused, but with a bad resource as well
+    // the call returns the bad resource (Chrome's enter.cc, SetStateForResourceError).
     let cb = h.blocking_callback(CB);
     assert_eq!(
         h.call(LOADER, "Open", &[0x999, req, cb]),
+        pp_error::BADRESOURCE
+    );
+    assert_eq!(
+        h.call(LOADER, "Open", &[loader, req, cb]),
         pp_error::BLOCKS_MAIN_THREAD
     );
     // Optional callbacks get what is known at once.

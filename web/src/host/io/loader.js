@@ -36,7 +36,8 @@ export class Loaders {
    * urlOpen [res, request]: request = {url, method, headers, body (Uint8Array|null),
    * followRedirects, allowCrossOrigin, allowCredentials, document}. Answers PP_OK with the response
    * head as JSON, or an error: NOACCESS for another origin the app may not reach (neither
-   * allowed cross-origin nor mapped), FAILED for a network error.
+   * allowed cross-origin nor mapped), FAILED for a network error, ABORTED when urlClose
+   * came first.
    */
   async open(res, q) {
     if (this.loads.has(res)) return [E.INPROGRESS, null];
@@ -90,9 +91,12 @@ export class Loaders {
       });
     } catch (e) {
       this.loads.delete(res);
+      // Closed while opening: the pending Open is aborted (Chrome's URLLoader.Close).
+      if (controller.signal.aborted) return [E.ABORTED, null];
       this.note(`pexe2wasm: URLLoader could not fetch ${asked}${mapped !== asked ? ` (mapped to ${mapped})` : ""}: ${e?.message ?? e}${sameOrigin ? "" : q.allowCredentials ? " (a server of another origin must answer with Access-Control-Allow-Origin naming the page's origin and Access-Control-Allow-Credentials: true: the request sends credentials)" : " (a server of another origin must answer with Access-Control-Allow-Origin)"}`);
       return [E.FAILED, null];
     }
+    if (controller.signal.aborted) return [E.ABORTED, null];
     const length = Number(resp.headers.get("content-length"));
     this.field(res, LOAD.TOTAL, Number.isFinite(length) && length >= 0 && length < 2 ** 31 ? length : -1);
     load.reader = resp.body ? resp.body.getReader() : null;

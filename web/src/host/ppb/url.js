@@ -78,6 +78,9 @@ export function register(reg, cx) {
   reg.def(L, "IsURLLoader", (res) => (loaderAt(res) >= 0 ? 1 : 0));
   reg.def(L, "Open", (res, req, cb) => {
     if (loaderAt(res) < 0) return E.BADRESOURCE;
+    // Refused before the loader changes state: it can still be opened.
+    const refused = cx.callbackRefusal(cb);
+    if (refused) return refused;
     const q = requests.get(req);
     if (!q) return E.BADARGUMENT;
     if (loaders.has(res)) return E.INPROGRESS;

@@ -76,16 +76,23 @@ where
 
 /// A synchronous result with Chrome's rule: through a required callback (the call returns
 /// `PP_OK_COMPLETIONPENDING`), else returned.
+/// Queued at once on the calling thread's mailbox (not through the timer thread), so such
+/// callbacks keep the order of the calls (Chrome's PostRun) with those other families
+/// answered at once in between.
 fn finish_now(caller: &Caller<'_, Ctx>, s: &Arc<PepperState>, cb: Callback, result: i32) -> i32 {
     if cb.func == 0 || cb.flags & CALLBACK_OPTIONAL != 0 {
         return result;
     }
-    post_later(
-        s,
-        caller.data().mailbox().clone(),
-        Duration::ZERO,
-        move |cx| ppp::run_callback(cx, cb.func, cb.user_data, result),
-    );
+    s.activity.add(&s.activity.pending, 1);
+    let s2 = s.clone();
+    let posted = caller.data().mailbox().post(move |cx| {
+        let r = ppp::run_callback(cx, cb.func, cb.user_data, result);
+        s2.activity.add(&s2.activity.pending, -1);
+        r
+    });
+    if posted.is_err() {
+        s.activity.add(&s.activity.pending, -1);
+    }
     pp_error::COMPLETIONPENDING
 }
 
@@ -167,25 +174,29 @@ fn flush(mut caller: Caller<'_, Ctx>, g: i32, cb: i32) -> wasmtime::Result<i32> 
     let s = state(&caller)?;
     let cb = mem::read_callback(&mut caller, cb as u32)?;
     let tid = caller.data().thread().tid;
-    // The callback's checks come first (Chrome's EnterResource with a callback).
-    if cb.is_blocking() && tid == 0 {
-        return Ok(pp_error::BLOCKS_MAIN_THREAD);
-    }
-    if !cb.is_blocking() && tid != 0 && !has_attached_loop(&s, tid) {
-        return Ok(pp_error::NO_MESSAGE_LOOP);
-    }
+    // The callback's checks (Chrome's EnterResource with a callback), then the resource's:
+    // a bad resource is what the call returns even when the callback was refused too.
+    let refused = if cb.is_blocking() && tid == 0 {
+        Some(pp_error::BLOCKS_MAIN_THREAD)
+    } else if !cb.is_blocking() && tid != 0 && !has_attached_loop(&s, tid) {
+        Some(pp_error::NO_MESSAGE_LOOP)
+    } else {
+        None
+    };
     let ops = {
         let mut r = lock(&s.resources);
-        match r.graphics_2d_mut(g) {
-            None => {
+        match (r.graphics_2d_mut(g), refused) {
+            (None, Some(_)) => return Ok(pp_error::BADRESOURCE),
+            (None, None) => {
                 drop(r);
                 return Ok(finish_now(&caller, &s, cb, pp_error::BADRESOURCE));
             }
-            Some(ctx) if ctx.flush_pending => {
+            (Some(_), Some(e)) => return Ok(e),
+            (Some(ctx), None) if ctx.flush_pending => {
                 drop(r);
                 return Ok(finish_now(&caller, &s, cb, pp_error::INPROGRESS));
             }
-            Some(ctx) => {
+            (Some(ctx), None) => {
                 ctx.flush_pending = true;
                 ctx.take_queued()
             }

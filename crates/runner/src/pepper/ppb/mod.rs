@@ -82,9 +82,10 @@ type Answer = fn(&mut Caller<'_, Ctx>, Callback, i32) -> wasmtime::Result<i32>;
 type Entered<T> = Result<(Arc<PepperState>, Callback, T), i32>;
 
 /// Chrome's checks on entering a call on resource `res` that takes the completion
-/// callback at `cb`: the callback errors first ([`callback_error`]), then the resource
-/// `find` finds, else `PP_ERROR_BADRESOURCE` through `answer`. `Ok(Err(r))`: the call
-/// returns `r`.
+/// callback at `cb` (ppapi/thunk/enter.cc): the callback errors ([`callback_error`]),
+/// then the resource `find` finds. A bad resource wins: `PP_ERROR_BADRESOURCE` through
+/// `answer`, or returned at once when the callback was refused as well (Chrome dropped
+/// the refused callback, then reported the resource). `Ok(Err(r))`: the call returns `r`.
 fn enter<T>(
     caller: &mut Caller<'_, Ctx>,
     res: i32,
@@ -94,12 +95,12 @@ fn enter<T>(
 ) -> wasmtime::Result<Entered<T>> {
     let s = state(caller)?;
     let cb = mem::read_callback(&mut *caller, cb as u32)?;
-    if let Some(e) = callback_error(caller, &cb) {
-        return Ok(Err(e));
-    }
-    match find(&s, res) {
-        Some(x) => Ok(Ok((s, cb, x))),
-        None => answer(caller, cb, pp_error::BADRESOURCE).map(Err),
+    let refused = callback_error(caller, &cb);
+    match (find(&s, res), refused) {
+        (Some(_), Some(e)) => Ok(Err(e)),
+        (Some(x), None) => Ok(Ok((s, cb, x))),
+        (None, Some(_)) => Ok(Err(pp_error::BADRESOURCE)),
+        (None, None) => answer(caller, cb, pp_error::BADRESOURCE).map(Err),
     }
 }
 
