@@ -25,6 +25,7 @@ mod cli_nexe;
 mod cli_status;
 mod cmd;
 mod dockerfile;
+mod extension;
 mod host;
 mod malformed;
 mod pepper_end;
