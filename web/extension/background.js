@@ -8,7 +8,8 @@
 //    server that sends no CORS headers can be read by the page's host;
 //  - one dynamic rule: a top-level navigation to a .pexe or .nmf opens player.html.
 "use strict";
-const api = globalThis.browser ?? globalThis.chrome;
+// `var`: each file is a script of its own, which the type check sees as one scope.
+var api = globalThis.browser ?? globalThis.chrome;
 const dnr = api.declarativeNetRequest;
 const PLAYER_RULE = 1;
 const DEFAULTS = { disabledSites: [], urlMap: {} };

@@ -27,9 +27,9 @@
 
   const isNacl = (el) => (el.localName === "embed" || el.localName === "object") && (el.getAttribute("type") ?? "").toLowerCase() === TYPE;
 
-  /** Says once per element what the extension replaces. */
+  /** Says once per element what the extension replaces (once the host loads: not before a reload). */
   function tell(el) {
-    if (told.has(el) || go?.enabled === false) return;
+    if (told.has(el) || !loading) return;
     told.add(el);
     const src = el.getAttribute(el.localName === "object" ? "data" : "src") ?? "";
     log(`replacing <${el.localName} type="${TYPE}" src="${src}"> with its module converted to WebAssembly (pexe2wasm)`);
@@ -40,7 +40,7 @@
     const els = isNacl(root) ? [root] : [];
     for (const el of root.querySelectorAll("embed, object")) if (isNacl(el)) els.push(el);
     if (els.length === 0) return;
-    if (go) els.forEach(tell);
+    els.forEach(tell);
     see("embed");
   }
 
@@ -51,21 +51,17 @@
 
   /** Acts once both the extension's answer and the NaCl content are there. */
   function step() {
-    if (!go || !found || loading) return;
-    if (!go.enabled) return;
-    for (const el of document.querySelectorAll("embed, object")) if (isNacl(el)) tell(el);
-    if (!asked) {
-      asked = true;
-      // The background adds the isolation headers for this tab (and reloads it once when
-      // the page is not isolated) and lets the page's fetches of .nmf/.pexe across origins.
-      send({ t: "found", why: found, isolated: globalThis.crossOriginIsolated === true });
-      return;
-    }
+    if (!go?.enabled || !found || asked) return;
+    asked = true;
+    // The background adds the isolation headers for this tab (and reloads it once when the
+    // page is not isolated) and lets the page's fetches of .nmf/.pexe across origins.
+    send({ t: "found", why: found, isolated: globalThis.crossOriginIsolated === true });
   }
 
   function loadHost() {
     if (loading) return;
     loading = true;
+    for (const el of document.querySelectorAll("embed, object")) if (isNacl(el)) tell(el);
     globalThis.pexe2wasmConfig = mergeConfig(globalThis.pexe2wasmConfig, go.config);
     import(new URL("embed.js", go.base).href).catch((e) => log(`the host failed to load from ${go.base}: ${e.message}`, "error"));
   }
@@ -82,7 +78,7 @@
       if (Object.prototype.hasOwnProperty.call(navigator, name)) delete navigator[name];
     }
     for (const C of [globalThis.HTMLEmbedElement, globalThis.HTMLObjectElement]) {
-      if (C && Object.prototype.hasOwnProperty.call(C.prototype, "postMessage")) delete C.prototype.postMessage;
+      if (C && Object.prototype.hasOwnProperty.call(C.prototype, "postMessage")) Reflect.deleteProperty(C.prototype, "postMessage");
     }
   }
 

@@ -2,7 +2,8 @@
 // (pexe2wasmConfig.urlMap's meaning), kept in storage.local as
 // {disabledSites: [host…], urlMap: {FROM: TO}} (docs/EXTENSION.md).
 "use strict";
-const api = globalThis.browser ?? globalThis.chrome;
+// `var`: each file is a script of its own, which the type check sees as one scope.
+var api = globalThis.browser ?? globalThis.chrome;
 const $ = (id) => /** @type {HTMLTextAreaElement} */ (document.getElementById(id));
 
 /** The URL map's lines, or the first line that is not FROM=TO (its error). */
@@ -34,4 +35,7 @@ document.getElementById("save").addEventListener("click", async () => {
   await api.storage.local.set({ disabledSites, urlMap: map });
   status.textContent = "saved";
 });
-load();
+// The form is filled from storage before it is used (people and tests wait for this mark).
+load().then(() => {
+  document.body.dataset.loaded = "true";
+});
