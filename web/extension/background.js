@@ -117,12 +117,14 @@ async function handle(m, sender) {
     const got = (await api.storage.session.get(key))[key];
     await isolateTab(tab);
     if (m.isolated) return { reload: false };
-    // One reload per tab and page: a page still not isolated after it runs without threads'
+    // At most two reloads per tab and page (a loaded Chromium has once been seen to reload
+    // before the new rule applied); a page still not isolated then runs without threads'
     // memory, and embed.js says so on the console.
-    if (got?.reloadedFor === tabUrl) return { reload: false };
-    await api.storage.session.set({ [key]: { host: hostOf(tabUrl), reloadedFor: tabUrl } });
-    console.info(`pexe2wasm: NaCl content (${m.why}) in tab ${tab} at ${tabUrl}: isolating it and reloading once`);
-    api.tabs.reload(tab);
+    const reloads = got?.reloadedFor === tabUrl ? got.reloads : 0;
+    if (reloads >= 2) return { reload: false };
+    await api.storage.session.set({ [key]: { host: hostOf(tabUrl), reloadedFor: tabUrl, reloads: reloads + 1 } });
+    console.info(`pexe2wasm: NaCl content (${m.why}) in tab ${tab} at ${tabUrl}: isolating it and reloading (${reloads + 1})`);
+    api.tabs.reload(tab, { bypassCache: true });
     return { reload: true };
   }
   return null;

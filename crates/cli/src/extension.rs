@@ -95,31 +95,3 @@ pub fn write_extension(dir: &Path, firefox: bool) -> Result<Vec<String>> {
     Ok(written)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_player_page_has_no_inline_script_and_loads_the_host() {
-        let (html, script) = player_page().unwrap();
-        assert!(!html.contains("<script>"), "{html}");
-        assert!(html.contains("<script src=\"player.js\"></script>"));
-        assert!(html.contains("pexe2wasm/embed.js"));
-        assert!(!html.contains("pexe2wasm-isolation.js"));
-        assert!(script.contains("addEventListener(\"message\""), "{script}");
-        // player.js runs before the deferred embed.js and after the element exists.
-        assert!(html.find("id=\"app\"").unwrap() < html.find("player.js").unwrap());
-    }
-
-    #[test]
-    fn firefox_manifest_has_background_scripts_and_a_gecko_id() {
-        let c = manifest(false).unwrap();
-        let f = manifest(true).unwrap();
-        assert_eq!(c["background"]["service_worker"], "background.js");
-        assert_eq!(f["background"]["scripts"][0], "background.js");
-        assert_eq!(f["browser_specific_settings"]["gecko"]["id"], GECKO_ID);
-        assert_eq!(c["manifest_version"], 3);
-        assert_eq!(f["manifest_version"], 3);
-        assert!(c.get("browser_specific_settings").is_none());
-    }
-}

@@ -98,6 +98,12 @@ fn extension_writes_chromium_and_firefox_folders_and_refuses_a_foreign_one() {
     // The player page: the console page with no inline script (extension pages forbid it).
     let player = std::fs::read_to_string(chromium.join("player.html")).unwrap();
     assert!(player.contains("id=\"app\"") && !player.contains("<script>"), "{player}");
+    // player.js runs after the element exists and before the deferred embed.js; the
+    // console's script is the page's own.
+    assert!(player.find("id=\"app\"").unwrap() < player.find("player.js").unwrap());
+    assert!(player.contains("pexe2wasm/embed.js") && !player.contains("pexe2wasm-isolation.js"));
+    let console = std::fs::read_to_string(chromium.join("player-console.js")).unwrap();
+    assert!(console.contains("addEventListener(\"message\""), "{console}");
     // Written again over itself: fine; a foreign folder, or the host folder: refused.
     assert!(write_extension(&chromium, false));
     let foreign = dir.join("mine");
