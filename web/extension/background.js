@@ -8,8 +8,7 @@
 //    server that sends no CORS headers can be read by the page's host;
 //  - one dynamic rule: a top-level navigation to a .pexe or .nmf opens player.html.
 "use strict";
-// `var`: each file is a script of its own, which the type check sees as one scope.
-var api = globalThis.browser ?? globalThis.chrome;
+const api = globalThis.browser ?? globalThis.chrome;
 const dnr = api.declarativeNetRequest;
 const PLAYER_RULE = 1;
 const DEFAULTS = { disabledSites: [], urlMap: {} };
@@ -32,25 +31,34 @@ const hostOf = (url) => {
   }
 };
 
-/** The two session rules of tab `tab` (ids from its id: one pair per tab). */
-const ruleIds = (tab) => [tab * 2 + 10, tab * 2 + 11];
+/** The three session rules of tab `tab` (ids from its id). */
+const ruleIds = (tab) => [tab * 3 + 10, tab * 3 + 11, tab * 3 + 12];
 
-async function isolateTab(tab) {
-  const [headers, cors] = ruleIds(tab);
+/**
+ * The session rules for tab `tab` showing a page of `host`. The documents' rule names the
+ * host (`requestDomains`), not the tab: Chromium 156 applied a `tabIds` rule to the tab's
+ * reload in only some runs (decision 0027), so while the tab is on the host, the host's
+ * documents get the headers in any tab; frames of other hosts in the tab get them by tab.
+ * The CORS rule names the page's host as the fetches' initiator.
+ */
+async function isolateTab(tab, host) {
+  const [headers, cors, frames] = ruleIds(tab);
+  const isolation = {
+    type: "modifyHeaders",
+    responseHeaders: [
+      { header: "Cross-Origin-Opener-Policy", operation: "set", value: "same-origin" },
+      { header: "Cross-Origin-Embedder-Policy", operation: "set", value: "credentialless" },
+    ],
+  };
   await dnr.updateSessionRules({
-    removeRuleIds: [headers, cors],
+    removeRuleIds: [headers, cors, frames],
     addRules: [
+      { id: frames, priority: 1, action: isolation, condition: { tabIds: [tab], resourceTypes: ["sub_frame"] } },
       {
         id: headers,
         priority: 1,
-        action: {
-          type: "modifyHeaders",
-          responseHeaders: [
-            { header: "Cross-Origin-Opener-Policy", operation: "set", value: "same-origin" },
-            { header: "Cross-Origin-Embedder-Policy", operation: "set", value: "credentialless" },
-          ],
-        },
-        condition: { tabIds: [tab], resourceTypes: ["main_frame", "sub_frame"] },
+        action: isolation,
+        condition: { requestDomains: [host], resourceTypes: ["main_frame", "sub_frame"] },
       },
       {
         id: cors,
@@ -59,7 +67,7 @@ async function isolateTab(tab) {
           type: "modifyHeaders",
           responseHeaders: [{ header: "Access-Control-Allow-Origin", operation: "set", value: "*" }],
         },
-        condition: { tabIds: [tab], regexFilter: "^[^?#]*\\.(pexe|nmf)([?#].*)?$", resourceTypes: ["xmlhttprequest", "other"] },
+        condition: { initiatorDomains: [host], regexFilter: "^[^?#]*\\.(pexe|nmf)([?#].*)?$", resourceTypes: ["xmlhttprequest", "other"] },
       },
     ],
   });
@@ -115,16 +123,14 @@ async function handle(m, sender) {
     if (typeof tab !== "number" || tab < 0) return { reload: false };
     const key = `tab${tab}`;
     const got = (await api.storage.session.get(key))[key];
-    await isolateTab(tab);
+    await isolateTab(tab, hostOf(tabUrl));
     if (m.isolated) return { reload: false };
-    // At most two reloads per tab and page (a loaded Chromium has once been seen to reload
-    // before the new rule applied); a page still not isolated then runs without threads'
+    // One reload per tab and page: a page still not isolated after it runs without threads'
     // memory, and embed.js says so on the console.
-    const reloads = got?.reloadedFor === tabUrl ? got.reloads : 0;
-    if (reloads >= 2) return { reload: false };
-    await api.storage.session.set({ [key]: { host: hostOf(tabUrl), reloadedFor: tabUrl, reloads: reloads + 1 } });
-    console.info(`pexe2wasm: NaCl content (${m.why}) in tab ${tab} at ${tabUrl}: isolating it and reloading (${reloads + 1})`);
-    api.tabs.reload(tab, { bypassCache: true });
+    if (got?.reloadedFor === tabUrl) return { reload: false };
+    await api.storage.session.set({ [key]: { host: hostOf(tabUrl), reloadedFor: tabUrl } });
+    console.info(`pexe2wasm: NaCl content (${m.why}) in tab ${tab} at ${tabUrl}: isolating it and reloading once`);
+    api.tabs.reload(tab);
     return { reload: true };
   }
   return null;

@@ -2,8 +2,8 @@
 // (pexe2wasmConfig.urlMap's meaning), kept in storage.local as
 // {disabledSites: [host…], urlMap: {FROM: TO}} (docs/EXTENSION.md).
 "use strict";
-// `var`: each file is a script of its own, which the type check sees as one scope.
-var api = globalThis.browser ?? globalThis.chrome;
+// (Named apart from background.js's: the type check sees the scripts in one scope.)
+const storageApi = globalThis.browser ?? globalThis.chrome;
 const $ = (id) => /** @type {HTMLTextAreaElement} */ (document.getElementById(id));
 
 /** The URL map's lines, or the first line that is not FROM=TO (its error). */
@@ -19,7 +19,7 @@ function parseMap(text) {
 }
 
 async function load() {
-  const s = await api.storage.local.get({ disabledSites: [], urlMap: {} });
+  const s = await storageApi.storage.local.get({ disabledSites: [], urlMap: {} });
   $("disabled").value = (s.disabledSites ?? []).join("\n");
   $("urlmap").value = Object.entries(s.urlMap ?? {}).map(([f, t]) => `${f}=${t}`).join("\n");
 }
@@ -32,7 +32,7 @@ document.getElementById("save").addEventListener("click", async () => {
     return;
   }
   const disabledSites = $("disabled").value.split("\n").map((l) => l.trim().toLowerCase()).filter(Boolean);
-  await api.storage.local.set({ disabledSites, urlMap: map });
+  await storageApi.storage.local.set({ disabledSites, urlMap: map });
   status.textContent = "saved";
 });
 // The form is filled from storage before it is used (people and tests wait for this mark).

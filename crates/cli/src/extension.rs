@@ -94,4 +94,3 @@ pub fn write_extension(dir: &Path, firefox: bool) -> Result<Vec<String>> {
     put_host_files(dir, &mut written)?;
     Ok(written)
 }
-

@@ -103,6 +103,11 @@ pub fn write_host(dir: &Path) -> Result<Vec<String>> {
     )?;
     put_host_files(dir, &mut written)?;
     let isolation = pexe2wasm_webhost::file("isolation.js").unwrap_or_default();
-    put(dir, &mut written, "pexe2wasm-isolation.js", isolation.as_bytes())?;
+    put(
+        dir,
+        &mut written,
+        "pexe2wasm-isolation.js",
+        isolation.as_bytes(),
+    )?;
     Ok(written)
 }

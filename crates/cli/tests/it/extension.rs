@@ -25,7 +25,10 @@ fn write_extension(dir: &Path, firefox: bool) -> bool {
     }
     let o = pexe2wasm(&args);
     let e = text(&o.stderr);
-    if !o.status.success() && e.contains("built without the browser converter") && !crate::web::under_ci() {
+    if !o.status.success()
+        && e.contains("built without the browser converter")
+        && !crate::web::under_ci()
+    {
         eprintln!("SKIPPED: {e}");
         return false;
     }
@@ -68,7 +71,10 @@ fn extension_writes_chromium_and_firefox_folders_and_refuses_a_foreign_one() {
         assert_eq!(main["world"], "MAIN");
         assert_eq!(main["js"][0], "pexe2wasm/advertise.js");
         for p in ["declarativeNetRequest", "storage", "tabs"] {
-            assert!(m["permissions"].as_array().unwrap().contains(&json!(p)), "{p}");
+            assert!(
+                m["permissions"].as_array().unwrap().contains(&json!(p)),
+                "{p}"
+            );
         }
     }
     assert_eq!(c["background"]["service_worker"], "background.js");
@@ -88,7 +94,10 @@ fn extension_writes_chromium_and_firefox_folders_and_refuses_a_foreign_one() {
             "{rel}"
         );
     }
-    for rel in ["pexe2wasm/convert/converter.wasm", "pexe2wasm/convert/converter.json"] {
+    for rel in [
+        "pexe2wasm/convert/converter.wasm",
+        "pexe2wasm/convert/converter.json",
+    ] {
         assert_eq!(
             std::fs::read(firefox.join(rel)).unwrap(),
             std::fs::read(host.join(rel)).unwrap(),
@@ -97,13 +106,19 @@ fn extension_writes_chromium_and_firefox_folders_and_refuses_a_foreign_one() {
     }
     // The player page: the console page with no inline script (extension pages forbid it).
     let player = std::fs::read_to_string(chromium.join("player.html")).unwrap();
-    assert!(player.contains("id=\"app\"") && !player.contains("<script>"), "{player}");
+    assert!(
+        player.contains("id=\"app\"") && !player.contains("<script>"),
+        "{player}"
+    );
     // player.js runs after the element exists and before the deferred embed.js; the
     // console's script is the page's own.
     assert!(player.find("id=\"app\"").unwrap() < player.find("player.js").unwrap());
     assert!(player.contains("pexe2wasm/embed.js") && !player.contains("pexe2wasm-isolation.js"));
     let console = std::fs::read_to_string(chromium.join("player-console.js")).unwrap();
-    assert!(console.contains("addEventListener(\"message\""), "{console}");
+    assert!(
+        console.contains("addEventListener(\"message\""),
+        "{console}"
+    );
     // Written again over itself: fine; a foreign folder, or the host folder: refused.
     assert!(write_extension(&chromium, false));
     let foreign = dir.join("mine");
@@ -118,7 +133,10 @@ fn extension_writes_chromium_and_firefox_folders_and_refuses_a_foreign_one() {
             text(&o.stderr)
         );
     }
-    assert_eq!(std::fs::read_to_string(foreign.join("manifest.json")).unwrap(), "{}");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("manifest.json")).unwrap(),
+        "{}"
+    );
 }
 
 // --- the extension in a browser ------------------------------------------------------------
@@ -314,7 +332,9 @@ fn extension_sites(browser: Browser) {
         })
     };
     assert!(
-        said(r#"replacing <embed type="application/x-pnacl" src="/web/20150101000000/http://nacl.example/demo/part2.nmf">"#) == 1,
+        said(
+            r#"replacing <embed type="application/x-pnacl" src="/web/20150101000000/http://nacl.example/demo/part2.nmf">"#
+        ) == 1,
         "{report:#}"
     );
 }
