@@ -31,34 +31,40 @@ const hostOf = (url) => {
   }
 };
 
-/** The three session rules of tab `tab` (ids from its id). */
-const ruleIds = (tab) => [tab * 3 + 10, tab * 3 + 11, tab * 3 + 12];
+/**
+ * The two session rules of tab `tab`: ids from a counter (rule ids are 32-bit, tab ids need
+ * not be small: Chromium's are often beyond 2^31 / 2), kept per tab in storage.session.
+ */
+async function ruleIds(tab) {
+  const key = `rules${tab}`;
+  const got = (await api.storage.session.get(key))[key];
+  if (Array.isArray(got)) return got;
+  const { nextRule = 10 } = await api.storage.session.get("nextRule");
+  const ids = [nextRule, nextRule + 1];
+  await api.storage.session.set({ nextRule: nextRule + 2, [key]: ids });
+  return ids;
+}
 
 /**
- * The session rules for tab `tab` showing a page of `host`. The documents' rule names the
- * host (`requestDomains`), not the tab: Chromium 156 applied a `tabIds` rule to the tab's
- * reload in only some runs (decision 0027), so while the tab is on the host, the host's
- * documents get the headers in any tab; frames of other hosts in the tab get them by tab.
- * The CORS rule names the page's host as the fetches' initiator.
+ * The session rules of tab `tab` (decision 0026): its documents get COOP same-origin and
+ * COEP credentialless; its fetches of .nmf and .pexe files get Access-Control-Allow-Origin.
  */
-async function isolateTab(tab, host) {
-  const [headers, cors, frames] = ruleIds(tab);
-  const isolation = {
-    type: "modifyHeaders",
-    responseHeaders: [
-      { header: "Cross-Origin-Opener-Policy", operation: "set", value: "same-origin" },
-      { header: "Cross-Origin-Embedder-Policy", operation: "set", value: "credentialless" },
-    ],
-  };
+async function isolateTab(tab) {
+  const [headers, cors] = await ruleIds(tab);
   await dnr.updateSessionRules({
-    removeRuleIds: [headers, cors, frames],
+    removeRuleIds: [headers, cors],
     addRules: [
-      { id: frames, priority: 1, action: isolation, condition: { tabIds: [tab], resourceTypes: ["sub_frame"] } },
       {
         id: headers,
         priority: 1,
-        action: isolation,
-        condition: { requestDomains: [host], resourceTypes: ["main_frame", "sub_frame"] },
+        action: {
+          type: "modifyHeaders",
+          responseHeaders: [
+            { header: "Cross-Origin-Opener-Policy", operation: "set", value: "same-origin" },
+            { header: "Cross-Origin-Embedder-Policy", operation: "set", value: "credentialless" },
+          ],
+        },
+        condition: { tabIds: [tab], resourceTypes: ["main_frame", "sub_frame"] },
       },
       {
         id: cors,
@@ -67,15 +73,17 @@ async function isolateTab(tab, host) {
           type: "modifyHeaders",
           responseHeaders: [{ header: "Access-Control-Allow-Origin", operation: "set", value: "*" }],
         },
-        condition: { initiatorDomains: [host], regexFilter: "^[^?#]*\\.(pexe|nmf)([?#].*)?$", resourceTypes: ["xmlhttprequest", "other"] },
+        condition: { tabIds: [tab], regexFilter: "^[^?#]*\\.(pexe|nmf)([?#].*)?$", resourceTypes: ["xmlhttprequest", "other"] },
       },
     ],
   });
 }
 
 async function forgetTab(tab) {
-  await dnr.updateSessionRules({ removeRuleIds: ruleIds(tab) }).catch(() => {});
-  await api.storage.session.remove(`tab${tab}`).catch(() => {});
+  const key = `rules${tab}`;
+  const ids = (await api.storage.session.get(key))[key];
+  if (Array.isArray(ids)) await dnr.updateSessionRules({ removeRuleIds: ids }).catch(() => {});
+  await api.storage.session.remove([`tab${tab}`, key]).catch(() => {});
 }
 
 /** The player rule, with the sites turned off left out. */
@@ -123,7 +131,7 @@ async function handle(m, sender) {
     if (typeof tab !== "number" || tab < 0) return { reload: false };
     const key = `tab${tab}`;
     const got = (await api.storage.session.get(key))[key];
-    await isolateTab(tab, hostOf(tabUrl));
+    await isolateTab(tab);
     if (m.isolated) return { reload: false };
     // One reload per tab and page: a page still not isolated after it runs without threads'
     // memory, and embed.js says so on the console.
@@ -139,7 +147,7 @@ async function handle(m, sender) {
 api.runtime.onMessage.addListener((m, sender, reply) => {
   handle(m, sender).then(reply, (e) => {
     console.error(`pexe2wasm: ${e.message}`);
-    reply(null);
+    reply({ error: String(e.message) });
   });
   return true;
 });

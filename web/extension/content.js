@@ -27,7 +27,10 @@
     else if (m?.t === "found" && go?.enabled) {
       api.runtime
         .sendMessage({ t: "found", isolated: m.isolated === true, why: String(m.why), frameUrl: location.href })
-        .then((r) => send({ t: "ready", reload: r?.reload === true }))
+        .then((r) => {
+          if (r?.error) console.warn(`pexe2wasm extension: the page could not be isolated: ${r.error}`);
+          send({ t: "ready", reload: r?.reload === true });
+        })
         .catch((e) => console.warn(`pexe2wasm extension: the background did not answer (${e.message})`));
     }
   });
