@@ -2,7 +2,7 @@ import globals from "globals";
 
 export default [
   {
-    files: ["src/**/*.js", "npm/**/*.js", "tests/**/*.js", "tests/**/*.mjs", "bench/**/*.mjs"],
+    files: ["src/**/*.js", "npm/**/*.js", "extension/**/*.js", "tests/**/*.js", "tests/**/*.mjs", "bench/**/*.mjs"],
     languageOptions: {
       ecmaVersion: 2023,
       sourceType: "module",
@@ -16,7 +16,8 @@ export default [
     },
   },
   {
-    files: ["src/advertise.js", "src/isolation.js", "src/chrome/apis.js"],
+    // Classic scripts (the extension's are content scripts, a background and page scripts).
+    files: ["src/advertise.js", "src/isolation.js", "src/chrome/apis.js", "extension/**/*.js"],
     languageOptions: { sourceType: "script" },
   },
   {

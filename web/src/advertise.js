@@ -21,10 +21,14 @@
   const wrap = (orig, key, extra) =>
     new Proxy(orig, {
       get(t, p) {
-        if (p === key) return extra;
+        if (p === key) {
+          // The browser extension hears that the page tested for NaCl (extension/main.js).
+          globalThis.__pexe2wasmTested?.();
+          return extra;
+        }
         if (p === "length") return t.length + 1;
         if (p === String(t.length)) return extra;
-        if (p === "namedItem") return (n) => (n === key ? extra : t.namedItem(n));
+        if (p === "namedItem") return (n) => (n === key ? (globalThis.__pexe2wasmTested?.(), extra) : t.namedItem(n));
         if (p === "item") return (i) => (i === t.length ? extra : t.item(i));
         if (p === Symbol.iterator) return function* () { yield* Array.from(t); yield extra; };
         const v = Reflect.get(t, p, t);

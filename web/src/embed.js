@@ -10,6 +10,7 @@ import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from ".
 import { ThreadPool } from "./host/threads.js";
 import { mapUrl, urlMapOf } from "./host/io/urlmap.js";
 import { pageLoadId } from "./compat/sandbox-layout.js";
+import { hostWorker } from "./workers.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
@@ -284,7 +285,7 @@ class Instance {
     this.listenForInput(canvas);
     this.watchPageStates(canvas);
     const offscreen = typeof canvas.transferControlToOffscreen === "function" ? canvas.transferControlToOffscreen() : null;
-    this.worker = new Worker(new URL("instance-worker.js", HOST), { type: "module", name: `pexe2wasm ${src}` });
+    this.worker = hostWorker(new URL("instance-worker.js", HOST), `pexe2wasm ${src}`);
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     this.worker.postMessage(
@@ -456,7 +457,7 @@ class Instance {
    */
   spawn(m) {
     if (this.ended || !HOST_WORKERS.has(m.script)) return;
-    const w = new Worker(new URL(m.script, HOST), { type: "module", name: `pexe2wasm ${m.script}` });
+    const w = hostWorker(new URL(m.script, HOST), `pexe2wasm ${m.script}`);
     this.children.set(m.id, w);
     if (m.script === "io-worker.js") this.io = w;
     w.onerror = (e) => this.worker?.postMessage({ t: "worker-error", id: m.id, message: e.message || "" });
@@ -508,7 +509,7 @@ class Instance {
     return new Promise((resolve) => {
       if (this.ended) return;
       const key = `thread ${++this.threadSeq}`;
-      const w = new Worker(new URL("thread-worker.js", HOST), { type: "module", name: "pexe2wasm thread-worker.js" });
+      const w = hostWorker(new URL("thread-worker.js", HOST), "pexe2wasm thread-worker.js");
       this.children.set(key, w);
       w.onerror = (e) => {
         const error = e.message || "a thread worker failed to load";

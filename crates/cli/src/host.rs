@@ -44,49 +44,74 @@ fn is_host_folder(dir: &Path) -> bool {
     dir.join("pexe2wasm.js").is_file() && dir.join("pexe2wasm/embed.js").is_file()
 }
 
-/// Writes the host folder into `dir`: a new or empty folder, or a host folder written
-/// before (its files are replaced); any other folder is refused, so no user file is
-/// overwritten.
-pub fn write_host(dir: &Path) -> Result<Vec<String>> {
-    let wasm = converter_wasm()?;
+/// Refuses `dir` unless it is new, empty, or `ours` says pexe2wasm wrote it: no user file
+/// is overwritten.
+pub fn check_folder(dir: &Path, ours: impl Fn(&Path) -> bool, what: &str) -> Result<()> {
     if dir.exists() {
         let mut entries = fs::read_dir(dir)
             .with_context(|| format!("{}: cannot read the folder", dir.display()))?;
-        if entries.next().is_some() && !is_host_folder(dir) {
+        if entries.next().is_some() && !ours(dir) {
             bail!(
-                "not empty and not a host folder pexe2wasm wrote; give a new or empty folder (nothing there is overwritten)"
+                "not empty and not {what} pexe2wasm wrote; give a new or empty folder (nothing there is overwritten)"
             );
         }
     }
-    let mut written = Vec::new();
-    let mut put = |rel: &str, bytes: &[u8]| -> Result<()> {
-        let path = dir.join(rel);
-        if let Some(d) = path.parent() {
-            fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
-        }
-        fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))?;
-        written.push(rel.to_owned());
-        Ok(())
-    };
-    put(
-        "pexe2wasm.js",
-        pexe2wasm_webhost::drop_in_script().as_bytes(),
-    )?;
-    for (file, text) in pexe2wasm_webhost::HOST_FILES {
-        put(&format!("pexe2wasm/{file}"), text.as_bytes())?;
+    Ok(())
+}
+
+/// Writes `bytes` at `rel` under `dir` (its folders created), and notes `rel` in `written`.
+pub fn put(dir: &Path, written: &mut Vec<String>, rel: &str, bytes: &[u8]) -> Result<()> {
+    let path = dir.join(rel);
+    if let Some(d) = path.parent() {
+        fs::create_dir_all(d).with_context(|| format!("{}: cannot create", d.display()))?;
     }
-    put("pexe2wasm/convert/converter.wasm", wasm)?;
+    fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+    written.push(rel.to_owned());
+    Ok(())
+}
+
+/// The browser host and the converter, in `dir`/pexe2wasm/ (as `host` and `extension`
+/// write them).
+pub fn put_host_files(dir: &Path, written: &mut Vec<String>) -> Result<()> {
+    let wasm = converter_wasm()?;
+    for (file, text) in pexe2wasm_webhost::HOST_FILES {
+        put(dir, written, &format!("pexe2wasm/{file}"), text.as_bytes())?;
+    }
+    put(dir, written, "pexe2wasm/convert/converter.wasm", wasm)?;
     let info = serde_json::json!({
         "version": converter_version(wasm),
         "wasm": "converter.wasm",
     });
     put(
+        dir,
+        written,
         "pexe2wasm/convert/converter.json",
         serde_json::to_string_pretty(&info)?.as_bytes(),
+    )
+}
+
+/// Writes the host folder into `dir`: a new or empty folder, or a host folder written
+/// before (its files are replaced); any other folder is refused, so no user file is
+/// overwritten.
+pub fn write_host(dir: &Path) -> Result<Vec<String>> {
+    converter_wasm()?;
+    check_folder(dir, is_host_folder, "a host folder")?;
+    let mut written = Vec::new();
+    put(
+        dir,
+        &mut written,
+        "pexe2wasm.js",
+        pexe2wasm_webhost::drop_in_script().as_bytes(),
     )?;
+    put_host_files(dir, &mut written)?;
     let isolation = pexe2wasm_webhost::file("isolation.js").unwrap_or_default();
-    put("pexe2wasm-isolation.js", isolation.as_bytes())?;
-    put("player.html", player_page().as_bytes())?;
+    put(
+        dir,
+        &mut written,
+        "pexe2wasm-isolation.js",
+        isolation.as_bytes(),
+    )?;
+    put(dir, &mut written, "player.html", player_page().as_bytes())?;
     Ok(written)
 }
 
@@ -98,9 +123,9 @@ pub fn player_page() -> String {
     const EMBED: &str = "<embed id=\"app\" type=\"application/x-pnacl\" src=\"{{NMF}}\" width=\"{{WIDTH}}\" height=\"{{HEIGHT}}\">";
     // The template is ours: a change that drops these lines fails host.rs's tests.
     debug_assert!(
-        crate::web::APP_PAGE.contains(HOST_SCRIPTS) && crate::web::APP_PAGE.contains(EMBED)
+        pexe2wasm_webhost::APP_PAGE.contains(HOST_SCRIPTS) && pexe2wasm_webhost::APP_PAGE.contains(EMBED)
     );
-    crate::web::APP_PAGE
+    pexe2wasm_webhost::APP_PAGE
         .replace(HOST_SCRIPTS, "<script src=\"pexe2wasm.js\"></script>")
         .replace(EMBED, "<script src=\"pexe2wasm/player.js\"></script>")
         .replace("{{TITLE}}", "pexe2wasm player")

@@ -11,6 +11,7 @@
 //! when any file failed (each failure one `error:` line), after converting all the others.
 
 mod batch;
+mod extension;
 mod host;
 mod interp;
 mod pepper;
@@ -268,6 +269,21 @@ enum Command {
         /// (docs/NPM.md); `npm pack` in DIR packs it.
         #[arg(long)]
         npm: bool,
+    },
+    /// Write the browser extension, unpacked: on any page, NaCl embeds run (their pexes
+    /// converted in the browser), with no change to the page; direct links to a .pexe or
+    /// .nmf open a player (docs/EXTENSION.md).
+    ///
+    /// Chromium's (MV3) by default: load it at chrome://extensions ("Load unpacked").
+    /// DIR must be new, empty, or an extension folder written before.
+    Extension {
+        /// The folder to write.
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        /// Firefox's variant (background scripts, browser_specific_settings.gecko.id): load
+        /// it at about:debugging ("Load Temporary Add-on", its manifest.json).
+        #[arg(long)]
+        firefox: bool,
     },
     /// Serve a folder written by `pexe2wasm web` over HTTP, with the headers a converted
     /// app needs (cross-origin isolation, WebAssembly's MIME type). A development server.
@@ -883,6 +899,21 @@ fn run(command: Command) -> Result<ExitCode> {
                     .file_name()
                     .and_then(|n| n.to_str())
                     .unwrap_or("DIR")
+            );
+            Ok(())
+        }),
+        Command::Extension { output, firefox } => in_file(&output, || {
+            let written = extension::write_extension(&output, firefox)?;
+            println!(
+                "wrote {}: the {} extension ({} files); {}",
+                output.display(),
+                if firefox { "Firefox" } else { "Chromium" },
+                written.len(),
+                if firefox {
+                    "load its manifest.json at about:debugging (Load Temporary Add-on)"
+                } else {
+                    "load the folder at chrome://extensions (Load unpacked)"
+                }
             );
             Ok(())
         }),

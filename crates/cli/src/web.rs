@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Context, Result};
 pub use pexe2wasm_webhost::HOST_FILES;
 
 /// The generated page (web/templates/app.html).
-pub(crate) const APP_PAGE: &str = include_str!("../../../web/templates/app.html");
+use pexe2wasm_webhost::APP_PAGE;
 
 /// What `web` wrote, for its summary.
 pub struct Written {

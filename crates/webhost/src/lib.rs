@@ -21,6 +21,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "audio-worklet.js",
     "page-services.js",
     "player.js",
+    "workers.js",
     "chrome/alarms.js",
     "chrome/apis.js",
     "chrome/base.js",
@@ -111,3 +112,26 @@ pub const NPM_FILES: &[(&str, &str)] = &[
     ("index.d.ts", include_str!("../../../web/npm/index.d.ts")),
     ("README.md", include_str!("../../../web/npm/README.md")),
 ];
+/// (path under web/extension, contents) for each file named.
+macro_rules! extension_files {
+    ($($f:literal),* $(,)?) => {
+        &[$(($f, include_str!(concat!("../../../web/extension/", $f)))),*]
+    };
+}
+
+/// The browser extension's own files (web/extension), beside the host's in the folder
+/// `pexe2wasm extension` writes (docs/EXTENSION.md). manifest.json is Chromium's; the
+/// Firefox variant is derived from it by the CLI.
+pub const EXTENSION_FILES: &[(&str, &str)] = extension_files![
+    "manifest.json",
+    "background.js",
+    "content.js",
+    "main.js",
+    "options.html",
+    "options.js",
+    "player.js",
+];
+
+/// The console page `pexe2wasm web` writes for a bare pexe (web/templates/app.html), with
+/// its placeholders ({{TITLE}}, {{NMF}}, {{WIDTH}}, {{HEIGHT}}).
+pub const APP_PAGE: &str = include_str!("../../../web/templates/app.html");

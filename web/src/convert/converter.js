@@ -150,7 +150,10 @@ export async function convertedModule(pexeUrl, opts = {}) {
   const options = opts.smallCode ? SMALL_CODE : 0;
   // The key changes with the pexe's bytes, the converter (its version names its wasm's
   // hash) and the options.
-  const key = new URL(`pexe2wasm-cache/${await sha256(pexe)}/${version}/${options}.wasm`, import.meta.url).href;
+  // Cache Storage takes only http(s) keys: under the browser extension this file is the
+  // extension's (chrome-extension://), and the cache is the page's origin's anyway.
+  const base = /^https?:/.test(import.meta.url) ? import.meta.url : "https://pexe2wasm.invalid/";
+  const key = new URL(`pexe2wasm-cache/${await sha256(pexe)}/${version}/${options}.wasm`, base).href;
   const cache = typeof caches !== "undefined" ? await caches.open(CACHE_NAME).catch(() => null) : null;
   const hit = await cache?.match(key);
   if (hit) {

@@ -11,7 +11,7 @@
 // scenario does not wait for the app's NaCl module).
 
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 const env = process.env;
@@ -179,6 +179,15 @@ async function launchWebKit() {
   return { browser: driver, page, close };
 }
 
+/**
+ * EXTENSION: the folder of an unpacked extension (`pexe2wasm extension -o DIR`, with
+ * --firefox for Firefox) the browser runs with; its base URL goes into
+ * report.extensionBase and the steps' `{ext}`.
+ */
+const ext = env.EXTENSION ? { dir: env.EXTENSION, geckoId: JSON.parse(readFileSync(`${env.EXTENSION}/manifest.json`, "utf8")).browser_specific_settings?.gecko?.id } : null;
+/** The moz-extension:// UUID Firefox gives the extension (a pref set before it installs). */
+const FIREFOX_EXTENSION_UUID = "5e2c1d3a-7b7f-4c55-9a57-0e2f0a11c0de";
+
 /** @returns {Promise<{ browser: unknown, page: ScenarioPage, close: () => Promise<void> }>} */
 async function launch() {
   mkdirSync(env.PROFILE, { recursive: true });
@@ -203,8 +212,14 @@ async function launch() {
         "network.captive-portal-service.enabled": false,
         "network.connectivity-service.enabled": false,
         "services.settings.server": "http://127.0.0.1:9/",
+        // EXTENSION: an unsigned extension, at a moz-extension:// UUID the steps can name.
+        ...(ext ? { "xpinstall.signatures.required": false, "extensions.webextensions.uuids": JSON.stringify({ [ext.geckoId]: FIREFOX_EXTENSION_UUID }) } : {}),
       },
     });
+    if (ext) {
+      await browser.installExtension(ext.dir);
+      report.extensionBase = `moz-extension://${FIREFOX_EXTENSION_UUID}/`;
+    }
     const page = await browser.newPage();
     return { browser, page, close: () => browser.close() };
   }
@@ -213,7 +228,10 @@ async function launch() {
     executablePath: env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
     timeout: 120000,
+    // EXTENSION: the unpacked extension loaded (Playwright's defaults turn extensions off).
+    ...(ext ? { ignoreDefaultArgs: ["--disable-extensions"] } : {}),
     args: [
+      ...(ext ? [`--disable-extensions-except=${ext.dir}`, `--load-extension=${ext.dir}`] : []),
       "--no-sandbox",
       "--disable-quic",
       "--no-first-run",
@@ -226,6 +244,10 @@ async function launch() {
       "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
     ],
   });
+  if (ext) {
+    const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent("serviceworker", { timeout: 60000 }));
+    report.extensionBase = new URL("/", worker.url()).href;
+  }
   const page = context.pages()[0] ?? (await context.newPage());
   return { browser: context, page, close: () => context.close() };
 }
@@ -525,8 +547,9 @@ const scenarios = {
    * A real site as its author made it (no test page around it): STEPS, a JSON array, run
    * in order. `{"wait": EXPR, "ms": N}` waits until the expression is truthy (default 60 s),
    * `{"eval": EXPR}` reads it once, `{"click": SELECTOR}` clicks an element (by script, so
-   * the same in every driver), `{"reload": true}` visits the page again, `{"goto": PATH}` visits
-   * another page (PATH relative to URL: one browser for several sites). `"in": [SELECTOR…]` runs the step in the document of that
+   * the same in every driver), `{"reload": true}` visits the page again, `{"goto": URL}` another
+   * page (URL relative to the page's, so one browser visits several sites; `{ext}` in it: the
+   * extension's base URL; `"nowait": true`: set as location.href), `{"sleep": MS}` waits. `"in": [SELECTOR…]` runs the step in the document of that
    * iframe (and so on down: a Chrome app's window inside its launcher). Each step's value
    * goes into report.steps (null: it never became true, or the element was not there).
    */
@@ -555,9 +578,25 @@ const scenarios = {
       }
     };
     for (const step of JSON.parse(env.STEPS ?? "[]")) {
-      if (step.reload || step.goto) {
-        // A second visit of the page (or another page) on the same profile (its caches kept).
-        await page.goto(step.goto ? new URL(step.goto, env.URL).href : env.URL);
+      if (step.goto) {
+        // Another page (`{ext}`: the extension's base URL); a navigation the browser turns
+        // elsewhere (the extension's player) may end the goto with an error: the steps after
+        // it say whether the right page came.
+        const url = new URL(step.goto.replaceAll("{ext}", report.extensionBase ?? ""), env.URL).href;
+        // `"nowait": true`: the page itself goes there (a navigation the extension redirects to
+        // its player, which the drivers' goto waits on in vain).
+        const go = step.nowait ? page.evaluate((u) => void (location.href = u), url) : page.goto(url);
+        report.steps.push(await go.then(() => true, (e) => `goto ${url}: ${e.message}`));
+        continue;
+      }
+      if (step.sleep) {
+        await new Promise((r) => setTimeout(r, step.sleep));
+        report.steps.push(true);
+        continue;
+      }
+      if (step.reload) {
+        // A second visit of the page on the same profile (its caches kept).
+        await page.goto(env.URL);
         report.steps.push(true);
         continue;
       }

@@ -14,6 +14,10 @@
 // ARCHIVE=FOLDER serves FOLDER as a web archive replays a capture of http://example.com/
 // (archive.mjs: /web/TIMESTAMP/http://example.com/PATH, rewritten pages, the archive's
 // toolbar, raw id_ forms, a pexe sent as text/plain).
+//
+// For the extension's tests (crates/cli/tests/it/extension.rs): PLAIN=1 serves as an old
+// server or a web archive does: no isolation headers, no CORS headers, and .nmf and .pexe
+// files with the wrong types (text/plain and application/octet-stream).
 
 import { createReadStream, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -43,13 +47,18 @@ const TYPES = {
   ".txt": "text/plain; charset=utf-8",
 };
 
+const plain = process.env.PLAIN === "1";
+if (plain) TYPES[".nmf"] = "text/plain; charset=utf-8";
+
 const server = createServer((req, res) => {
-  const headers = {
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Embedder-Policy": "require-corp",
-    "Cross-Origin-Resource-Policy": "same-origin",
-    "Cache-Control": "no-store",
-  };
+  const headers = plain
+    ? { "Cache-Control": "no-store" }
+    : {
+        "Cross-Origin-Opener-Policy": "same-origin",
+        "Cross-Origin-Embedder-Policy": "require-corp",
+        "Cross-Origin-Resource-Policy": "same-origin",
+        "Cache-Control": "no-store",
+      };
   let path;
   try {
     path = decodeURIComponent(new URL(req.url, "http://x").pathname);

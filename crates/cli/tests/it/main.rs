@@ -27,6 +27,7 @@ mod cmd;
 mod conformance;
 mod dockerfile;
 mod dropin_sites;
+mod extension;
 mod host;
 mod malformed;
 mod npm;
