@@ -123,7 +123,8 @@ pub fn player_page() -> String {
     const EMBED: &str = "<embed id=\"app\" type=\"application/x-pnacl\" src=\"{{NMF}}\" width=\"{{WIDTH}}\" height=\"{{HEIGHT}}\">";
     // The template is ours: a change that drops these lines fails host.rs's tests.
     debug_assert!(
-        pexe2wasm_webhost::APP_PAGE.contains(HOST_SCRIPTS) && pexe2wasm_webhost::APP_PAGE.contains(EMBED)
+        pexe2wasm_webhost::APP_PAGE.contains(HOST_SCRIPTS)
+            && pexe2wasm_webhost::APP_PAGE.contains(EMBED)
     );
     pexe2wasm_webhost::APP_PAGE
         .replace(HOST_SCRIPTS, "<script src=\"pexe2wasm.js\"></script>")
