@@ -1,25 +1,27 @@
-//! Local allocation with liveness across blocks: values whose lives never meet share a
-//! wasm local, a phi takes the local of an incoming value when it can (its copy on that
-//! edge goes away), and the busiest locals of each type get the lowest indices (an index
-//! below 128 is one LEB128 byte).
+//! Local allocation with liveness across blocks: cross-block values (phis, values used by
+//! phis or outside their block) whose lives never meet share a wasm local, a phi takes
+//! the local of an incoming value when it can (its copy on that edge goes away), and the
+//! busiest of these locals get the lowest indices after the shared pool (an index below
+//! 128 is one LEB128 byte).
 //!
 //! An option (`Locals::Liveness`, `pexe2wasm convert --small-code`), off by default: it
-//! makes the code section 7-14% smaller but conversion 13-15% slower (decision 0020).
+//! makes the code section 7-14% smaller but conversion 12-13% slower (decision 0020).
 //!
-//! Runs after placement, the numbering (`locals.rs`, which says which values need a
-//! local and of which type; with this allocation on it shares none) and the CFG, in
-//! functions without setjmp (a longjmp re-enters with the locals as they were: every
-//! value keeps a local of its own there). The use walk (`analysis::scan_uses`) gathers
-//! what it needs from the operands, since it visits them all anyway: each value's
-//! accesses, the uses by instructions outside the value's block and every phi operand
-//! (with the edge's source block), and the phis.
+//! Runs after placement, the numbering (`locals.rs`) and the CFG, in functions without
+//! setjmp (a longjmp re-enters with the locals as they were: every value keeps a local of
+//! its own there). Block-local values keep the locals the numbering shared between them
+//! (its pool, numbered first); the numbering lists the others as it meets them
+//! (`Numbering::cross`), and only they are colored here, in locals after the pool: the
+//! two pools never share, so a colored value never meets a pool value in one local. The
+//! use walk (`analysis::scan_uses`) gathers what this needs from the operands, since it
+//! visits them all anyway: each value's accesses, the uses by instructions outside the
+//! value's block and every phi operand (with the edge's source block), and the phis.
 //!
 //! 1. **Cross-block values**: phis, values used by phis, values used after the end of
-//!    their block (`locals::last_use`'s slot at or past it). They get dense numbers; the
-//!    rest are block-local and die at their last user. One walk over the values with a
-//!    local (numbered in instruction order) lists them per block.
-//! 2. **Uses**: the reachable predecessors of each block, the deaths of block-local
-//!    values, and the uses of cross-block values in reachable blocks (from the use walk)
+//!    their block (`locals::last_use`'s slot at or past it): the values the numbering
+//!    gave no pool local. They get dense numbers and are listed per block, in order.
+//! 2. **Uses**: the reachable predecessors of each block and the uses of cross-block
+//!    values in reachable blocks (from the use walk)
 //!    grouped by value (a counting sort). A value fed to phis remembers one of them for
 //!    step 4: one fed on a back edge (whose copy runs once per iteration) if any, else
 //!    the last in layout.
@@ -40,15 +42,15 @@
 //! 4. **Assignment** in reverse postorder (a value's definition comes before its uses in
 //!    every block that sees it live): at a block's start the colors of its live-in values
 //!    are busy; its phis take a color then (preferably an incoming value's); then each
-//!    statement frees the colors of the values that die at or before it and takes the
-//!    lowest free color, preferring that of the phi it feeds (or, before that phi has one,
+//!    cross-block definition frees the colors of the values that died at or before it and
+//!    takes the lowest free color, preferring that of the phi it feeds (or, before that phi has one,
 //!    that of another of the phi's incoming values). A statement reads its operands
 //!    before it sets its own local, so a value dying at a statement may pass its local to
 //!    that statement's result (as in `locals.rs`). In SSA form two values interfere when
 //!    one is live where the other is defined; the colors busy at a definition are exactly
 //!    those of the values live there, so values that interfere never share a color.
 //! 5. **Ordering**: per type, the colors sorted by their accesses (gets and sets), the
-//!    busiest first.
+//!    busiest first (after the pool's locals).
 //!
 //! Why phi copies stay right: the copies of an edge are a parallel copy placed on the
 //! edge itself (`phi.rs`); a phi's color is not busy at its block's start, so no value
@@ -93,12 +95,15 @@ const PRIVATE: u32 = NONE - 1;
 /// Working memory, kept from function to function (`Scratch`).
 #[derive(Default)]
 pub(crate) struct AllocScratch {
+    /// The values the numbering gave no shared local, (block, instruction), last first
+    /// (`locals::Numbering::cross`).
+    pub(crate) cross: Vec<(u32, u32)>,
     /// Per value: its cross-block number, or [`NONE`].
     gid: Vec<u32>,
     /// Per cross-block number: the value, its block and its instruction.
     gval: Vec<u32>,
     gdef: Vec<(u32, u32)>,
-    /// The values with a local in instruction order: (instruction, value); block `b`'s
+    /// The cross-block values in instruction order: (instruction, value); block `b`'s
     /// are `defs[def_start[b]..def_start[b + 1]]`.
     defs: Vec<(u32, u32)>,
     def_start: Vec<u32>,
@@ -192,17 +197,19 @@ fn slot(l: u32) -> usize {
     (l >> ORD_BITS) as usize
 }
 
-/// Allocates the locals of `f`. `local_of` is the block-local numbering (per value:
-/// `slot << ORD_BITS | ordinal`, or [`NONE`] without a local); `last` each value's last
-/// user (`locals::last_use`); `rpo_index` the CFG's reverse-postorder positions (blocks
-/// first). On success `local_of` holds `slot << ORD_BITS | rank` (ranks from 0 per type,
-/// busiest first) and the result is the number of locals per type; `None` (nothing
-/// changed) when the values are not numbered in instruction order. The steps of the
-/// module's documentation, one function each.
+/// Allocates the locals of the cross-block values of `f` (`s.cross`). `local_of` is the
+/// numbering (per value: `slot << ORD_BITS | ordinal`, or [`NONE`] without a local; the
+/// pool's locals, `pool` per type, left as they are); `last` each value's last user
+/// (`locals::last_use`); `rpo_index` the CFG's reverse-postorder positions (blocks
+/// first). On success the cross-block values' `local_of` hold `slot << ORD_BITS | rank`
+/// (ranks from 0 per type, busiest first) and the result is the number of such locals
+/// per type; `None` (nothing changed) when the listed values are not in instruction
+/// order. The steps of the module's documentation, one function each.
 pub(crate) fn allocate(
     f: &Function,
     last: &[u32],
     rpo_index: &[u32],
+    pool: [u32; 5],
     local_of: &mut [u32],
     s: &mut AllocScratch,
 ) -> Option<[u32; 5]> {
@@ -216,12 +223,12 @@ pub(crate) fn allocate(
     let mut gid = std::mem::take(&mut s.gid);
     let mut count = std::mem::take(&mut s.count);
     let mut pref = std::mem::take(&mut s.pref);
-    let colors = cross_block_values(&fx, last, local_of, &mut gid, s).map(|()| {
-        uses(&fx, last, local_of, &gid, &mut count, &mut pref, s);
+    let colors = cross_block_values(&fx, local_of, &mut gid, s).map(|()| {
+        uses(&fx, local_of, &gid, &mut count, &mut pref, s);
         liveness(&fx, last, s);
         reverse_postorder(&fx, s);
         let colors = assign(&fx, local_of, &pref, s);
-        number(f, local_of, &count, colors, s);
+        number(f, pool, local_of, &count, colors, s);
         colors
     });
     s.gid = gid;
@@ -256,12 +263,11 @@ impl Fx<'_> {
     }
 }
 
-/// Step 1: the values with a local in order, per block (`defs`, `def_start`), and the
-/// cross-block ones numbered (`gid`, `gval`, `gdef`). `None` when the values are not
-/// numbered in instruction order.
+/// Step 1: the cross-block values (those the numbering gave no shared local, listed by
+/// it last first) in order, per block (`defs`, `def_start`), numbered (`gid`, `gval`,
+/// `gdef`). `None` when they are not in instruction order.
 fn cross_block_values(
     fx: &Fx<'_>,
-    last: &[u32],
     local_of: &[u32],
     gid: &mut Vec<u32>,
     s: &mut AllocScratch,
@@ -274,37 +280,29 @@ fn cross_block_values(
     let defs = &mut s.defs;
     defs.clear();
     s.def_start.clear();
-    let (mut b, mut end) = (0, range(f, 0).1);
     s.def_start.push(0);
-    for (n, &l) in local_of.iter().enumerate() {
-        if l == NONE {
-            continue;
-        }
-        let Some(j) = f.value_insts.get(n).map(|&j| j as usize) else {
-            continue;
-        };
-        if f.insts
-            .get(j)
-            .is_none_or(|i| i.result.0.wrapping_sub(first) as usize != n)
+    let mut prev = None;
+    for &(b, j) in s.cross.iter().rev() {
+        let (bu, ju) = (b as usize, j as usize);
+        let n = f.insts.get(ju)?.result.0.wrapping_sub(first) as usize;
+        let (start, end) = range(f, bu);
+        if bu >= nb
+            || ju < start
+            || ju >= end
+            || prev.is_some_and(|p| p >= j)
+            || local_of.get(n).is_none_or(|&l| l == NONE)
+            || f.value_insts.get(n) != Some(&j)
         {
-            continue;
-        }
-        while j >= end && b + 1 < nb {
-            b += 1;
-            end = range(f, b).1;
-            s.def_start.push(defs.len() as u32);
-        }
-        if j < range(f, b).0 || j >= end {
-            // Not in instruction order: keep the block-local numbering.
             return None;
         }
-        defs.push((j as u32, n as u32));
-        let phi = matches!(f.insts[j].kind, InstKind::Phi { .. });
-        if phi || last.get(n).is_none_or(|&e| e as usize >= end) {
-            gid[n] = s.gval.len() as u32;
-            s.gval.push(n as u32);
-            s.gdef.push((b as u32, j as u32));
+        prev = Some(j);
+        while s.def_start.len() <= bu {
+            s.def_start.push(defs.len() as u32);
         }
+        defs.push((j, n as u32));
+        gid[n] = s.gval.len() as u32;
+        s.gval.push(n as u32);
+        s.gdef.push((b, j));
     }
     while s.def_start.len() <= nb {
         s.def_start.push(defs.len() as u32);
@@ -312,14 +310,11 @@ fn cross_block_values(
     Some(())
 }
 
-/// Step 2: predecessors, the phis' preferences (`pref`), the deaths of block-local
-/// values, the sets (`count`; the gets come from `scan_uses`), and the uses of
-/// cross-block values grouped by value (`by`, `by_start`). Without cross-block values
-/// this is the block-local sharing of `locals.rs`, which the numbering leaves to this
-/// pass when liveness is on.
+/// Step 2: predecessors, the phis' preferences (`pref`), the sets (`count`; the gets
+/// come from `scan_uses`), and the uses of cross-block values grouped by value (`by`,
+/// `by_start`).
 fn uses(
     fx: &Fx<'_>,
-    last: &[u32],
     local_of: &[u32],
     gid: &[u32],
     count: &mut Vec<u32>,
@@ -379,15 +374,8 @@ fn uses(
             });
         }
         for &(j, n) in &s.defs[s.def_start[b] as usize..s.def_start[b + 1] as usize] {
-            let n = n as usize;
-            if gid[n] == NONE {
-                count[n] += 1;
-                if live && (last[n] as usize) < end {
-                    let at = (last[n] as usize).max(start);
-                    push_list(&mut s.death_head[at], &mut s.deaths, n as u32);
-                }
-            } else if !matches!(f.insts[j as usize].kind, InstKind::Phi { .. }) {
-                count[n] += 1;
+            if !matches!(f.insts[j as usize].kind, InstKind::Phi { .. }) {
+                count[n as usize] += 1;
             }
         }
     }
@@ -618,10 +606,11 @@ fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> 
     }
     // Values live at many blocks, values in unreachable blocks (never emitted) and values
     // the walk did not meet in input the verifier rejects: a color of their own.
-    for (n, &l) in local_of.iter().enumerate() {
-        if l != NONE && color[n] >= PRIVATE {
-            color[n] = colors[slot(l)];
-            colors[slot(l)] += 1;
+    for &n in &s.gval {
+        let (n, sl) = (n as usize, slot(local_of[n as usize]));
+        if color[n] >= PRIVATE {
+            color[n] = colors[sl];
+            colors[sl] += 1;
         }
     }
     colors
@@ -633,18 +622,18 @@ fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> 
 /// follow), the colors are the indices.
 fn number(
     f: &Function,
+    pool: [u32; 5],
     local_of: &mut [u32],
     count: &[u32],
     colors: [u32; 5],
     s: &mut AllocScratch,
 ) {
     let color = &s.color;
-    let total: u64 = colors.iter().map(|&c| u64::from(c)).sum();
+    let total: u64 = colors.iter().chain(&pool).map(|&c| u64::from(c)).sum();
     if f.num_params as u64 + total + MAX_EXTRAS <= 128 {
-        for (n, l) in local_of.iter_mut().enumerate() {
-            if *l != NONE {
-                *l = (slot(*l) as u32) << ORD_BITS | color[n];
-            }
+        for &n in &s.gval {
+            let l = &mut local_of[n as usize];
+            *l = (slot(*l) as u32) << ORD_BITS | color[n as usize];
         }
         return;
     }
@@ -652,10 +641,9 @@ fn number(
         wt.clear();
         wt.extend((0..k).map(|c| (0, c)));
     }
-    for (n, &l) in local_of.iter().enumerate() {
-        if l != NONE {
-            s.weight[slot(l)][color[n] as usize].0 += count[n];
-        }
+    for &n in &s.gval {
+        let n = n as usize;
+        s.weight[slot(local_of[n])][color[n] as usize].0 += count[n];
     }
     for ((wt, rank), &k) in s.weight.iter_mut().zip(&mut s.rank).zip(&colors) {
         wt.sort_unstable_by_key(|&(a, c)| (std::cmp::Reverse(a), c));
@@ -665,11 +653,10 @@ fn number(
             rank[c as usize] = r as u32;
         }
     }
-    for (n, l) in local_of.iter_mut().enumerate() {
-        if *l != NONE {
-            let sl = slot(*l);
-            *l = (sl as u32) << ORD_BITS | s.rank[sl][color[n] as usize];
-        }
+    for &n in &s.gval {
+        let l = &mut local_of[n as usize];
+        let sl = slot(*l);
+        *l = (sl as u32) << ORD_BITS | s.rank[sl][color[n as usize] as usize];
     }
 }
 

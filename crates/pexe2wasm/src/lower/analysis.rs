@@ -12,7 +12,8 @@
 //! 5. the local layout ([`LocalLayout`]): parameters, then per type shared, own and
 //!    scratch locals; every numbered value gets its index;
 //! 6. (run before the layout) with `Locals::Liveness` and no setjmp, the allocation with
-//!    liveness (`alloc::allocate`) shares the locals (step 3 then shares none).
+//!    liveness (`alloc::allocate`) shares the locals step 3 gave no shared one (phis and
+//!    values used outside their block).
 
 use super::cfg::{Cfg, NONE};
 use super::inst::R;
@@ -97,7 +98,7 @@ struct Numbered {
     pool: [u32; 5],
     /// Own ordinals count down (the backward walk numbered them).
     reversed: bool,
-    /// `alloc::allocate` numbered them (ranks from 0 per type, no shared pool).
+    /// `alloc::allocate` numbered the own ones (ranks from 0 per type, after the pool).
     allocated: bool,
 }
 
@@ -200,11 +201,11 @@ impl FnAnalysis {
                 f,
                 &scratch.last_use,
                 &cfg.rpo_index,
+                numbered.pool,
                 &mut numbered.local_of,
                 &mut scratch.alloc,
             ) {
                 numbered.counts = counts;
-                numbered.pool = [0; 5];
                 numbered.allocated = true;
             }
         }
@@ -419,8 +420,10 @@ fn place_and_number(
         local_of,
         phi_blocks,
         std::mem::take(&mut scratch.local_queues),
-        // With liveness, `alloc::allocate` shares the locals (block-local values too).
-        uses.setjmps.is_empty() && !cx.liveness_locals,
+        uses.setjmps.is_empty(),
+        // With liveness, `alloc::allocate` shares the locals of the values listed here.
+        (cx.liveness_locals && uses.setjmps.is_empty())
+            .then(|| std::mem::take(&mut scratch.alloc.cross)),
     );
     let inlined = stackify::analyze(cx, f, &uses.users, &mut inline, |j, b| {
         numbering.statement(j, b)
@@ -430,6 +433,9 @@ fn place_and_number(
     let (counts, pool) = (numbering.counts, numbering.pool);
     let local_of = std::mem::take(&mut numbering.local_of);
     let phi_blocks = std::mem::take(&mut numbering.phi_blocks);
+    if let Some(c) = numbering.cross.take() {
+        scratch.alloc.cross = c;
+    }
     scratch.local_queues = numbering.into_queues();
     let reversed = !forward && numbered == f.value_insts.len();
     (

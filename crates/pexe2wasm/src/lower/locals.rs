@@ -21,6 +21,10 @@
 //! the end of the current block, so its values take their locals freely. No walk over
 //! the operands is needed.
 //!
+//! With the allocation with liveness (`alloc.rs`) the numbering is the same, and it
+//! lists the values it gave no shared local ([`Numbering::cross`]): that allocation
+//! colors those, the shared ones keep their pool.
+//!
 //! A phi of a one-block loop may share the local of the value its back edge brings
 //! ([`Numbering::coalesce`]): the copy on that edge goes away.
 //!
@@ -99,6 +103,10 @@ pub(crate) struct Numbering<'a, 'm> {
     end: u32,
     /// Share locals at all.
     share: bool,
+    /// With the allocation with liveness (`alloc.rs`): the values that got no shared
+    /// local (phis, and values not block-local), as (block, instruction) in the walk's
+    /// order (last first); the allocation colors them, the rest keep their shared local.
+    pub cross: Option<Vec<(u32, u32)>>,
     /// Statements with a result met (the caller adds the inlined instructions and checks
     /// the sum against the value count).
     pub numbered: usize,
@@ -117,6 +125,7 @@ impl<'a, 'm> Numbering<'a, 'm> {
         phi_blocks: Vec<bool>,
         mut queues: Queues,
         share: bool,
+        cross: Option<Vec<(u32, u32)>>,
     ) -> Self {
         for q in &mut queues.0 {
             q.clear();
@@ -136,6 +145,10 @@ impl<'a, 'm> Numbering<'a, 'm> {
             block: usize::MAX,
             end: 0,
             share,
+            cross: cross.map(|mut c| {
+                c.clear();
+                c
+            }),
             numbered: 0,
             forward: false,
         }
@@ -173,6 +186,9 @@ impl<'a, 'm> Numbering<'a, 'm> {
             self.phi_blocks[b] = true;
             // Given its local already by `coalesce`.
             if self.local_of[n] != crate::lower::cfg::NONE {
+                if let Some(c) = &mut self.cross {
+                    c.push((b as u32, j as u32));
+                }
                 return;
             }
         } else if self.share {
@@ -194,6 +210,9 @@ impl<'a, 'm> Numbering<'a, 'm> {
         let l = (s as u32) << ORD_BITS | self.counts[s];
         self.local_of[n] = l;
         self.counts[s] += 1;
+        if let Some(c) = &mut self.cross {
+            c.push((b as u32, j as u32));
+        }
         if !phi && self.share {
             self.coalesce(b, j as u32, inst.result, l);
         }
