@@ -16,9 +16,9 @@
 
 use serde_json::{json, Value};
 
-use crate::host::{run_mjs, write_host, StaticServer};
+use crate::host::{run_steps, write_host, StaticServer};
 use crate::sites::{page_site, PAGE_SITES};
-use crate::web::{driver_report, scratch, web_dir, Browser, ONE_BROWSER};
+use crate::web::{scratch, Browser};
 use pexe2wasm_testkit::corpus;
 
 /// The capture the archive replays (serve.mjs's ARCHIVE): lpdevs-part2's page, as
@@ -138,26 +138,15 @@ fn page_sites_with_the_drop_in(browser: Browser) {
     );
     let visits = visits();
     let steps = Value::Array(visits.iter().map(|(_, s)| s.clone()).collect());
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = run_mjs(browser);
-    c.arg("tests/browser/run.mjs")
-        .current_dir(web_dir())
-        .env("BROWSER", browser.name())
-        .env("URL", format!("{}{ARCHIVE_PAGE}", served.base))
-        .env("SCENARIO", "steps")
-        .env("STEPS", steps.to_string())
-        .env("PAGE_ERRORS_OK", "1")
-        .env("PROFILE", dir.join("profile"));
-    let report = driver_report(c);
+    let url = format!("{}{ARCHIVE_PAGE}", served.base);
+    let report = run_steps(browser, &url, &steps, &dir.join("profile"), &[]);
     eprintln!(
         "{}: {} steps in {} ms",
         browser.name(),
         visits.len(),
         report["totalMs"]
     );
-    assert_eq!(report["driverError"], Value::Null, "{report:#}");
     let got = report["steps"].as_array().cloned().unwrap_or_default();
-    assert_eq!(got.len(), visits.len(), "{report:#}");
     let failed: Vec<String> = got
         .iter()
         .zip(&visits)

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::cmd::{pexe2wasm, text};
-use crate::web::{driver_report, scratch, web_dir, Browser, ONE_BROWSER};
+use crate::web::{scratch, web_dir, Browser};
 use pexe2wasm_testkit::corpus as common;
 
 /// `pexe2wasm extension -o DIR [--firefox]`; false (after a SKIPPED line) when this
@@ -300,29 +300,16 @@ fn extension_sites(browser: Browser) {
         json!({"eval": "!navigator.mimeTypes['application/x-pnacl'] && !document.querySelector('canvas.pexe2wasm-canvas') && document.getElementById('statusField').textContent !== 'RUNNING'"}),
     ]);
     let steps = Value::Array(steps);
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = Command::new("node");
-    c.arg("tests/browser/run.mjs")
-        .current_dir(web_dir())
-        .env("BROWSER", browser.name())
-        .env("URL", format!("{base}{lpdevs_page}"))
-        .env("SCENARIO", "steps")
-        .env("STEPS", steps.to_string())
-        .env("EXTENSION", &ext)
-        .env("PAGE_ERRORS_OK", "1")
-        .env("PROFILE", dir.join("profile"));
-    let report = driver_report(c);
-    assert_eq!(report["driverError"], Value::Null, "{report:#}");
-    let got = report["steps"].as_array().cloned().unwrap_or_default();
-    assert_eq!(got.len(), steps.as_array().unwrap().len(), "{report:#}");
-    for (i, v) in got.iter().enumerate() {
-        assert!(
-            !v.is_null() && v != &json!(false),
-            "extension in {}: step {i} ({}) did not come true:\n{report:#}",
-            browser.name(),
-            steps[i]
-        );
-    }
+    let url = format!("{base}{lpdevs_page}");
+    let ext_dir = ext.to_string_lossy();
+    let report = crate::host::run_steps(
+        browser,
+        &url,
+        &steps,
+        &dir.join("profile"),
+        &[("EXTENSION", &ext_dir)],
+    );
+    crate::host::assert_steps_true(&report, &steps, &format!("extension in {}", browser.name()));
     // It says what it replaced, once per element.
     let said = |what: &str| {
         report["console"].as_array().map_or(0, |l| {

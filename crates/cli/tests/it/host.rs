@@ -282,29 +282,50 @@ fn drop_in(browser: Browser, root: &Path, tag: &str, page: &str, steps: &Value) 
         return None;
     }
     let served = StaticServer::drop_in(root, &host);
+    let url = format!("{}{page}", served.base);
+    let report = run_steps(browser, &url, steps, &dir.join("profile"), &[]);
+    assert_steps_true(&report, steps, &format!("{tag} in {}", browser.name()));
+    Some(report)
+}
+
+/// web/tests/browser/run.mjs's `steps` scenario in `browser` at `url` (its profile in
+/// `profile`, more of run.mjs's settings in `env`): the report, which has no driver error
+/// and a result for each step.
+pub(crate) fn run_steps(
+    browser: Browser,
+    url: &str,
+    steps: &Value,
+    profile: &Path,
+    env: &[(&str, &str)],
+) -> Value {
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let mut c = run_mjs(browser);
     c.arg("tests/browser/run.mjs")
         .current_dir(web_dir())
         .env("BROWSER", browser.name())
-        .env("URL", format!("{}{page}", served.base))
+        .env("URL", url)
         .env("SCENARIO", "steps")
         .env("STEPS", steps.to_string())
         .env("PAGE_ERRORS_OK", "1")
-        .env("PROFILE", dir.join("profile"));
+        .env("PROFILE", profile)
+        .envs(env.iter().copied());
     let report = driver_report(c);
     assert_eq!(report["driverError"], Value::Null, "{report:#}");
+    let got = report["steps"].as_array().map_or(0, Vec::len);
+    assert_eq!(got, steps.as_array().map_or(0, Vec::len), "{report:#}");
+    report
+}
+
+/// Asserts each step of `report` came true (neither null nor false); `what` names the run.
+pub(crate) fn assert_steps_true(report: &Value, steps: &Value, what: &str) {
     let got = report["steps"].as_array().cloned().unwrap_or_default();
-    assert_eq!(got.len(), steps.as_array().unwrap().len(), "{report:#}");
     for (i, v) in got.iter().enumerate() {
         assert!(
             !v.is_null() && v != &json!(false),
-            "{tag} in {}: step {i} ({}) did not come true:\n{report:#}",
-            browser.name(),
+            "{what}: step {i} ({}) did not come true:\n{report:#}",
             steps[i]
         );
     }
-    Some(report)
 }
 
 /// node, to run web/tests/browser/run.mjs in `browser`: under xvfb-run for WebKitGTK,

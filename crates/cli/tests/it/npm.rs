@@ -12,7 +12,7 @@ use std::process::Command;
 
 use crate::cmd::{have, pexe2wasm, text};
 use crate::host::{ci, cli_convert};
-use crate::web::{driver_report, pepper_fixture, scratch, web_dir, Browser, ONE_BROWSER};
+use crate::web::{pepper_fixture, scratch, web_dir, Browser};
 use serde_json::{json, Value};
 
 /// `pexe2wasm host --npm -o DIR`; false (after a SKIPPED line) when this pexe2wasm was
@@ -268,28 +268,9 @@ fn npm_load(browser: Browser) {
         {"eval": "(app.destroy(), !document.querySelector('#slot embed') && !document.querySelector('#slot canvas'))"},
     ]);
     let server = crate::host::StaticServer::start(&root);
-    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = Command::new("node");
-    c.arg("tests/browser/run.mjs")
-        .current_dir(web_dir())
-        .env("BROWSER", browser.name())
-        .env("URL", format!("{}/index.html", server.base))
-        .env("SCENARIO", "steps")
-        .env("STEPS", steps.to_string())
-        .env("PAGE_ERRORS_OK", "1")
-        .env("PROFILE", root.join("profile"));
-    let report = driver_report(c);
-    assert_eq!(report["driverError"], Value::Null, "{report:#}");
-    let got = report["steps"].as_array().cloned().unwrap_or_default();
-    assert_eq!(got.len(), steps.as_array().unwrap().len(), "{report:#}");
-    for (i, v) in got.iter().enumerate() {
-        assert!(
-            !v.is_null() && v != &json!(false),
-            "npm load in {}: step {i} ({}) did not come true:\n{report:#}",
-            browser.name(),
-            steps[i]
-        );
-    }
+    let url = format!("{}/index.html", server.base);
+    let report = crate::host::run_steps(browser, &url, &steps, &root.join("profile"), &[]);
+    crate::host::assert_steps_true(&report, &steps, &format!("npm load in {}", browser.name()));
 }
 
 both_browsers!(npm_load: npm_load_runs_a_module_in_chromium, npm_load_runs_a_module_in_firefox);
