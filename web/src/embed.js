@@ -193,6 +193,10 @@ function withOptions(config, options) {
   return { ...config, ...options, urlMap: map };
 }
 
+/**
+ * One running element: its instance worker, the host workers it made, its events.
+ * Exported for the unit tests of its message receivers (tests/unit/protocol.test.js).
+ */
 export class Instance {
   constructor(el, options = null) {
     this.el = el;
