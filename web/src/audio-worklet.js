@@ -2,6 +2,8 @@
 // stereo frames the app's audio thread fills in module memory. It never waits: frames
 // missing when the browser asks are silence (an underrun), as Chrome played them.
 
+import { TO_AUDIO_WORKLET, unknownMessage } from "./host/protocol.js";
+
 const RING = { WRITE: 0, READ: 1, CAP: 2, HEADER: 16 };
 
 class Pexe2wasmAudio extends AudioWorkletProcessor {
@@ -13,7 +15,8 @@ class Pexe2wasmAudio extends AudioWorkletProcessor {
     this.frames = new Int16Array(memory, ring + RING.HEADER, 2 * this.cap);
     this.stopped = false;
     this.port.onmessage = (e) => {
-      if (e.data === "stop") this.stopped = true;
+      if (e.data === TO_AUDIO_WORKLET.STOP) this.stopped = true;
+      else unknownMessage("page -> audio worklet", e.data);
     };
   }
 

@@ -11,6 +11,7 @@ import { ThreadPool } from "./host/threads.js";
 import { mapUrl, urlMapOf } from "./host/io/urlmap.js";
 import { pageLoadId } from "./compat/sandbox-layout.js";
 import { hostWorker } from "./workers.js";
+import { FROM_THREAD, TO_HOST_WORKER, TO_INSTANCE, TO_IO, TO_PAGE, TO_THREAD, unknownMessage } from "./host/protocol.js";
 
 const MIME = "application/x-pnacl";
 const HOST = new URL("./host/", import.meta.url);
@@ -192,7 +193,11 @@ function withOptions(config, options) {
   return { ...config, ...options, urlMap: map };
 }
 
-class Instance {
+/**
+ * One running element: its instance worker, the host workers it made, its events.
+ * Exported for the unit tests of its message receivers (tests/unit/protocol.test.js).
+ */
+export class Instance {
   constructor(el, options = null) {
     this.el = el;
     this.options = options; // run(el, options)'s, over the page's config
@@ -222,7 +227,7 @@ class Instance {
       configurable: true,
       value: (data) => {
         if (this.ended) return;
-        if (this.worker) this.worker.postMessage({ t: "message", data });
+        if (this.worker) this.worker.postMessage({ t: TO_INSTANCE.MESSAGE, data });
         else this.pending.push(structuredClone(data));
       },
     });
@@ -289,10 +294,10 @@ class Instance {
     this.worker.onmessage = (e) => this.onMessage(e.data);
     this.worker.onerror = (e) => this.fail(`the host failed to load: ${e.message || "worker error"}`);
     this.worker.postMessage(
-      { t: "init", url: source.url, pexeUrl: source.pexeUrl, smallCode: config.smallCode === true, documentUrl, attrs, view, args: [src], canvas: offscreen, urlMap: config.urlMap ?? {}, refuseUnmapped: config.refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
+      { t: TO_INSTANCE.INIT, url: source.url, pexeUrl: source.pexeUrl, smallCode: config.smallCode === true, documentUrl, attrs, view, args: [src], canvas: offscreen, urlMap: config.urlMap ?? {}, refuseUnmapped: config.refuseUnmapped === true, pageUrl: document.baseURI, screen: [screen.width, screen.height] },
       offscreen ? [offscreen] : [],
     );
-    for (const data of this.pending.splice(0)) this.worker.postMessage({ t: "message", data });
+    for (const data of this.pending.splice(0)) this.worker.postMessage({ t: TO_INSTANCE.MESSAGE, data });
     this.watchView();
   }
 
@@ -317,9 +322,9 @@ class Instance {
     this.classes = { requested: 0, filtering: 0 };
     const wants = (cls) => (this.classes.requested | this.classes.filtering) & cls;
     const post = (ev) => {
-      if (this.worker && !this.ended) this.worker.postMessage({ t: "input", event: ev });
+      if (this.worker && !this.ended) this.worker.postMessage({ t: TO_INSTANCE.INPUT, event: ev });
     };
-    this.text = new TextInput(c, { send: post, wants, onFocus: (has) => this.worker?.postMessage({ t: "focus", has }) });
+    this.text = new TextInput(c, { send: post, wants, onFocus: (has) => this.worker?.postMessage({ t: TO_INSTANCE.FOCUS, has }) });
     const send = (e, ev) => {
       if (!this.worker || this.ended) return;
       // A class requested without filtering is the module's alone (Chrome did not bubble
@@ -406,7 +411,7 @@ class Instance {
       const s = JSON.stringify(v);
       if (s !== last) {
         last = s;
-        this.worker.postMessage({ t: "view", view: v });
+        this.worker.postMessage({ t: TO_INSTANCE.VIEW, view: v });
       }
     };
     if (typeof ResizeObserver === "function") new ResizeObserver(check).observe(this.box);
@@ -438,13 +443,13 @@ class Instance {
   /** Fullscreen and pointer lock as the module sees them (IsFullscreen, MouseLockLost). */
   watchPageStates(canvas) {
     document.addEventListener("fullscreenchange", () => {
-      this.worker?.postMessage({ t: "fullscreen-state", on: document.fullscreenElement === canvas });
+      this.worker?.postMessage({ t: TO_INSTANCE.FULLSCREEN_STATE, on: document.fullscreenElement === canvas });
     });
     let locked = false;
     document.addEventListener("pointerlockchange", () => {
       const now = document.pointerLockElement === canvas;
       // Lost without UnlockMouse (Escape, another window): the app is told, as in Chrome.
-      if (locked && !now && !this.unlocking) this.worker?.postMessage({ t: "mouse-lock-lost" });
+      if (locked && !now && !this.unlocking) this.worker?.postMessage({ t: TO_INSTANCE.MOUSE_LOCK_LOST });
       if (!now) this.unlocking = false;
       locked = now;
     });
@@ -460,15 +465,15 @@ class Instance {
     const w = hostWorker(new URL(m.script, HOST), `pexe2wasm ${m.script}`);
     this.children.set(m.id, w);
     if (m.script === "io-worker.js") this.io = w;
-    w.onerror = (e) => this.worker?.postMessage({ t: "worker-error", id: m.id, message: e.message || "" });
+    w.onerror = (e) => this.worker?.postMessage({ t: TO_INSTANCE.WORKER_ERROR, id: m.id, message: e.message || "" });
     const ch = new MessageChannel();
     // The first message (the module, its memory) goes with the port: Firefox cannot send a
     // WebAssembly.Module over a MessagePort. The IO worker is told this page load's id: the
     // temporary file system it shares with the page is emptied once per load
     // (compat/sandbox-layout.js).
     const init = m.script === "io-worker.js" ? { ...m.init, pageLoad: pageLoadId() } : m.init;
-    w.postMessage({ t: "parent", port: ch.port2, init }, [ch.port2, ...(m.transfer ?? [])]);
-    this.worker.postMessage({ t: "spawned", id: m.id, port: ch.port1 }, [ch.port1]);
+    w.postMessage({ t: TO_HOST_WORKER.PARENT, port: ch.port2, init }, [ch.port2, ...(m.transfer ?? [])]);
+    this.worker.postMessage({ t: TO_INSTANCE.SPAWNED, id: m.id, port: ch.port1 }, [ch.port1]);
   }
 
   /**
@@ -487,7 +492,7 @@ class Instance {
     this.pool = new ThreadPool(new Int32Array(m.hostSab), target, (slot) => this.startThread(slot));
     // Each worker that is up is counted, so a start that stalls says how far it got.
     let up = 0;
-    const progress = () => this.onMessage({ t: "progress", what: `thread-pool ${up}/${this.pool.target}` });
+    const progress = () => this.onMessage({ t: TO_PAGE.PROGRESS, what: `thread-pool ${up}/${this.pool.target}` });
     progress();
     const first = this.pool.starts().map((p) =>
       p.then(() => {
@@ -495,7 +500,7 @@ class Instance {
         progress();
       }),
     );
-    Promise.all(first).then(() => this.worker?.postMessage({ t: "threads-ready" }));
+    Promise.all(first).then(() => this.worker?.postMessage({ t: TO_INSTANCE.THREADS_READY }));
   }
 
   /**
@@ -516,131 +521,136 @@ class Instance {
         // Firefox fails the loads of workers still starting when the page navigates away,
         // between beforeunload and pagehide, with an error event: not the module's. So a
         // crash is told once the page is seen to stay.
-        setTimeout(() => leaving || this.ended || this.onMessage({ t: "crash", error, stack: "" }), 500);
+        setTimeout(() => leaving || this.ended || this.onMessage({ t: TO_PAGE.CRASH, error, stack: "" }), 500);
       };
       w.onmessage = (e) => this.onThreadMessage(key, e.data, resolve);
       const io = new MessageChannel();
-      this.io.postMessage({ t: "port", port: io.port2 }, [io.port2]);
+      this.io.postMessage({ t: TO_IO.PORT, port: io.port2 }, [io.port2]);
       const main = new MessageChannel();
-      this.worker.postMessage({ t: "thread-port", port: main.port1 }, [main.port1]);
+      this.worker.postMessage({ t: TO_INSTANCE.THREAD_PORT, port: main.port1 }, [main.port1]);
       const { module, memory, hostSab, args } = this.threadInit;
-      w.postMessage({ t: "init", module, memory, hostSab, args, slot, io: io.port1, main: main.port2 }, [io.port1, main.port2]);
+      w.postMessage({ t: TO_THREAD.INIT, module, memory, hostSab, args, slot, io: io.port1, main: main.port2 }, [io.port1, main.port2]);
     });
   }
 
   /** A thread worker's message; `ready` resolves its start. */
   onThreadMessage(key, m, ready) {
-    switch (m.t) {
-      case "ready":
+    switch (m?.t) {
+      case FROM_THREAD.READY:
         ready();
         break;
-      case "refill":
+      case TO_PAGE.REFILL:
         // A thread took a worker from the pool, or found it empty.
         if (!this.ended) this.pool.starts();
         break;
-      case "done":
+      case FROM_THREAD.DONE:
         // Its thread ended and its slot is free; the worker closes itself.
         this.children.get(key)?.terminate();
         this.children.delete(key);
         if (!this.ended) this.pool.starts();
         break;
-      case "exit":
-      case "crash":
+      case TO_PAGE.EXIT:
+      case TO_PAGE.CRASH:
         // The instance ends once, at the first.
         if (!this.ended) this.onMessage(m);
         break;
       default:
-        // What any thread tells the page.
-        this.onMessage(m);
+        // What any thread tells the page (onMessage reports a kind it does not know).
+        this.onMessage(m, "thread worker -> page");
         break;
     }
   }
 
-  onMessage(m) {
+  /**
+   * A host worker's message to the page.
+   * @param {any} m
+   * @param {string} [channel] the channel it came on, for an error
+   */
+  onMessage(m, channel = "host worker -> page") {
     const el = this.el;
-    switch (m.t) {
-      case "spawn":
+    switch (m?.t) {
+      case TO_PAGE.SPAWN:
         this.spawn(m);
         break;
-      case "threads":
+      case TO_PAGE.THREADS:
         this.startThreads(m);
         break;
-      case "refill":
+      case TO_PAGE.REFILL:
         // The main module thread took a worker from the pool, or found it empty.
         if (!this.ended) this.pool?.starts();
         break;
-      case "message":
+      case TO_PAGE.MESSAGE:
         if (this.early) this.early.push(m.data);
         else fire(el, "message", { data: m.data });
         break;
-      case "console":
+      case TO_PAGE.CONSOLE:
         console[["log", "info", "warn", "error"][m.level] ?? "log"](m.text);
         break;
-      case "output":
+      case TO_PAGE.OUTPUT:
         (m.fd === 2 ? console.warn : console.log)(m.text);
         break;
-      case "created":
+      case TO_PAGE.CREATED:
         this.info.didCreate = m.ok;
         break;
-      case "missing":
+      case TO_PAGE.MISSING:
         this.info.missing.push(m.name);
         note(`the app asked for ${m.name}, which the browser host lacks: it got NULL, as in a Chrome without it`, "warn");
         break;
-      case "input-request":
+      case TO_PAGE.INPUT_REQUEST:
         if (m.filtering) this.classes.filtering |= m.classes;
         else this.classes.requested |= m.classes;
         this.info.inputClasses = this.classes.requested | this.classes.filtering;
         this.text.sync();
         break;
-      case "input-clear":
+      case TO_PAGE.INPUT_CLEAR:
         this.classes.requested &= ~m.classes;
         this.classes.filtering &= ~m.classes;
         this.info.inputClasses = this.classes.requested | this.classes.filtering;
         this.text.sync();
         break;
       // PPB_TextInputController (host/ppb/text_input.js), from any of the module's threads.
-      case "text-input":
+      case TO_PAGE.TEXT_INPUT:
         this.text.setType(m.type);
         this.info.textInputType = m.type;
         break;
-      case "text-caret":
+      case TO_PAGE.TEXT_CARET:
         this.text.setCaret(m.rect);
         break;
-      case "text-cancel":
+      case TO_PAGE.TEXT_CANCEL:
         this.text.cancelComposition();
         break;
-      case "text-surrounding":
+      case TO_PAGE.TEXT_SURROUNDING:
         this.text.setSurrounding(m.text, m.caret, m.anchor);
         break;
-      case "cursor":
+      case TO_PAGE.CURSOR:
         this.canvas.style.cursor = cursorCss(m);
         break;
-      case "page-call":
-        pageCall(this.canvas, m, (result) => this.worker?.postMessage({ t: "page-reply", done: m.done, result }));
+      case TO_PAGE.PAGE_CALL:
+        pageCall(this.canvas, m, (result) => this.worker?.postMessage({ t: TO_INSTANCE.PAGE_REPLY, done: m.done, result }));
         break;
-      case "unlock-mouse":
+      case TO_PAGE.UNLOCK_MOUSE:
         this.unlocking = true;
         if (document.pointerLockElement === this.canvas) document.exitPointerLock();
         break;
-      case "fullscreen":
+      case TO_PAGE.FULLSCREEN:
         setFullscreen(this.canvas, m.on);
         break;
-      case "gamepad-start":
+      case TO_PAGE.GAMEPAD_START:
         this.stopGamepads = startGamepads(m.sab, m.at);
         break;
-      case "audio-start":
+      case TO_PAGE.AUDIO_START:
         (this.audio ??= new Map()).set(m.res, startAudio(m, new URL("audio-worklet.js", import.meta.url)));
         break;
-      case "audio-stop":
+      case TO_PAGE.AUDIO_STOP:
         this.audio?.get(m.res)?.stop();
         this.audio?.delete(m.res);
         break;
-      case "progress":
+      case TO_PAGE.PROGRESS:
         this.info.progress = m.what;
         el.readyState = 3;
         fire(el, "progress", { loaded: m.bytes ?? 0, total: m.total ?? m.bytes ?? 0 });
         break;
-      case "converted":
+      case TO_PAGE.CONVERTED:
         // Converted here (convert/converter.js), or from the cache of a visit before.
         this.info.source = m.source;
         note(
@@ -649,7 +659,7 @@ class Instance {
             : `${el.getAttribute("src")}: converted in the browser in ${Math.round(m.ms)} ms (${m.bytes} bytes)`,
         );
         break;
-      case "load": {
+      case TO_PAGE.LOAD: {
         this.info.state = "running";
         el.readyState = 4;
         fire(el, "load");
@@ -659,24 +669,28 @@ class Instance {
         for (const data of early) fire(el, "message", { data });
         break;
       }
-      case "error":
+      case TO_PAGE.ERROR:
         this.fail(m.error);
         break;
-      case "exit":
+      case TO_PAGE.EXIT:
         // NaCl reported a module's exit, whatever its status, as a crash.
         el.exitStatus = m.code;
         el.lastError = `the module exited with status ${m.code}`;
         this.stop();
         fire(el, "crash");
         break;
-      case "crash":
+      case TO_PAGE.CRASH:
         el.exitStatus = -1;
         el.lastError = m.error;
         note(`the module crashed: ${m.error}\n${m.stack ?? ""}`, "error");
         this.stop();
         fire(el, "crash");
         break;
+      case TO_PAGE.INPUT_HANDLED:
+        // HandleInputEvent's answer: the page's event already went its way.
+        break;
       default:
+        unknownMessage(channel, m?.t);
         break;
     }
   }

@@ -3,6 +3,8 @@
 // the module's side is host/ppb/page.js). Kept apart from embed.js so a test page can
 // drive it alone.
 
+import { TO_AUDIO_WORKLET } from "./host/protocol.js";
+
 // PP_MouseCursor_Type -> CSS (ppb_mouse_cursor.h order; CUSTOM is -1).
 const CURSORS = [
   "default", "crosshair", "pointer", "text", "wait", "help", "e-resize", "n-resize", "ne-resize",
@@ -92,7 +94,7 @@ export function startAudio(m, workletUrl) {
     ready,
     stop() {
       stopped = true;
-      node?.port.postMessage("stop");
+      node?.port.postMessage(TO_AUDIO_WORKLET.STOP);
       node?.disconnect();
       ctx.close();
     },

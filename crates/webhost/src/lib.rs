@@ -58,6 +58,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/mem.js",
     "host/parent.js",
     "host/ppp.js",
+    "host/protocol.js",
     "host/registry.js",
     "host/resources.js",
     "host/shared.js",

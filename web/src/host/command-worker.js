@@ -6,13 +6,14 @@
 
 import { Mem } from "./mem.js";
 import { Exit, wasiImports } from "./wasi.js";
+import { FROM_COMMAND } from "./protocol.js";
 
 self.onmessage = async (e) => {
   const { bytes, args } = e.data;
   // wasi.js reads memory through `cx.mem`; the memory is the instance's export, known only
   // once instantiated, so the view is made now and pointed at it then.
   const mem = Object.create(Mem.prototype);
-  const cx = { mem, args: args ?? ["program"], output: (fd, text) => self.postMessage({ t: "output", fd, text }) };
+  const cx = { mem, args: args ?? ["program"], output: (fd, text) => self.postMessage({ t: FROM_COMMAND.OUTPUT, fd, text }) };
   try {
     const module = await WebAssembly.compile(bytes);
     if (WebAssembly.Module.imports(module).some((i) => i.kind === "memory")) {
@@ -33,8 +34,8 @@ self.onmessage = async (e) => {
       code = err.code;
     }
     wasi.flush();
-    self.postMessage({ t: "exit", code });
+    self.postMessage({ t: FROM_COMMAND.EXIT, code });
   } catch (err) {
-    self.postMessage({ t: "error", error: String(err?.message ?? err) });
+    self.postMessage({ t: FROM_COMMAND.ERROR, error: String(err?.message ?? err) });
   }
 };

@@ -30,6 +30,7 @@ import * as video from "./ppb/video.js";
 import * as websocket from "./ppb/websocket.js";
 import * as view from "./ppb/view.js";
 import { COMPLETION_CALLBACKS, PP_COMPLETIONCALLBACK_FLAG, PP_ERROR as E } from "./contract.js";
+import { IO_OP, REPLY_TO, TO_IO_PORT, TO_MAIN, TO_PAGE } from "./protocol.js";
 
 export const MODULE = 1;
 export const INSTANCE = 2;
@@ -88,10 +89,10 @@ export class Context {
   }
 
   console(level, text) {
-    this.toPage({ t: "console", level, text });
+    this.toPage({ t: TO_PAGE.CONSOLE, level, text });
   }
   output(fd, text) {
-    this.toPage({ t: "output", fd, text });
+    this.toPage({ t: TO_PAGE.OUTPUT, fd, text });
   }
 
   /** The main thread's message loop (made by the instance worker at start). */
@@ -131,13 +132,13 @@ export class Context {
     const id = ++this.ioSeq;
     if (func === 0) {
       Atomics.store(this.cell, 0, 0);
-      this.ioPort.postMessage({ id, op, a, reply: { to: "cell" } });
+      this.ioPort.postMessage({ t: TO_IO_PORT.REQUEST, id, op, a, reply: { to: REPLY_TO.CELL } });
       while (Atomics.load(this.cell, 0) === 0) Atomics.wait(this.cell, 0, 0);
       return finish(this.cell[1], this.takePayload(this.cell[2] >>> 0, this.cell[3]));
     }
     this.ioPending.set(id, (r, payload) => this.runCallback(func, userData, finish(r, payload)));
-    const reply = this.isMain ? { to: "port" } : { to: "loop", loop: this.currentLoop };
-    this.ioPort.postMessage({ id, op, a, reply });
+    const reply = this.isMain ? { to: REPLY_TO.PORT } : { to: REPLY_TO.LOOP, loop: this.currentLoop };
+    this.ioPort.postMessage({ t: TO_IO_PORT.REQUEST, id, op, a, reply });
     return E.COMPLETIONPENDING;
   }
 
@@ -159,7 +160,7 @@ export class Context {
   ioAsync(op, a, finish) {
     const id = ++this.ioSeq;
     this.ioPending.set(id, finish);
-    this.ioPort.postMessage({ id, op, a, reply: { to: "port" } });
+    this.ioPort.postMessage({ t: TO_IO_PORT.REQUEST, id, op, a, reply: { to: REPLY_TO.PORT } });
   }
 
   /**
@@ -173,13 +174,13 @@ export class Context {
     const userData = this.mem.u32(cbPtr + 4);
     if (func === 0) return this.isMain ? E.BLOCKS_MAIN_THREAD : E.NOTSUPPORTED;
     if (!this.isMain && !this.currentLoop) return E.NO_MESSAGE_LOOP;
-    this.toPage({ t: "page-call", what, done: { loop: this.isMain ? 0 : this.currentLoop, func, userData } });
+    this.toPage({ t: TO_PAGE.PAGE_CALL, what, done: { loop: this.isMain ? 0 : this.currentLoop, func, userData } });
     return E.COMPLETIONPENDING;
   }
 
   /** A request with no answer (FileIO.Close). */
   ioTell(op, a) {
-    this.ioPort?.postMessage({ id: 0, op, a, reply: null });
+    this.ioPort?.postMessage({ t: TO_IO_PORT.REQUEST, id: 0, op, a, reply: null });
   }
 
   /** The IO worker's answer to request `id` arrived (port or message loop). */
@@ -234,7 +235,7 @@ export class Context {
     if (this.isMain) {
       this.schedule(() => this.runCallback(func, userData, result), delay);
     } else {
-      this.toMain({ t: "call", func, userData, result, delay });
+      this.toMain({ t: TO_MAIN.CALL, func, userData, result, delay });
     }
   }
 
@@ -248,7 +249,7 @@ export class Context {
    * loop is free whatever this thread or the main one is doing.
    */
   refillThreads() {
-    this.toPage({ t: "refill" });
+    this.toPage({ t: TO_PAGE.REFILL });
   }
 
   /** Drops a reference to a resource; the last one frees what it held. */
@@ -263,7 +264,7 @@ export class Context {
       gl.forgetContext(this, res);
       if (this.gfx.bound === res) this.gfx.bound = 0;
     } else if (gone.kind === KIND.FILE_IO) {
-      this.ioTell("ioClose", [res]);
+      this.ioTell(IO_OP.IO_CLOSE, [res]);
     } else if (gone.kind === KIND.FILE_REF) {
       files.freeRef(this, gone.fields);
     } else if (gone.kind === KIND.MESSAGE_LOOP) {
@@ -273,7 +274,7 @@ export class Context {
     } else if (gone.kind === KIND.AUDIO) {
       audio.freeAudio(this, gone.fields);
     } else if (gone.kind === KIND.WEBSOCKET) {
-      this.ioTell("wsForget", [res]);
+      this.ioTell(IO_OP.WS_FORGET, [res]);
     } else if (gone.kind === KIND.VIDEO_DECODER) {
       video.forgetDecoder(this, res);
     } else if (gone.kind === KIND.INPUT_EVENT) {
@@ -283,11 +284,11 @@ export class Context {
 
   requestInput(instance, classes, filtering) {
     if (instance !== this.instance) return E.BADARGUMENT;
-    this.toPage({ t: "input-request", classes: classes >>> 0, filtering });
+    this.toPage({ t: TO_PAGE.INPUT_REQUEST, classes: classes >>> 0, filtering });
     return E.OK;
   }
   clearInput(instance, classes) {
-    if (instance === this.instance) this.toPage({ t: "input-clear", classes: classes >>> 0 });
+    if (instance === this.instance) this.toPage({ t: TO_PAGE.INPUT_CLEAR, classes: classes >>> 0 });
   }
 
   /** `pexe2wasm_ppapi.get_interface(name, len)`. */
@@ -296,7 +297,7 @@ export class Context {
     const offered = this.registry.offers(s);
     if (!offered && !this.asked.has(s)) {
       this.asked.add(s);
-      this.toPage({ t: "missing", name: s });
+      this.toPage({ t: TO_PAGE.MISSING, name: s });
     }
     return offered ? 1 : 0;
   }

@@ -15,6 +15,7 @@ import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, 
 import { Exit } from "./wasi.js";
 import { importedMemory } from "./wasm-info.js";
 import { convertedModule } from "../convert/converter.js";
+import { FROM_IO, FROM_IO_PORT, isKind, TO_INSTANCE, TO_IO, TO_MAIN, TO_PAGE, unknownMessage } from "./protocol.js";
 
 /** Unwinds `_start` once the instance is up; caught below, never an error. */
 class StartUnwind extends Error {}
@@ -59,9 +60,9 @@ function guarded(f) {
 }
 
 function fail(e) {
-  if (e instanceof Exit) end({ t: "exit", code: e.code });
-  else if (e instanceof ThreadExit) end({ t: "exit", code: 0 });
-  else end({ t: "crash", error: String(e?.message ?? e), stack: String(e?.stack ?? "") });
+  if (e instanceof Exit) end({ t: TO_PAGE.EXIT, code: e.code });
+  else if (e instanceof ThreadExit) end({ t: TO_PAGE.EXIT, code: 0 });
+  else end({ t: TO_PAGE.CRASH, error: String(e?.message ?? e), stack: String(e?.stack ?? "") });
 }
 
 function deliverMessage(data) {
@@ -92,7 +93,7 @@ function handleInput(e) {
   try {
     const handle = cx.mem.u32(state.ppp.inputEvent);
     const handled = cx.exports.__ppp_call_ii_i(handle, INSTANCE, res);
-    toPage({ t: "input-handled", seq: e.seq, handled: handled !== 0 });
+    toPage({ t: TO_PAGE.INPUT_HANDLED, seq: e.seq, handled: handled !== 0 });
   } finally {
     cx.releaseResource(res);
   }
@@ -122,7 +123,7 @@ function onStart(cx, init, _shutdown, gi) {
   Atomics.store(cx.h, MAIN_LOOP, cx.res.create(KIND.MESSAGE_LOOP));
   const r = ex.__ppp_initialize_module(init, MODULE);
   if (r !== 0) {
-    end({ t: "error", error: `the app's PPP_InitializeModule failed (${r})` });
+    end({ t: TO_PAGE.ERROR, error: `the app's PPP_InitializeModule failed (${r})` });
     throw new StartUnwind();
   }
   const ppp = { instance10: false };
@@ -132,7 +133,7 @@ function onStart(cx, init, _shutdown, gi) {
     ppp.instance10 = ppp.instance !== 0;
   }
   if (!ppp.instance) {
-    end({ t: "error", error: "the app offers no PPP_Instance, so no instance can be made" });
+    end({ t: TO_PAGE.ERROR, error: "the app offers no PPP_Instance, so no instance can be made" });
     throw new StartUnwind();
   }
   ppp.messaging = pppInterface(cx.frames, ex, gi, "PPP_Messaging;1.0");
@@ -153,15 +154,15 @@ function onStart(cx, init, _shutdown, gi) {
     [ppp.didCreate, space.size, 4 | 8, INSTANCE, n, 0, 4 * n],
     space.fill,
   );
-  toPage({ t: "created", ok: !!created });
+  toPage({ t: TO_PAGE.CREATED, ok: !!created });
   if (!created) {
-    end({ t: "error", error: "the app's DidCreate returned false: the instance failed to start" });
+    end({ t: TO_PAGE.ERROR, error: "the app's DidCreate returned false: the instance failed to start" });
     throw new StartUnwind();
   }
   changeView(state.initialView);
   ex.__ppp_call_ii_v(ppp.didChangeFocus, INSTANCE, 0);
   state.started = true;
-  toPage({ t: "load" });
+  toPage({ t: TO_PAGE.LOAD });
   if (state.documentUrl) handleDocumentLoad(cx, ppp);
   throw new StartUnwind();
 }
@@ -202,17 +203,17 @@ function spawnWorker(script, init, transfer, onError) {
   const id = nextSpawn++;
   return new Promise((resolve) => {
     spawns.set(id, { resolve, onError });
-    toPage({ t: "spawn", id, script, init, transfer }, transfer);
+    toPage({ t: TO_PAGE.SPAWN, id, script, init, transfer }, transfer);
   });
 }
 
 /** Answers from the page about the workers it created; false for any other message. */
 function onSpawnMessage(m) {
-  if (m.t === "spawned") {
+  if (m.t === TO_INSTANCE.SPAWNED) {
     spawns.get(m.id)?.resolve({ id: m.id, port: m.port });
     return true;
   }
-  if (m.t === "worker-error") {
+  if (m.t === TO_INSTANCE.WORKER_ERROR) {
     spawns.get(m.id)?.onError(m.message);
     return true;
   }
@@ -222,21 +223,43 @@ function onSpawnMessage(m) {
 function startIoWorker(module, memory, hostSab, net) {
   return new Promise((resolve, reject) => {
     const onError = (msg) => reject(new Error(msg || "the IO worker failed to load"));
-    const init = { t: "init", module, memory, hostSab, ...net };
+    const init = { t: TO_IO.INIT, module, memory, hostSab, ...net };
     spawnWorker("io-worker.js", init, [], onError).then(({ port }) => {
       state.io = port;
-      port.onmessage = (e) => {
-        if (e.data.t === "ready") resolve();
-        else if (e.data.t === "page") toPage(e.data.msg);
-      };
+      port.onmessage = (e) => onIoMessage(e.data, resolve);
     });
   });
+}
+
+/** The IO worker's message on its parent line; `ready` resolves its start. */
+export function onIoMessage(m, ready) {
+  switch (m?.t) {
+    case FROM_IO.READY:
+      ready();
+      break;
+    case FROM_IO.PAGE:
+      toPage(m.msg);
+      break;
+    case FROM_IO.CRASH:
+      // The IO worker could not read a message: the instance cannot go on.
+      end(m);
+      break;
+    default:
+      unknownMessage("IO worker -> instance worker", m?.t);
+      break;
+  }
+}
+
+/** The IO worker's answer on the main module thread's port. */
+export function onIoAnswer(m) {
+  if (m?.t === FROM_IO_PORT.IO) guarded(() => state.cx.finishIo(m.id, m.r, m.addr, m.len));
+  else unknownMessage("IO worker -> module thread", m?.t);
 }
 
 /** A new port to the IO worker, for a module thread. */
 function ioPort() {
   const ch = new MessageChannel();
-  state.io.postMessage({ t: "port", port: ch.port2 }, [ch.port2]);
+  state.io.postMessage({ t: TO_IO.PORT, port: ch.port2 }, [ch.port2]);
   return ch.port1;
 }
 
@@ -245,17 +268,18 @@ function ioPort() {
  * what must run on the main module thread. The messages wait on the port while module code
  * holds this worker's event loop.
  */
-function onThreadMessage(m) {
-  switch (m.t) {
-    case "call":
+export function onThreadMessage(m) {
+  switch (m?.t) {
+    case TO_MAIN.CALL:
       setTimeout(() => guarded(() => state.cx.runCallback(m.func, m.userData, m.result)), m.delay);
       break;
-    case "frame":
+    case TO_MAIN.FRAME:
       // A Graphics3D or Graphics2D frame drawn on a module thread (ppb/gl.js, ppb/graphics.js).
       if (!state.ended) state.cx.gfx.show3d(m.res, m.bitmap, m.scaled !== false);
       m.bitmap.close();
       break;
     default:
+      unknownMessage("module thread -> main module thread", m?.t);
       break;
   }
 }
@@ -270,7 +294,7 @@ async function preconverted(url) {
   const streamed = WebAssembly.compileStreaming(resp.clone()).catch(() => null);
   const bytes = await resp.arrayBuffer();
   if (!importedMemory(bytes)?.shared) throw new Error(`${url} is not a converted Pepper module (no shared memory import)`);
-  toPage({ t: "progress", what: "compile", bytes: bytes.byteLength });
+  toPage({ t: TO_PAGE.PROGRESS, what: "compile", bytes: bytes.byteLength });
   return { module: (await streamed) ?? (await WebAssembly.compile(bytes)), bytes };
 }
 
@@ -278,9 +302,9 @@ async function preconverted(url) {
 async function convertHere(m) {
   const got = await convertedModule(m.pexeUrl, {
     smallCode: m.smallCode === true,
-    progress: (p) => toPage({ t: "progress", what: p.what, bytes: p.loaded, total: p.total }),
+    progress: (p) => toPage({ t: TO_PAGE.PROGRESS, what: p.what, bytes: p.loaded, total: p.total }),
   });
-  toPage({ t: "converted", source: got.source, ms: got.ms, bytes: got.bytes.byteLength });
+  toPage({ t: TO_PAGE.CONVERTED, source: got.source, ms: got.ms, bytes: got.bytes.byteLength });
   return got;
 }
 
@@ -292,11 +316,11 @@ async function init(m) {
   state.threadsReady = new Promise((resolve) => {
     state.onThreadsReady = resolve;
   });
-  toPage({ t: "progress", what: "fetch" });
+  toPage({ t: TO_PAGE.PROGRESS, what: "fetch" });
   const { module, bytes } = m.pexeUrl ? await convertHere(m) : await preconverted(m.url);
   const mt = importedMemory(bytes);
   if (!mt || !mt.shared) throw new Error(`${m.pexeUrl ?? m.url} is not a converted Pepper module (no shared memory import)`);
-  toPage({ t: "progress", what: "compiled" });
+  toPage({ t: TO_PAGE.PROGRESS, what: "compiled" });
   const maximum = Math.max(mt.min, Math.min(mt.max ?? 65536, m.maxPages ?? 16384));
   const memory = new WebAssembly.Memory({ initial: mt.min, maximum, shared: true });
   const hostSab = createSharedBlock();
@@ -308,26 +332,23 @@ async function init(m) {
   state.cx = cx;
   cx.gfx.canvas = m.canvas ?? null;
   cx.schedule = (f, delay) => setTimeout(() => guarded(f), delay);
-  toPage({ t: "progress", what: "io-worker" });
+  toPage({ t: TO_PAGE.PROGRESS, what: "io-worker" });
   await startIoWorker(module, memory, hostSab, { urlMap: m.urlMap ?? {}, pageUrl: m.pageUrl, refuseUnmapped: !!m.refuseUnmapped });
   cx.ioPort = ioPort();
-  cx.ioPort.onmessage = (e) => {
-    const a = e.data;
-    if (a.t === "io") guarded(() => cx.finishIo(a.id, a.r, a.addr, a.len));
-  };
+  cx.ioPort.onmessage = (e) => onIoAnswer(e.data);
   // The page starts the thread pool and keeps it full from then on (embed.js): everything
   // a thread worker's start needs is in this message, so no refill waits for this
   // worker's event loop. The module starts once the first workers are ready.
-  toPage({ t: "threads", module, memory, hostSab, args: state.args });
+  toPage({ t: TO_PAGE.THREADS, module, memory, hostSab, args: state.args });
   await state.threadsReady;
-  toPage({ t: "progress", what: "instantiate" });
+  toPage({ t: TO_PAGE.PROGRESS, what: "instantiate" });
   const instance = await WebAssembly.instantiate(module, cx.imports(module));
   cx.setExports(instance.exports);
-  toPage({ t: "progress", what: "start" });
+  toPage({ t: TO_PAGE.PROGRESS, what: "start" });
   try {
     /** @type {() => void} */ (instance.exports._start)();
     // _start returned: the app's main ended without ever starting an instance.
-    end({ t: "exit", code: 0 });
+    end({ t: TO_PAGE.EXIT, code: 0 });
   } catch (e) {
     if (!(e instanceof StartUnwind)) return fail(e);
   }
@@ -341,47 +362,52 @@ function onPage(m) {
     return;
   }
   switch (m.t) {
-    case "message":
+    case TO_INSTANCE.MESSAGE:
       guarded(() => deliverMessage(m.data));
       break;
-    case "view":
+    case TO_INSTANCE.VIEW:
       guarded(() => changeView(m.view));
       break;
-    case "input":
+    case TO_INSTANCE.INPUT:
       guarded(() => handleInput(m.event));
       break;
-    case "page-reply": {
+    case TO_INSTANCE.PAGE_REPLY: {
       // A page call's answer (ppb/page.js): the callback on its thread.
       const d = m.done;
       if (d.loop === 0) guarded(() => state.cx.runCallback(d.func, d.userData, m.result));
       else post(state.cx, d.loop, d.func, d.userData, m.result, 0);
       break;
     }
-    case "fullscreen-state":
+    case TO_INSTANCE.FULLSCREEN_STATE:
       Atomics.store(state.cx.h, FULLSCREEN, m.on ? 1 : 0);
       break;
-    case "mouse-lock-lost":
+    case TO_INSTANCE.MOUSE_LOCK_LOST:
       // PPP_MouseLock;1.0 MouseLockLost(instance), if the app has it.
       if (state.ppp.mouseLock) guarded(() => state.cx.exports.__ppp_call_i_v(state.cx.mem.u32(state.ppp.mouseLock), INSTANCE));
       break;
-    case "focus":
+    case TO_INSTANCE.FOCUS:
       guarded(() => state.cx.exports.__ppp_call_ii_v(state.ppp.didChangeFocus, INSTANCE, m.has ? 1 : 0));
       break;
     default:
+      unknownMessage("page -> instance worker", m?.t);
       break;
   }
 }
 
-self.onmessage = (e) => {
-  const m = e.data;
+/** The page's message to this worker. */
+export function onPageMessage(m) {
+  // An unknown kind is told now, not when the instance is up (onPage queues until then).
+  if (!isKind(TO_INSTANCE, m?.t)) return unknownMessage("page -> instance worker", m?.t);
   if (onSpawnMessage(m)) return;
-  if (m.t === "thread-port") {
+  if (m.t === TO_INSTANCE.THREAD_PORT) {
     m.port.onmessage = (ev) => onThreadMessage(ev.data);
-  } else if (m.t === "threads-ready") {
+  } else if (m.t === TO_INSTANCE.THREADS_READY) {
     state.onThreadsReady?.();
-  } else if (m.t === "init") {
-    init(m).catch((err) => end({ t: "error", error: String(err?.message ?? err) }));
+  } else if (m.t === TO_INSTANCE.INIT) {
+    init(m).catch((err) => end({ t: TO_PAGE.ERROR, error: String(err?.message ?? err) }));
   } else {
     onPage(m);
   }
-};
+}
+
+self.onmessage = (e) => onPageMessage(e.data);

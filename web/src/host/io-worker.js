@@ -17,6 +17,7 @@ import { Sockets } from "./io/websocket.js";
 import { ITEM_FINISH, post } from "./ppb/message_loop.js";
 import { parentLine } from "./parent.js";
 import { PP_FILESYSTEMTYPE as FS_TYPE } from "./contract.js";
+import { FROM_IO, FROM_IO_PORT, IO_OP, isKind, REPLY_TO, TO_IO, TO_IO_PORT, unknownMessage } from "./protocol.js";
 
 const encoder = new TextEncoder();
 
@@ -93,27 +94,27 @@ function writeInfo(ptr, info, type) {
 /** Runs one request: [result, payload bytes or null], or a promise of it. */
 function run(op, a) {
   switch (op) {
-    case "wsConnect":
+    case IO_OP.WS_CONNECT:
       if (refuseUnmapped && mapUrl(a[1], urlMap) === a[1] && new URL(a[1]).host !== new URL(pageUrl).host) {
         cx.console("warning", `pexe2wasm: WebSocket refused ${a[1]} (PP_ERROR_NOACCESS): another host than the page's, and this page reaches other hosts only through its URL map (pexe2wasm web --refuse-unmapped)`);
         return [ERR.NOACCESS, null];
       }
       return sockets.connect(a[0], a[1], a[2]);
-    case "wsRecv":
+    case IO_OP.WS_RECV:
       return sockets.receive(a[0]);
-    case "wsSend":
+    case IO_OP.WS_SEND:
       return sockets.send(a[0], a[1], a[2]);
-    case "wsClose":
+    case IO_OP.WS_CLOSE:
       return sockets.close(a[0], a[1], a[2]);
-    case "wsForget":
+    case IO_OP.WS_FORGET:
       return sockets.forget(a[0]);
-    case "urlOpen":
+    case IO_OP.URL_OPEN:
       return loaders.open(a[0], a[1]);
-    case "urlRead":
+    case IO_OP.URL_READ:
       return loaders.read(a[0], cx.mem, a[1], a[2]);
-    case "urlClose":
+    case IO_OP.URL_CLOSE:
       return loaders.close(a[0]);
-    case "fsOpen":
+    case IO_OP.FS_OPEN:
       return [a[0] === FS_TYPE.EXTERNAL ? ERR.NOACCESS : systems.has(a[0]) ? ERR.OK : ERR.FAILED, null];
     default:
       break;
@@ -125,28 +126,28 @@ function run(op, a) {
 async function fileOp(op, a) {
   const fsOf = (type) => systems.get(type) ?? null;
   switch (op) {
-    case "refMkdir":
+    case IO_OP.REF_MKDIR:
       return fsOf(a[0])?.mkdir(a[1], a[2]) ?? ERR.FAILED;
-    case "refTouch":
+    case IO_OP.REF_TOUCH:
       return fsOf(a[0])?.touch(a[1], a[2], a[3]) ?? ERR.FAILED;
-    case "refDelete":
+    case IO_OP.REF_DELETE:
       return fsOf(a[0])?.remove(a[1]) ?? ERR.FAILED;
-    case "refRename":
+    case IO_OP.REF_RENAME:
       return fsOf(a[0])?.rename(a[1], a[2]) ?? ERR.FAILED;
-    case "refQuery": {
+    case IO_OP.REF_QUERY: {
       const info = await fsOf(a[0])?.query(a[1]);
       if (info === undefined) return ERR.FAILED;
       if (typeof info === "number") return info;
       writeInfo(a[2], info, a[0]);
       return ERR.OK;
     }
-    case "refList": {
+    case IO_OP.REF_LIST: {
       const list = await fsOf(a[0])?.list(a[1]);
       if (list === undefined) return ERR.FAILED;
       if (typeof list === "number") return list;
       return [ERR.OK, encoder.encode(JSON.stringify(list))];
     }
-    case "ioOpen": {
+    case IO_OP.IO_OPEN: {
       const [res, type, path, flags] = a;
       const fs = fsOf(type);
       if (!fs) return ERR.FAILED;
@@ -155,7 +156,7 @@ async function fileOp(op, a) {
       open.set(res, { file, flags, type, fs });
       return ERR.OK;
     }
-    case "ioClose": {
+    case IO_OP.IO_CLOSE: {
       const f = open.get(a[0]);
       open.delete(a[0]);
       return f ? f.fs.close(f.file) : ERR.OK;
@@ -167,35 +168,35 @@ async function fileOp(op, a) {
   if (!f) return ERR.FAILED;
   const { fs, file } = f;
   switch (op) {
-    case "ioQuery": {
+    case IO_OP.IO_QUERY: {
       const info = await fs.info(file);
       if (typeof info === "number") return info;
       writeInfo(a[1], info, f.type);
       return ERR.OK;
     }
-    case "ioTouch":
+    case IO_OP.IO_TOUCH:
       return fs.touchFile(file, a[1], a[2]);
-    case "ioRead": {
+    case IO_OP.IO_READ: {
       if (!(f.flags & 1)) return ERR.NOACCESS;
       const bytes = await fs.read(file, a[1], a[3]);
       if (typeof bytes === "number") return bytes;
       cx.mem.write(a[2], bytes);
       return bytes.length;
     }
-    case "ioReadToArray": {
+    case IO_OP.IO_READ_TO_ARRAY: {
       if (!(f.flags & 1)) return ERR.NOACCESS;
       const bytes = await fs.read(file, a[1], a[2]);
       return typeof bytes === "number" ? bytes : [bytes.length, bytes];
     }
-    case "ioWrite": {
+    case IO_OP.IO_WRITE: {
       if (!(f.flags & (2 | 32))) return ERR.NOACCESS;
       // A copy: the module's memory is shared, and a handle may refuse a shared view.
       return fs.write(file, f.flags & 32 ? null : a[1], cx.mem.bytes(a[2], a[3]).slice());
     }
-    case "ioSetLength":
+    case IO_OP.IO_SET_LENGTH:
       if (!(f.flags & 2)) return ERR.NOACCESS;
       return fs.setLength(file, a[1]);
-    case "ioFlush":
+    case IO_OP.IO_FLUSH:
       return fs.flush(file);
     default:
       return ERR.FAILED;
@@ -210,39 +211,53 @@ function place(bytes) {
   return [addr, bytes.length];
 }
 
-async function answer(port, m) {
+export async function answer(port, m) {
   let r;
   let payload = null;
   try {
-    [r, payload] = await run(m.op, m.a);
+    if (isKind(IO_OP, m.op)) {
+      [r, payload] = await run(m.op, m.a);
+    } else {
+      // Answered (FAILED), so a caller that waits is not left waiting.
+      unknownMessage("IO request op", m.op);
+      r = ERR.FAILED;
+    }
   } catch (e) {
     console.error(`pexe2wasm io: ${m.op}: ${e?.stack ?? e}`);
     r = ERR.FAILED;
   }
   if (!m.reply) return;
   const [addr, len] = place(payload);
-  if (m.reply.to === "port") {
-    port.postMessage({ t: "io", id: m.id, r, addr, len });
-  } else if (m.reply.to === "cell") {
+  if (m.reply.to === REPLY_TO.PORT) {
+    port.postMessage({ t: FROM_IO_PORT.IO, id: m.id, r, addr, len });
+  } else if (m.reply.to === REPLY_TO.CELL) {
     const cell = port.cell;
     Atomics.store(cell, 1, r);
     Atomics.store(cell, 2, addr);
     Atomics.store(cell, 3, len);
     Atomics.store(cell, 0, 1);
     Atomics.notify(cell, 0);
-  } else if (m.reply.to === "loop") {
+  } else if (m.reply.to === REPLY_TO.LOOP) {
     post(cx, m.reply.loop, m.id, 0, r, 0, { kind: ITEM_FINISH, words: [addr, len] });
   }
 }
 
-const toParent = parentLine(async (m) => {
-  if (m.t === "init") {
+/** A module thread's message on its port `port`. */
+export function onPortMessage(port, q) {
+  if (q?.t === TO_IO_PORT.HELLO) port.cell = new Int32Array(q.cell);
+  else if (q?.t === TO_IO_PORT.REQUEST) answer(port, q);
+  else unknownMessage("module thread -> IO worker", q?.t);
+}
+
+/** The instance worker's message (or the page's: a thread worker's port). */
+export async function onParentMessage(m) {
+  if (m?.t === TO_IO.INIT) {
     const ctx = new Context({
       isMain: false,
       tid: -1,
       memory: m.memory,
       hostSab: m.hostSab,
-      toPage: (msg) => toParent({ t: "page", msg }),
+      toPage: (msg) => toParent({ t: FROM_IO.PAGE, msg }),
       toMain: (msg) => toParent(msg),
       args: ["io"],
     });
@@ -256,13 +271,13 @@ const toParent = parentLine(async (m) => {
     pageUrl = m.pageUrl ?? self.location.href;
     loaders = new Loaders(ctx.h, ctx.res, pageUrl, urlMap, note, refuseUnmapped);
     await openFileSystems(note, m.pageLoad);
-    toParent({ t: "ready" });
-  } else if (m.t === "port") {
+    toParent({ t: FROM_IO.READY });
+  } else if (m?.t === TO_IO.PORT) {
     const port = m.port;
-    port.onmessage = (ev) => {
-      const q = ev.data;
-      if (q.t === "hello") port.cell = new Int32Array(q.cell);
-      else answer(port, q);
-    };
+    port.onmessage = (ev) => onPortMessage(port, ev.data);
+  } else {
+    unknownMessage("instance worker -> IO worker", m?.t);
   }
-});
+}
+
+const toParent = parentLine(onParentMessage);

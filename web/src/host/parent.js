@@ -2,11 +2,13 @@
 // because Firefox sometimes hangs for good inside a worker's `new Worker` (decision 0017).
 // The IO worker is asked for by the instance worker (`spawn` in instance-worker.js): the
 // page hands it a MessagePort to the instance worker, with the first message in the same
-// post ({t: "parent", port, init}): Firefox cannot send a WebAssembly.Module over a
-// MessagePort, so the module and memory come from the page. Without a "parent" message
+// post (TO_HOST_WORKER.PARENT: {t, port, init}): Firefox cannot send a WebAssembly.Module
+// over a MessagePort, so the module and memory come from the page. Without that message
 // (a thread worker, whose parent is the page; a test harness that created the worker
 // itself), the line is `self`; messages the page posts to the worker itself (the IO
 // worker's ports for thread workers) reach the handler too.
+
+import { TO_HOST_WORKER, TO_PAGE } from "./protocol.js";
 
 /**
  * Calls `handler(message)` for each message from the parent; returns the function that
@@ -17,7 +19,7 @@ export function parentLine(handler) {
   let parent = /** @type {MessagePort} */ (/** @type {unknown} */ (self));
   const postToParent = (msg, transfer = []) => parent.postMessage(msg, transfer);
   self.onmessage = (e) => {
-    if (e.data?.t === "parent") {
+    if (e.data?.t === TO_HOST_WORKER.PARENT) {
       parent = e.data.port;
       parent.onmessage = (ev) => handler(ev.data);
       handler(e.data.init);
@@ -25,7 +27,8 @@ export function parentLine(handler) {
     }
     handler(e.data);
   };
-  // A message that cannot be read here would otherwise vanish and leave the parent waiting.
-  self.onmessageerror = () => postToParent({ t: "crash", error: "a host worker could not read a message from the host", stack: "" });
+  // A message that cannot be read here would otherwise vanish and leave the parent waiting
+  // (a crash: the page reads it as TO_PAGE.CRASH, the instance worker as FROM_IO.CRASH).
+  self.onmessageerror = () => postToParent({ t: TO_PAGE.CRASH, error: "a host worker could not read a message from the host", stack: "" });
   return postToParent;
 }

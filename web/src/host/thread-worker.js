@@ -15,9 +15,10 @@ import { Context, ThreadExit } from "./context.js";
 import { releaseSlot, waitForThread } from "./threads.js";
 import { Exit } from "./wasi.js";
 import { parentLine } from "./parent.js";
+import { FROM_THREAD, TO_IO_PORT, TO_PAGE, TO_THREAD, unknownMessage } from "./protocol.js";
 
 const toPage = parentLine(async (m) => {
-  if (m.t !== "init") return;
+  if (m?.t !== TO_THREAD.INIT) return unknownMessage("page -> thread worker", m?.t);
   const main = m.main;
   let cx;
   try {
@@ -34,10 +35,10 @@ const toPage = parentLine(async (m) => {
     cx.ioPort = m.io;
     const cell = new SharedArrayBuffer(16);
     cx.cell = new Int32Array(cell);
-    m.io.postMessage({ t: "hello", cell });
+    m.io.postMessage({ t: TO_IO_PORT.HELLO, cell });
     const instance = await WebAssembly.instantiate(m.module, cx.imports(m.module));
     cx.setExports(instance.exports);
-    toPage({ t: "ready" });
+    toPage({ t: FROM_THREAD.READY });
     const h = new Int32Array(m.hostSab);
     const { tid, arg } = waitForThread(h, m.slot);
     cx.tid = tid;
@@ -46,16 +47,16 @@ const toPage = parentLine(async (m) => {
     } catch (err) {
       if (err instanceof Exit) {
         cx.flushOutput?.();
-        toPage({ t: "exit", code: err.code });
+        toPage({ t: TO_PAGE.EXIT, code: err.code });
         return;
       }
       if (!(err instanceof ThreadExit)) throw err;
     }
     cx.flushOutput?.();
     releaseSlot(h, m.slot);
-    toPage({ t: "done" });
+    toPage({ t: FROM_THREAD.DONE });
     self.close();
   } catch (err) {
-    toPage({ t: "crash", error: `thread: ${String(err?.message ?? err)}`, stack: String(err?.stack ?? "") });
+    toPage({ t: TO_PAGE.CRASH, error: `thread: ${String(err?.message ?? err)}`, stack: String(err?.stack ?? "") });
   }
 });

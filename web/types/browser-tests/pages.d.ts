@@ -30,3 +30,11 @@ declare module "*/pexe2wasm/host/shared.js" {
 declare module "*/pexe2wasm/host/wasm-info.js" {
   export const importedMemory: typeof import("../../src/host/wasm-info.js").importedMemory;
 }
+declare module "*/pexe2wasm/host/protocol.js" {
+  export const FROM_IO: typeof import("../../src/host/protocol.js").FROM_IO;
+  export const TO_IO: typeof import("../../src/host/protocol.js").TO_IO;
+  export const TO_IO_PORT: typeof import("../../src/host/protocol.js").TO_IO_PORT;
+  export const TO_MAIN: typeof import("../../src/host/protocol.js").TO_MAIN;
+  export const TO_PAGE: typeof import("../../src/host/protocol.js").TO_PAGE;
+  export const TO_HOST_WORKER: typeof import("../../src/host/protocol.js").TO_HOST_WORKER;
+}

@@ -9,6 +9,7 @@
 import { FIELDS, KIND } from "../resources.js";
 import { CREATOR } from "../shared.js";
 import { OFFERED } from "../contract.js";
+import { TO_PAGE } from "../protocol.js";
 
 const RATES = [44100, 48000];
 const MIN_FRAMES = 64;
@@ -108,7 +109,7 @@ export function register(reg, cx) {
       return 0;
     }
     if (Atomics.exchange(cx.h, b + AU.PLAYING, 1) === 1) return 1;
-    cx.toPage({ t: "audio-start", res, memory: cx.memory.buffer, ring: cx.h[b + AU.RING], rate: cx.h[b + AU.RATE] });
+    cx.toPage({ t: TO_PAGE.AUDIO_START, res, memory: cx.memory.buffer, ring: cx.h[b + AU.RING], rate: cx.h[b + AU.RATE] });
     if (Atomics.compareExchange(cx.h, b + AU.RUNNING, 0, 1) === 0) {
       cx.res.addRef(res); // the thread's reference, dropped when it ends
       const tid = cx.vars.locked(() => cx.heap.alloc(16));
@@ -127,7 +128,7 @@ export function register(reg, cx) {
   reg.defAll(A, "StopPlayback", (res) => {
     const b = auAt(res);
     if (b < 0) return 0;
-    if (Atomics.exchange(cx.h, b + AU.PLAYING, 0) === 1) cx.toPage({ t: "audio-stop", res });
+    if (Atomics.exchange(cx.h, b + AU.PLAYING, 0) === 1) cx.toPage({ t: TO_PAGE.AUDIO_STOP, res });
     Atomics.notify(cx.h, b + AU.PLAYING);
     return 1;
   });

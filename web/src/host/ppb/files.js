@@ -6,6 +6,7 @@
 import { FIELDS, KIND } from "../resources.js";
 import { T } from "../vars.js";
 import { OFFERED, PP_ERROR as E, PP_FILESYSTEMTYPE } from "../contract.js";
+import { IO_OP } from "../protocol.js";
 
 const FS = { TYPE: 0, OPENED: 1 }; // OPENED: 0 no, 1 opening, 2 open
 const REF = { FS: 0, TYPE: 1, PATH: 2 }; // PATH: a string var's slot
@@ -53,7 +54,7 @@ export function register(reg, cx) {
     if (b < 0) return E.BADRESOURCE;
     // A file system is opened once.
     if (Atomics.compareExchange(h, b + FS.OPENED, 0, 1) !== 0) return E.FAILED;
-    const r = cx.io(cb, "fsOpen", [h[b + FS.TYPE]], (code) => {
+    const r = cx.io(cb, IO_OP.FS_OPEN, [h[b + FS.TYPE]], (code) => {
       Atomics.store(h, b + FS.OPENED, code === E.OK ? 2 : 0);
       return code;
     });
@@ -112,28 +113,28 @@ export function register(reg, cx) {
     return f(r);
   };
   reg.def(R[0], "MakeDirectory", (res, ancestors, cb) =>
-    withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, ancestors ? 1 : 0])),
+    withRef(res, cb, (r) => cx.io(cb, IO_OP.REF_MKDIR, [r.type, r.path, ancestors ? 1 : 0])),
   );
   reg.def(R[1], "MakeDirectory", (res, ancestors, cb) =>
-    withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, ancestors ? 1 : 0])),
+    withRef(res, cb, (r) => cx.io(cb, IO_OP.REF_MKDIR, [r.type, r.path, ancestors ? 1 : 0])),
   );
   reg.def(R[2], "MakeDirectory", (res, flags, cb) =>
-    withRef(res, cb, (r) => cx.io(cb, "refMkdir", [r.type, r.path, flags])),
+    withRef(res, cb, (r) => cx.io(cb, IO_OP.REF_MKDIR, [r.type, r.path, flags])),
   );
   reg.defAll(R, "Touch", (res, atime, mtime, cb) =>
-    withRef(res, cb, (r) => cx.io(cb, "refTouch", [r.type, r.path, atime, mtime])),
+    withRef(res, cb, (r) => cx.io(cb, IO_OP.REF_TOUCH, [r.type, r.path, atime, mtime])),
   );
-  reg.defAll(R, "Delete", (res, cb) => withRef(res, cb, (r) => cx.io(cb, "refDelete", [r.type, r.path])));
+  reg.defAll(R, "Delete", (res, cb) => withRef(res, cb, (r) => cx.io(cb, IO_OP.REF_DELETE, [r.type, r.path])));
   reg.defAll(R, "Rename", (res, to, cb) =>
     withRef(res, cb, (r) => {
       const t = refOf(to);
       if (!t || t.type !== r.type) return E.BADARGUMENT;
-      return cx.io(cb, "refRename", [r.type, r.path, t.path]);
+      return cx.io(cb, IO_OP.REF_RENAME, [r.type, r.path, t.path]);
     }),
   );
   for (const i of R.slice(1)) {
     reg.def(i, "Query", (res, info, cb) =>
-      withRef(res, cb, (r) => (info === 0 ? E.BADARGUMENT : cx.io(cb, "refQuery", [r.type, r.path, info]))),
+      withRef(res, cb, (r) => (info === 0 ? E.BADARGUMENT : cx.io(cb, IO_OP.REF_QUERY, [r.type, r.path, info]))),
     );
     // Entries come back as a payload; the app\x27s PP_ArrayOutput gets PP_DirectoryEntry
     // {file_ref, file_type} each, with a new FileRef for every entry.
@@ -142,7 +143,7 @@ export function register(reg, cx) {
         if (output === 0) return E.BADARGUMENT;
         const getBuffer = cx.mem.u32(output);
         const outData = cx.mem.u32(output + 4);
-        return cx.io(cb, "refList", [r.type, r.path], (code, payload) => {
+        return cx.io(cb, IO_OP.REF_LIST, [r.type, r.path], (code, payload) => {
           if (code !== E.OK) return code;
           const list = JSON.parse(new TextDecoder().decode(payload ?? new Uint8Array([0x5b, 0x5d])));
           const buf = cx.exports.__ppp_call_iii_i(getBuffer, outData, list.length, 8) >>> 0;
@@ -173,7 +174,7 @@ export function register(reg, cx) {
     const r = refOf(ref);
     if (b < 0 || !r) return E.BADRESOURCE;
     if (Atomics.compareExchange(h, b + FIO.OPEN, 0, 1) !== 0) return E.FAILED;
-    const code = cx.io(cb, "ioOpen", [res, r.type, r.path, flags], (c) => {
+    const code = cx.io(cb, IO_OP.IO_OPEN, [res, r.type, r.path, flags], (c) => {
       Atomics.store(h, b + FIO.OPEN, c === E.OK ? 2 : 0);
       return c;
     });
@@ -181,29 +182,29 @@ export function register(reg, cx) {
     return code;
   });
   reg.defAll(I, "Query", (res, info, cb) =>
-    whenOpen(res, () => (info === 0 ? E.BADARGUMENT : cx.io(cb, "ioQuery", [res, info]))),
+    whenOpen(res, () => (info === 0 ? E.BADARGUMENT : cx.io(cb, IO_OP.IO_QUERY, [res, info]))),
   );
-  reg.defAll(I, "Touch", (res, atime, mtime, cb) => whenOpen(res, () => cx.io(cb, "ioTouch", [res, atime, mtime])));
+  reg.defAll(I, "Touch", (res, atime, mtime, cb) => whenOpen(res, () => cx.io(cb, IO_OP.IO_TOUCH, [res, atime, mtime])));
   reg.defAll(I, "Read", (res, offset, buf, n, cb) =>
-    whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, "ioRead", [res, Number(offset), buf, n]))),
+    whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, IO_OP.IO_READ, [res, Number(offset), buf, n]))),
   );
   reg.defAll(I, "Write", (res, offset, buf, n, cb) =>
-    whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, "ioWrite", [res, Number(offset), buf, n]))),
+    whenOpen(res, () => (n < 0 || offset < 0n ? E.BADARGUMENT : cx.io(cb, IO_OP.IO_WRITE, [res, Number(offset), buf, n]))),
   );
-  reg.defAll(I, "SetLength", (res, len, cb) => whenOpen(res, () => cx.io(cb, "ioSetLength", [res, Number(len)])));
-  reg.defAll(I, "Flush", (res, cb) => whenOpen(res, () => cx.io(cb, "ioFlush", [res])));
+  reg.defAll(I, "SetLength", (res, len, cb) => whenOpen(res, () => cx.io(cb, IO_OP.IO_SET_LENGTH, [res, Number(len)])));
+  reg.defAll(I, "Flush", (res, cb) => whenOpen(res, () => cx.io(cb, IO_OP.IO_FLUSH, [res])));
   reg.defAll(I, "Close", (res) => {
     const b = fio(res);
     if (b < 0) return;
     Atomics.store(h, b + FIO.OPEN, 3); // closed: nothing more on it
-    cx.ioTell("ioClose", [res]);
+    cx.ioTell(IO_OP.IO_CLOSE, [res]);
   });
   reg.def(I[1], "ReadToArray", (res, offset, max, output, cb) =>
     whenOpen(res, () => {
       if (max < 0 || offset < 0n || output === 0) return E.BADARGUMENT;
       const getBuffer = cx.mem.u32(output);
       const outData = cx.mem.u32(output + 4);
-      return cx.io(cb, "ioReadToArray", [res, Number(offset), max], (code, payload) => {
+      return cx.io(cb, IO_OP.IO_READ_TO_ARRAY, [res, Number(offset), max], (code, payload) => {
         if (code < 0) return code;
         const n = payload?.length ?? 0;
         const buf = cx.exports.__ppp_call_iii_i(getBuffer, outData, n, 1) >>> 0;

@@ -18,6 +18,7 @@
 import { FIELDS, KIND } from "../resources.js";
 import { threadFrame } from "./graphics.js";
 import { PP_ERROR as E } from "../contract.js";
+import { TO_MAIN } from "../protocol.js";
 
 const G3 = { W: 0, H: 1, TID: 2 };
 const MAX_SIDE = 16384;
@@ -502,7 +503,7 @@ export function register(reg, cx) {
       cx.gfx.show3d(s.res, s.canvas);
     } else if (cx.gfx.boundDevice() === s.res) {
       const bitmap = s.canvas.transferToImageBitmap();
-      cx.toMain({ t: "frame", res: s.res, bitmap }, [bitmap]);
+      cx.toMain({ t: TO_MAIN.FRAME, res: s.res, bitmap }, [bitmap]);
     }
   };
 

@@ -10,6 +10,7 @@ import { FIELDS, KIND } from "../resources.js";
 import { BOUND } from "../shared.js";
 import * as loops from "./message_loop.js";
 import { OFFERED, PP_ERROR as E } from "../contract.js";
+import { TO_MAIN } from "../protocol.js";
 
 const BGRA = 0; // PP_IMAGEDATAFORMAT_BGRA_PREMUL: Chrome's native format on little-endian
 const RGBA = 1;
@@ -163,7 +164,7 @@ export function register(reg, cx) {
         p.clearRect(0, 0, d.present.width, d.present.height);
         p.drawImage(d.store, 0, 0);
         const bitmap = d.present.transferToImageBitmap();
-        cx.toMain({ t: "frame", res, bitmap, scaled: false }, [bitmap]);
+        cx.toMain({ t: TO_MAIN.FRAME, res, bitmap, scaled: false }, [bitmap]);
       }
       return threadFrame(cx, d, func, userData);
     }

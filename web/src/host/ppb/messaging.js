@@ -6,6 +6,7 @@ import { VarError } from "../vars.js";
 import { HANDLER } from "../shared.js";
 import { LOOP, loopAt, post as postToLoop } from "./message_loop.js";
 import { PP_ERROR as E } from "../contract.js";
+import { TO_PAGE } from "../protocol.js";
 
 // The registered handler, in the host block: active, loop, user_data, then its table
 // (HandleMessage, HandleBlockingMessage, Destroy).
@@ -23,7 +24,7 @@ export function register(reg, cx) {
       cx.console(3, `PostMessage: ${e.message}`);
       return;
     }
-    cx.toPage({ t: "message", data });
+    cx.toPage({ t: TO_PAGE.MESSAGE, data });
   };
   reg.def("PPB_Messaging;1.0", "PostMessage", post);
   reg.def("PPB_Messaging;1.2", "PostMessage", post);

@@ -7,6 +7,7 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { FULLSCREEN, GAMEPAD, GAMEPAD_BYTES, GAMEPAD_ON, SCREEN_H, SCREEN_W } from "../shared.js";
+import { TO_PAGE } from "../protocol.js";
 
 const IMG = { FORMAT: 0, W: 1, H: 2, STRIDE: 3, ADDR: 4 }; // ppb/graphics.js's image data words
 const BGRA = 0;
@@ -16,7 +17,7 @@ export function register(reg, cx) {
   reg.def("PPB_MouseCursor;1.0", "SetCursor", (instance, type, image, hotSpot) => {
     if (instance !== cx.instance || type < -1 || type > 42) return 0;
     if (type !== -1) {
-      cx.toPage({ t: "cursor", type });
+      cx.toPage({ t: TO_PAGE.CURSOR, type });
       return 1;
     }
     // A custom cursor: the image's pixels (un-premultiplied RGBA) and its hot spot.
@@ -32,14 +33,14 @@ export function register(reg, cx) {
     }
     const hx = cx.mem.i32(hotSpot);
     const hy = cx.mem.i32(hotSpot + 4);
-    cx.toPage({ t: "cursor", type, w, h, rgba: px, hx, hy });
+    cx.toPage({ t: TO_PAGE.CURSOR, type, w, h, rgba: px, hx, hy });
     return 1;
   });
 
   const L = "PPB_MouseLock;1.0";
   reg.def(L, "LockMouse", (instance, cb) => (instance !== cx.instance ? -4 : cx.pageCall(cb, "lock-mouse")));
   reg.def(L, "UnlockMouse", (instance) => {
-    if (instance === cx.instance) cx.toPage({ t: "unlock-mouse" });
+    if (instance === cx.instance) cx.toPage({ t: TO_PAGE.UNLOCK_MOUSE });
   });
 
   const F = "PPB_Fullscreen;1.0";
@@ -48,7 +49,7 @@ export function register(reg, cx) {
     if (instance !== cx.instance) return 0;
     // Chrome refused a change to the state the instance is already in.
     if ((on ? 1 : 0) === Atomics.load(cx.h, FULLSCREEN)) return 0;
-    cx.toPage({ t: "fullscreen", on: !!on });
+    cx.toPage({ t: TO_PAGE.FULLSCREEN, on: !!on });
     return 1;
   });
   reg.def(F, "GetScreenSize", (instance, size) => {
@@ -62,7 +63,7 @@ export function register(reg, cx) {
     if (instance !== cx.instance || data === 0) return;
     // The first sample asks the page to start (once for all threads); until its first
     // frame the app reads no gamepads, as before a user touched one in Chrome.
-    if (Atomics.compareExchange(cx.h, GAMEPAD_ON, 0, 1) === 0) cx.toPage({ t: "gamepad-start", sab: cx.hostSab, at: GAMEPAD * 4 });
+    if (Atomics.compareExchange(cx.h, GAMEPAD_ON, 0, 1) === 0) cx.toPage({ t: TO_PAGE.GAMEPAD_START, sab: cx.hostSab, at: GAMEPAD * 4 });
     cx.mem.write(data, sampleGamepads(cx.h));
   });
 }

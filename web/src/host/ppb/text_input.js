@@ -8,6 +8,7 @@
 // (the functions return nothing, so there is no PP_ERROR to give).
 
 import { T } from "../vars.js";
+import { TO_PAGE } from "../protocol.js";
 
 export const TEXT_INPUT = { NONE: 0, TEXT: 1, PASSWORD: 2, SEARCH: 3, EMAIL: 4, NUMBER: 5, TELEPHONE: 6, URL: 7 };
 const LAST = TEXT_INPUT.URL;
@@ -22,7 +23,7 @@ export function register(reg, cx) {
   reg.def(I, "SetTextInputType", (instance, type) => {
     if (instance !== cx.instance) return;
     if (type < 0 || type > LAST) return warn(`SetTextInputType: ${type} is not a PP_TextInput_Type; ignored`);
-    cx.toPage({ t: "text-input", type });
+    cx.toPage({ t: TO_PAGE.TEXT_INPUT, type });
   });
 
   reg.def(I, "UpdateCaretPosition", (instance, caret) => {
@@ -34,11 +35,11 @@ export function register(reg, cx) {
     } catch (e) {
       return warn(`UpdateCaretPosition: ${e.message}; ignored`);
     }
-    cx.toPage({ t: "text-caret", rect });
+    cx.toPage({ t: TO_PAGE.TEXT_CARET, rect });
   });
 
   reg.def(I, "CancelCompositionText", (instance) => {
-    if (instance === cx.instance) cx.toPage({ t: "text-cancel" });
+    if (instance === cx.instance) cx.toPage({ t: TO_PAGE.TEXT_CANCEL });
   });
 
   reg.def(I, "UpdateSurroundingText", (instance, text, caret, anchor) => {
@@ -55,7 +56,7 @@ export function register(reg, cx) {
     if (bytes.length > MAX_SURROUNDING) {
       return warn(`UpdateSurroundingText: ${bytes.length} bytes of text, more than ${MAX_SURROUNDING}; ignored`);
     }
-    cx.toPage({ t: "text-surrounding", text: s, caret: utf16Offset(bytes, caret >>> 0), anchor: utf16Offset(bytes, anchor >>> 0) });
+    cx.toPage({ t: TO_PAGE.TEXT_SURROUNDING, text: s, caret: utf16Offset(bytes, caret >>> 0), anchor: utf16Offset(bytes, anchor >>> 0) });
   });
 }
 

@@ -10,6 +10,7 @@ import { FIELDS, KIND } from "../resources.js";
 import { LOAD } from "../io/loader.js";
 import { T } from "../vars.js";
 import { PP_ERROR as E } from "../contract.js";
+import { IO_OP } from "../protocol.js";
 
 // PP_URLRequestProperty, with the var type each takes.
 const REQ = [
@@ -106,7 +107,7 @@ export function register(reg, cx) {
     };
     const l = { head: null, request: q };
     loaders.set(res, l);
-    return cx.io(cb, "urlOpen", [res, request], (r, payload) => {
+    return cx.io(cb, IO_OP.URL_OPEN, [res, request], (r, payload) => {
       if (r === E.OK && payload) l.head = JSON.parse(decodeUtf8(payload));
       return r;
     });
@@ -142,12 +143,12 @@ export function register(reg, cx) {
     if (!l?.head) return E.FAILED;
     if (n <= 0 || buffer === 0) return E.BADARGUMENT;
     cx.mem.check(buffer, n);
-    return cx.io(cb, "urlRead", [res, buffer, n]);
+    return cx.io(cb, IO_OP.URL_READ, [res, buffer, n]);
   });
   reg.def(L, "FinishStreamingToFile", (res, _cb) => (loaderAt(res) < 0 ? E.BADRESOURCE : E.NOTSUPPORTED));
   reg.def(L, "Close", (res) => {
     if (loaderAt(res) < 0) return;
-    cx.ioTell("urlClose", [res]);
+    cx.ioTell(IO_OP.URL_CLOSE, [res]);
   });
 
   const R = "PPB_URLResponseInfo;1.0";
@@ -177,7 +178,7 @@ export function register(reg, cx) {
     const request = { url, method: "GET", headers: undefined, body: null, followRedirects: true, allowCrossOrigin: false, allowCredentials: false, document: true };
     const l = { head: null, request: { ...request, body: [] } };
     loaders.set(id, l);
-    cx.ioAsync("urlOpen", [id, request], (r, payload) => {
+    cx.ioAsync(IO_OP.URL_OPEN, [id, request], (r, payload) => {
       if (r === E.OK && payload) l.head = JSON.parse(decodeUtf8(payload));
       if (r !== E.OK) {
         cx.res.release(id);
@@ -191,7 +192,7 @@ export function register(reg, cx) {
   cx.forgetUrl = (res, kind) => {
     if (kind === KIND.URL_LOADER) {
       loaders.delete(res);
-      cx.ioTell("urlClose", [res]);
+      cx.ioTell(IO_OP.URL_CLOSE, [res]);
     } else if (kind === KIND.URL_REQUEST) {
       requests.delete(res);
     } else if (kind === KIND.URL_RESPONSE) {

@@ -9,6 +9,7 @@ import { FIELDS, KIND } from "../resources.js";
 import { BINARY, READY, TEXT, WS } from "../io/websocket.js";
 import { T } from "../vars.js";
 import { PP_ERROR as E } from "../contract.js";
+import { IO_OP } from "../protocol.js";
 
 
 /** @param {import("../context.js").Context} cx the calling thread's context */
@@ -56,7 +57,7 @@ export function register(reg, cx) {
     }
     info(res).url = u.href;
     Atomics.store(cx.h, b + WS.STATE, READY.CONNECTING);
-    return cx.io(cb, "wsConnect", [res, u.href, protocols], (r, payload) => {
+    return cx.io(cb, IO_OP.WS_CONNECT, [res, u.href, protocols], (r, payload) => {
       if (r === E.OK && payload) Object.assign(info(res), JSON.parse(decodeUtf8(payload)));
       return r;
     });
@@ -72,7 +73,7 @@ export function register(reg, cx) {
     const state = Atomics.load(cx.h, b + WS.STATE);
     if (state === READY.CLOSING || state === READY.CLOSED) return E.INPROGRESS;
     if (state === READY.INVALID) return E.FAILED;
-    return cx.io(cb, "wsClose", [res, code, text], (r, payload) => {
+    return cx.io(cb, IO_OP.WS_CLOSE, [res, code, text], (r, payload) => {
       if (payload) info(res).reason = decodeUtf8(payload);
       return r;
     });
@@ -82,7 +83,7 @@ export function register(reg, cx) {
     if (b < 0) return E.BADRESOURCE;
     const state = Atomics.load(cx.h, b + WS.STATE);
     if (state === READY.INVALID || state === READY.CONNECTING) return E.BADARGUMENT;
-    return cx.io(cb, "wsRecv", [res], (r, payload) => {
+    return cx.io(cb, IO_OP.WS_RECV, [res], (r, payload) => {
       if (r !== TEXT && r !== BINARY) return r;
       const bytes = payload ?? new Uint8Array(0);
       let v;
@@ -117,7 +118,7 @@ export function register(reg, cx) {
     const state = Atomics.load(cx.h, b + WS.STATE);
     if (state !== READY.OPEN) return E.FAILED;
     Atomics.add(cx.h, b + WS.BUFFERED, bytes.length);
-    cx.ioTell("wsSend", [res, text, bytes]);
+    cx.ioTell(IO_OP.WS_SEND, [res, text, bytes]);
     return E.OK;
   });
   reg.def(I, "GetBufferedAmount", (res) => {

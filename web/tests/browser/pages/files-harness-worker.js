@@ -2,6 +2,7 @@
 // context over one instance of a converted module, the real IO worker behind them.
 
 import { Context } from "./pexe2wasm/host/context.js";
+import { FROM_IO, TO_IO, TO_IO_PORT } from "./pexe2wasm/host/protocol.js";
 import { boot, checker } from "./harness-boot.js";
 
 self.onmessage = async (e) => {
@@ -21,21 +22,21 @@ self.onmessage = async (e) => {
         resolve(m.data.port);
       };
       self.addEventListener("message", got);
-      self.postMessage({ t: "spawn-io", init: { t: "init", module, memory, hostSab } });
+      self.postMessage({ t: "spawn-io", init: { t: TO_IO.INIT, module, memory, hostSab } });
     });
     await new Promise((resolve) => {
-      io.onmessage = (m) => m.data.t === "ready" && resolve();
+      io.onmessage = (m) => m.data.t === FROM_IO.READY && resolve();
     });
     const port = (cx) => {
       const ch = new MessageChannel();
-      io.postMessage({ t: "port", port: ch.port2 }, [ch.port2]);
+      io.postMessage({ t: TO_IO.PORT, port: ch.port2 }, [ch.port2]);
       cx.ioPort = ch.port1;
     };
     port(main);
     port(thread);
     const cell = new SharedArrayBuffer(16);
     thread.cell = new Int32Array(cell);
-    thread.ioPort.postMessage({ t: "hello", cell });
+    thread.ioPort.postMessage({ t: TO_IO_PORT.HELLO, cell });
 
     const base = /** @type {(size: number) => number} */ (instance.exports.__ppapi_alloc)(65536);
     const m = thread.mem;

@@ -4,6 +4,7 @@
 // thread's) checks that calls on another thread's context are dropped.
 
 import { Context } from "./pexe2wasm/host/context.js";
+import { TO_MAIN, TO_PAGE } from "./pexe2wasm/host/protocol.js";
 import { boot, checker } from "./harness-boot.js";
 
 const GL = {
@@ -40,10 +41,10 @@ self.onmessage = async (e) => {
   const { checks, check } = checker();
   try {
     const consoleLines = [];
-    const toPage = (m) => m.t === "console" && consoleLines.push(m.text);
+    const toPage = (m) => m.t === TO_PAGE.CONSOLE && consoleLines.push(m.text);
     const { memory, hostSab, main, instance } = await boot(e.data.wasm, toPage);
     // A thread's frames reach the instance worker's canvas as the instance worker shows them.
-    const toMain = (msg) => msg.t === "frame" && main.gfx.show3d(msg.res, msg.bitmap, msg.scaled !== false);
+    const toMain = (msg) => msg.t === TO_MAIN.FRAME && main.gfx.show3d(msg.res, msg.bitmap, msg.scaled !== false);
     const thread = new Context({ isMain: false, tid: 1, memory, hostSab, toPage, toMain });
     // The page's canvas, and completion callbacks recorded instead of run.
     main.gfx.canvas = new OffscreenCanvas(20, 10);
