@@ -842,6 +842,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let bits = s.bits();
         let narrow = bits < 32;
         if bits == 64 {
+            if matches!(op, SDiv | SRem) {
+                if let Some(clean) = self.signed_pow2(op, lhs, rhs, bits)? {
+                    return Ok(clean);
+                }
+            }
             self.push(lhs)?;
             self.push(rhs)?;
             let mut k = self.sink();
@@ -930,6 +935,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 Ok(true)
             }
             SDiv | SRem | AShr => {
+                if op != AShr {
+                    if let Some(clean) = self.signed_pow2(op, lhs, rhs, bits)? {
+                        return Ok(clean);
+                    }
+                }
                 self.push(lhs)?;
                 self.sext(bits);
                 let c = self.push(rhs)?;
@@ -949,6 +959,53 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 Ok(!narrow)
             }
             _ => Err(self.err_at(idx, "floating-point operator on integers")),
+        }
+    }
+
+    /// `sdiv x, 2^k` as `x >> k` (arithmetic) and `srem x, 2^k` as `x & (2^k - 1)` where
+    /// the known bits make them equal: x non-negative (division rounds down), or its low k
+    /// bits zero (the division is exact; the remainder 0). Engines lower a signed
+    /// division by a constant to a sequence that rounds negative dividends toward zero
+    /// (`x + (x >>> 31) >> 1` for 2): spectralnorm's `(i+j)*(i+j+1)/2`, even but not
+    /// known non-negative in wrapping arithmetic, saves it in its inner loop. Returns the
+    /// clean flag, or None (nothing emitted) when the division stays. Out of line: the
+    /// binop path it leaves is hot, and these divisions are rare.
+    #[cold]
+    #[inline(never)]
+    fn signed_pow2(&mut self, op: BinOp, lhs: ValueId, rhs: ValueId, bits: u32) -> R<Option<bool>> {
+        let w = u64::MAX >> (64 - bits);
+        let Some(c) = self.const_int(rhs).map(|c| c & w) else {
+            return Ok(None);
+        };
+        let k = c.trailing_zeros();
+        // A positive power of two other than 1 (`1 << (bits - 1)` is negative).
+        if !c.is_power_of_two() || k == 0 || k + 1 >= bits {
+            return Ok(None);
+        }
+        let kz = self.known_zero(lhs, bits);
+        let mask = c - 1;
+        let sign = 1u64 << (bits - 1);
+        if kz & mask != mask && kz & sign == 0 {
+            return Ok(None);
+        }
+        self.push(lhs)?;
+        if bits == 64 {
+            let mut s = self.sink();
+            if op == BinOp::SDiv {
+                s.i64_const(k as i64).i64_shr_s();
+            } else {
+                s.i64_const(mask as i64).i64_and();
+            }
+            return Ok(Some(true));
+        }
+        if op == BinOp::SDiv {
+            self.sext(bits);
+            self.sink().i32_const(k as i32).i32_shr_s();
+            Ok(Some(bits == 32))
+        } else {
+            // Below the sign bit: the result is zero-extended.
+            self.sink().i32_const(mask as i32).i32_and();
+            Ok(Some(true))
         }
     }
 

@@ -19,6 +19,7 @@ mod cfg;
 mod code;
 mod inst;
 mod intrinsics;
+mod known;
 mod locals;
 mod phi;
 mod simd;

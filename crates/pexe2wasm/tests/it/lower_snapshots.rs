@@ -137,6 +137,11 @@ fn alloca_dynamic() {
     check("alloca_dynamic");
 }
 
+#[test]
+fn sdiv_even() {
+    check("sdiv_even");
+}
+
 /// Every input has a test above (a new file is not silently left out).
 #[test]
 fn every_input_is_checked() {
@@ -159,6 +164,7 @@ fn every_input_is_checked() {
             "narrow",
             "nbody_advance",
             "phi_cycles",
+            "sdiv_even",
             "switch"
         ]
     );
