@@ -20,7 +20,10 @@ use super::super::fetch::Head;
 use super::super::loader::{BodyItem, Loader, LoaderHandle, Mode, PropertyValue, RequestInfo};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{answer_now, lock, mem, pp_error, start_async, state, Completion, PepperState};
+use super::super::{
+    answer_now, lock, mem, pp_error, start_async, start_async_finishing, state, Completion, Finish,
+    PepperState,
+};
 use super::{enter, link_create, link_is};
 use crate::host::Ctx;
 
@@ -156,7 +159,7 @@ fn open_async(
     let s = state(caller)?;
     let s2 = s.clone();
     let l2 = loader.clone();
-    let r = start_async(caller, cb, move || {
+    let r = start_async_finishing(caller, cb, move || -> Finish {
         let target = match &info {
             // Open: the request as the app set it up.
             Some(info) => info
@@ -196,7 +199,17 @@ fn open_async(
             }
         }
         l2.lock().pending = false;
-        Completion::result(opened.result)
+        let result = opened.result;
+        // Decided on the callback's thread: a Close before the callback runs aborts it,
+        // whatever the load came to, as in Chrome, where the answer reaches the plugin's
+        // thread as a task after the Close (url_loader_resource.cc, `Close`: PostAbort).
+        Box::new(move |_| {
+            Ok(if l2.lock().closed {
+                pp_error::ABORTED
+            } else {
+                result
+            })
+        })
     })?;
     if r != pp_error::COMPLETIONPENDING && r < 0 {
         // Refused before it started (no thread, say): the loader is as it was.
