@@ -6,14 +6,12 @@
 //! types), a direct link to a pexe opening the player, and a site turned off in the
 //! options page.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
 use crate::cmd::{pexe2wasm, text};
-use crate::web::{scratch, web_dir, Browser};
+use crate::web::{scratch, Browser};
 use pexe2wasm_testkit::corpus as common;
 
 /// `pexe2wasm extension -o DIR [--firefox]`; false (after a SKIPPED line) when this
@@ -141,44 +139,6 @@ fn extension_writes_chromium_and_firefox_folders_and_refuses_a_foreign_one() {
 
 // --- the extension in a browser ------------------------------------------------------------
 
-/// serve.mjs with PLAIN=1 over `root`: no isolation, CORS or right MIME types; killed when
-/// dropped.
-struct PlainServer {
-    child: Child,
-    port: u16,
-}
-
-impl PlainServer {
-    fn start(root: &Path) -> PlainServer {
-        let mut child = Command::new("node")
-            .arg(web_dir().join("tests/browser/serve.mjs"))
-            .arg(root)
-            .arg("0")
-            .env("PLAIN", "1")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .trim_start_matches("http://127.0.0.1:")
-            .trim_end_matches('/')
-            .parse()
-            .unwrap_or_else(|_| panic!("serve.mjs said {line:?}"));
-        PlainServer { child, port }
-    }
-}
-
-impl Drop for PlainServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 const TS: &str = "20150101000000";
 
 /// A web-archive capture of a page embedding lpdevs-part2's pexe, as an archive serves it:
@@ -255,8 +215,9 @@ fn extension_sites(browser: Browser) {
     std::fs::create_dir_all(&root).unwrap();
     std::os::unix::fs::symlink(&lpdevs, root.join("lpdevs")).unwrap();
     std::os::unix::fs::symlink(&stockfish, root.join("stockfish")).unwrap();
-    let server = PlainServer::start(&root);
-    let port = server.port;
+    // PLAIN=1: no isolation or CORS headers, wrong MIME types, as an old server sends.
+    let server = crate::host::StaticServer::serve(&root, &[("PLAIN", "1")]);
+    let port = server.port();
     let pexe: PathBuf = lpdevs.join("pepper_49/getting_started/part2/pnacl/Release/part2.pexe");
     write_archive(&root, &pexe, port);
     let base = format!("http://127.0.0.1:{port}");

@@ -227,6 +227,14 @@ impl StaticServer {
         Self::serve(root, &[])
     }
 
+    /// The loopback port it listens on.
+    pub(crate) fn port(&self) -> u16 {
+        self.base
+            .trim_start_matches("http://127.0.0.1:")
+            .parse()
+            .unwrap_or_else(|_| panic!("serve.mjs's base {:?}", self.base))
+    }
+
     /// `root` with the drop-in script of `host`.
     fn drop_in(root: &Path, host: &Path) -> StaticServer {
         Self::start_with(root, host, &[])
@@ -243,7 +251,8 @@ impl StaticServer {
         Self::serve(root, &all)
     }
 
-    fn serve(root: &Path, env: &[(&str, &str)]) -> StaticServer {
+    /// `root` with serve.mjs's settings `env`.
+    pub(crate) fn serve(root: &Path, env: &[(&str, &str)]) -> StaticServer {
         let mut child = Command::new("node")
             .arg(web_dir().join("tests/browser/serve.mjs"))
             .arg(root)
