@@ -105,9 +105,12 @@ export function register(reg, cx) {
       allowCrossOrigin: !!q.allowCrossOrigin,
       allowCredentials: !!q.allowCredentials,
     };
-    const l = { head: null, request: q };
+    const l = { head: null, request: q, closed: false };
     loaders.set(res, l);
     return cx.io(cb, IO_OP.URL_OPEN, [res, request], (r, payload) => {
+      // Closed before this answer was taken here: aborted, whatever the IO worker found
+      // (Chrome's TrackedCallback decides the result on the callback's thread).
+      if (l.closed) return E.ABORTED;
       if (r === E.OK && payload) l.head = JSON.parse(decodeUtf8(payload));
       return r;
     });
@@ -143,11 +146,13 @@ export function register(reg, cx) {
     if (!l?.head) return E.FAILED;
     if (n <= 0 || buffer === 0) return E.BADARGUMENT;
     cx.mem.check(buffer, n);
-    return cx.io(cb, IO_OP.URL_READ, [res, buffer, n]);
+    return cx.io(cb, IO_OP.URL_READ, [res, buffer, n], (r) => (l.closed ? E.ABORTED : r));
   });
   reg.def(L, "FinishStreamingToFile", (res, _cb) => (loaderAt(res) < 0 ? E.BADRESOURCE : E.NOTSUPPORTED));
   reg.def(L, "Close", (res) => {
     if (loaderAt(res) < 0) return;
+    const l = loaders.get(res);
+    if (l) l.closed = true;
     cx.ioTell(IO_OP.URL_CLOSE, [res]);
   });
 
