@@ -468,8 +468,8 @@ fn every_case_parses_and_every_listed_difference_names_a_case_line() {
             .find(|(c, _)| c.name == d.case)
             .unwrap_or_else(|| panic!("KNOWN-DIFFERENCES.md names no case {:?}", d.case));
         assert!(
-            ["cli", "chromium"].contains(&d.host.as_str()),
-            "{d:?}: host is cli or chromium"
+            ["cli", "chromium", "firefox"].contains(&d.host.as_str()),
+            "{d:?}: host is cli, chromium or firefox"
         );
         assert!(
             expected.contains(&d.expected),
@@ -503,11 +503,22 @@ fn conformance_on_the_command_line() {
 
 #[test]
 fn conformance_in_chromium() {
-    let browser = Browser::Chromium;
+    conformance_in(Browser::Chromium);
+}
+
+#[test]
+fn conformance_in_firefox() {
+    conformance_in(Browser::Firefox);
+}
+
+/// Every case in one launch of `browser` (`pexe2wasm web`'s console page), compared with
+/// the expectation as the command line's is; the differences allowed are the browser's
+/// entries of KNOWN-DIFFERENCES.md (what that browser cannot do as Chrome did).
+fn conformance_in(browser: Browser) {
     if !browser.ready() {
         return;
     }
-    let scratch = web::scratch("conformance-chromium");
+    let scratch = web::scratch(&format!("conformance-{}", browser.name()));
     let pexe = plugin(&scratch);
     web::write_site(&pexe, &scratch);
     let all = cases();
@@ -532,6 +543,6 @@ fn conformance_in_chromium() {
             )
         })
         .collect();
-    let report = compare("chromium", &got, &all);
+    let report = compare(browser.name(), &got, &all);
     assert!(report.is_empty(), "{report}\n{r:#}");
 }
