@@ -1285,10 +1285,16 @@ export function register(reg, cx) {
     if (n < 0) return s.error(GL.INVALID_VALUE);
     s.gl.drawBuffers(names(bufs, n));
   });
+
+  // The last reference to a context is gone: it is no longer the bound device.
+  reg.onRelease(KIND.GRAPHICS_3D, (res) => {
+    forgetContext(cx, res);
+    if (cx.gfx.bound === res) cx.gfx.bound = 0;
+  });
 }
 
 /** The last reference to a context is gone: its WebGL context is let go (in its worker). */
-export function forgetContext(cx, res) {
+function forgetContext(cx, res) {
   const s = cx.gl?.get(res);
   if (!s) return;
   cx.gl.delete(res);

@@ -188,15 +188,12 @@ export function register(reg, cx) {
     });
   };
 
-  /** The worker's records of a resource whose last reference is gone. */
-  cx.forgetUrl = (res, kind) => {
-    if (kind === KIND.URL_LOADER) {
-      loaders.delete(res);
-      cx.ioTell(IO_OP.URL_CLOSE, [res]);
-    } else if (kind === KIND.URL_REQUEST) {
-      requests.delete(res);
-    } else if (kind === KIND.URL_RESPONSE) {
-      heads.delete(res);
-    }
-  };
+  // The worker's records of a resource whose last reference is gone; a loader's load is
+  // the IO worker's, which ends it.
+  reg.onRelease(KIND.URL_LOADER, (res) => {
+    loaders.delete(res);
+    cx.ioTell(IO_OP.URL_CLOSE, [res]);
+  });
+  reg.onRelease(KIND.URL_REQUEST, (res) => requests.delete(res));
+  reg.onRelease(KIND.URL_RESPONSE, (res) => heads.delete(res));
 }

@@ -73,7 +73,15 @@ function inspect(profile, b) {
 }
 
 export function register(reg, cx) {
-  const decoders = (cx.videoDecoders ??= new Map()); // resource -> Decoder (this worker's)
+  /** @type {Map<number, Decoder>} resource -> this worker's decoder */
+  const decoders = new Map();
+  // A decoder freed with its resource is closed (its textures stay with the context).
+  reg.onRelease(KIND.VIDEO_DECODER, (res) => {
+    const d = decoders.get(res);
+    if (!d) return;
+    decoders.delete(res);
+    d.close();
+  });
   let warnedThread = false;
   const exists = (res) => cx.res.of(res, KIND.VIDEO_DECODER) >= 0;
   const callback = (cb) => ({ func: cx.mem.u32(cb), userData: cx.mem.u32(cb + 4) });
@@ -187,14 +195,6 @@ export function register(reg, cx) {
     d.reset(c);
     return E.COMPLETIONPENDING;
   });
-}
-
-/** The decoder a resource was freed with is closed (its textures stay with the context). */
-export function forgetDecoder(cx, res) {
-  const d = cx.videoDecoders?.get(res);
-  if (!d) return;
-  cx.videoDecoders.delete(res);
-  d.close();
 }
 
 /** One decoder: WebCodecs', the decoded frames waiting for GetPicture, the textures. */
