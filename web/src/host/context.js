@@ -15,7 +15,7 @@ import { spawnThread } from "./threads.js";
 import * as core from "./ppb/core.js";
 import * as audio from "./ppb/audio.js";
 import * as files from "./ppb/files.js";
-import * as gl from "./ppb/gl.js";
+import * as gl from "./ppb/gl/index.js";
 import * as graphics from "./ppb/graphics.js";
 import * as input from "./ppb/input.js";
 import * as loops from "./ppb/message_loop.js";

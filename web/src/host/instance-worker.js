@@ -274,7 +274,7 @@ export function onThreadMessage(m) {
       setTimeout(() => guarded(() => state.cx.runCallback(m.func, m.userData, m.result)), m.delay);
       break;
     case TO_MAIN.FRAME:
-      // A Graphics3D or Graphics2D frame drawn on a module thread (ppb/gl.js, ppb/graphics.js).
+      // A Graphics3D or Graphics2D frame drawn on a module thread (ppb/gl/graphics3d.js, ppb/graphics.js).
       if (!state.ended) state.cx.gfx.show3d(m.res, m.bitmap, m.scaled !== false);
       m.bitmap.close();
       break;

@@ -12,6 +12,7 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { OFFERED, PP_ERROR as E } from "../contract.js";
+import { glState } from "./gl/index.js";
 
 const GL = { TEXTURE_2D: 0x0de1, TEXTURE_BINDING_2D: 0x8069, LINEAR: 0x2601, CLAMP_TO_EDGE: 0x812f };
 const ACCEL = { ONLY: 0, WITHFALLBACK: 1, NONE: 2 };
@@ -117,7 +118,7 @@ export function register(reg, cx) {
       }
       return E.NOTSUPPORTED;
     }
-    const s = cx.gl?.get(g3d);
+    const s = glState(cx, g3d);
     if (!s) return cx.res.kindOf(g3d) === KIND.GRAPHICS_3D ? E.WRONG_THREAD : E.BADRESOURCE;
     const codec = defaultCodec(profile);
     if (!codec || typeof VideoDecoder !== "function") {
@@ -201,7 +202,7 @@ export function register(reg, cx) {
 class Decoder {
   constructor(cx, gls, profile, hardwareAcceleration, minPictures) {
     this.cx = cx;
-    this.gls = gls; // the context's GlState (gl.js): its texture names are the app's
+    this.gls = gls; // the context's GlState (gl/common.js): its texture names are the app's
     this.profile = profile;
     this.hardwareAcceleration = hardwareAcceleration;
     this.maxPictures = Math.max(minPictures, 1) + EXTRA_PICTURES;
