@@ -74,8 +74,7 @@ function inspect(profile, b) {
 }
 
 export function register(reg, cx) {
-  /** @type {Map<number, Decoder>} resource -> this worker's decoder */
-  const decoders = new Map();
+  const decoders = new Map(); // resource -> Decoder (this worker's)
   // A decoder freed with its resource is closed (its textures stay with the context).
   reg.onRelease(KIND.VIDEO_DECODER, (res) => {
     const d = decoders.get(res);
