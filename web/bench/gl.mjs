@@ -1,4 +1,4 @@
-// What a GL call costs through the browser host (ppb/gl.js) against the same call made
+// What a GL call costs through the browser host (ppb/gl/) against the same call made
 // straight to WebGL 2, in Debian's Chromium (SwiftShader: no GPU here), on one context in
 // the page. Serves web/ on loopback with the isolation headers, opens bench/gl-bench.html
 // and prints ns per call. Usage: node bench/gl.mjs [N]

@@ -7,7 +7,7 @@ import { Heap } from "./heap.js";
 import { Mem } from "./mem.js";
 import { PppFrames } from "./ppp.js";
 import { Registry } from "./registry.js";
-import { KIND, Resources } from "./resources.js";
+import { Resources } from "./resources.js";
 import { CREATOR, MAIN_LOOP } from "./shared.js";
 import { Vars } from "./vars.js";
 import { wasiImports } from "./wasi.js";
@@ -15,7 +15,7 @@ import { spawnThread } from "./threads.js";
 import * as core from "./ppb/core.js";
 import * as audio from "./ppb/audio.js";
 import * as files from "./ppb/files.js";
-import * as gl from "./ppb/gl.js";
+import * as gl from "./ppb/gl/index.js";
 import * as graphics from "./ppb/graphics.js";
 import * as input from "./ppb/input.js";
 import * as loops from "./ppb/message_loop.js";
@@ -30,7 +30,7 @@ import * as video from "./ppb/video.js";
 import * as websocket from "./ppb/websocket.js";
 import * as view from "./ppb/view.js";
 import { COMPLETION_CALLBACKS, PP_COMPLETIONCALLBACK_FLAG, PP_ERROR as E } from "./contract.js";
-import { IO_OP, REPLY_TO, TO_IO_PORT, TO_MAIN, TO_PAGE } from "./protocol.js";
+import { REPLY_TO, TO_IO_PORT, TO_MAIN, TO_PAGE } from "./protocol.js";
 
 export const MODULE = 1;
 export const INSTANCE = 2;
@@ -77,8 +77,6 @@ export class Context {
     this.cell = null; // Int32Array over this thread's answer cell (blocking calls)
     this.ioPending = new Map(); // request id -> finish(result, payload)
     this.ioSeq = 0;
-    /** @type {((res: number, kind: number) => void) | null} */
-    this.forgetUrl = null; // set by ppb/url.js: drops its records of a URL resource that is gone
     this.exports = null;
     this.registry = buildRegistry(this);
   }
@@ -252,34 +250,14 @@ export class Context {
     this.toPage({ t: TO_PAGE.REFILL });
   }
 
-  /** Drops a reference to a resource; the last one frees what it held. */
+  /**
+   * Drops a reference to a resource; the last one frees what it held, through the release
+   * hook of the family that owns its kind (registry.js `onRelease`).
+   * @param {number} res
+   */
   releaseResource(res) {
     const gone = this.res.release(res);
-    if (!gone) return;
-    if (gone.kind === KIND.IMAGE_DATA) {
-      this.exports.__ppapi_free(gone.fields[4], gone.fields[5]);
-    } else if (gone.kind === KIND.GRAPHICS_2D) {
-      this.gfx.forget(res);
-    } else if (gone.kind === KIND.GRAPHICS_3D) {
-      gl.forgetContext(this, res);
-      if (this.gfx.bound === res) this.gfx.bound = 0;
-    } else if (gone.kind === KIND.FILE_IO) {
-      this.ioTell(IO_OP.IO_CLOSE, [res]);
-    } else if (gone.kind === KIND.FILE_REF) {
-      files.freeRef(this, gone.fields);
-    } else if (gone.kind === KIND.MESSAGE_LOOP) {
-      loops.freeLoop(this, gone.fields);
-    } else if (gone.kind === KIND.URL_LOADER || gone.kind === KIND.URL_REQUEST || gone.kind === KIND.URL_RESPONSE) {
-      this.forgetUrl?.(res, gone.kind);
-    } else if (gone.kind === KIND.AUDIO) {
-      audio.freeAudio(this, gone.fields);
-    } else if (gone.kind === KIND.WEBSOCKET) {
-      this.ioTell(IO_OP.WS_FORGET, [res]);
-    } else if (gone.kind === KIND.VIDEO_DECODER) {
-      video.forgetDecoder(this, res);
-    } else if (gone.kind === KIND.INPUT_EVENT) {
-      input.freeEvent(this, gone.fields);
-    }
+    if (gone) this.registry.released(res, gone.kind, gone.fields);
   }
 
   requestInput(instance, classes, filtering) {

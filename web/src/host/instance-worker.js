@@ -10,6 +10,7 @@ import { createView } from "./ppb/view.js";
 import { didCreateSpace, handleMessage, pppInterface } from "./ppp.js";
 import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
 import { H } from "./ppb/messaging.js";
+import { openDocument } from "./ppb/url.js";
 import { KIND } from "./resources.js";
 import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
 import { Exit } from "./wasi.js";
@@ -175,7 +176,7 @@ function onStart(cx, init, _shutdown, gi) {
  */
 function handleDocumentLoad(cx, ppp) {
   const at = cx.mem.u32(ppp.instance + 16);
-  cx.openDocument(state.documentUrl, (loader, r) => {
+  openDocument(cx, state.documentUrl, (loader, r) => {
     if (!loader) {
       cx.console(3, `pexe2wasm: the document ${state.documentUrl} could not be loaded for the module (error ${r})`);
       return;
@@ -274,7 +275,7 @@ export function onThreadMessage(m) {
       setTimeout(() => guarded(() => state.cx.runCallback(m.func, m.userData, m.result)), m.delay);
       break;
     case TO_MAIN.FRAME:
-      // A Graphics3D or Graphics2D frame drawn on a module thread (ppb/gl.js, ppb/graphics.js).
+      // A Graphics3D or Graphics2D frame drawn on a module thread (ppb/gl/graphics3d.js, ppb/graphics.js).
       if (!state.ended) state.cx.gfx.show3d(m.res, m.bitmap, m.scaled !== false);
       m.bitmap.close();
       break;

@@ -38,3 +38,6 @@ declare module "*/pexe2wasm/host/protocol.js" {
   export const TO_PAGE: typeof import("../../src/host/protocol.js").TO_PAGE;
   export const TO_HOST_WORKER: typeof import("../../src/host/protocol.js").TO_HOST_WORKER;
 }
+declare module "*/pexe2wasm/host/ppb/gl/index.js" {
+  export const glState: typeof import("../../src/host/ppb/gl/index.js").glState;
+}

@@ -30,6 +30,7 @@ export function recommendFrames(rate, requested) {
 
 /** @param {import("../context.js").Context} cx the calling thread's context */
 export function register(reg, cx) {
+  reg.onRelease(KIND.AUDIO, (_res, fields) => freeAudio(cx, fields));
   const cfgAt = (res) => {
     const b = cx.res.of(res, KIND.AUDIO_CONFIG);
     return b < 0 ? -1 : b + FIELDS;
@@ -192,7 +193,7 @@ export function hostThread(cx, arg) {
 }
 
 /** The last reference to an audio resource is gone (its thread has ended): its memory goes. */
-export function freeAudio(cx, fields) {
+function freeAudio(cx, fields) {
   const ring = fields[AU.RING] >>> 0;
   const cap = cx.mem.i32(ring + 4 * RING.CAP);
   cx.exports.__ppapi_free(ring, RING.HEADER + 4 * cap);

@@ -23,12 +23,15 @@ function normalize(path) {
 const refused = (r) => r === E.BLOCKS_MAIN_THREAD || r === E.NO_MESSAGE_LOOP;
 
 /** Frees what a FileRef held (its path var), given its state words at release. */
-export function freeRef(cx, fields) {
+function freeRef(cx, fields) {
   if (fields[REF.PATH]) cx.vars.release({ t: T.STRING, v: fields[REF.PATH] });
   if (fields[REF.FS]) cx.releaseResource(fields[REF.FS]);
 }
 
 export function register(reg, cx) {
+  reg.onRelease(KIND.FILE_REF, (_res, fields) => freeRef(cx, fields));
+  // The open file is the IO worker's: it closes it.
+  reg.onRelease(KIND.FILE_IO, (res) => cx.ioTell(IO_OP.IO_CLOSE, [res]));
   const at = (res, kind) => {
     const b = cx.res.of(res, kind);
     return b < 0 ? -1 : b + FIELDS;

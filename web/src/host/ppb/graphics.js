@@ -23,6 +23,10 @@ const f32 = new Float32Array(1);
 const f32i = new Int32Array(f32.buffer);
 
 export function register(reg, cx) {
+  // An image's pixels are pages from the runtime's allocator; a device's queue and
+  // backing store are the display's (cx.gfx, which also unbinds it).
+  reg.onRelease(KIND.IMAGE_DATA, (_res, fields) => cx.exports.__ppapi_free(fields[IMG.ADDR], fields[IMG.BYTES]));
+  reg.onRelease(KIND.GRAPHICS_2D, (res) => cx.gfx.forget(res));
   const imageAt = (res) => {
     const b = cx.res.of(res, KIND.IMAGE_DATA);
     return b < 0 ? -1 : b + FIELDS;

@@ -100,6 +100,8 @@ export function freeEvent(cx, fields) {
 }
 
 export function register(reg, cx) {
+  // Touch and IME events (touch_ime.js) are INPUT_EVENTs too: freeEvent frees their blocks.
+  reg.onRelease(KIND.INPUT_EVENT, (_res, fields) => freeEvent(cx, fields));
   const I = "PPB_InputEvent;1.0";
   reg.def(I, "RequestInputEvents", (instance, classes) => cx.requestInput(instance, classes, false));
   reg.def(I, "RequestFilteringInputEvents", (instance, classes) =>

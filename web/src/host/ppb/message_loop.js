@@ -66,7 +66,7 @@ export function post(cx, res, func, userData, result, delayMs, extra = null) {
 }
 
 /** Frees a loop's queue once its last reference is gone (its state words at release). */
-export function freeLoop(cx, fields) {
+function freeLoop(cx, fields) {
   const addr = fields[LOOP.QADDR] >>> 0;
   if (addr) cx.vars.locked(() => cx.heap.free(addr, fields[LOOP.QCAP] * ITEM));
 }
@@ -131,6 +131,7 @@ function run(cx, res) {
 }
 
 export function register(reg, cx) {
+  reg.onRelease(KIND.MESSAGE_LOOP, (_res, fields) => freeLoop(cx, fields));
   const M = "PPB_MessageLoop;1.0";
   reg.def(M, "Create", (instance) => (instance === cx.instance ? cx.res.create(KIND.MESSAGE_LOOP) : 0));
   reg.def(M, "GetForMainThread", () => {

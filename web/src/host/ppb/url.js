@@ -30,6 +30,23 @@ const REQ = [
   ["customUserAgent", T.STRING],
 ];
 
+/** @type {WeakMap<object, (url: string, done: (loader: number, result: number) => void) => void>} a context -> its openDocument */
+const documentOpeners = new WeakMap();
+
+/**
+ * A loader already open on `url`, for PPP_Instance.HandleDocumentLoad (a full-frame
+ * document or an embed of a type an app's `nacl_modules` handles): Chrome gave the module
+ * the loader of the document it was made for, its head received and its body ready for
+ * ReadResponseBody. `done(loader, result)` runs on this (the main) thread; the loader is
+ * the module's reference (a failed open releases it and gives 0).
+ * @param {object} cx
+ * @param {string} url
+ * @param {(loader: number, result: number) => void} done
+ */
+export function openDocument(cx, url, done) {
+  documentOpeners.get(cx)(url, done);
+}
+
 export function register(reg, cx) {
   const requests = new Map(); // request info resource -> its properties and body
   const loaders = new Map(); // loader resource -> {head, request} (this worker's)
@@ -168,14 +185,8 @@ export function register(reg, cx) {
   });
   reg.def(R, "GetBodyAsFileRef", (_res) => 0);
 
-  /**
-   * A loader already open on `url`, for PPP_Instance.HandleDocumentLoad (a full-frame
-   * document or an embed of a type an app's `nacl_modules` handles): Chrome gave the
-   * module the loader of the document it was made for, its head received and its body
-   * ready for ReadResponseBody. `done(loader, result)` runs on this (the main) thread; the
-   * loader is the module's reference (a failed open releases it and gives 0).
-   */
-  cx.openDocument = (url, done) => {
+  // openDocument above, over this context's loaders.
+  documentOpeners.set(cx, (url, done) => {
     const id = make(KIND.URL_LOADER);
     const b = cx.res.base(id) + FIELDS;
     cx.h[b + LOAD.RECEIVED] = 0;
@@ -191,17 +202,14 @@ export function register(reg, cx) {
       }
       done(id, r);
     });
-  };
+  });
 
-  /** The worker's records of a resource whose last reference is gone. */
-  cx.forgetUrl = (res, kind) => {
-    if (kind === KIND.URL_LOADER) {
-      loaders.delete(res);
-      cx.ioTell(IO_OP.URL_CLOSE, [res]);
-    } else if (kind === KIND.URL_REQUEST) {
-      requests.delete(res);
-    } else if (kind === KIND.URL_RESPONSE) {
-      heads.delete(res);
-    }
-  };
+  // The worker's records of a resource whose last reference is gone; a loader's load is
+  // the IO worker's, which ends it.
+  reg.onRelease(KIND.URL_LOADER, (res) => {
+    loaders.delete(res);
+    cx.ioTell(IO_OP.URL_CLOSE, [res]);
+  });
+  reg.onRelease(KIND.URL_REQUEST, (res) => requests.delete(res));
+  reg.onRelease(KIND.URL_RESPONSE, (res) => heads.delete(res));
 }

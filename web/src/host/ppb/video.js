@@ -12,6 +12,7 @@
 
 import { FIELDS, KIND } from "../resources.js";
 import { OFFERED, PP_ERROR as E } from "../contract.js";
+import { glState } from "./gl/index.js";
 
 const GL = { TEXTURE_2D: 0x0de1, TEXTURE_BINDING_2D: 0x8069, LINEAR: 0x2601, CLAMP_TO_EDGE: 0x812f };
 const ACCEL = { ONLY: 0, WITHFALLBACK: 1, NONE: 2 };
@@ -73,7 +74,14 @@ function inspect(profile, b) {
 }
 
 export function register(reg, cx) {
-  const decoders = (cx.videoDecoders ??= new Map()); // resource -> Decoder (this worker's)
+  const decoders = new Map(); // resource -> Decoder (this worker's)
+  // A decoder freed with its resource is closed (its textures stay with the context).
+  reg.onRelease(KIND.VIDEO_DECODER, (res) => {
+    const d = decoders.get(res);
+    if (!d) return;
+    decoders.delete(res);
+    d.close();
+  });
   let warnedThread = false;
   const exists = (res) => cx.res.of(res, KIND.VIDEO_DECODER) >= 0;
   const callback = (cb) => ({ func: cx.mem.u32(cb), userData: cx.mem.u32(cb + 4) });
@@ -109,7 +117,7 @@ export function register(reg, cx) {
       }
       return E.NOTSUPPORTED;
     }
-    const s = cx.gl?.get(g3d);
+    const s = glState(cx, g3d);
     if (!s) return cx.res.kindOf(g3d) === KIND.GRAPHICS_3D ? E.WRONG_THREAD : E.BADRESOURCE;
     const codec = defaultCodec(profile);
     if (!codec || typeof VideoDecoder !== "function") {
@@ -189,19 +197,11 @@ export function register(reg, cx) {
   });
 }
 
-/** The decoder a resource was freed with is closed (its textures stay with the context). */
-export function forgetDecoder(cx, res) {
-  const d = cx.videoDecoders?.get(res);
-  if (!d) return;
-  cx.videoDecoders.delete(res);
-  d.close();
-}
-
 /** One decoder: WebCodecs', the decoded frames waiting for GetPicture, the textures. */
 class Decoder {
   constructor(cx, gls, profile, hardwareAcceleration, minPictures) {
     this.cx = cx;
-    this.gls = gls; // the context's GlState (gl.js): its texture names are the app's
+    this.gls = gls; // the context's GlState (gl/common.js): its texture names are the app's
     this.profile = profile;
     this.hardwareAcceleration = hardwareAcceleration;
     this.maxPictures = Math.max(minPictures, 1) + EXTRA_PICTURES;

@@ -14,6 +14,8 @@ import { IO_OP } from "../protocol.js";
 
 /** @param {import("../context.js").Context} cx the calling thread's context */
 export function register(reg, cx) {
+  // The socket is the IO worker's: it closes it and drops its records.
+  reg.onRelease(KIND.WEBSOCKET, (res) => cx.ioTell(IO_OP.WS_FORGET, [res]));
   const I = "PPB_WebSocket;1.0";
   const local = new Map(); // resource -> {url, protocol, extensions, reason}: what this worker learnt
   const at = (res) => {

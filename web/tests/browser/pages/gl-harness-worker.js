@@ -5,6 +5,7 @@
 
 import { Context } from "./pexe2wasm/host/context.js";
 import { TO_MAIN, TO_PAGE } from "./pexe2wasm/host/protocol.js";
+import { glState } from "./pexe2wasm/host/ppb/gl/index.js";
 import { boot, checker } from "./harness-boot.js";
 
 const GL = {
@@ -323,7 +324,12 @@ self.onmessage = async (e) => {
     f(main, "PPB_Instance;1.0", "BindGraphics")(2, ctx);
     const live = main.res.kindOf(ctx);
     f(main, "PPB_Core;1.0", "ReleaseResource")(ctx);
-    check("ReleaseResource frees the context", [live > 0, G3("IsGraphics3D")(ctx), /** @type {any} */ (main).gl.has(ctx), thread.gfx.bound], [true, 0, false, 0]);
+    check("ReleaseResource frees the context", [live > 0, G3("IsGraphics3D")(ctx), glState(main, ctx) !== null, thread.gfx.bound], [true, 0, false, 0]);
+    // The freed id comes back for the next resource: its GL calls are the new context's.
+    const again = G3("Create")(2, 0, ATTRS);
+    G("ClearColor")(again, 0, 1, 0, 1);
+    G("Clear")(again, GL.COLOR_BUFFER_BIT);
+    check("a new context in a released context's id draws", [again === ctx, near(pixel(again, 1, 1), [0, 255, 0, 255])], [true, [0, 255, 0, 255]]);
 
     self.postMessage({ checks, failed: checks.filter((c) => !c.ok).length });
   } catch (err) {
