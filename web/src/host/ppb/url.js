@@ -197,7 +197,7 @@ export function register(reg, cx) {
     cx.ioAsync(IO_OP.URL_OPEN, [id, request], (r, payload) => {
       if (r === E.OK && payload) l.head = JSON.parse(decodeUtf8(payload));
       if (r !== E.OK) {
-        cx.res.release(id);
+        cx.releaseResource(id); // through the hooks: the loader's record goes too
         return done(0, r);
       }
       done(id, r);
