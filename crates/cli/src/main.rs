@@ -518,8 +518,8 @@ fn read_pexe(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
-/// When `data` is a nexe the runtime runs (a static x86-64 command-line program of the
-/// pre-IRT generation), its translation into a WASI command; `None` for anything else
+/// When `data` is a nexe the runtime runs (a static x86-64 command-line program, pre-IRT
+/// or of the IRT era), its translation into a WASI command; `None` for anything else
 /// (other nexes keep the converter's words for what they are). Functions that do not
 /// lift trap when reached: a note names how many and the first one's instruction.
 fn translate_nexe(name: &str, data: &[u8]) -> Result<Option<Vec<u8>>> {

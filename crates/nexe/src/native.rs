@@ -266,7 +266,7 @@ impl NexeReport {
     }
 
     /// Whether `convert` and `run` translate it: a valid static x86-64 command-line nexe
-    /// of the pre-IRT generation (`lift::runs_with_runtime`).
+    /// (`lift::runs_with_runtime`).
     pub fn translates(&self) -> bool {
         self.validation.as_ref().is_some_and(|v| v.valid)
             && crate::x86_64::lift::runs_with_runtime(&self.info)
@@ -303,7 +303,7 @@ impl NexeReport {
 
 /// What `verify` and `info` say of a nexe that `convert` translates.
 const CONVERTS: &str =
-    "translated with the pre-IRT runtime into a WASI command (`pexe2wasm convert`, `run`)";
+    "translated with the runtime into a WASI command (`pexe2wasm convert`, `run`)";
 
 impl fmt::Display for NexeReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -9,8 +9,14 @@ use std::path::PathBuf;
 
 const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
 const SSH: &str = "nassh-ssh_client-x86_64.nexe";
-/// The pre-IRT command-line nexes: these convert and run (the runtime's trampolines).
-const PRE_IRT_CLI: &[&str] = &["nacl-hello_world-x86_64.nexe", "nacl-nullptr-x86_64.nexe"];
+/// The static x86-64 command-line nexes: these convert and run (pre-IRT through the
+/// runtime's trampolines, the IRT era through its `nacl_irt_query`).
+const RUNS: &[&str] = &[
+    "nacl-hello_world-x86_64.nexe",
+    "nacl-nullptr-x86_64.nexe",
+    "fftw-wisdom-x86_64.nexe",
+    "glibc-sln-x86_64.nexe",
+];
 const SSH_IS: &str = "a native NaCl executable for x86-64 (static, newlib, Pepper)";
 
 /// The corpus file's path, or `None` (skipped) without the corpus.
@@ -154,7 +160,7 @@ fn convert_run_and_web_say_what_a_nexe_is() {
     assert_eq!(text(&o.stderr), want);
     assert!(!site.exists(), "nothing is written for a nexe");
     // Every other nexe of the corpus is named the same way, never "not a pexe".
-    for name in NEXES.iter().filter(|n| !PRE_IRT_CLI.contains(n)) {
+    for name in NEXES.iter().filter(|n| !RUNS.contains(n)) {
         let Some(path) = nexe(name) else { return };
         let o = pexe2wasm(&["convert", &path, "-o", out.to_str().unwrap()]);
         let err = text(&o.stderr);
@@ -267,7 +273,7 @@ fn pre_irt_hello_world_converts_and_runs() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
         text(&o.stdout).trim_end().ends_with(
-            "translated with the pre-IRT runtime into a WASI command (`pexe2wasm convert`, `run`)"
+            "translated with the runtime into a WASI command (`pexe2wasm convert`, `run`)"
         ),
         "{}",
         text(&o.stdout)
@@ -286,5 +292,62 @@ fn pre_irt_hello_world_converts_and_runs() {
     let o = pexe2wasm(&["run", out.to_str().unwrap()]);
     assert_eq!(text(&o.stdout), "Hello, World!\n", "{}", text(&o.stderr));
     assert_eq!(o.status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// IRT-era command-line nexes convert and run through the runtime's `nacl_irt_query`:
+/// fftw-wisdom answers `-V` and `-h` (exit 0) and exits 1 on an unknown option; glibc's
+/// static `sln` prints its usage to stdout and exits 1 (SOURCES.md).
+#[test]
+fn irt_command_line_nexes_convert_and_run() {
+    let (Some(fftw), Some(sln)) = (
+        nexe("fftw-wisdom-x86_64.nexe"),
+        nexe("glibc-sln-x86_64.nexe"),
+    ) else {
+        return;
+    };
+    let o = pexe2wasm(&["verify", &fftw]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).trim_end().ends_with(
+            "translated with the runtime into a WASI command (`pexe2wasm convert`, `run`)"
+        ),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = pexe2wasm(&["run", &fftw, "--", "-V"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).starts_with(
+            "fftw-wisdom tool for FFTW version 3.3.2.\n\nCopyright (c) 2003, 2007-11 Matteo Frigo\n"
+        ),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = pexe2wasm(&["run", &fftw, "--", "-h"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).starts_with("Usage: ") && text(&o.stdout).contains(" [options] [sizes]\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = pexe2wasm(&["run", &fftw, "--", "-n", "-Z"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+
+    let d = tempdir("sln");
+    let out = d.join("sln.wasm");
+    let o = pexe2wasm(&["convert", &sln, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let wasm = std::fs::read(&out).unwrap();
+    wasmparser::Validator::new()
+        .validate_all(&wasm)
+        .expect("the converted nexe validates");
+    let o = pexe2wasm(&["run", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let stdout = text(&o.stdout);
+    assert!(
+        stdout.starts_with("Usage: ") && stdout.ends_with(" src dest|file\n"),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(&d);
 }

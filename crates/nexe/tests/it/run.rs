@@ -75,6 +75,70 @@ fn run(wasm: &[u8], args: &[&str]) -> Ran {
     linker
         .func_wrap(w, "fd_close", |_: Caller<'_, Host>, _fd: i32| -> i32 { 0 })
         .unwrap();
+    // The standard streams are pipes: no seeking, filetype unknown.
+    linker
+        .func_wrap(
+            w,
+            "fd_seek",
+            |_: Caller<'_, Host>, fd: i32, _off: i64, _whence: i32, _new: i32| -> i32 {
+                if (0..3).contains(&fd) {
+                    70
+                } else {
+                    8
+                }
+            },
+        )
+        .unwrap();
+    for (name, size) in [("fd_filestat_get", 64usize), ("fd_fdstat_get", 24)] {
+        linker
+            .func_wrap(
+                w,
+                name,
+                move |mut c: Caller<'_, Host>, fd: i32, buf: i32| -> i32 {
+                    if !(0..3).contains(&fd) {
+                        return 8;
+                    }
+                    let (m, _) = mem(&mut c);
+                    m[buf as usize..buf as usize + size].fill(0);
+                    0
+                },
+            )
+            .unwrap();
+    }
+    linker
+        .func_wrap(
+            w,
+            "clock_time_get",
+            |mut c: Caller<'_, Host>, _id: i32, _precision: i64, at: i32| -> i32 {
+                let (m, _) = mem(&mut c);
+                let ns: u64 = 1_700_000_000_123_456_789;
+                m[at as usize..at as usize + 8].copy_from_slice(&ns.to_le_bytes());
+                0
+            },
+        )
+        .unwrap();
+    linker
+        .func_wrap(
+            w,
+            "random_get",
+            |mut c: Caller<'_, Host>, buf: i32, n: i32| -> i32 {
+                let (m, _) = mem(&mut c);
+                m[buf as usize..(buf + n) as usize].fill(0x5a);
+                0
+            },
+        )
+        .unwrap();
+    linker
+        .func_wrap(
+            w,
+            "poll_oneoff",
+            |mut c: Caller<'_, Host>, _in: i32, _out: i32, _n: i32, nevents: i32| -> i32 {
+                let (m, _) = mem(&mut c);
+                m[nevents as usize..nevents as usize + 4].copy_from_slice(&1u32.to_le_bytes());
+                0
+            },
+        )
+        .unwrap();
     linker
         .func_wrap(
             w,
@@ -189,5 +253,170 @@ fn pre_irt_hello_world_prints_its_greeting() {
         "stderr: {}; trapped in{}",
         String::from_utf8_lossy(&r.stderr),
         where_(&p, r.trap.as_deref().unwrap_or(""))
+    );
+}
+
+/// The stdout, exit status and trap of `name` run with `args`, with where it trapped.
+fn outcome(
+    p: &pexe2wasm_nexe::x86_64::lift::Program,
+    args: &[&str],
+) -> (String, Option<i32>, String) {
+    let r = run(&p.wasm, args);
+    let trap = r
+        .trap
+        .as_deref()
+        .map(|t| format!("trapped: {t}; in{}", where_(p, t)))
+        .unwrap_or_default();
+    eprintln!("stderr: {}", String::from_utf8_lossy(&r.stderr));
+    (
+        String::from_utf8_lossy(&r.stdout).into_owned(),
+        r.exit,
+        trap,
+    )
+}
+
+/// fftw-wisdom (stable IRT, newlib) through the runtime's `nacl_irt_query`: `-V` prints
+/// its version and copyright and exits 0, `-h` its usage and exits 0, an unknown option
+/// exits 1 (SOURCES.md, from FFTW's `tools/fftw-wisdom.c`).
+#[test]
+fn irt_fftw_wisdom_answers_version_and_help() {
+    let Some(p) = program("fftw-wisdom-x86_64.nexe") else {
+        return;
+    };
+    let (out, exit, trap) = outcome(&p, &["fftw-wisdom", "-V"]);
+    assert_eq!((exit, trap.as_str()), (Some(0), ""), "stdout: {out}");
+    assert!(
+        out.starts_with(
+            "fftw-wisdom tool for FFTW version 3.3.2.\n\nCopyright (c) 2003, 2007-11 Matteo Frigo\n\
+             Copyright (c) 2003, 2007-11 Massachusetts Institute of Technology\n\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("GNU General Public License"), "{out}");
+    let (out, exit, trap) = outcome(&p, &["fftw-wisdom", "-h"]);
+    assert_eq!((exit, trap.as_str()), (Some(0), ""), "stdout: {out}");
+    assert!(
+        out.starts_with("Usage: fftw-wisdom [options] [sizes]\n"),
+        "{out}"
+    );
+    let (out, exit, trap) = outcome(&p, &["fftw-wisdom", "-n", "-Z"]);
+    assert_eq!((exit, trap.as_str()), (Some(1), ""), "stdout: {out}");
+}
+
+/// glibc's static `sln` (stable IRT, glibc) with no arguments prints its usage to stdout
+/// and exits 1 (SOURCES.md, from glibc's `elf/sln.c`).
+#[test]
+fn irt_glibc_sln_prints_its_usage() {
+    let Some(p) = program("glibc-sln-x86_64.nexe") else {
+        return;
+    };
+    let (out, exit, trap) = outcome(&p, &["sln"]);
+    assert_eq!(
+        (out.as_str(), exit, trap.as_str()),
+        ("Usage: sln src dest|file\n", Some(1), "")
+    );
+}
+
+/// A program that asks the runtime's `nacl_irt_query` (found as `AT_SYSINFO` in the
+/// startup block's auxv) for interface `argv[1]` with a 24-byte table, `argv[2]` with
+/// 64 bytes and `argv[1]` again with 16 bytes, then calls the first table's first
+/// function (`exit` of `nacl-irt-basic-0.1`) with the three sizes as `a | b << 8 | c <<
+/// 16`. Each call is NaCl's (`and $-32; add %r15; call`) and ends a bundle.
+fn query_program() -> Vec<u8> {
+    use iced_x86::code_asm::*;
+    type Step = fn(&mut CodeAssembler) -> Result<(), IcedError>;
+    let naclcall = |a: &mut CodeAssembler, r: AsmRegister32| -> Result<(), IcedError> {
+        a.mov(r11d, r)?;
+        a.and(r11d, -32)?;
+        a.add(r11, r15)?;
+        a.call(r11)
+    };
+    let steps: [Step; 4] = [
+        |a| {
+            a.mov(ebx, edi)?; // the startup block
+            a.mov(ecx, dword_ptr(rbx + 8))?; // argc
+            a.lea(r12, qword_ptr(rbx + rcx * 4 + 20))?; // auxv, after argv's and envp's NULLs
+            a.mov(r13d, dword_ptr(r12 + 4))?; // AT_SYSINFO's value
+            a.sub(rsp, 128)?;
+            a.mov(edi, dword_ptr(rbx + 16))?;
+            a.mov(rsi, rsp)?;
+            a.mov(edx, 24u32)
+        },
+        |a| {
+            a.mov(r14d, eax)?;
+            a.mov(edi, dword_ptr(rbx + 20))?;
+            a.lea(rsi, qword_ptr(rsp + 32))?;
+            a.mov(edx, 64u32)
+        },
+        |a| {
+            a.shl(eax, 8)?;
+            a.or(r14d, eax)?;
+            a.mov(edi, dword_ptr(rbx + 16))?;
+            a.lea(rsi, qword_ptr(rsp + 32))?;
+            a.mov(edx, 16u32)
+        },
+        |a| {
+            a.shl(eax, 16)?;
+            a.or(r14d, eax)?;
+            a.mov(edi, r14d)?;
+            a.mov(r13d, dword_ptr(rsp))
+        },
+    ];
+    let mut code: Vec<u8> = Vec::new();
+    for step in steps {
+        let at = |ip: u64| {
+            let mut a = CodeAssembler::new(64).unwrap();
+            step(&mut a).unwrap();
+            naclcall(&mut a, r13d).unwrap();
+            a.assemble(ip).unwrap()
+        };
+        let ip = 0x20000 + code.len() as u64;
+        let pad = (32 - at(ip).len() % 32) % 32;
+        code.resize(code.len() + pad, 0x90);
+        code.extend(at(ip + pad as u64));
+    }
+    code.resize(code.len() + 32, 0xf4);
+    code
+}
+
+fn query_module() -> Vec<u8> {
+    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
+    let options = Options {
+        padded_starts: true,
+        export_state: false,
+        min_pages: 1,
+        stub_failures: false,
+        runtime: true,
+    };
+    translate_code(&query_program(), 0x20000, &[0x20000], &options)
+        .expect("lifts")
+        .wasm
+}
+
+/// `nacl_irt_query` answers an interface's size and fills its table when the table is
+/// large enough (NaCl's rule), and 0 for an unknown name or a table too small.
+#[test]
+fn irt_query_answers_sizes_and_fills_tables() {
+    let wasm = query_module();
+    let r = run(&wasm, &["q", "nacl-irt-basic-0.1", "nacl-irt-nope-0.1"]);
+    assert_eq!((r.exit, r.trap.as_deref()), (Some(24), None));
+    // a prefix of a known name is no match
+    let r = run(&wasm, &["q", "nacl-irt-basic-0.1", "nacl-irt-basic-0."]);
+    assert_eq!((r.exit, r.trap.as_deref()), (Some(24), None));
+    let r = run(&wasm, &["q", "nacl-irt-basic-0.1", "nacl-irt-memory-0.3"]);
+    assert_eq!((r.exit, r.trap.as_deref()), (Some(24 | 12 << 8), None));
+}
+
+/// The dynamic-code interface is answered (12 bytes), and calling it says that it is not
+/// translated yet (the translator's words, on stderr), then traps.
+#[test]
+fn irt_dyncode_says_not_translated_yet() {
+    let wasm = query_module();
+    let r = run(&wasm, &["q", "nacl-irt-dyncode-0.1", "nacl-irt-basic-0.1"]);
+    assert_eq!(r.exit, None);
+    assert!(r.trap.is_some());
+    assert_eq!(
+        String::from_utf8_lossy(&r.stderr),
+        "not translated yet: the dynamic-code interface `nacl-irt-dyncode-0.1`\n"
     );
 }

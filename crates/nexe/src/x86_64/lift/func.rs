@@ -50,6 +50,8 @@ mod packed;
 /// XMM registers (v128).
 pub(crate) const G_FOP: u32 = 16;
 pub(crate) const G_XMM: u32 = 21;
+/// The x87 control word (`fldcw`/`fnstcw`), after the XMM registers.
+pub(crate) const G_X87CW: u32 = G_XMM + 16;
 /// Module function indices of the helpers and the lifted function type.
 pub(crate) const F_EFLAGS: u32 = 0;
 pub(crate) const F_MULHU: u32 = 1;
@@ -65,10 +67,10 @@ const RCX: u32 = 1;
 
 /// The CPU `cpuid` describes: leaf → (eax, ebx, ecx, edx). An x86-64 baseline with SSE
 /// and SSE2 (what the translator lifts), no SSE3 or later, no AVX; "GenuineIntel",
-/// family 6. Other leaves answer zeros.
+/// family 6, no cache descriptors. Other leaves answer zeros.
 pub const CPUID: &[(u32, [u32; 4])] = &[
-    // max leaf 1; vendor "GenuineIntel" in ebx, edx, ecx
-    (0, [1, 0x756e_6547, 0x6c65_746e, 0x4965_6e69]),
+    // max leaf 2; vendor "GenuineIntel" in ebx, edx, ecx
+    (0, [2, 0x756e_6547, 0x6c65_746e, 0x4965_6e69]),
     // family 6 model 15; edx: FPU TSC CX8 CMOV MMX FXSR SSE SSE2; ecx: none
     (
         1,
@@ -79,6 +81,9 @@ pub const CPUID: &[(u32, [u32; 4])] = &[
             1 | 1 << 4 | 1 << 8 | 1 << 15 | 1 << 23 | 1 << 24 | 1 << 25 | 1 << 26,
         ],
     ),
+    // cache descriptors: one round, none given (glibc's Intel cache sizing asserts that
+    // leaf 2 exists, then keeps its defaults)
+    (2, [1, 0, 0, 0]),
     (0x8000_0000, [0x8000_0001, 0, 0, 0]),
     // long mode, NX, syscall
     (0x8000_0001, [0, 0, 0, 1 << 11 | 1 << 20 | 1 << 29]),
@@ -866,6 +871,28 @@ impl<'a> Em<'a> {
             M::Nop | M::Pause | M::Endbr64 => return Ok(()),
             _ => {}
         }
+        // The x87 control word is kept so that `fnstcw` reads back what `fldcw` set
+        // (glibc's startup and `fegetround` do both); nothing x87 computes is lifted, so
+        // its rounding and precision have nothing else to act on.
+        match ins.mnemonic() {
+            M::Fnstcw | M::Fstcw if Self::has_mem(ins) => {
+                self.ea(ins)?;
+                self.i()
+                    .local_get(EA)
+                    .global_get(G_X87CW)
+                    .i32_store16(mem(2));
+                return Ok(());
+            }
+            M::Fldcw => {
+                self.ea(ins)?;
+                self.i()
+                    .local_get(EA)
+                    .i32_load16_u(mem(2))
+                    .global_set(G_X87CW);
+                return Ok(());
+            }
+            _ => {}
+        }
         if ins.cpuid_features().contains(&CpuidFeature::FPU) {
             return Err(LiftError::not_yet(ins, "x87 instruction"));
         }
@@ -1099,6 +1126,7 @@ impl<'a> Em<'a> {
             M::Shl | M::Sal | M::Shr | M::Sar | M::Rol | M::Ror => self.shift(ins, m, w)?,
             M::Shld | M::Shrd => self.double_shift(ins, m, w)?,
             M::Cpuid => self.cpuid(),
+            M::Rdtsc => self.rdtsc(),
             M::Imul | M::Mul => self.mul(ins, m, w)?,
             M::Div | M::Idiv => self.div(ins, m, w)?,
             M::Cbw | M::Cwde | M::Cdqe => {
@@ -1759,6 +1787,26 @@ impl<'a> Em<'a> {
     }
 
     /// `cpuid` answers a fixed CPU ([`CPUID`]): the features the translator covers.
+    /// `rdtsc`: a 1 GHz time-stamp counter, the monotonic clock's nanoseconds when the
+    /// runtime is linked (its WASI clock); 0 without it (no imports).
+    fn rdtsc(&mut self) {
+        if self.ctx.fbase > 0 {
+            super::runtime::clock_ns(&mut self.i());
+        } else {
+            self.i().i64_const(0);
+        }
+        self.i()
+            .local_tee(T0)
+            .i64_const(0xffff_ffff)
+            .i64_and()
+            .local_set(reg(RAX));
+        self.i()
+            .local_get(T0)
+            .i64_const(32)
+            .i64_shr_u()
+            .local_set(reg(RDX));
+    }
+
     fn cpuid(&mut self) {
         // leaf in eax (sub-leaf in ecx is not needed by the leaves answered)
         self.i()

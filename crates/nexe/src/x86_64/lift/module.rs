@@ -253,10 +253,14 @@ impl Lifted {
         for _ in 0..16 {
             globals.global(g(ValType::V128), &ConstExpr::v128_const(0));
         }
+        // the x87 control word (func::G_X87CW): x87's default after `fninit`
+        globals.global(g(ValType::I32), &ConstExpr::i32_const(0x037f));
         if rt.is_some() {
-            // the break, the thread pointer (runtime::G_BRK, G_TLS)
+            // the break, the thread pointer, the mappings' top (runtime::G_BRK, G_TLS,
+            // G_MAPTOP)
             globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
             globals.global(g(ValType::I64), &ConstExpr::i64_const(0));
+            globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
         }
         m.section(&globals);
 
@@ -348,6 +352,13 @@ impl Lifted {
                     s.bytes.iter().copied(),
                 );
             }
+        }
+        if rt.is_some() {
+            data.active(
+                0,
+                &ConstExpr::i32_const(runtime::IRT_DATA),
+                runtime::irt_data(),
+            );
         }
         m.section(&data);
 
@@ -510,12 +521,14 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
 }
 
 /// Whether `translate_program` gives a module our runtime runs: a static x86-64
-/// command-line program of the pre-IRT generation (its syscalls go through the
-/// trampolines the runtime implements). IRT-era programs need `nacl_irt_query`
-/// answered, which the runtime does not do yet.
+/// command-line program, pre-IRT (its syscalls go through the trampolines) or of the IRT
+/// era (it queries the interfaces through `AT_SYSINFO`; the 2011 libc falls back to the
+/// trampolines for the interfaces not answered). Pepper, SRPC, translators and
+/// libc-dynamic programs need more than the runtime gives.
 pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
+    use crate::RuntimeAbi::*;
     info.arch == crate::Arch::X86_64
         && info.translation == Translation::Translatable
-        && info.runtime_abi == crate::RuntimeAbi::PreIrt
+        && matches!(info.runtime_abi, PreIrt | EarlyIrt | StableIrt)
         && info.app == crate::AppKind::Cli
 }

@@ -20,8 +20,9 @@
 //! envp…, 0, auxv…]`, 32-bit words) and `%rsp` at the pre-IRT one (`argc` as 64 bits,
 //! then the 32-bit argv and envp arrays), which the pre-IRT `_start` pops.
 
-use super::func::{G_XMM, TY_LIFTED};
-use wasm_encoder::{BlockType, Function, MemArg, ValType};
+use super::func::{G_X87CW, TY_LIFTED};
+use super::LiftError;
+use wasm_encoder::{BlockType, Function, InstructionSink, MemArg, ValType};
 
 /// The trampoline region's start: table 0's base when the runtime is linked.
 pub const TRAMPOLINES: u32 = 0x10000;
@@ -32,7 +33,27 @@ pub const STACK_SIZE: u32 = 8 << 20;
 /// Scratch memory of the runtime (iovecs, result words, the argv pointers).
 const SCRATCH: i32 = TRAMPOLINES as i32;
 const ARGV_TMP: i32 = SCRATCH + 0x100;
-const MAX_ARGS: i32 = (0x1_0000 - 0x100) / 4 - 1;
+const MAX_ARGS: i32 = (IRT_DATA - ARGV_TMP) / 4 - 1;
+/// The IRT query function's address (`AT_SYSINFO`): the table slot after the syscall
+/// trampolines; the IRT functions' slots follow it.
+pub const IRT_QUERY: u32 = TRAMPOLINES + 32 * SYSCALL_SLOTS;
+/// The runtime's constants (a data segment): the WASI → NaCl errno map, the file modes,
+/// the dynamic-code words, then the query's directory with the interface names and
+/// tables.
+pub(crate) const IRT_DATA: i32 = SCRATCH + 0x8000;
+const ERRNO_MAP: i32 = IRT_DATA;
+const MODES_AT: i32 = IRT_DATA + 0x80;
+const DYNCODE_WORDS: i32 = IRT_DATA + 0x100;
+const DIRECTORY: i32 = IRT_DATA + 0x200;
+/// Scratch words of the IRT functions.
+const S_WORD: i32 = SCRATCH + 0x20;
+const S_TSC: i32 = SCRATCH + 0x28;
+const S_HANDLES: i32 = SCRATCH + 0x30;
+const S_FILESTAT: i32 = SCRATCH + 0x40;
+const S_FDSTAT: i32 = SCRATCH + 0x80;
+const S_SUBSCRIPTION: i32 = SCRATCH + 0xa0;
+const S_EVENT: i32 = SCRATCH + 0xd0;
+const S_NEVENTS: i32 = SCRATCH + 0xf0;
 
 /// NaCl's syscall numbers (`nacl_syscalls.h`) that the runtime implements.
 pub const SYS_CLOSE: u32 = 11;
@@ -61,10 +82,9 @@ const IMPLEMENTED: &[u32] = &[
 ];
 
 const ENOSYS: i64 = 38;
-const EBADF: i64 = 9;
 const EINVAL: i64 = 22;
-const EIO: i64 = 5;
 const ESPIPE: i64 = 29;
+const AT_SYSINFO: i32 = 32;
 
 /// The WASI functions imported, in import order, with their type indices (see
 /// [`types`]).
@@ -75,6 +95,12 @@ pub(crate) const IMPORTS: &[(&str, u32)] = &[
     ("proc_exit", TY_EXIT),
     ("args_sizes_get", TY_ARGS),
     ("args_get", TY_ARGS),
+    ("fd_seek", TY_SEEK),
+    ("fd_filestat_get", TY_ARGS),
+    ("fd_fdstat_get", TY_ARGS),
+    ("clock_time_get", TY_CLOCK),
+    ("random_get", TY_ARGS),
+    ("poll_oneoff", TY_RW),
 ];
 const I_FD_WRITE: u32 = 0;
 const I_FD_READ: u32 = 1;
@@ -82,18 +108,30 @@ const I_FD_CLOSE: u32 = 2;
 const I_PROC_EXIT: u32 = 3;
 const I_ARGS_SIZES_GET: u32 = 4;
 const I_ARGS_GET: u32 = 5;
+const I_FD_SEEK: u32 = 6;
+const I_FD_FILESTAT_GET: u32 = 7;
+const I_FD_FDSTAT_GET: u32 = 8;
+const I_CLOCK_TIME_GET: u32 = 9;
+const I_RANDOM_GET: u32 = 10;
+const I_POLL_ONEOFF: u32 = 11;
 
 /// Type indices the runtime adds after the translator's four.
 pub(crate) const TY_RW: u32 = 4;
 pub(crate) const TY_EXIT: u32 = 5;
 pub(crate) const TY_ARGS: u32 = 6;
 pub(crate) const TY_START: u32 = 7;
+pub(crate) const TY_SEEK: u32 = 8;
+pub(crate) const TY_CLOCK: u32 = 9;
 
-/// Globals the runtime adds after the registers, the flag record and the XMM registers.
-pub(crate) const G_BRK: u32 = G_XMM + 16;
-pub(crate) const G_TLS: u32 = G_XMM + 17;
+/// Globals the runtime adds after the registers, the flag record, the XMM registers and
+/// the x87 control word.
+pub(crate) const G_BRK: u32 = G_X87CW + 1;
+pub(crate) const G_TLS: u32 = G_X87CW + 2;
+/// The end of the highest anonymous mapping (0: none yet).
+pub(crate) const G_MAPTOP: u32 = G_X87CW + 3;
 
 const G_RAX: u32 = 0;
+const G_RCX: u32 = 1;
 const G_RDX: u32 = 2;
 const G_RSP: u32 = 4;
 const G_RSI: u32 = 6;
@@ -105,6 +143,12 @@ pub(crate) fn types(t: &mut wasm_encoder::TypeSection) {
     t.ty().function([ValType::I32], []);
     t.ty().function([ValType::I32; 2], [ValType::I32]);
     t.ty().function([], []);
+    t.ty().function(
+        [ValType::I32, ValType::I64, ValType::I32, ValType::I32],
+        [ValType::I32],
+    );
+    t.ty()
+        .function([ValType::I32, ValType::I64, ValType::I32], [ValType::I32]);
 }
 
 fn m32() -> MemArg {
@@ -117,6 +161,9 @@ fn m32() -> MemArg {
 }
 fn m64() -> MemArg {
     MemArg { align: 3, ..m32() }
+}
+fn m8() -> MemArg {
+    MemArg { align: 0, ..m32() }
 }
 
 /// Where the runtime's functions go in the module.
@@ -139,11 +186,15 @@ impl Runtime {
     }
     /// Number of functions the runtime defines.
     pub fn count() -> u32 {
-        2 + IMPLEMENTED.len() as u32
+        2 + IMPLEMENTED.len() as u32 + irt_functions().len() as u32
     }
-    /// Every trampoline address and its adapter.
+    /// Every trampoline address and IRT function slot (the query's first) with its
+    /// adapter.
     pub fn trampolines(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        (0..SYSCALL_SLOTS).map(|n| (TRAMPOLINES + 32 * n, self.adapter(n)))
+        let irt = self.first + 2 + IMPLEMENTED.len() as u32;
+        (0..SYSCALL_SLOTS)
+            .map(|n| (TRAMPOLINES + 32 * n, self.adapter(n)))
+            .chain((0..irt_functions().len() as u32).map(move |k| (IRT_QUERY + 32 * k, irt + k)))
     }
     /// The initial break, above the stack.
     pub fn initial_break(&self) -> u32 {
@@ -155,6 +206,9 @@ impl Runtime {
         let mut v = vec![self.start(entry), adapter(enosys)];
         for &n in IMPLEMENTED {
             v.push(adapter(|f| syscall(f, n)));
+        }
+        for k in irt_functions() {
+            v.push(adapter(|f| irt(f, k)));
         }
         v
     }
@@ -247,18 +301,19 @@ impl Runtime {
         }
         s.local_get(i).i32_const(1).i32_add().local_set(i).br(0);
         s.end().end();
-        // then argv's NULL, an empty envp (its NULL) and an empty auxv (AT_NULL): the
-        // words after argv are still zero (fresh memory), written anyway
-        for (block, at) in [(info, 12), (old, 8)] {
-            for k in 0..4 {
+        // then argv's NULL, an empty envp (its NULL) and the auxv: the IRT era's holds
+        // AT_SYSINFO (the query), the pre-IRT one is empty (AT_NULL)
+        let irt_auxv = [0, 0, AT_SYSINFO, IRT_QUERY as i32, 0, 0];
+        for (block, at, words) in [(info, 12, &irt_auxv[..]), (old, 8, &[0; 4][..])] {
+            for (k, &w) in words.iter().enumerate() {
                 s.local_get(block)
-                    .i32_const(at + 4 * k)
+                    .i32_const(at + 4 * k as i32)
                     .i32_add()
                     .local_get(argc)
                     .i32_const(2)
                     .i32_shl()
                     .i32_add()
-                    .i32_const(0)
+                    .i32_const(w)
                     .i32_store(m32());
             }
         }
@@ -274,8 +329,8 @@ impl Runtime {
 /// An adapter: pops the return address its call pushed, runs `body` (which leaves the
 /// i64 result), puts the result in `%rax` and returns to the caller's return address.
 fn adapter(body: impl FnOnce(&mut Function)) -> Function {
-    // param 0: the return address; locals 1, 2 scratch i32
-    let mut f = Function::new([(2, ValType::I32)]);
+    // param 0: the return address; locals 1..=6 scratch i32, 7 and 8 scratch i64
+    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64)]);
     f.instructions()
         .global_get(G_RSP)
         .i64_const(8)
@@ -297,20 +352,27 @@ fn arg(f: &mut Function, g: u32) {
 
 /// The WASI errno on the stack (nonzero) as NaCl's negative errno (i64).
 fn errno(f: &mut Function) {
-    // WASI's EBADF is 8, EINVAL 28; everything else is reported as EIO
-    f.instructions()
-        .local_set(1)
-        .i64_const(-EBADF)
-        .i64_const(-EINVAL)
-        .i64_const(-EIO)
+    let s = &mut f.instructions();
+    wasi_errno(s);
+    s.i64_extend_i32_u()
+        .local_set(7)
+        .i64_const(0)
+        .local_get(7)
+        .i64_sub();
+}
+
+/// The WASI errno on the stack as NaCl's (positive, i32): the map in the constants,
+/// unknown values EIO.
+fn wasi_errno(s: &mut InstructionSink<'_>) {
+    s.local_tee(1)
+        .i32_const(WASI_ERRNOS.len() as i32 - 1)
         .local_get(1)
-        .i32_const(28)
-        .i32_eq()
+        .i32_const(WASI_ERRNOS.len() as i32 - 1)
+        .i32_lt_u()
         .select()
-        .local_get(1)
-        .i32_const(8)
-        .i32_eq()
-        .select();
+        .i32_const(ERRNO_MAP)
+        .i32_add()
+        .i32_load8_u(m8());
 }
 
 fn syscall(f: &mut Function, n: u32) {
@@ -443,4 +505,795 @@ fn syscall(f: &mut Function, n: u32) {
         }
         _ => enosys(f),
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// The IRT: `nacl_irt_query` and the interface functions, for the IRT-era programs.
+
+/// NaCl's errno for each WASI errno (0..=76; `notcapable` is EACCES), then EIO for
+/// anything beyond.
+const WASI_ERRNOS: [u8; 78] = [
+    0, 7, 13, 98, 99, 97, 11, 114, 9, 74, 16, 125, 10, 103, 111, 104, 35, 89, 33, 122, 17, 14, 27,
+    113, 43, 84, 115, 4, 22, 5, 106, 21, 40, 24, 31, 90, 72, 36, 100, 102, 101, 23, 105, 19, 2, 8,
+    37, 67, 12, 42, 92, 28, 38, 107, 20, 39, 131, 88, 95, 25, 6, 75, 130, 1, 32, 71, 93, 91, 34,
+    30, 29, 3, 116, 110, 26, 18, 13, 5,
+];
+
+/// `st_mode` for each WASI filetype (unknown, block device, character device, directory,
+/// regular file, datagram and stream socket, symbolic link): WASI has no permission
+/// bits, these are typical ones.
+const MODES: [u32; 8] = [
+    0o600, 0o060660, 0o020666, 0o040755, 0o100644, 0o140666, 0o140666, 0o120777,
+];
+
+const EAGAIN: i32 = 11;
+const ENOMEM: i32 = 12;
+const EACCES: i32 = 13;
+const ENODEV: i32 = 19;
+const EDEADLK: i32 = 35;
+const ETIMEDOUT: i32 = 110;
+
+/// One IRT function (each has a table slot and an adapter; the IRT's convention: the
+/// arguments in `%rdi %rsi %rdx %rcx %r8 %r9`, 0 or a positive errno in `%rax`, results
+/// through pointers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Irt {
+    Query,
+    Exit,
+    Gettod,
+    Clock,
+    Nanosleep,
+    Sysconf,
+    Close,
+    Read,
+    Write,
+    Seek,
+    Fstat,
+    Sysbrk,
+    Mmap,
+    Munmap,
+    TlsInit,
+    TlsGet,
+    ClockGetres,
+    ClockGettime,
+    Random,
+    Getpid,
+    ThreadExit,
+    FutexWait,
+    FutexWake,
+    /// `mutex_create`, `cond_create`: a fresh handle.
+    Create,
+    /// The dynamic-code functions: their "not translated yet" words, then a trap.
+    Dyncode,
+    /// Answers a constant errno (0: success): what one thread with no file access gets.
+    Ret(i32),
+}
+
+use Irt::*;
+
+const FDIO: &[Irt] = &[
+    Close,
+    Ret(ENOSYS as i32), // dup
+    Ret(ENOSYS as i32), // dup2
+    Read,
+    Write,
+    Seek,
+    Fstat,
+    Ret(ENOSYS as i32), // getdents
+];
+
+/// The interfaces answered, with their tables in slot order (`irt.h`). Others (and a
+/// table too small) answer 0, as NaCl's IRT did. Mutexes, conditions and futexes are
+/// those of a single thread: a lock always succeeds, a wait that nothing could end
+/// answers `EDEADLK`, a timed one `ETIMEDOUT`; threads cannot be created (`EAGAIN`).
+/// Files: no file access (`open`, `stat` answer `EACCES`, as `sel_ldr` without `-a`).
+const INTERFACES: &[(&str, &[Irt])] = &[
+    (
+        "nacl-irt-basic-0.1",
+        &[Exit, Gettod, Clock, Nanosleep, Ret(0), Sysconf],
+    ),
+    ("nacl-irt-fdio-0.1", FDIO),
+    ("nacl-irt-dev-fdio-0.1", FDIO),
+    ("nacl-irt-filename-0.1", &[Ret(EACCES), Ret(EACCES)]),
+    ("nacl-irt-memory-0.1", &[Sysbrk, Mmap, Munmap]),
+    ("nacl-irt-memory-0.2", &[Sysbrk, Mmap, Munmap, Ret(0)]),
+    ("nacl-irt-memory-0.3", &[Mmap, Munmap, Ret(0)]),
+    ("nacl-irt-tls-0.1", &[TlsInit, TlsGet]),
+    ("nacl-irt-clock_get-0.1", &[ClockGetres, ClockGettime]),
+    ("nacl-irt-random-0.1", &[Random]),
+    ("nacl-irt-dev-getpid-0.1", &[Getpid]),
+    ("nacl-irt-thread-0.1", &[Ret(EAGAIN), ThreadExit, Ret(0)]),
+    ("nacl-irt-futex-0.1", &[FutexWait, FutexWake]),
+    (
+        "nacl-irt-mutex-0.1",
+        &[Create, Ret(0), Ret(0), Ret(0), Ret(0)],
+    ),
+    (
+        "nacl-irt-cond-0.1",
+        &[Create, Ret(0), Ret(0), Ret(0), Ret(EDEADLK), Ret(ETIMEDOUT)],
+    ),
+    ("nacl-irt-blockhook-0.1", &[Ret(0)]),
+    ("nacl-irt-dyncode-0.1", &[Dyncode, Dyncode, Dyncode]),
+];
+
+/// The interfaces' names the query answers.
+pub fn irt_interfaces() -> impl Iterator<Item = &'static str> {
+    INTERFACES.iter().map(|(n, _)| *n)
+}
+
+/// The IRT functions in slot order: the query, then each distinct function of the
+/// interfaces.
+fn irt_functions() -> Vec<Irt> {
+    let mut v = vec![Query];
+    for (_, table) in INTERFACES {
+        for f in *table {
+            if !v.contains(f) {
+                v.push(*f);
+            }
+        }
+    }
+    v
+}
+
+/// The runtime's constants at [`IRT_DATA`]: the errno map, the modes, the dynamic-code
+/// words, the directory (per interface: its name's address, its table's size and
+/// address; a zero name ends it), then the names and tables.
+pub(crate) fn irt_data() -> Vec<u8> {
+    let funcs = irt_functions();
+    let slot = |f: &Irt| IRT_QUERY + 32 * funcs.iter().position(|g| g == f).unwrap() as u32;
+    let mut d = vec![0u8; (DIRECTORY - IRT_DATA) as usize + 12 * (INTERFACES.len() + 1)];
+    d[..WASI_ERRNOS.len()].copy_from_slice(&WASI_ERRNOS);
+    for (k, m) in MODES.iter().enumerate() {
+        let at = (MODES_AT - IRT_DATA) as usize + 4 * k;
+        d[at..at + 4].copy_from_slice(&m.to_le_bytes());
+    }
+    let words = dyncode_words();
+    let at = (DYNCODE_WORDS - IRT_DATA) as usize;
+    d[at..at + words.len()].copy_from_slice(words.as_bytes());
+    for (k, (name, table)) in INTERFACES.iter().enumerate() {
+        let name_at = IRT_DATA as u32 + d.len() as u32;
+        d.extend_from_slice(name.as_bytes());
+        d.push(0);
+        d.resize(d.len().next_multiple_of(4), 0);
+        let table_at = IRT_DATA as u32 + d.len() as u32;
+        for f in *table {
+            d.extend_from_slice(&slot(f).to_le_bytes());
+        }
+        let e = (DIRECTORY - IRT_DATA) as usize + 12 * k;
+        for (j, w) in [name_at, 4 * table.len() as u32, table_at]
+            .into_iter()
+            .enumerate()
+        {
+            d[e + 4 * j..e + 4 * j + 4].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    debug_assert!(d.len() <= 0x8000);
+    d
+}
+
+/// What a call of the dynamic-code interface writes to stderr before it traps.
+fn dyncode_words() -> String {
+    let e = LiftError::InterfaceNotTranslatedYet {
+        interface: "nacl-irt-dyncode-0.1".into(),
+        what: "dynamic-code",
+    };
+    format!("{e}\n")
+}
+
+/// Pushes `%rdi`-like argument register `g` as an i32.
+fn a32(s: &mut InstructionSink<'_>, g: u32) {
+    s.global_get(g).i32_wrap_i64();
+}
+
+/// With a WASI errno on the stack: when nonzero, NaCl's errno; else `ok` runs and the
+/// result is 0. Leaves the i32 result.
+fn on_success(s: &mut InstructionSink<'_>, ok: impl FnOnce(&mut InstructionSink<'_>)) {
+    s.local_tee(2)
+        .if_(BlockType::Result(ValType::I32))
+        .local_get(2);
+    wasi_errno(s);
+    s.else_();
+    ok(s);
+    s.i32_const(0).end();
+}
+
+/// Stores `ns` (an i64 local) as NaCl's `{int64 sec; int32 frac}` at the address on the
+/// stack (pushed by `addr`), with `frac` in units of `div` nanoseconds.
+fn put_time(
+    s: &mut InstructionSink<'_>,
+    addr: impl Fn(&mut InstructionSink<'_>),
+    ns: u32,
+    div: i64,
+) {
+    addr(s);
+    s.local_get(ns)
+        .i64_const(1_000_000_000)
+        .i64_div_u()
+        .i64_store(m64());
+    addr(s);
+    s.local_get(ns)
+        .i64_const(1_000_000_000)
+        .i64_rem_u()
+        .i64_const(div)
+        .i64_div_u()
+        .i32_wrap_i64()
+        .i32_store(MemArg { offset: 8, ..m32() });
+}
+
+/// Reads clock `id` (an i32 on the stack: NaCl's ids, realtime 0 and the rest
+/// monotonic) into local 7 (ns); leaves WASI's errno.
+fn read_clock(s: &mut InstructionSink<'_>) {
+    s.i32_const(0)
+        .i32_ne()
+        .i64_const(1)
+        .i32_const(S_WORD)
+        .call(I_CLOCK_TIME_GET)
+        .i32_const(S_WORD)
+        .i64_load(m64())
+        .local_set(7);
+}
+
+/// Pushes the monotonic clock's nanoseconds (i64; what `rdtsc` reads): for lifted code
+/// of a module with the runtime linked.
+pub(crate) fn clock_ns(s: &mut InstructionSink<'_>) {
+    s.i32_const(1)
+        .i64_const(1)
+        .i32_const(S_TSC)
+        .call(I_CLOCK_TIME_GET)
+        .drop()
+        .i32_const(S_TSC)
+        .i64_load(m64());
+}
+
+/// Grows the memory to hold `[0, end)` (an i64 local): leaves 1 when it does.
+fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
+    // pages needed = ceil(end / 64 KiB) - pages now
+    s.local_get(end)
+        .i64_const(0xffff)
+        .i64_add()
+        .i64_const(16)
+        .i64_shr_u()
+        .i32_wrap_i64()
+        .memory_size(0)
+        .i32_sub()
+        .local_tee(3)
+        .i32_const(0)
+        .i32_le_s()
+        .if_(BlockType::Result(ValType::I32))
+        .i32_const(1)
+        .else_()
+        .local_get(3)
+        .memory_grow(0)
+        .i32_const(-1)
+        .i32_ne()
+        .end();
+}
+
+/// The body of IRT function `k`: leaves the i64 for `%rax`.
+fn irt(f: &mut Function, k: Irt) {
+    let s = &mut f.instructions();
+    match k {
+        Query => irt_query(s),
+        Exit => {
+            a32(s, G_RDI);
+            s.call(I_PROC_EXIT).unreachable();
+        }
+        Gettod => {
+            // gettod(struct timeval *): {int64 sec; int32 usec}
+            s.i32_const(0);
+            read_clock(s);
+            on_success(s, |s| {
+                put_time(s, |s| a32(s, G_RDI), 7, 1000);
+            });
+        }
+        Clock => {
+            // clock(nacl_irt_clock_t *ticks): microseconds of the monotonic clock
+            s.i32_const(1);
+            read_clock(s);
+            on_success(s, |s| {
+                a32(s, G_RDI);
+                s.local_get(7)
+                    .i64_const(1000)
+                    .i64_div_u()
+                    .i32_wrap_i64()
+                    .i32_store(m32());
+            });
+        }
+        Nanosleep => {
+            // nanosleep(req, rem): one relative clock subscription; rem gets 0
+            let sub = S_SUBSCRIPTION;
+            a32(s, G_RDI);
+            s.i64_load(m64()).local_set(7);
+            a32(s, G_RDI);
+            s.i32_load(MemArg { offset: 8, ..m32() }).local_set(1);
+            s.local_get(7)
+                .i64_const(0)
+                .i64_lt_s()
+                .local_get(1)
+                .i32_const(999_999_999)
+                .i32_gt_u()
+                .i32_or()
+                .if_(BlockType::Empty)
+                .i64_const(EINVAL)
+                .global_set(G_RAX)
+                .local_get(0)
+                .return_()
+                .end();
+            s.i32_const(sub).i32_const(0).i32_const(48).memory_fill(0);
+            s.i32_const(sub).i32_const(1).i32_store(MemArg {
+                offset: 16,
+                ..m32()
+            });
+            s.i32_const(sub)
+                .local_get(7)
+                .i64_const(1_000_000_000)
+                .i64_mul()
+                .local_get(1)
+                .i64_extend_i32_u()
+                .i64_add()
+                .i64_store(MemArg {
+                    offset: 24,
+                    ..m64()
+                });
+            s.i32_const(sub)
+                .i32_const(S_EVENT)
+                .i32_const(1)
+                .i32_const(S_NEVENTS)
+                .call(I_POLL_ONEOFF);
+            on_success(s, |s| {
+                a32(s, G_RSI);
+                s.if_(BlockType::Empty);
+                a32(s, G_RSI);
+                s.i64_const(0).i64_store(m64());
+                a32(s, G_RSI);
+                s.i64_const(0).i64_store(MemArg { offset: 8, ..m64() });
+                s.end();
+            });
+        }
+        Sysconf => {
+            // sysconf(name, *value): processors 1, page size 64 KiB (NaCl's)
+            a32(s, G_RDI);
+            s.local_tee(1)
+                .i32_const(1)
+                .i32_eq()
+                .local_get(1)
+                .i32_const(2)
+                .i32_eq()
+                .i32_or()
+                .if_(BlockType::Result(ValType::I32));
+            a32(s, G_RSI);
+            s.i32_const(0x1_0000)
+                .i32_const(1)
+                .local_get(1)
+                .i32_const(2)
+                .i32_eq()
+                .select()
+                .i32_store(m32())
+                .i32_const(0)
+                .else_()
+                .i32_const(EINVAL as i32)
+                .end();
+        }
+        Close => {
+            a32(s, G_RDI);
+            s.call(I_FD_CLOSE);
+            on_success(s, |_| {});
+        }
+        Read | Write => {
+            // read/write(fd, buf, count, *done): one iovec
+            s.i32_const(SCRATCH);
+            a32(s, G_RSI);
+            s.i32_store(m32()).i32_const(SCRATCH + 4);
+            a32(s, G_RDX);
+            s.i32_store(m32());
+            a32(s, G_RDI);
+            s.i32_const(SCRATCH)
+                .i32_const(1)
+                .i32_const(SCRATCH + 8)
+                .call(if k == Write { I_FD_WRITE } else { I_FD_READ });
+            on_success(s, |s| {
+                a32(s, G_RCX);
+                s.i32_const(SCRATCH + 8).i32_load(m32()).i32_store(m32());
+            });
+        }
+        Seek => {
+            // seek(fd, off_t offset, whence, off_t *new)
+            a32(s, G_RDI);
+            s.global_get(G_RSI);
+            a32(s, G_RDX);
+            s.i32_const(S_WORD).call(I_FD_SEEK);
+            on_success(s, |s| {
+                a32(s, G_RCX);
+                s.i32_const(S_WORD).i64_load(m64()).i64_store(m64());
+            });
+        }
+        Fstat => irt_fstat(s),
+        Sysbrk => {
+            // sysbrk(void **newbrk): *newbrk 0 asks for the break; else the break moves
+            // there (the memory grows) unless a mapping lies above it (ENOMEM)
+            a32(s, G_RDI);
+            s.i32_load(m32()).local_tee(1).if_(BlockType::Empty);
+            s.global_get(G_MAPTOP)
+                .global_get(G_BRK)
+                .i32_gt_u()
+                .local_get(1)
+                .global_get(G_BRK)
+                .i32_gt_u()
+                .i32_and()
+                .if_(BlockType::Empty)
+                .i64_const(ENOMEM as i64)
+                .global_set(G_RAX)
+                .local_get(0)
+                .return_()
+                .end();
+            s.local_get(1).i64_extend_i32_u().local_set(7);
+            grow_to(s, 7);
+            s.i32_eqz()
+                .if_(BlockType::Empty)
+                .i64_const(ENOMEM as i64)
+                .global_set(G_RAX)
+                .local_get(0)
+                .return_()
+                .end();
+            s.local_get(1).global_set(G_BRK);
+            s.end();
+            a32(s, G_RDI);
+            s.global_get(G_BRK).i32_store(m32()).i32_const(0);
+        }
+        Mmap => irt_mmap(s),
+        Munmap => {
+            // munmap(addr, len): the top mapping gives its room back; any other stays
+            // (its memory is not reused)
+            a32(s, G_RDI);
+            s.local_tee(1);
+            a32(s, G_RSI);
+            s.i32_const(0xffff)
+                .i32_add()
+                .i32_const(-0x1_0000)
+                .i32_and()
+                .i32_add()
+                .global_get(G_MAPTOP)
+                .i32_eq()
+                .local_get(1)
+                .global_get(G_BRK)
+                .i32_ge_u()
+                .i32_and()
+                .if_(BlockType::Empty)
+                .local_get(1)
+                .global_set(G_MAPTOP)
+                .end()
+                .i32_const(0);
+        }
+        TlsInit => {
+            s.global_get(G_RDI).global_set(G_TLS).i32_const(0);
+        }
+        TlsGet => {
+            s.global_get(G_TLS);
+            return;
+        }
+        ClockGetres => {
+            // clock_getres(id, *res): 1 ns (res may be NULL)
+            a32(s, G_RDI);
+            s.i32_const(4)
+                .i32_ge_u()
+                .if_(BlockType::Result(ValType::I32))
+                .i32_const(EINVAL as i32)
+                .else_();
+            a32(s, G_RSI);
+            s.if_(BlockType::Empty);
+            a32(s, G_RSI);
+            s.i64_const(0).i64_store(m64());
+            a32(s, G_RSI);
+            s.i32_const(1).i32_store(MemArg { offset: 8, ..m32() });
+            s.end().i32_const(0).end();
+        }
+        ClockGettime => {
+            a32(s, G_RDI);
+            s.i32_const(4)
+                .i32_ge_u()
+                .if_(BlockType::Result(ValType::I32))
+                .i32_const(EINVAL as i32)
+                .else_();
+            a32(s, G_RDI);
+            read_clock(s);
+            on_success(s, |s| put_time(s, |s| a32(s, G_RSI), 7, 1));
+            s.end();
+        }
+        Random => {
+            // get_random_bytes(buf, count, *nread)
+            a32(s, G_RDI);
+            a32(s, G_RSI);
+            s.call(I_RANDOM_GET);
+            on_success(s, |s| {
+                a32(s, G_RDX);
+                a32(s, G_RSI);
+                s.i32_store(m32());
+            });
+        }
+        Getpid => {
+            a32(s, G_RDI);
+            s.i32_const(1).i32_store(m32()).i32_const(0);
+        }
+        ThreadExit => {
+            // the only thread: *stack_flag = 0, then the process ends
+            a32(s, G_RDI);
+            s.if_(BlockType::Empty);
+            a32(s, G_RDI);
+            s.i32_const(0).i32_store(m32()).end();
+            s.i32_const(0).call(I_PROC_EXIT).unreachable();
+        }
+        FutexWait => {
+            // futex_wait_abs(addr, value, abstime): nothing else could wake it
+            a32(s, G_RDI);
+            s.i32_load(m32());
+            a32(s, G_RSI);
+            s.i32_ne()
+                .if_(BlockType::Result(ValType::I32))
+                .i32_const(EAGAIN)
+                .else_()
+                .i32_const(ETIMEDOUT)
+                .i32_const(EDEADLK);
+            a32(s, G_RDX);
+            s.select().end();
+        }
+        FutexWake => {
+            a32(s, G_RDX);
+            s.i32_const(0).i32_store(m32()).i32_const(0);
+        }
+        Create => {
+            s.i32_const(S_HANDLES)
+                .i32_const(S_HANDLES)
+                .i32_load(m32())
+                .i32_const(1)
+                .i32_add()
+                .local_tee(1)
+                .i32_store(m32());
+            a32(s, G_RDI);
+            s.local_get(1).i32_store(m32()).i32_const(0);
+        }
+        Dyncode => {
+            let words = dyncode_words();
+            s.i32_const(SCRATCH)
+                .i32_const(DYNCODE_WORDS)
+                .i32_store(m32())
+                .i32_const(SCRATCH + 4)
+                .i32_const(words.len() as i32)
+                .i32_store(m32())
+                .i32_const(2)
+                .i32_const(SCRATCH)
+                .i32_const(1)
+                .i32_const(SCRATCH + 8)
+                .call(I_FD_WRITE)
+                .drop()
+                .unreachable();
+        }
+        Ret(e) => {
+            s.i32_const(e);
+        }
+    }
+    s.i64_extend_i32_u();
+}
+
+/// `nacl_irt_query(name, table, tablesize)`: the directory's interface of that name
+/// fills the table when it fits; the result is its size, else 0.
+fn irt_query(s: &mut InstructionSink<'_>) {
+    // locals: 1 entry, 2 name, 3 i, 4 byte
+    s.i32_const(DIRECTORY).local_set(1);
+    s.block(BlockType::Result(ValType::I32)); // the result
+    s.loop_(BlockType::Empty); // entries
+    s.local_get(1)
+        .i32_load(m32())
+        .local_tee(2)
+        .i32_eqz()
+        .if_(BlockType::Empty)
+        .i32_const(0)
+        .br(2)
+        .end();
+    s.i32_const(0).local_set(3);
+    s.block(BlockType::Empty); // a mismatch
+    s.loop_(BlockType::Empty); // bytes
+    s.local_get(2)
+        .local_get(3)
+        .i32_add()
+        .i32_load8_u(m8())
+        .local_tee(4);
+    a32(s, G_RDI);
+    s.local_get(3).i32_add().i32_load8_u(m8()).i32_ne().br_if(1);
+    s.local_get(4).if_(BlockType::Empty);
+    s.local_get(3).i32_const(1).i32_add().local_set(3).br(1);
+    s.end();
+    // the names match: the table when it fits
+    s.local_get(1)
+        .i32_load(MemArg { offset: 4, ..m32() })
+        .local_tee(4);
+    a32(s, G_RDX);
+    s.i32_gt_u().if_(BlockType::Empty).i32_const(0).br(4).end();
+    a32(s, G_RSI);
+    s.local_get(1)
+        .i32_load(MemArg { offset: 8, ..m32() })
+        .local_get(4)
+        .memory_copy(0, 0)
+        .local_get(4)
+        .br(3);
+    s.end().end(); // bytes, mismatch
+    s.local_get(1).i32_const(12).i32_add().local_set(1).br(0);
+    s.end(); // entries
+    s.unreachable().end();
+}
+
+/// `fstat(fd, struct stat *)`: NaCl's 104-byte stat from WASI's filestat (dev @0, ino @8,
+/// filetype u8 @16, nlink @24, size @32, atim @40, mtim @48, ctim @56); a stream with no
+/// filestat gets the mode of its fdstat's filetype.
+fn irt_fstat(s: &mut InstructionSink<'_>) {
+    let fs = S_FILESTAT;
+    a32(s, G_RDI);
+    s.i32_const(fs).call(I_FD_FILESTAT_GET).local_tee(2);
+    s.if_(BlockType::Empty);
+    a32(s, G_RDI);
+    s.i32_const(S_FDSTAT)
+        .call(I_FD_FDSTAT_GET)
+        .if_(BlockType::Empty)
+        .local_get(2);
+    wasi_errno(s);
+    s.i64_extend_i32_u()
+        .global_set(G_RAX)
+        .local_get(0)
+        .return_()
+        .end();
+    s.i32_const(fs).i32_const(0).i32_const(64).memory_fill(0);
+    s.i32_const(fs)
+        .i32_const(S_FDSTAT)
+        .i32_load8_u(m8())
+        .i32_store8(MemArg { offset: 16, ..m8() });
+    s.end();
+    // local 1: the stat
+    a32(s, G_RSI);
+    s.local_tee(1).i32_const(0).i32_const(104).memory_fill(0);
+    for (to, from) in [(0, 0), (8, 8), (40, 32)] {
+        s.local_get(1)
+            .i32_const(fs)
+            .i64_load(MemArg {
+                offset: from,
+                ..m64()
+            })
+            .i64_store(MemArg {
+                offset: to,
+                ..m64()
+            });
+    }
+    s.local_get(1)
+        .i32_const(fs)
+        .i32_load8_u(MemArg { offset: 16, ..m8() })
+        .local_tee(3)
+        .i32_const(0)
+        .local_get(3)
+        .i32_const(8)
+        .i32_lt_u()
+        .select()
+        .i32_const(2)
+        .i32_shl()
+        .i32_const(MODES_AT)
+        .i32_add()
+        .i32_load(m32())
+        .i32_store(MemArg {
+            offset: 16,
+            ..m32()
+        });
+    s.local_get(1)
+        .i32_const(fs)
+        .i64_load(MemArg {
+            offset: 24,
+            ..m64()
+        })
+        .i32_wrap_i64()
+        .i32_store(MemArg {
+            offset: 20,
+            ..m32()
+        });
+    s.local_get(1).i32_const(4096).i32_store(MemArg {
+        offset: 48,
+        ..m32()
+    });
+    s.local_get(1)
+        .i32_const(fs)
+        .i64_load(MemArg {
+            offset: 32,
+            ..m64()
+        })
+        .i64_const(511)
+        .i64_add()
+        .i64_const(9)
+        .i64_shr_u()
+        .i32_wrap_i64()
+        .i32_store(MemArg {
+            offset: 52,
+            ..m32()
+        });
+    // the times as {int64 sec; int64 nsec}
+    for (to, from) in [(56u64, 40u64), (72, 48), (88, 56)] {
+        s.i32_const(fs)
+            .i64_load(MemArg {
+                offset: from,
+                ..m64()
+            })
+            .local_set(7);
+        s.local_get(1)
+            .local_get(7)
+            .i64_const(1_000_000_000)
+            .i64_div_u()
+            .i64_store(MemArg {
+                offset: to,
+                ..m64()
+            });
+        s.local_get(1)
+            .local_get(7)
+            .i64_const(1_000_000_000)
+            .i64_rem_u()
+            .i64_store(MemArg {
+                offset: to + 8,
+                ..m64()
+            });
+    }
+    s.i32_const(0);
+}
+
+/// `mmap(void **addr, len, prot, flags, fd, off)`: anonymous mappings only (`ENODEV`
+/// for files; `MAP_FIXED` is `EINVAL`), placed at 64 KiB above the break and the
+/// mappings so far (the hint is not followed), zeroed; the memory grows to hold them.
+fn irt_mmap(s: &mut InstructionSink<'_>) {
+    const MAP_FIXED: i32 = 0x10;
+    const MAP_ANONYMOUS: i32 = 0x20;
+    let fail = |s: &mut InstructionSink<'_>, e: i32| {
+        s.if_(BlockType::Empty)
+            .i64_const(e as i64)
+            .global_set(G_RAX)
+            .local_get(0)
+            .return_()
+            .end();
+    };
+    a32(s, G_RCX);
+    s.i32_const(MAP_ANONYMOUS).i32_and().i32_eqz();
+    fail(s, ENODEV);
+    a32(s, G_RCX);
+    s.i32_const(MAP_FIXED).i32_and();
+    fail(s, EINVAL as i32);
+    // local 7: the length rounded to 64 KiB (0 is EINVAL)
+    a32(s, G_RSI);
+    s.i64_extend_i32_u()
+        .i64_const(0xffff)
+        .i64_add()
+        .i64_const(-0x1_0000)
+        .i64_and()
+        .local_tee(7)
+        .i64_eqz();
+    fail(s, EINVAL as i32);
+    // local 1: the start, max(break, top) rounded up; local 8: the end
+    s.global_get(G_BRK)
+        .global_get(G_MAPTOP)
+        .global_get(G_BRK)
+        .global_get(G_MAPTOP)
+        .i32_gt_u()
+        .select()
+        .i64_extend_i32_u()
+        .i64_const(0xffff)
+        .i64_add()
+        .i64_const(-0x1_0000)
+        .i64_and()
+        .local_tee(8)
+        .i32_wrap_i64()
+        .local_set(1);
+    s.local_get(8).local_get(7).i64_add().local_tee(8);
+    s.i64_const(1 << 32).i64_ge_u();
+    fail(s, ENOMEM);
+    grow_to(s, 8);
+    s.i32_eqz();
+    fail(s, ENOMEM);
+    s.local_get(1)
+        .i32_const(0)
+        .local_get(7)
+        .i32_wrap_i64()
+        .memory_fill(0);
+    s.local_get(8).i32_wrap_i64().global_set(G_MAPTOP);
+    a32(s, G_RDI);
+    s.local_get(1).i32_store(m32()).i32_const(0);
 }
