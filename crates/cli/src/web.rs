@@ -207,10 +207,8 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         isolation.as_bytes(),
     )?;
 
-    let config = pexe2wasm_site::html::config_element(&config_settings(
-        args.url_map,
-        args.refuse_unmapped,
-    )?);
+    let config =
+        pexe2wasm_site::html::config_element(&config_settings(args.url_map, args.refuse_unmapped)?);
     let mut copied = Vec::new();
     let page = match args.page {
         None => {
@@ -505,7 +503,9 @@ mod tests {
             "http://a/=//b",
             "http://a/=http://b c/",
         ] {
-            let e = config_settings(&[bad.into()], false).unwrap_err().to_string();
+            let e = config_settings(&[bad.into()], false)
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with(&format!("--url-map {bad}: ")), "{e}");
         }
         let twice = ["http://a/=http://b/".into(), "http://a/=http://c/".into()];

@@ -174,7 +174,10 @@ mod tests {
             "{out}"
         );
         assert!(out.find("../pexe2wasm.js\"></script>").unwrap() < out.find("a.js").unwrap());
-        assert!(!out.contains("embed.js") && !out.contains("advertise.js"), "{out}");
+        assert!(
+            !out.contains("embed.js") && !out.contains("advertise.js"),
+            "{out}"
+        );
         let out = add("<html><head>\n<meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\">\n<title>x</title></head>");
         let meta = out.find("charset=iso").unwrap();
         assert!(meta < out.find("pexe2wasm").unwrap(), "{out}");

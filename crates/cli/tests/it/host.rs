@@ -130,8 +130,15 @@ fn host_writes_the_drop_in_folder_and_refuses_a_foreign_one() {
     }
     let o = pexe2wasm(&["host", "-o", web.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("not a host folder"), "{}", text(&o.stderr));
-    assert_eq!(std::fs::read_to_string(web.join("player.html")).unwrap(), "the site's");
+    assert!(
+        text(&o.stderr).contains("not a host folder"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(web.join("player.html")).unwrap(),
+        "the site's"
+    );
 }
 
 /// What `pexe2wasm convert` makes of `pexe`: the module, or the error text after

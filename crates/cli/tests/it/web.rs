@@ -260,8 +260,14 @@ fn web_writes_a_folder_with_the_module_the_host_and_a_page() {
     assert!(page.contains(r#"<embed id="app" type="application/x-pnacl" src="input-echo.nmf" width="640" height="480">"#), "{page}");
     // The one way a page starts the host: the drop-in script `host` writes, its config
     // saying the module is beside the pexe, and no converter in the folder.
-    assert!(page.contains(r#"<script src="pexe2wasm.js"></script>"#), "{page}");
-    assert!(!page.contains("pexe2wasm/embed.js") && !page.contains("pexe2wasm/advertise.js"), "{page}");
+    assert!(
+        page.contains(r#"<script src="pexe2wasm.js"></script>"#),
+        "{page}"
+    );
+    assert!(
+        !page.contains("pexe2wasm/embed.js") && !page.contains("pexe2wasm/advertise.js"),
+        "{page}"
+    );
     assert!(
         page.contains(r#"<script type="application/json" id="pexe2wasm-config">{"preconverted":true}</script>"#),
         "{page}"

@@ -81,10 +81,18 @@ fn a_chrome_app_in_a_crx_becomes_a_site_that_launches_it() {
             "{win}"
         );
         // The drop-in script, then the package's chrome object, before the page's own.
-        let drop_in = win.find("<script src=\"../pexe2wasm.js\"></script>").unwrap();
-        assert!(drop_in < win.find("../pexe2wasm/chrome/apis.js").unwrap(), "{win}");
+        let drop_in = win
+            .find("<script src=\"../pexe2wasm.js\"></script>")
+            .unwrap();
+        assert!(
+            drop_in < win.find("../pexe2wasm/chrome/apis.js").unwrap(),
+            "{win}"
+        );
         assert!(win.find("../pexe2wasm/chrome/apis.js").unwrap() < win.find("../main.js").unwrap());
-        assert!(!win.contains("embed.js") && !win.contains("advertise.js"), "{win}");
+        assert!(
+            !win.contains("embed.js") && !win.contains("advertise.js"),
+            "{win}"
+        );
         // Its config (every page's and the launcher's): the module beside the pexe.
         let config = "<script type=\"application/json\" id=\"pexe2wasm-config\">{\"preconverted\":true}</script>";
         assert!(win.contains(config), "{win}");
@@ -110,7 +118,10 @@ fn a_chrome_app_in_a_crx_becomes_a_site_that_launches_it() {
             pexe2wasm_webhost::drop_in_script()
         );
         // Preconverted: the browser's converter is not part of the site.
-        assert!(!site.files.keys().any(|p| p.as_str().ends_with("converter.wasm")));
+        assert!(!site
+            .files
+            .keys()
+            .any(|p| p.as_str().ends_with("converter.wasm")));
         assert!(text(&site, "index.html").contains("url=pexe2wasm-launch.html"));
         let report: serde_json::Value =
             serde_json::from_str(&text(&site, "pexe2wasm-site.json")).unwrap();
