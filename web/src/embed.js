@@ -20,8 +20,8 @@ const HOST_WORKERS = new Set(["io-worker.js"]);
 
 /**
  * The page's configuration: what `pexe2wasm web` wrote into the page, `<script
- * type="application/json" id="pexe2wasm-config">{"urlMap": {FROM: TO}, "refuseUnmapped":
- * true}</script>` (its --url-map and --refuse-unmapped), with `window.pexe2wasmConfig` (set
+ * type="application/json" id="pexe2wasm-config">{"preconverted": true, "urlMap": {FROM: TO},
+ * "refuseUnmapped": true}</script>` (its --url-map and --refuse-unmapped), with `window.pexe2wasmConfig` (set
  * by the page before pexe2wasm.js: the same keys, and `preconverted`, `threads`,
  * `smallCode`; docs/DROP-IN.md) over it; {} without either.
  */
@@ -113,10 +113,11 @@ export async function pexeUrl(nmfUrl) {
 }
 
 /**
- * Where the instance's module comes from, by the config's `preconverted`: true (`pexe2wasm
- * web`'s folders; the default unless pexe2wasm.js loaded the host): the .wasm beside the
- * pexe; false (pexe2wasm.js's default): the pexe, converted in the browser; "auto": the
- * .wasm when the server has it, else the pexe converted. `{url}` or `{pexeUrl}`.
+ * Where the instance's module comes from, by the config's `preconverted`: true (what the
+ * config of `pexe2wasm web`'s pages says; the default when a page loads embed.js itself,
+ * without pexe2wasm.js): the .wasm beside the pexe; false (pexe2wasm.js's default): the
+ * pexe, converted in the browser; "auto": the .wasm when the server has it, else the pexe
+ * converted. `{url}` or `{url, pexeUrl}`.
  */
 async function moduleSource(pexe, config) {
   const pre = config.preconverted ?? (globalThis.__pexe2wasmDropIn ? false : true);

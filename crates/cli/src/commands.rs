@@ -141,7 +141,7 @@ pub(crate) fn web_site(
     if page.is_some() || size.is_some() {
         anyhow::bail!("--page and --size go with a pexe or an .nmf; a site keeps its own pages");
     }
-    let config = web::config_script(url_map, refuse_unmapped)?;
+    let config = web::config_settings(url_map, refuse_unmapped)?;
     let report = web::write_site(file, output, config, |pexe| site_module(pexe, small_code))?;
     web::print_site_summary(&report, output);
     if !report.runs {

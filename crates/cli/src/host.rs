@@ -39,9 +39,13 @@ pub fn converter_wasm() -> Result<&'static [u8]> {
     Ok(CONVERTER_WASM)
 }
 
-/// Whether `dir` holds a host folder (this command's output, or a `web` folder's host).
+/// Whether `dir` holds a host folder (this command's output). A `web` folder has the drop-in
+/// script and the host too, but no converter: it is refused, as its other files are a site's
+/// (its own player.html, say).
 fn is_host_folder(dir: &Path) -> bool {
-    dir.join("pexe2wasm.js").is_file() && dir.join("pexe2wasm/embed.js").is_file()
+    dir.join("pexe2wasm.js").is_file()
+        && dir.join("pexe2wasm/embed.js").is_file()
+        && dir.join("pexe2wasm/convert/converter.json").is_file()
 }
 
 /// Refuses `dir` unless it is new, empty, or `ours` says pexe2wasm wrote it: no user file
@@ -119,15 +123,10 @@ pub fn write_host(dir: &Path) -> Result<Vec<String>> {
 /// with the drop-in script for the host's scripts, and web/src/player.js where its `<embed>`
 /// was (it makes the embed of the page's `?src=`).
 pub fn player_page() -> String {
-    const HOST_SCRIPTS: &str = "<script src=\"pexe2wasm/advertise.js\"></script>\n<script type=\"module\" src=\"pexe2wasm/embed.js\"></script>";
     const EMBED: &str = "<embed id=\"app\" type=\"application/x-pnacl\" src=\"{{NMF}}\" width=\"{{WIDTH}}\" height=\"{{HEIGHT}}\">";
-    // The template is ours: a change that drops these lines fails host.rs's tests.
-    debug_assert!(
-        pexe2wasm_webhost::APP_PAGE.contains(HOST_SCRIPTS)
-            && pexe2wasm_webhost::APP_PAGE.contains(EMBED)
-    );
-    pexe2wasm_webhost::APP_PAGE
-        .replace(HOST_SCRIPTS, "<script src=\"pexe2wasm.js\"></script>")
+    // The template is ours: a change that drops this line fails host.rs's tests.
+    debug_assert!(pexe2wasm_webhost::APP_PAGE.contains(EMBED));
+    pexe2wasm_webhost::app_page_with_drop_in()
         .replace(EMBED, "<script src=\"pexe2wasm/player.js\"></script>")
         .replace("{{TITLE}}", "pexe2wasm player")
 }

@@ -219,7 +219,7 @@ enum Command {
     /// Write a static site that runs archived NaCl content in today's browsers.
     ///
     /// A folder, .crx, .zip, manifest.json or page: every file kept at its path, a module
-    /// beside each pexe, the host's scripts in every page, and a launcher for a Chrome app
+    /// beside each pexe, the drop-in script (pexe2wasm.js, preconverted) in every page, and a launcher for a Chrome app
     /// or extension (docs/SITES.md). A pexe or .nmf: the module, the manifest and a page;
     /// without --page a generated one (the app, a console to send and see its messages,
     /// its canvas), with --page the app's own page and its folder's tree. Serve the folder with

@@ -1,7 +1,8 @@
 //! `pexe2wasm web`: a folder that runs a Pepper plugin in a browser as it is. The converted
-//! module beside the pexe and its manifest, the browser host (web/src, embedded in this
-//! binary), and a page: a generated one with the app, a message console and its canvas, or
-//! the app's own page with the `<embed>` replacement added (docs/JS-HOST.md).
+//! module beside the pexe and its manifest, the drop-in script (pexe2wasm.js) and the browser
+//! host (web/src, embedded in this binary) without the browser converter, and a page: a
+//! generated one with the app, a message console and its canvas, or the app's own page, each
+//! with the drop-in script and a config saying `preconverted` (docs/WEB.md, docs/DROP-IN.md).
 
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -9,9 +10,6 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 
 pub use pexe2wasm_webhost::HOST_FILES;
-
-/// The generated page (web/templates/app.html).
-use pexe2wasm_webhost::APP_PAGE;
 
 /// What `web` wrote, for its summary.
 pub struct Written {
@@ -33,12 +31,17 @@ pub struct WebArgs<'a> {
     pub refuse_unmapped: bool,
 }
 
-/// The page's configuration script for the host (`{"urlMap": {FROM: TO}, "refuseUnmapped":
-/// true}`), or "" when there is nothing to say. Each FROM and TO must be an absolute URL (scheme://...); a FROM given twice is an
-/// error. `<` is escaped so no value can end the script element.
-pub fn config_script(url_map: &[String], refuse_unmapped: bool) -> Result<String> {
+/// The page config's settings from `--url-map` and `--refuse-unmapped` (`{"urlMap": {FROM:
+/// TO}, "refuseUnmapped": true}`; pexe2wasm_site::html::config_element adds `preconverted`).
+/// Each FROM and TO must be an absolute URL (scheme://...), a TO may be a path starting with
+/// /; a FROM given twice is an error.
+pub fn config_settings(
+    url_map: &[String],
+    refuse_unmapped: bool,
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let mut settings = serde_json::Map::new();
     if url_map.is_empty() && !refuse_unmapped {
-        return Ok(String::new());
+        return Ok(settings);
     }
     let mut map = serde_json::Map::new();
     for entry in url_map {
@@ -79,14 +82,11 @@ pub fn config_script(url_map: &[String], refuse_unmapped: bool) -> Result<String
             bail!("--url-map {entry}: {from} is mapped twice");
         }
     }
-    let mut config = serde_json::json!({ "urlMap": map });
+    settings.insert("urlMap".into(), map.into());
     if refuse_unmapped {
-        config["refuseUnmapped"] = true.into();
+        settings.insert("refuseUnmapped".into(), true.into());
     }
-    let json = config.to_string().replace('<', "\\u003c");
-    Ok(format!(
-        "<script type=\"application/json\" id=\"pexe2wasm-config\">{json}</script>\n"
-    ))
+    Ok(settings)
 }
 
 /// A manifest's program: the pexe's URL as the manifest gives it.
@@ -126,7 +126,8 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// The page with the replacement's scripts added before anything of its own (after
 /// `<head>`, a charset declaration, or the doctype: `pexe2wasm_site::html::add_scripts`, the
-/// same insertion every page of a site gets), `config` (from [`config_script`]) first.
+/// same insertion every page of a site gets), `config` (pexe2wasm_site::html::config_element)
+/// first.
 pub fn add_scripts(page: &[u8], config: &str) -> Vec<u8> {
     let scripts = pexe2wasm_site::html::PageScripts {
         to_root: "",
@@ -188,6 +189,11 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
     write(&args.out.join(&wasm_rel), &wasm)?;
     // The pexe stays beside its module: the manifest names it, and nothing is lost.
     write(&args.out.join(&pexe_rel), &pexe)?;
+    // The drop-in script, as `host` writes it; not the converter: the module is here.
+    write(
+        &args.out.join(pexe2wasm_site::DROP_IN),
+        pexe2wasm_webhost::drop_in_script().as_bytes(),
+    )?;
     for (file, text) in HOST_FILES {
         write(&args.out.join("pexe2wasm").join(file), text.as_bytes())?;
     }
@@ -201,7 +207,8 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         isolation.as_bytes(),
     )?;
 
-    let config = config_script(args.url_map, args.refuse_unmapped)?;
+    let config =
+        pexe2wasm_site::html::config_element(&config_settings(args.url_map, args.refuse_unmapped)?);
     let mut copied = Vec::new();
     let page = match args.page {
         None => {
@@ -209,7 +216,7 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
                 .file_stem()
                 .and_then(|s| s.to_str())
                 .unwrap_or("app");
-            let html = APP_PAGE
+            let html = pexe2wasm_webhost::app_page_with_drop_in()
                 .replace("{{TITLE}}", &pexe2wasm_site::html::attr_escape(title))
                 .replace("{{NMF}}", &pexe2wasm_site::html::attr_escape(&nmf_name))
                 .replace("{{WIDTH}}", &args.size.0.to_string())
@@ -281,7 +288,7 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
 pub fn write_site(
     input: &Path,
     out: &Path,
-    config: String,
+    config: serde_json::Map<String, serde_json::Value>,
     convert: impl Fn(&[u8]) -> std::result::Result<pexe2wasm_site::Module, String> + Sync,
 ) -> Result<pexe2wasm_site::Report> {
     let opened = pexe2wasm_site::open(input, &pexe2wasm_site::Limits::default())?;
@@ -471,19 +478,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn config_script_writes_the_url_map_and_refuses_bad_entries() {
-        assert_eq!(config_script(&[], false).unwrap(), "");
-        assert!(config_script(&[], true)
-            .unwrap()
-            .contains(r#"{"refuseUnmapped":true,"urlMap":{}}"#));
-        let s = config_script(&["ws://localhost:8081/=ws://127.0.0.1:9/".into()], false).unwrap();
+    fn config_settings_hold_the_url_map_and_refuse_bad_entries() {
+        assert!(config_settings(&[], false).unwrap().is_empty());
         assert_eq!(
-            s,
-            "<script type=\"application/json\" id=\"pexe2wasm-config\">{\"urlMap\":{\"ws://localhost:8081/\":\"ws://127.0.0.1:9/\"}}</script>\n"
+            serde_json::Value::from(config_settings(&[], true).unwrap()).to_string(),
+            r#"{"refuseUnmapped":true,"urlMap":{}}"#
         );
-        // Nothing a user writes can end the script element.
-        let s = config_script(&["http://a/</script>=http://b/".into()], false).unwrap();
-        assert!(!s[..s.len() - 10].contains("</"), "{s}");
+        let s = config_settings(&["ws://localhost:8081/=ws://127.0.0.1:9/".into()], false).unwrap();
+        assert_eq!(
+            serde_json::Value::from(s).to_string(),
+            r#"{"urlMap":{"ws://localhost:8081/":"ws://127.0.0.1:9/"}}"#
+        );
+        // The page's element: the settings with preconverted, nothing that ends the element.
+        let s = config_settings(&["http://a/</script>=/b/".into()], true).unwrap();
+        let element = pexe2wasm_site::html::config_element(&s);
+        assert!(
+            element.starts_with(r#"<script type="application/json" id="pexe2wasm-config">{"preconverted":true,"refuseUnmapped":true,"urlMap":{"http://a/\u003c/script>":"/b/"}}"#),
+            "{element}"
+        );
         for bad in [
             "no-equals",
             "a=http://b/",
@@ -491,11 +503,13 @@ mod tests {
             "http://a/=//b",
             "http://a/=http://b c/",
         ] {
-            let e = config_script(&[bad.into()], false).unwrap_err().to_string();
+            let e = config_settings(&[bad.into()], false)
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with(&format!("--url-map {bad}: ")), "{e}");
         }
         let twice = ["http://a/=http://b/".into(), "http://a/=http://c/".into()];
-        assert!(config_script(&twice, false)
+        assert!(config_settings(&twice, false)
             .unwrap_err()
             .to_string()
             .contains("mapped twice"));

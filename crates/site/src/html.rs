@@ -7,8 +7,21 @@ pub struct PageScripts<'a> {
     pub to_root: &'a str,
     /// For a page of a Chrome package: the prefix from the page to the package root.
     pub to_package: Option<&'a str>,
-    /// The `pexe2wasm-config` script, or "".
+    /// The `pexe2wasm-config` script ([`config_element`]), or "".
     pub config: &'a str,
+}
+
+/// The page config element (`<script type="application/json" id="pexe2wasm-config">`) of
+/// `web`'s pages: `settings` (`urlMap`, `refuseUnmapped`) and `preconverted: true`, so the
+/// drop-in script loads the `.wasm` beside each pexe and converts nothing in the browser
+/// (web/src/embed.js; docs/DROP-IN.md). `<` is escaped so no value can end the element.
+pub fn config_element(settings: &serde_json::Map<String, serde_json::Value>) -> String {
+    let mut config = settings.clone();
+    config.insert("preconverted".into(), true.into());
+    let json = serde_json::Value::Object(config)
+        .to_string()
+        .replace('<', "\\u003c");
+    format!("<script type=\"application/json\" id=\"pexe2wasm-config\">{json}</script>\n")
 }
 
 impl PageScripts<'_> {
@@ -20,18 +33,14 @@ impl PageScripts<'_> {
         s.push_str(&format!(
             "<script src=\"{r}pexe2wasm-isolation.js\"></script>\n"
         ));
-        s.push_str(&format!(
-            "<script src=\"{r}pexe2wasm/advertise.js\"></script>\n"
-        ));
+        // The drop-in script (docs/DROP-IN.md): the mimeTypes answer at once, then the host.
+        s.push_str(&format!("<script src=\"{r}pexe2wasm.js\"></script>\n"));
         if let Some(p) = self.to_package {
             s.push_str(&format!(
                 "<script src=\"{r}pexe2wasm/chrome/apis.js\" data-package=\"{}\"></script>\n",
                 attr_escape(p)
             ));
         }
-        s.push_str(&format!(
-            "<script type=\"module\" src=\"{r}pexe2wasm/embed.js\"></script>\n"
-        ));
         s
     }
 }
@@ -164,7 +173,11 @@ mod tests {
             ),
             "{out}"
         );
-        assert!(out.find("pexe2wasm/embed.js").unwrap() < out.find("a.js").unwrap());
+        assert!(out.find("../pexe2wasm.js\"></script>").unwrap() < out.find("a.js").unwrap());
+        assert!(
+            !out.contains("embed.js") && !out.contains("advertise.js"),
+            "{out}"
+        );
         let out = add("<html><head>\n<meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\">\n<title>x</title></head>");
         let meta = out.find("charset=iso").unwrap();
         assert!(meta < out.find("pexe2wasm").unwrap(), "{out}");
@@ -195,7 +208,30 @@ mod tests {
         let out = add_scripts(page, &s);
         assert!(out.windows(8).any(|w| w == b"M\xfcnchen<"));
         assert!(
-            String::from_utf8_lossy(&out).contains("pexe2wasm/chrome/apis.js\" data-package=\"\"")
+            String::from_utf8_lossy(&out).contains("<script src=\"pexe2wasm.js\"></script>\n<script src=\"pexe2wasm/chrome/apis.js\" data-package=\"\"")
         );
+    }
+
+    #[test]
+    fn the_config_says_preconverted_and_cannot_end_its_element() {
+        assert_eq!(
+            config_element(&serde_json::Map::new()),
+            "<script type=\"application/json\" id=\"pexe2wasm-config\">{\"preconverted\":true}</script>\n"
+        );
+        let settings = serde_json::json!({
+            "urlMap": { "http://a/</script>": "http://b/" },
+            "refuseUnmapped": true,
+            "preconverted": false,
+        });
+        let s = config_element(settings.as_object().unwrap());
+        let json = s
+            .strip_prefix("<script type=\"application/json\" id=\"pexe2wasm-config\">")
+            .and_then(|s| s.strip_suffix("</script>\n"))
+            .unwrap();
+        assert!(!json.contains('<'), "{s}");
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["preconverted"], true);
+        assert_eq!(v["refuseUnmapped"], true);
+        assert_eq!(v["urlMap"]["http://a/</script>"], "http://b/");
     }
 }

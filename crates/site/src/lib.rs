@@ -42,6 +42,8 @@ const INDEX_PAGE: &str = include_str!("../../../web/templates/index.html");
 
 /// Names the site's host files take at the root, and at each package's root.
 pub const HOST_DIR: &str = "pexe2wasm/";
+/// The drop-in script every page loads (pexe2wasm_webhost::drop_in_script, docs/DROP-IN.md).
+pub const DROP_IN: &str = "pexe2wasm.js";
 pub const ISOLATION: &str = "pexe2wasm-isolation.js";
 pub const REPORT: &str = "pexe2wasm-site.json";
 pub const LAUNCHER: &str = "pexe2wasm-launch.html";
@@ -196,8 +198,9 @@ pub type Converter<'a> = dyn Fn(&[u8]) -> Result<Module, String> + Sync + 'a;
 /// How to build.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// The `pexe2wasm-config` script (URL map…) every page gets, or "".
-    pub config: String,
+    /// The page config's settings every page gets (`urlMap`, `refuseUnmapped`), written
+    /// with `preconverted: true` ([`html::config_element`]).
+    pub config: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The site's files and its report.
@@ -265,6 +268,7 @@ fn reserved(p: &SitePath, packages: &[Package]) -> bool {
     let s = p.as_str();
     s.starts_with(HOST_DIR)
         || s == ISOLATION
+        || s == DROP_IN
         || s == REPORT
         || packages.iter().any(|k| {
             s == format!("{}{LAUNCHER}", k.root) || s == format!("{}{PACKAGE_FILES}", k.root)
@@ -329,6 +333,7 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
     let page_set: std::collections::HashSet<&SitePath> = scan.pages.iter().collect();
     // Whether each script file mentions NaCl, read once however many pages load it.
     let mut script_nacl: HashMap<SitePath, bool> = HashMap::new();
+    let config = html::config_element(&opts.config);
     for (p, c) in &tree.files {
         if !page_set.contains(p) {
             files.insert(p.clone(), c.clone());
@@ -341,7 +346,7 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
         let scripts = html::PageScripts {
             to_root: &to_root,
             to_package: to_package.as_deref(),
-            config: &opts.config,
+            config: &config,
         };
         pages.push(PageReport {
             path: p.clone(),
@@ -359,7 +364,7 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
         let html = LAUNCH_PAGE
             .replace("{{TITLE}}", &html::attr_escape(&k.name))
             .replace("{{ROOT}}", &launcher.to_root())
-            .replace("{{CONFIG}}", &opts.config);
+            .replace("{{CONFIG}}", &config);
         files.insert(launcher, Content::Bytes(Arc::from(html.as_bytes())));
         let list: Vec<&str> = tree
             .under(&k.root)
@@ -385,6 +390,10 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
         let p = SitePath::new(&format!("{HOST_DIR}{f}")).expect("host file names are plain");
         files.insert(p, Content::Bytes(Arc::from(text.as_bytes())));
     }
+    files.insert(
+        SitePath::new(DROP_IN).expect("a plain name"),
+        Content::Bytes(Arc::from(pexe2wasm_webhost::drop_in_script().as_bytes())),
+    );
     let isolation = pexe2wasm_webhost::file("isolation.js").unwrap_or_default();
     files.insert(
         SitePath::new(ISOLATION).expect("a plain name"),

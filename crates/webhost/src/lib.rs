@@ -140,3 +140,19 @@ pub const EXTENSION_FILES: &[(&str, &str)] = extension_files![
 /// The console page `pexe2wasm web` writes for a bare pexe (web/templates/app.html), with
 /// its placeholders ({{TITLE}}, {{NMF}}, {{WIDTH}}, {{HEIGHT}}).
 pub const APP_PAGE: &str = include_str!("../../../web/templates/app.html");
+
+/// The host's scripts in [`APP_PAGE`]: advertise.js, then embed.js as a (deferred) module.
+/// The extension's player page keeps them (its player.js runs between the two).
+pub const APP_PAGE_HOST_SCRIPTS: &str = "<script src=\"pexe2wasm/advertise.js\"></script>\n<script type=\"module\" src=\"pexe2wasm/embed.js\"></script>";
+
+/// [`APP_PAGE`] starting the host as every page of `web` and `host` does: with the drop-in
+/// script, pexe2wasm.js, for the host's scripts.
+pub fn app_page_with_drop_in() -> String {
+    // The template is ours: a change that drops these lines fails the web and host tests
+    // (no pexe2wasm.js in the page).
+    debug_assert!(APP_PAGE.contains(APP_PAGE_HOST_SCRIPTS));
+    APP_PAGE.replace(
+        APP_PAGE_HOST_SCRIPTS,
+        "<script src=\"pexe2wasm.js\"></script>",
+    )
+}

@@ -241,13 +241,12 @@ function toast(ui, doc, host) {
   };
 }
 
-/** The host's scripts for a page we write ourselves (the background of `scripts`). */
+/** The drop-in script (pexe2wasm.js, beside the host's folder), as every page of the site loads it. */
+const DROP_IN = new URL("../pexe2wasm.js", HOST_DIR).href;
+
+/** The host's scripts for a page we write ourselves (the background of `scripts`), as the site's pages have them. */
 function hostScripts() {
-  return [
-    `<script src="${new URL("advertise.js", HOST_DIR).href}"></script>`,
-    `<script src="${new URL("apis.js", CHROME_DIR).href}" data-package=""></script>`,
-    `<script type="module" src="${new URL("embed.js", HOST_DIR).href}"></script>`,
-  ].join("\n");
+  return [`<script src="${DROP_IN}"></script>`, `<script src="${new URL("apis.js", CHROME_DIR).href}" data-package=""></script>`].join("\n");
 }
 
 const escapeAttr = (s) => String(s).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
@@ -359,8 +358,7 @@ function extensionView(host, ui, doc, params) {
     const links = pages.map(([what, p]) => `<li><a href="${escapeAttr(host.getURL(p))}">${escapeAttr(p)}</a> (${escapeAttr(what)})</li>`).join("");
     // The tab stands for the web pages the extension met, which pexe2wasm revives: a NaCl
     // embed a content script inserts there runs (the host's scripts, as on any page).
-    const hostDir = new URL("../", import.meta.url).href;
-    const hostScripts = `<script src="${escapeAttr(hostDir)}advertise.js"></script><script type="module" src="${escapeAttr(hostDir)}embed.js"></script>`;
+    const hostScripts = `<script src="${escapeAttr(DROP_IN)}"></script>`;
     frame.srcdoc = `<!doctype html><html><head><meta charset="utf-8"><title>Tab</title>${hostScripts}</head><body style="font: 13px system-ui, sans-serif; color: #5f6368">${links ? `<p>This extension's pages:</p><ul>${links}</ul>` : ""}</body></html>`;
   }
   const m = host.manifest;

@@ -121,6 +121,24 @@ fn host_writes_the_drop_in_folder_and_refuses_a_foreign_one() {
     let e = text(&o.stderr);
     assert!(e.contains("not a host folder"), "{e}");
     assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
+    // Nor a `web` folder (the drop-in script and the host, no converter), whose player.html
+    // is the site's.
+    let web = dir.join("web");
+    for f in ["pexe2wasm.js", "pexe2wasm/embed.js", "player.html"] {
+        std::fs::create_dir_all(web.join(f).parent().unwrap()).unwrap();
+        std::fs::write(web.join(f), "the site's").unwrap();
+    }
+    let o = pexe2wasm(&["host", "-o", web.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("not a host folder"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(web.join("player.html")).unwrap(),
+        "the site's"
+    );
 }
 
 /// What `pexe2wasm convert` makes of `pexe`: the module, or the error text after

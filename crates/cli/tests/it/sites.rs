@@ -80,7 +80,8 @@ fn every_real_site_becomes_a_site_with_valid_modules_equal_to_convert() {
             if ext == "html" || ext == "htm" {
                 let page = String::from_utf8_lossy(&got);
                 assert!(
-                    page.contains("pexe2wasm/embed.js\"></script>"),
+                    page.contains("pexe2wasm.js\"></script>")
+                        && page.contains("\"preconverted\":true"),
                     "{name}/{}",
                     f.display()
                 );

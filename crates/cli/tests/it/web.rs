@@ -258,7 +258,25 @@ fn web_writes_a_folder_with_the_module_the_host_and_a_page() {
     assert!(out.join("pexe2wasm-isolation.js").is_file());
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(page.contains(r#"<embed id="app" type="application/x-pnacl" src="input-echo.nmf" width="640" height="480">"#), "{page}");
-    assert!(page.contains(r#"<script type="module" src="pexe2wasm/embed.js"></script>"#));
+    // The one way a page starts the host: the drop-in script `host` writes, its config
+    // saying the module is beside the pexe, and no converter in the folder.
+    assert!(
+        page.contains(r#"<script src="pexe2wasm.js"></script>"#),
+        "{page}"
+    );
+    assert!(
+        !page.contains("pexe2wasm/embed.js") && !page.contains("pexe2wasm/advertise.js"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<script type="application/json" id="pexe2wasm-config">{"preconverted":true}</script>"#),
+        "{page}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("pexe2wasm.js")).unwrap(),
+        pexe2wasm_webhost::drop_in_script()
+    );
+    assert!(!out.join("pexe2wasm/convert/converter.wasm").exists());
 
     // --small-code: the module `convert --small-code` makes, not the default one.
     let small_site = dir.join("site-small");
@@ -320,10 +338,10 @@ fn web_keeps_the_apps_own_page_and_its_neighbours() {
     );
     let page = std::fs::read_to_string(out.join("page.html")).unwrap();
     // The replacement's scripts come first in <head>, before the page's own.
-    let ours = page.find("pexe2wasm/advertise.js").unwrap();
+    let ours = page.find("<script src=\"pexe2wasm.js\"></script>").unwrap();
     assert!(ours < page.find("common.js").unwrap(), "{page}");
     assert!(
-        page.starts_with("<!DOCTYPE html><HTML><HEAD>\n<script src=\"pexe2wasm-isolation.js\">"),
+        page.starts_with("<!DOCTYPE html><HTML><HEAD>\n<script type=\"application/json\" id=\"pexe2wasm-config\">{\"preconverted\":true}</script>\n<script src=\"pexe2wasm-isolation.js\">"),
         "{page}"
     );
     assert_eq!(
@@ -793,6 +811,10 @@ fn lpdevs(browser: Browser) {
     };
     assert_eq!(r["status"], "RUNNING", "{r:#}");
     assert_eq!(strings(&r), ["hello from NaCl", "hello from NaCl"], "{r:#}");
+    // The drop-in script with `web`'s config: the module beside the pexe, nothing converted
+    // or taken from the conversion cache (either sets `source`; the folder has no converter).
+    assert!(r["pexe2wasm"].is_object(), "{r:#}");
+    assert_eq!(r["pexe2wasm"]["source"], Value::Null, "{r:#}");
     // Chrome's blocking messages fail at once and say why (a page cannot wait for a
     // worker), and the instance goes on.
     let blocking = r["blockingMessage"].as_str().unwrap_or_default();

@@ -80,7 +80,22 @@ fn a_chrome_app_in_a_crx_becomes_a_site_that_launches_it() {
             ),
             "{win}"
         );
-        assert!(win.find("../pexe2wasm/embed.js").unwrap() < win.find("../main.js").unwrap());
+        // The drop-in script, then the package's chrome object, before the page's own.
+        let drop_in = win
+            .find("<script src=\"../pexe2wasm.js\"></script>")
+            .unwrap();
+        assert!(
+            drop_in < win.find("../pexe2wasm/chrome/apis.js").unwrap(),
+            "{win}"
+        );
+        assert!(win.find("../pexe2wasm/chrome/apis.js").unwrap() < win.find("../main.js").unwrap());
+        assert!(
+            !win.contains("embed.js") && !win.contains("advertise.js"),
+            "{win}"
+        );
+        // Its config (every page's and the launcher's): the module beside the pexe.
+        let config = "<script type=\"application/json\" id=\"pexe2wasm-config\">{\"preconverted\":true}</script>";
+        assert!(win.contains(config), "{win}");
         // The module beside the pexe, where the host asks for it.
         assert_eq!(
             text(&site, "nacl/app.wasm"),
@@ -91,12 +106,22 @@ fn a_chrome_app_in_a_crx_becomes_a_site_that_launches_it() {
         let launch = text(&site, "pexe2wasm-launch.html");
         assert!(
             launch.contains("<title>Rechner</title>")
-                && launch.contains("\"pexe2wasm/chrome/launcher.js\""),
+                && launch.contains("\"pexe2wasm/chrome/launcher.js\"")
+                && launch.contains(config),
             "{launch}"
         );
         let list: Vec<String> = serde_json::from_str(&text(&site, "pexe2wasm-files.json")).unwrap();
         assert!(list.contains(&"nacl/app.pexe".to_owned()) && list.len() == input.tree.files.len());
         assert!(text(&site, "pexe2wasm/embed.js").contains("<embed>"));
+        assert_eq!(
+            text(&site, "pexe2wasm.js"),
+            pexe2wasm_webhost::drop_in_script()
+        );
+        // Preconverted: the browser's converter is not part of the site.
+        assert!(!site
+            .files
+            .keys()
+            .any(|p| p.as_str().ends_with("converter.wasm")));
         assert!(text(&site, "index.html").contains("url=pexe2wasm-launch.html"));
         let report: serde_json::Value =
             serde_json::from_str(&text(&site, "pexe2wasm-site.json")).unwrap();
@@ -170,7 +195,7 @@ fn a_folder_site_keeps_its_tree_and_names_what_does_not_run() {
         index.contains("href=\"nacl/index.html\"") && index.contains("only PNaCl pexes convert"),
         "{index}"
     );
-    assert!(text(&site, "nacl/index.html").contains("<script src=\"../pexe2wasm/advertise.js\">"));
+    assert!(text(&site, "nacl/index.html").contains("<script src=\"../pexe2wasm.js\">"));
 
     // Written, and never into or around its input.
     let out = d.join("out");
@@ -206,6 +231,14 @@ fn inputs_that_take_the_hosts_names_or_are_not_sites_are_refused() {
         .unwrap()
         .to_string();
     assert!(e.contains("pexe2wasm/embed.js"), "{e}");
+    // The drop-in script's name at the root is the host's too.
+    let z = zip_of(&[("index.html", b"<p>"), ("pexe2wasm.js", b"mine")]);
+    let input = open_archive(&z, "a.zip", &Limits::default()).unwrap();
+    let e = build(&input, &Options::default(), &fake(&calls))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("its own pexe2wasm.js"), "{e}");
 
     let d = scratch("not-chrome");
     std::fs::write(
