@@ -269,26 +269,12 @@ fn pre_irt_hello_world_converts_and_runs() {
     let Some(hello) = nexe("nacl-hello_world-x86_64.nexe") else {
         return;
     };
-    let o = pexe2wasm(&["verify", &hello]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stdout).trim_end().ends_with(
-            "translated with the runtime into a WASI command (`pexe2wasm convert`, `run`)"
-        ),
-        "{}",
-        text(&o.stdout)
-    );
+    verify_says_it_translates(&hello);
     let o = pexe2wasm(&["run", &hello]);
     assert_eq!(text(&o.stdout), "Hello, World!\n", "{}", text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let d = tempdir("hello");
-    let out = d.join("hello.wasm");
-    let o = pexe2wasm(&["convert", &hello, "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let wasm = std::fs::read(&out).unwrap();
-    wasmparser::Validator::new()
-        .validate_all(&wasm)
-        .expect("the converted nexe validates");
+    let out = convert_validated(&hello, &d);
     let o = pexe2wasm(&["run", out.to_str().unwrap()]);
     assert_eq!(text(&o.stdout), "Hello, World!\n", "{}", text(&o.stderr));
     assert_eq!(o.status.code(), Some(0));
@@ -306,15 +292,7 @@ fn irt_command_line_nexes_convert_and_run() {
     ) else {
         return;
     };
-    let o = pexe2wasm(&["verify", &fftw]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stdout).trim_end().ends_with(
-            "translated with the runtime into a WASI command (`pexe2wasm convert`, `run`)"
-        ),
-        "{}",
-        text(&o.stdout)
-    );
+    verify_says_it_translates(&fftw);
     let o = pexe2wasm(&["run", &fftw, "--", "-V"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(
@@ -335,13 +313,7 @@ fn irt_command_line_nexes_convert_and_run() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
 
     let d = tempdir("sln");
-    let out = d.join("sln.wasm");
-    let o = pexe2wasm(&["convert", &sln, "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let wasm = std::fs::read(&out).unwrap();
-    wasmparser::Validator::new()
-        .validate_all(&wasm)
-        .expect("the converted nexe validates");
+    let out = convert_validated(&sln, &d);
     let o = pexe2wasm(&["run", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let stdout = text(&o.stdout);
@@ -350,4 +322,29 @@ fn irt_command_line_nexes_convert_and_run() {
         "{stdout}"
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `verify` says a nexe is translated with the runtime.
+fn verify_says_it_translates(nexe: &str) {
+    let o = pexe2wasm(&["verify", nexe]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).trim_end().ends_with(
+            "translated with the runtime into a WASI command (`pexe2wasm convert`, `run`)"
+        ),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// `convert NEXE -o DIR/out.wasm`, checked valid; the output's path.
+fn convert_validated(nexe: &str, dir: &std::path::Path) -> PathBuf {
+    let out = dir.join("out.wasm");
+    let o = pexe2wasm(&["convert", nexe, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let wasm = std::fs::read(&out).unwrap();
+    wasmparser::Validator::new()
+        .validate_all(&wasm)
+        .expect("the converted nexe validates");
+    out
 }

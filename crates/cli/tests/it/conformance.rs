@@ -544,5 +544,6 @@ fn conformance_in(browser: Browser) {
         })
         .collect();
     let report = compare(browser.name(), &got, &all);
-    assert!(report.is_empty(), "{report}\n{r:#}");
+    // The page's report first and the differences last, so that a cut log keeps them.
+    assert!(report.is_empty(), "{r:#}\n{report}");
 }
