@@ -57,6 +57,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/io/websocket.js",
     "host/mem.js",
     "host/parent.js",
+    "host/posted.js",
     "host/ppp.js",
     "host/protocol.js",
     "host/registry.js",

@@ -7,6 +7,7 @@ import { Heap } from "./heap.js";
 import { Mem } from "./mem.js";
 import { PppFrames } from "./ppp.js";
 import { Registry } from "./registry.js";
+import { PostedTasks } from "./posted.js";
 import { Resources } from "./resources.js";
 import { CREATOR, MAIN_LOOP } from "./shared.js";
 import { Vars } from "./vars.js";
@@ -78,6 +79,7 @@ export class Context {
     this.ioPending = new Map(); // request id -> finish(result, payload)
     this.ioSeq = 0;
     this.exports = null;
+    this.posted = new PostedTasks();
     this.registry = buildRegistry(this);
   }
 
@@ -237,9 +239,14 @@ export class Context {
     }
   }
 
-  /** Main thread: runs f from the event loop after `delay` ms (set by the worker). */
+  /**
+   * Main thread: runs f from the event loop after `delay` ms, behind every task posted
+   * before it (posted.js; the instance worker's queue runs each under its guard).
+   * @param {() => void} f
+   * @param {number} delay
+   */
   schedule(f, delay) {
-    setTimeout(f, delay);
+    this.posted.post(f, delay);
   }
 
   /**

@@ -11,6 +11,7 @@ import { didCreateSpace, handleMessage, pppInterface } from "./ppp.js";
 import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
 import { H } from "./ppb/messaging.js";
 import { openDocument } from "./ppb/url.js";
+import { PostedTasks } from "./posted.js";
 import { KIND } from "./resources.js";
 import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
 import { Exit } from "./wasi.js";
@@ -332,7 +333,7 @@ async function init(m) {
   const cx = new Context({ isMain: true, tid: 0, memory, hostSab, toPage, args: state.args, onStart });
   state.cx = cx;
   cx.gfx.canvas = m.canvas ?? null;
-  cx.schedule = (f, delay) => setTimeout(() => guarded(f), delay);
+  cx.posted = new PostedTasks(guarded);
   toPage({ t: TO_PAGE.PROGRESS, what: "io-worker" });
   await startIoWorker(module, memory, hostSab, { urlMap: m.urlMap ?? {}, pageUrl: m.pageUrl, refuseUnmapped: !!m.refuseUnmapped });
   cx.ioPort = ioPort();

@@ -1,6 +1,7 @@
 //! The Pepper conformance suite: the same cases on the command-line host (`pexe2wasm run`)
-//! and in Chromium (`pexe2wasm web`, one browser launch for every case), each compared with
-//! one expected transcript (docs/TESTING.md, "The Pepper conformance suite").
+//! and in Chromium, Firefox and WebKitGTK (`pexe2wasm web`, one browser launch for every
+//! case), each compared with one expected transcript (docs/TESTING.md, "The Pepper
+//! conformance suite").
 //!
 //! A case, `fixtures/conformance/NAME.case`, lists Pepper calls by interface and function
 //! name; this driver turns them into the messages of the conformance plugin
@@ -509,6 +510,11 @@ fn conformance_in_chromium() {
 #[test]
 fn conformance_in_firefox() {
     conformance_in(Browser::Firefox);
+}
+
+#[test]
+fn conformance_in_webkit() {
+    conformance_in(Browser::WebKit);
 }
 
 /// Every case in one launch of `browser` (`pexe2wasm web`'s console page), compared with

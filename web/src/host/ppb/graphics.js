@@ -176,10 +176,13 @@ export function register(reg, cx) {
     const d = ops(res);
     if (d.flushing) return E.INPROGRESS;
     d.flushing = true;
-    cx.gfx.flush(res, d, () => {
-      d.flushing = false;
-      cx.runCallback(func, userData, E.OK);
-    });
+    // The frame's end is posted behind any callback posted before it (posted.js).
+    cx.gfx.flush(res, d, () =>
+      cx.posted.now(() => {
+        d.flushing = false;
+        cx.runCallback(func, userData, E.OK);
+      }),
+    );
     return E.COMPLETIONPENDING;
   });
   for (const i of G.slice(1)) {
