@@ -82,3 +82,14 @@ test("a destroyed loop takes no more work, and its queue grows as needed", () =>
   assert.equal(fn("PostQuit")(loop, 1), 0);
   assert.equal(fn("PostWork")(loop, callback(cx, 1, 0), 0n), -2);
 });
+
+test("from the main thread: its own loop is current but the browser's to run; another is not current", () => {
+  const { cx, fn } = thread(0);
+  cx.isMain = true;
+  const main = cx.mainLoop();
+  const other = fn("Create")(2);
+  // Chrome's MessageLoopResource::Run checks "current on this thread" before "the main loop".
+  assert.equal(fn("Run")(main), -11, "PP_ERROR_INPROGRESS: the main loop is current here");
+  assert.equal(fn("Run")(other), -52, "PP_ERROR_WRONG_THREAD: attached to no thread");
+  assert.equal(fn("AttachToCurrentThread")(other), -11, "the main thread has its loop");
+});

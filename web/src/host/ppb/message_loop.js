@@ -76,7 +76,11 @@ function run(cx, res) {
   const h = cx.h;
   const b = loopAt(cx, res);
   if (b < 0) return E.BADRESOURCE;
-  if (h[b + LOOP.TID] !== cx.tid + 1) return E.WRONG_THREAD;
+  // As Chrome's MessageLoopResource::Run: a loop not current on this thread first (the
+  // main thread's is current there from the start), then the main loop, which the browser
+  // runs, or one already running.
+  const current = cx.isMain ? res === cx.mainLoop() : h[b + LOOP.TID] === cx.tid + 1;
+  if (!current) return E.WRONG_THREAD;
   if (cx.isMain || h[b + LOOP.RUNNING]) return E.INPROGRESS;
   h[b + LOOP.RUNNING] = 1;
   for (;;) {
