@@ -93,3 +93,12 @@ test("from the main thread: its own loop is current but the browser's to run; an
   assert.equal(fn("Run")(other), -52, "PP_ERROR_WRONG_THREAD: attached to no thread");
   assert.equal(fn("AttachToCurrentThread")(other), -11, "the main thread has its loop");
 });
+
+test("a thread cannot take the main thread's loop: attaching it is PP_ERROR_INPROGRESS, its own still attaches", () => {
+  const { cx, fn } = thread(4);
+  assert.equal(fn("AttachToCurrentThread")(cx.mainLoop()), -11);
+  assert.equal(fn("GetCurrent")(), 0, "nothing attached");
+  const own = fn("Create")(2);
+  assert.equal(fn("AttachToCurrentThread")(own), 0);
+  assert.equal(fn("Run")(cx.mainLoop()), -52, "PP_ERROR_WRONG_THREAD: not current here");
+});

@@ -18,7 +18,10 @@
 //!   HandleMessage); a case starts with an implicit `send`;
 //! - `LABEL: INTERFACE FUNCTION(ARG, ...) [data "TEXT"] [-> @OFFSET]`: a call; its result
 //!   goes to `LABEL:` (and is stored at heap offset OFFSET);
-//! - `LABEL: peek(ARG)`: posts the argument's value (e.g. `*16`, the i32 at heap offset 16).
+//! - `LABEL: peek(ARG)`: posts the argument's value (e.g. `*16`, the i32 at heap offset 16);
+//! - `LABEL: thread()`: the message's later statements run on a new thread the plugin
+//!   starts (`LABEL: PP_OK` once it runs); the plugin's heap is shared, so a case sends
+//!   nothing after it.
 //!
 //! Arguments: an integer; `@N` the heap address N; `*N` the i32 stored at heap offset N;
 //! `instance`; `cb:NAME` a required completion callback (what it is given shows as
@@ -182,6 +185,9 @@ fn parse_case(name: &str, src: &str) -> Case {
         let head = call[..open].trim();
         let (iface, slot, shape, render, sret) = if head == "peek" {
             (String::new(), -1, 0, Render::Number, false)
+        } else if head == "thread" {
+            assert!(args.is_empty(), "{}: thread() takes no arguments", at());
+            (String::new(), -2, 0, Render::Code, false)
         } else {
             let (iface, func) = head
                 .split_once(' ')

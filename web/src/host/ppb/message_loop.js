@@ -153,7 +153,8 @@ export function register(reg, cx) {
     cx.vars.locked(() => {
       const b = loopAt(cx, res);
       if (b < 0) return E.BADRESOURCE;
-      if (cx.isMain || cx.currentLoop || cx.h[b + LOOP.TID] !== 0) return E.INPROGRESS;
+      // The main thread's loop is attached from the start (Chrome's is_main_thread_loop_).
+      if (res === cx.mainLoop() || cx.isMain || cx.currentLoop || cx.h[b + LOOP.TID] !== 0) return E.INPROGRESS;
       cx.h[b + LOOP.TID] = cx.tid + 1;
       cx.currentLoop = res;
       // The loop belongs to this thread now: a reference of its own keeps it.
