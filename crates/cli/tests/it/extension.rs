@@ -3,14 +3,16 @@
 //! that sets no isolation or CORS headers (web/tests/browser/serve.mjs, PLAIN=1): the SDK
 //! tutorial lpdevs-part2 and stockfish (threaded), a page laid out as a web-archive capture
 //! (rewritten URLs, a toolbar and its script, an `id_` pexe on another origin, wrong MIME
-//! types), a direct link to a pexe opening the player, and a site turned off in the
-//! options page.
+//! types), a direct link to a pexe opening the player, a site turned off in the options
+//! page, and then every web-page site of the corpus (sites.rs's `PAGE_SITES`, checked as
+//! the drop-in's and `web`'s tests check them) with the URL map set in the options page.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use crate::cmd::{pexe2wasm, text};
+use crate::sites::PAGE_SITES;
 use crate::web::{scratch, Browser};
 use pexe2wasm_testkit::corpus as common;
 
@@ -215,6 +217,15 @@ fn extension_sites(browser: Browser) {
     std::fs::create_dir_all(&root).unwrap();
     std::os::unix::fs::symlink(&lpdevs, root.join("lpdevs")).unwrap();
     std::os::unix::fs::symlink(&stockfish, root.join("stockfish")).unwrap();
+    for site in PAGE_SITES {
+        std::os::unix::fs::symlink(common::sites_dir().join(site.name), root.join(site.name))
+            .unwrap();
+    }
+    // The sites' URL maps, one FROM=TO a line as the options page takes them.
+    let url_map: Vec<String> = PAGE_SITES
+        .iter()
+        .flat_map(|s| s.url_map.iter().map(|(from, to)| format!("{from}={to}")))
+        .collect();
     // PLAIN=1: no isolation or CORS headers, wrong MIME types, as an old server sends.
     let server = crate::host::StaticServer::serve(&root, &[("PLAIN", "1")]);
     let port = server.port();
@@ -254,12 +265,21 @@ fn extension_sites(browser: Browser) {
         // The options page (opened from the player: Firefox's driver may not navigate to an
         // extension's page) turns localhost off: lpdevs there stays as the browser has it.
         json!({"eval": "(location.href = 'options.html', true)"}),
-        json!({"wait": "document.body?.dataset.loaded === 'true' && (document.getElementById('disabled').value = 'localhost', document.getElementById('save').click(), true)"}),
+        json!({"wait": format!("document.body?.dataset.loaded === 'true' && (document.getElementById('disabled').value = 'localhost', document.getElementById('urlmap').value = {:?}, document.getElementById('save').click(), true)", url_map.join("\n"))}),
         json!({"wait": "document.getElementById('status').textContent === 'saved'"}),
         json!({"goto": format!("http://localhost:{port}{lpdevs_page}")}),
         json!({"sleep": 4000}),
         json!({"eval": "!navigator.mimeTypes['application/x-pnacl'] && !document.querySelector('canvas.pexe2wasm-canvas') && document.getElementById('statusField').textContent !== 'RUNNING'"}),
     ]);
+    // Every web-page site, unedited, on the origin still switched on; lpdevs-part2 and
+    // stockfish were converted above (at other URLs), so theirs come from the cache.
+    for site in PAGE_SITES {
+        steps.push(json!({"goto": format!("{base}/{}/{}", site.name, site.page)}));
+        steps.extend((site.steps)());
+        if site.embeds {
+            steps.push(json!({"eval": "[...document.querySelectorAll('embed')].some((e) => ['converted', 'cache'].includes(e.pexe2wasm?.source))"}));
+        }
+    }
     let steps = Value::Array(steps);
     let url = format!("{base}{lpdevs_page}");
     let ext_dir = ext.to_string_lossy();

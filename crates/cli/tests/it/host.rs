@@ -346,6 +346,14 @@ pub(crate) fn run_steps(
 /// Asserts each step of `report` came true (neither null nor false); `what` names the run.
 pub(crate) fn assert_steps_true(report: &Value, steps: &Value, what: &str) {
     let got = report["steps"].as_array().cloned().unwrap_or_default();
+    // A run that stopped early reports fewer steps: the rest did not come true either.
+    let want = steps.as_array().map_or(0, Vec::len);
+    assert_eq!(
+        got.len(),
+        want,
+        "{what}: {} of {want} steps reported:\n{report:#}",
+        got.len()
+    );
     for (i, v) in got.iter().enumerate() {
         assert!(
             !v.is_null() && v != &json!(false),
