@@ -71,8 +71,7 @@ fn main() {
             out = p.wasm.len();
             if let Some(dir) = std::env::var_os("PEXE2WASM_NEXE_BENCH_OUT") {
                 let to = std::path::Path::new(&dir).join(format!("{name}.wasm"));
-                std::fs::write(&to, &p.wasm)
-                    .unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+                std::fs::write(&to, &p.wasm).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
             }
             whole = whole.min(dt);
             sum += dt;

@@ -16,8 +16,18 @@ use wasm_encoder::{BlockType, InstructionSink, MemArg, ValType};
 
 // Locals. 0 is the parameter: the return address the caller pushed.
 const RET: u32 = 0;
-const fn reg(n: u32) -> u32 {
+/// The local of GPR `n`. Every use outside `spill`/`reload` goes through here (and
+/// [`xmm`]), which records the register as used: a function that never touches a
+/// register neither reloads nor spills it (its global stays exact), which keeps the
+/// calls' save and restore small.
+fn reg(n: u32) -> u32 {
+    USED.with(|u| u.set(u.get() | 1 << n));
     1 + n
+}
+thread_local! {
+    /// The registers the function being lifted uses: bits 0..16 the GPRs, 16..32 the
+    /// XMM registers.
+    static USED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 const FOP: u32 = 17;
 const FA: u32 = 18;
@@ -33,7 +43,11 @@ const PC: u32 = 27;
 const TGT: u32 = 28;
 const TI: u32 = 29;
 /// The XMM registers: 16 v128 locals.
-const fn xmm(n: u32) -> u32 {
+fn xmm(n: u32) -> u32 {
+    USED.with(|u| u.set(u.get() | 1 << (16 + n)));
+    30 + n
+}
+const fn xmm_local(n: u32) -> u32 {
     30 + n
 }
 /// Float scratch (f64).
@@ -102,16 +116,17 @@ pub(crate) struct Ctx<'a> {
 }
 
 fn locals() -> wasm_encoder::Function {
-    wasm_encoder::Function::new([
-        (16, ValType::I64),
-        (1, ValType::I32),
-        (8, ValType::I64),
-        (4, ValType::I32),
-        (16, ValType::V128),
-        (2, ValType::F64),
-        (2, ValType::V128),
-    ])
+    wasm_encoder::Function::new(LOCALS)
 }
+const LOCALS: [(u32, ValType); 7] = [
+    (16, ValType::I64),
+    (1, ValType::I32),
+    (8, ValType::I64),
+    (4, ValType::I32),
+    (16, ValType::V128),
+    (2, ValType::F64),
+    (2, ValType::V128),
+];
 
 fn mask(w: u32) -> i64 {
     if w >= 8 {
@@ -143,7 +158,11 @@ fn gpr(r: Register) -> Option<(u32, bool)> {
 }
 
 struct Em<'a> {
-    f: wasm_encoder::Function,
+    /// The body's instructions, without the register saves and restores (`spills`).
+    code: Vec<u8>,
+    /// Where a spill (true) or reload (false) goes in `code`: emitted at the end, for the
+    /// registers the function turned out to use.
+    spills: Vec<(usize, bool)>,
     level: u32,
     loop_level: u32,
     ctx: &'a Ctx<'a>,
@@ -157,7 +176,7 @@ type R<T = ()> = Result<T, LiftError>;
 
 impl<'a> Em<'a> {
     fn i(&mut self) -> InstructionSink<'_> {
-        self.f.instructions()
+        InstructionSink::new(&mut self.code)
     }
 
     fn open(&mut self, bt: BlockType, kind: u8) {
@@ -178,26 +197,10 @@ impl<'a> Em<'a> {
     }
 
     fn spill(&mut self) {
-        for n in 0..16 {
-            self.i().local_get(reg(n)).global_set(n);
-        }
-        for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
-            self.i().local_get(l).global_set(G_FOP + k as u32);
-        }
-        for n in 0..16 {
-            self.i().local_get(xmm(n)).global_set(G_XMM + n);
-        }
+        self.spills.push((self.code.len(), true));
     }
     fn reload(&mut self) {
-        for n in 0..16 {
-            self.i().global_get(n).local_set(reg(n));
-        }
-        for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
-            self.i().global_get(G_FOP + k as u32).local_set(l);
-        }
-        for n in 0..16 {
-            self.i().global_get(G_XMM + n).local_set(xmm(n));
-        }
+        self.spills.push((self.code.len(), false));
     }
 
     /// The XMM register of operand `n`, if it is one.
@@ -2144,8 +2147,10 @@ pub(crate) fn lift(
         .enumerate()
         .map(|(k, &a)| (a, k as u32))
         .collect();
+    USED.with(|u| u.set(0));
     let mut e = Em {
-        f: locals(),
+        code: Vec::with_capacity(24 * insns.len()),
+        spills: Vec::new(),
         level: 0,
         loop_level: 0,
         ctx,
@@ -2197,7 +2202,43 @@ pub(crate) fn lift(
     dispatch(&mut e)?;
     e.end(); // loop
     e.i().unreachable().end();
-    Ok(e.f)
+    Ok(finish(&e.code, &e.spills, USED.with(|u| u.get())))
+}
+
+/// The function: `code` with the saves (to the globals) and restores (from them) of the
+/// `used` registers and the flag record put in at `spills`.
+fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> wasm_encoder::Function {
+    let mut save = Vec::new();
+    let mut restore = Vec::new();
+    {
+        let (mut s, mut r) = (
+            InstructionSink::new(&mut save),
+            InstructionSink::new(&mut restore),
+        );
+        for n in (0..16).filter(|n| used & 1 << n != 0) {
+            s.local_get(1 + n).global_set(n);
+            r.global_get(n).local_set(1 + n);
+        }
+        for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
+            s.local_get(l).global_set(G_FOP + k as u32);
+            r.global_get(G_FOP + k as u32).local_set(l);
+        }
+        for n in (0..16).filter(|n| used & 1 << (16 + n) != 0) {
+            s.local_get(xmm_local(n)).global_set(G_XMM + n);
+            r.global_get(G_XMM + n).local_set(xmm_local(n));
+        }
+    }
+    let mut body = Vec::with_capacity(code.len() + spills.len() * save.len().max(restore.len()));
+    let mut at = 0;
+    for &(pos, is_spill) in spills {
+        body.extend_from_slice(&code[at..pos]);
+        body.extend_from_slice(if is_spill { &save } else { &restore });
+        at = pos;
+    }
+    body.extend_from_slice(&code[at..]);
+    let mut f = locals();
+    f.raw(body);
+    f
 }
 
 /// The indirect-jump dispatch: a bundle start inside the function goes to its block,
