@@ -11,12 +11,12 @@
 
 use super::super::BUNDLE_SIZE;
 use iced_x86::{Code, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
-use std::collections::BTreeSet;
 
 /// One decoded instruction of the code.
 pub(crate) fn decode_all(code: &[u8], base: u32) -> Vec<Instruction> {
     let mut d = Decoder::with_ip(64, code, base as u64, DecoderOptions::NONE);
-    let mut out = Vec::with_capacity(code.len() / 4);
+    // x86-64 code averages 3-4 bytes an instruction: no reallocation as it grows
+    let mut out = Vec::with_capacity(code.len() / 3 + 16);
     let mut ins = Instruction::default();
     while d.can_decode() {
         d.decode_out(&mut ins);
@@ -73,7 +73,8 @@ pub fn discover(
     known: &[u32],
     padded_starts: bool,
 ) -> Vec<Function> {
-    let mut starts: BTreeSet<u32> = known
+    // Sorted vectors, not sets: starts are added in a few bulk rounds and looked up often.
+    let mut starts: Vec<u32> = known
         .iter()
         .copied()
         .filter(|&a| a >= base && a < end)
@@ -83,7 +84,7 @@ pub fn discover(
         for i in insns {
             let a = i.ip() as u32;
             if a.is_multiple_of(BUNDLE_SIZE) && after_transfer && !is_padding(i) {
-                starts.insert(a);
+                starts.push(a);
             }
             // A return (NaCl's is an indirect jump) or a crash ends a function; a direct
             // jmp usually does not (loop heads after it are aligned too).
@@ -94,25 +95,31 @@ pub fn discover(
             }
         }
     }
-    // Direct call targets are functions (the validator's facts list them for a nexe).
+    // Direct call targets are functions (the validator's facts list them for a nexe);
+    // the other direct transfers (source, target) are kept for the fixpoint.
+    let mut jumps: Vec<(u32, u32)> = Vec::new();
     for i in insns {
+        let Some(t) = direct_target(i).filter(|&t| t >= base && t < end) else {
+            continue;
+        };
         if i.flow_control() == FlowControl::Call {
-            if let Some(t) = direct_target(i).filter(|&t| t >= base && t < end) {
-                starts.insert(t);
-            }
+            starts.push(t);
+        } else {
+            jumps.push((i.ip() as u32, t));
         }
     }
+    starts.sort_unstable();
+    starts.dedup();
     // Fixpoint: direct jumps into the middle of another function's extent add starts.
     loop {
+        // the start of the function holding `a` (the last start at or below it)
+        let f_of = |s: &[u32], a: u32| s.partition_point(|&x| x <= a).checked_sub(1);
         let mut added = Vec::new();
-        for i in insns {
-            let Some(t) = direct_target(i) else { continue };
-            if t < base || t >= end || starts.contains(&t) {
+        for &(from, t) in &jumps {
+            if starts.binary_search(&t).is_ok() {
                 continue;
             }
-            let from = i.ip() as u32;
-            let f_of = |a: u32| starts.range(..=a).next_back().copied();
-            if f_of(from) != f_of(t) {
+            if f_of(&starts, from) != f_of(&starts, t) {
                 added.push(t);
             }
         }
@@ -120,37 +127,40 @@ pub fn discover(
             break;
         }
         starts.extend(added);
+        starts.sort_unstable();
+        starts.dedup();
     }
-    let v: Vec<u32> = starts.into_iter().collect();
+    let v = starts;
     let mut out = Vec::with_capacity(v.len());
     let first = insns.partition_point(|i| (i.ip() as u32) < v.first().copied().unwrap_or(end));
     let mut k = first;
     for (n, &s) in v.iter().enumerate() {
         let e = v.get(n + 1).copied().unwrap_or(end);
-        let mut leaders = BTreeSet::new();
-        leaders.insert(s);
+        let mut leaders = vec![s];
         while k < insns.len() && (insns[k].ip() as u32) < e {
             let i = &insns[k];
             let a = i.ip() as u32;
             if a.is_multiple_of(BUNDLE_SIZE) {
                 // Indirect jumps within the function reach bundle starts.
-                leaders.insert(a);
+                leaders.push(a);
             }
             if let Some(t) = direct_target(i) {
                 if t >= s && t < e {
-                    leaders.insert(t);
+                    leaders.push(t);
                 }
             }
             let next = a.wrapping_add(i.len() as u32);
             if i.flow_control() != FlowControl::Next && next < e {
-                leaders.insert(next);
+                leaders.push(next);
             }
             k += 1;
         }
+        leaders.sort_unstable();
+        leaders.dedup();
         out.push(Function {
             start: s,
             end: e,
-            blocks: leaders.into_iter().collect(),
+            blocks: leaders,
         });
     }
     out

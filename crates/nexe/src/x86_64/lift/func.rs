@@ -115,9 +115,6 @@ pub(crate) struct Ctx<'a> {
     pub funcs: &'a HashMap<u32, u32>,
 }
 
-fn locals() -> wasm_encoder::Function {
-    wasm_encoder::Function::new(LOCALS)
-}
 const LOCALS: [(u32, ValType); 7] = [
     (16, ValType::I64),
     (1, ValType::I32),
@@ -167,14 +164,17 @@ struct Em<'a> {
     loop_level: u32,
     ctx: &'a Ctx<'a>,
     func: &'a Function,
-    /// Block start → block number.
-    blocks: HashMap<u32, u32>,
     dispatch: u32,
 }
 
 type R<T = ()> = Result<T, LiftError>;
 
 impl<'a> Em<'a> {
+    /// The number of the block starting at `a`.
+    fn block(&self, a: u32) -> Option<u32> {
+        self.func.blocks.binary_search(&a).ok().map(|k| k as u32)
+    }
+
     fn i(&mut self) -> InstructionSink<'_> {
         InstructionSink::new(&mut self.code)
     }
@@ -812,9 +812,8 @@ impl<'a> Em<'a> {
             return Ok(());
         }
         if target >= self.func.start && target < self.func.end {
-            let b = *self
-                .blocks
-                .get(&target)
+            let b = self
+                .block(target)
                 .ok_or(LiftError::NotInstructionStart { address: target })?;
             self.i().i32_const(b as i32).local_set(PC);
             self.br_loop();
@@ -2139,23 +2138,18 @@ pub(crate) fn lift(
     func: &Function,
     insns: &[Instruction],
     ctx: &Ctx<'_>,
-) -> Result<wasm_encoder::Function, LiftError> {
+) -> Result<Vec<u8>, LiftError> {
     let n = func.blocks.len() as u32;
-    let blocks: HashMap<u32, u32> = func
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(k, &a)| (a, k as u32))
-        .collect();
     USED.with(|u| u.set(0));
+    let mut code = SCRATCH.with(|c| c.take());
+    code.clear();
     let mut e = Em {
-        code: Vec::with_capacity(24 * insns.len()),
+        code,
         spills: Vec::new(),
         level: 0,
         loop_level: 0,
         ctx,
         func,
-        blocks,
         dispatch: n,
     };
     e.reload();
@@ -2202,12 +2196,21 @@ pub(crate) fn lift(
     dispatch(&mut e)?;
     e.end(); // loop
     e.i().unreachable().end();
-    Ok(finish(&e.code, &e.spills, USED.with(|u| u.get())))
+    let f = finish(&e.code, &e.spills, USED.with(|u| u.get()));
+    SCRATCH.with(|c| c.set(e.code));
+    Ok(f)
 }
 
-/// The function: `code` with the saves (to the globals) and restores (from them) of the
-/// `used` registers and the flag record put in at `spills`.
-fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> wasm_encoder::Function {
+thread_local! {
+    /// The instruction buffer, kept from one function to the next (no allocation and
+    /// growth per function).
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The function's body (its locals and code, without its size): `code` with the saves (to
+/// the globals) and restores (from them) of the `used` registers and the flag record put
+/// in at `spills`.
+fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> Vec<u8> {
     let mut save = Vec::new();
     let mut restore = Vec::new();
     {
@@ -2228,7 +2231,11 @@ fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> wasm_encoder::Fun
             r.global_get(G_XMM + n).local_set(xmm_local(n));
         }
     }
-    let mut body = Vec::with_capacity(code.len() + spills.len() * save.len().max(restore.len()));
+    let locals = wasm_encoder::Function::new(LOCALS).into_raw_body();
+    let mut body = Vec::with_capacity(
+        locals.len() + code.len() + spills.len() * save.len().max(restore.len()),
+    );
+    body.extend_from_slice(&locals);
     let mut at = 0;
     for &(pos, is_spill) in spills {
         body.extend_from_slice(&code[at..pos]);
@@ -2236,9 +2243,7 @@ fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> wasm_encoder::Fun
         at = pos;
     }
     body.extend_from_slice(&code[at..]);
-    let mut f = locals();
-    f.raw(body);
-    f
+    body
 }
 
 /// The indirect-jump dispatch: a bundle start inside the function goes to its block,
@@ -2250,7 +2255,7 @@ fn dispatch(e: &mut Em<'_>) -> R {
     let mut labels = Vec::with_capacity(bundles as usize);
     for b in 0..bundles {
         let a = func.start + 32 * b;
-        if let Some(&blk) = e.blocks.get(&a) {
+        if let Some(blk) = e.block(a) {
             labels.push(stubs.len() as u32);
             stubs.push(blk);
         } else {

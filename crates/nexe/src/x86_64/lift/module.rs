@@ -60,7 +60,8 @@ pub struct Lifted {
     pub tbase: u32,
     pub end: u32,
     pub functions: Vec<Function>,
-    pub results: Vec<Result<wasm_encoder::Function, LiftError>>,
+    /// Each function's body (locals and code, without its size), or why it did not lift.
+    pub results: Vec<Result<Vec<u8>, LiftError>>,
 }
 
 /// A translated module.
@@ -85,7 +86,18 @@ pub fn function_name(addr: u32) -> String {
 pub fn lift_code(code: &[u8], base: u32, known: &[u32], options: &Options) -> Lifted {
     let insns = cfg::decode_all(code, base);
     let end = base.saturating_add(code.len() as u32);
-    let functions = cfg::discover(&insns, base, end, known, options.padded_starts);
+    lift_decoded(&insns, base, end, known, options)
+}
+
+/// Lifts every function of the decoded code `insns` (of `base..end`).
+fn lift_decoded(
+    insns: &[Instruction],
+    base: u32,
+    end: u32,
+    known: &[u32],
+    options: &Options,
+) -> Lifted {
+    let functions = cfg::discover(insns, base, end, known, options.padded_starts);
     let (fbase, tbase) = if options.runtime && base >= runtime::TRAMPOLINES + 0x1_0000 {
         (runtime::IMPORTS.len() as u32, runtime::TRAMPOLINES)
     } else {
@@ -144,7 +156,7 @@ impl Lifted {
                 Err(_) if options.stub_failures => {
                     let mut b = wasm_encoder::Function::new([]);
                     b.instructions().unreachable().end();
-                    bodies.push(b);
+                    bodies.push(b.into_raw_body());
                 }
                 Err(e) => return Err(e),
             }
@@ -331,7 +343,7 @@ impl Lifted {
         code.function(&flags::emit_mulhu());
         code.function(&flags::emit_udiv128());
         for b in &bodies {
-            code.function(b);
+            code.raw(b);
         }
         if let Some(rt) = rt {
             let e = entry_index.ok_or_else(|| {
@@ -402,11 +414,14 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
     let (base, code) = nexe
         .code()
         .ok_or_else(|| LiftError::Verdict("no text segment".into()))?;
+    // decoded once, for the address-taken starts and the lifting
+    let insns = cfg::decode_all(&code, base);
+    let end = base.saturating_add(code.len() as u32);
     let mut starts = v.facts.function_starts(nexe.info.entry);
-    starts.extend(address_taken(&code, base, &nexe.memory_image()));
+    starts.extend(address_taken(&insns, base, end, &nexe.memory_image()));
     starts.sort_unstable();
     starts.dedup();
-    Ok(lift_code(&code, base, &starts, options))
+    Ok(lift_decoded(&insns, base, end, &starts, options))
 }
 
 /// Bundle starts whose address the program takes: immediates and RIP-relative `lea`s in
@@ -414,11 +429,16 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
 /// Only bundle starts can be indirect targets, and each one found becomes a function
 /// start, so that its table slot is filled (`atexit(_fini)`, a callback): a word that
 /// only looks like one just splits a function at a bundle boundary, which is harmless.
-fn address_taken(code: &[u8], base: u32, image: &[ImageSegment<'_>]) -> Vec<u32> {
-    let end = base as u64 + code.len() as u64;
+fn address_taken(
+    insns: &[Instruction],
+    base: u32,
+    end: u32,
+    image: &[ImageSegment<'_>],
+) -> Vec<u32> {
+    let end = end as u64;
     let is_start = |v: u64| v >= base as u64 && v < end && (v - base as u64).is_multiple_of(32);
     let mut out = Vec::new();
-    for i in cfg::decode_all(code, base) {
+    for i in insns {
         if i.mnemonic() == iced_x86::Mnemonic::Lea && i.is_ip_rel_memory_operand() {
             let t = i.memory_displacement64();
             if is_start(t) {
