@@ -59,6 +59,7 @@ const V1: u32 = 49;
 
 #[path = "packed.rs"]
 mod packed;
+use super::sink::Sink;
 
 /// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64), then the 16
 /// XMM registers (v128).
@@ -175,8 +176,8 @@ impl<'a> Em<'a> {
         self.func.blocks.binary_search(&a).ok().map(|k| k as u32)
     }
 
-    fn i(&mut self) -> InstructionSink<'_> {
-        InstructionSink::new(&mut self.code)
+    fn i(&mut self) -> Sink<'_> {
+        Sink(&mut self.code)
     }
 
     fn open(&mut self, bt: BlockType, kind: u8) {
@@ -1793,7 +1794,7 @@ impl<'a> Em<'a> {
     /// runtime is linked (its WASI clock); 0 without it (no imports).
     fn rdtsc(&mut self) {
         if self.ctx.fbase > 0 {
-            super::runtime::clock_ns(&mut self.i());
+            super::runtime::clock_ns(&mut self.i().w());
         } else {
             self.i().i64_const(0);
         }
