@@ -64,6 +64,102 @@ pub(crate) fn direct_target(i: &Instruction) -> Option<u32> {
     }
 }
 
+/// Adds to `starts` (sorted) the target of every direct jump (source, target) into the
+/// middle of another function's extent, until none is left: the least such set, as
+/// repeated rounds over all jumps would give, without their cost (long chains of
+/// splits made that quadratic).
+///
+/// A jump leaves its function exactly when a start lies in `(min, max]` of its source
+/// and target, so each start added is looked up among the jumps not yet leaving (an
+/// interval stabbing query: jumps sorted by `min`, a max-tree over their `max`), and
+/// each jump is reported once.
+fn close_over_jumps(starts: &mut Vec<u32>, jumps: &[(u32, u32)], base: u32, end: u32) {
+    let span = (end - base) as usize;
+    let mut is_start = vec![false; span];
+    for &s in starts.iter() {
+        is_start[(s - base) as usize] = true;
+    }
+    let leaves = |s: &[u32], lo: u32, hi: u32| {
+        let k = s.partition_point(|&x| x <= lo);
+        k < s.len() && s[k] <= hi
+    };
+    let mut work: Vec<u32> = Vec::new();
+    // (lo, hi, target) of the jumps that stay in their function so far
+    let mut pending: Vec<(u32, u32, u32)> = Vec::new();
+    for &(from, t) in jumps {
+        if is_start[(t - base) as usize] {
+            continue;
+        }
+        let (lo, hi) = (from.min(t), from.max(t));
+        if leaves(starts, lo, hi) {
+            is_start[(t - base) as usize] = true;
+            work.push(t);
+        } else {
+            pending.push((lo, hi, t));
+        }
+    }
+    pending.sort_unstable();
+    // tree[n + k] = hi of pending[k] (0 once reported); inner nodes hold their maximum
+    let n = pending.len().next_power_of_two().max(1);
+    let mut tree = vec![0u32; 2 * n];
+    for (k, p) in pending.iter().enumerate() {
+        tree[n + k] = p.1;
+    }
+    for k in (1..n).rev() {
+        tree[k] = tree[2 * k].max(tree[2 * k + 1]);
+    }
+    let mut found = Vec::new();
+    while let Some(a) = work.pop() {
+        // jumps with lo < a <= hi: a prefix by lo, then those whose hi reaches a
+        let p = pending.partition_point(|j| j.0 < a);
+        stab(&tree, 1, 0, n, p, a, &mut found);
+        for k in found.drain(..) {
+            let mut i = n + k;
+            tree[i] = 0;
+            while i > 1 {
+                i /= 2;
+                tree[i] = tree[2 * i].max(tree[2 * i + 1]);
+            }
+            let t = pending[k].2;
+            if !is_start[(t - base) as usize] {
+                is_start[(t - base) as usize] = true;
+                work.push(t);
+            }
+        }
+    }
+    starts.clear();
+    starts.extend(
+        is_start
+            .iter()
+            .enumerate()
+            .filter(|(_, &s)| s)
+            .map(|(k, _)| base + k as u32),
+    );
+}
+
+/// The leaves `k < limit` under `node` (covering `[from, from + width)`) whose value is
+/// at least `a`.
+fn stab(
+    tree: &[u32],
+    node: usize,
+    from: usize,
+    width: usize,
+    limit: usize,
+    a: u32,
+    out: &mut Vec<usize>,
+) {
+    if from >= limit || tree[node] < a {
+        return;
+    }
+    if width == 1 {
+        out.push(from);
+        return;
+    }
+    let half = width / 2;
+    stab(tree, 2 * node, from, half, limit, a, out);
+    stab(tree, 2 * node + 1, from + half, half, limit, a, out);
+}
+
 /// The functions of `insns` (decoded from `base..end`), given the known starts (entry and
 /// call targets); `padded_starts` adds bundle starts after padding.
 pub fn discover(
@@ -110,26 +206,7 @@ pub fn discover(
     }
     starts.sort_unstable();
     starts.dedup();
-    // Fixpoint: direct jumps into the middle of another function's extent add starts.
-    loop {
-        // the start of the function holding `a` (the last start at or below it)
-        let f_of = |s: &[u32], a: u32| s.partition_point(|&x| x <= a).checked_sub(1);
-        let mut added = Vec::new();
-        for &(from, t) in &jumps {
-            if starts.binary_search(&t).is_ok() {
-                continue;
-            }
-            if f_of(&starts, from) != f_of(&starts, t) {
-                added.push(t);
-            }
-        }
-        if added.is_empty() {
-            break;
-        }
-        starts.extend(added);
-        starts.sort_unstable();
-        starts.dedup();
-    }
+    close_over_jumps(&mut starts, &jumps, base, end);
     let v = starts;
     let mut out = Vec::with_capacity(v.len());
     let first = insns.partition_point(|i| (i.ip() as u32) < v.first().copied().unwrap_or(end));

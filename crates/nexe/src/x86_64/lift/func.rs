@@ -12,7 +12,7 @@ use super::flags::{self, op};
 use super::LiftError;
 use iced_x86::{ConditionCode, CpuidFeature, Instruction, Mnemonic, OpKind, Register};
 use std::collections::HashMap;
-use wasm_encoder::{BlockType, InstructionSink, MemArg, ValType};
+use wasm_encoder::{BlockType, MemArg, ValType};
 
 // Locals. 0 is the parameter: the return address the caller pushed.
 const RET: u32 = 0;
@@ -116,6 +116,10 @@ pub(crate) struct Ctx<'a> {
     pub funcs: &'a HashMap<u32, u32>,
 }
 
+thread_local! {
+    /// The encoded local declarations every lifted function starts with.
+    static LOCALS_BODY: Vec<u8> = wasm_encoder::Function::new(LOCALS).into_raw_body();
+}
 const LOCALS: [(u32, ValType); 7] = [
     (16, ValType::I64),
     (1, ValType::I32),
@@ -2212,13 +2216,10 @@ thread_local! {
 /// the globals) and restores (from them) of the `used` registers and the flag record put
 /// in at `spills`.
 fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> Vec<u8> {
-    let mut save = Vec::new();
-    let mut restore = Vec::new();
+    let mut save = Vec::with_capacity(4 * 37);
+    let mut restore = Vec::with_capacity(4 * 37);
     {
-        let (mut s, mut r) = (
-            InstructionSink::new(&mut save),
-            InstructionSink::new(&mut restore),
-        );
+        let (mut s, mut r) = (Sink(&mut save), Sink(&mut restore));
         for n in (0..16).filter(|n| used & 1 << n != 0) {
             s.local_get(1 + n).global_set(n);
             r.global_get(n).local_set(1 + n);
@@ -2232,11 +2233,12 @@ fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> Vec<u8> {
             r.global_get(G_XMM + n).local_set(xmm_local(n));
         }
     }
-    let locals = wasm_encoder::Function::new(LOCALS).into_raw_body();
-    let mut body = Vec::with_capacity(
-        locals.len() + code.len() + spills.len() * save.len().max(restore.len()),
-    );
-    body.extend_from_slice(&locals);
+    let mut body = LOCALS_BODY.with(|l| {
+        let mut b =
+            Vec::with_capacity(l.len() + code.len() + spills.len() * save.len().max(restore.len()));
+        b.extend_from_slice(l);
+        b
+    });
     let mut at = 0;
     for &(pos, is_spill) in spills {
         body.extend_from_slice(&code[at..pos]);

@@ -8,6 +8,7 @@
 //! element's width or more give x86's zero (or sign fill), not wasm's count modulo width.
 
 use super::*;
+use wasm_encoder::InstructionSink;
 
 /// Emits one wasm instruction.
 type Emit = fn(&mut InstructionSink<'_>);
