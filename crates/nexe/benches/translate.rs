@@ -2,7 +2,7 @@
 //! translate [-- N [FILE...]]`.
 //!
 //! Translates each FILE (default: every static x86-64 nexe of the nexe corpus,
-//! $PEXE2WASM_NEXE_CORPUS or ../shared/fixtures/nexe) N times (default 5) on one thread,
+//! $PEXE2WASM_NEXE_CORPUS or ../shared/fixtures/nexe) N times (default 5) on rayon's threads,
 //! as `pexe2wasm convert` does (`translate_program`: the runtime linked, functions that do
 //! not lift stubbed), and prints MB/s of code (MB = 10^6 bytes of the text segment) for
 //! the whole translation and for its phases: reading and validating, lifting (decoding,
@@ -114,7 +114,7 @@ fn main() {
     }
     if total_time > Duration::ZERO {
         println!(
-            "all: {:.2} MB of code, {:.1} MB/s (mean, one thread, inspect + translate_program)",
+            "all: {:.2} MB of code, {:.1} MB/s (mean, inspect + translate_program)",
             total_code as f64 / 1e6,
             total_code as f64 / 1e6 / total_time.as_secs_f64()
         );

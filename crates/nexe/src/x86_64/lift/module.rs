@@ -13,6 +13,7 @@ use super::runtime::{self, Runtime};
 use super::LiftError;
 use crate::{ImageSegment, Nexe, Translation};
 use iced_x86::Instruction;
+use rayon::prelude::*;
 use std::collections::HashMap;
 use wasm_encoder::{
     CodeSection, ConstExpr, DataSection, ElementSection, Elements, ExportKind, ExportSection,
@@ -122,8 +123,11 @@ fn lift_decoded(
         end,
         funcs: &funcs,
     };
+    // Functions lift independently: in parallel, in jobs of a few dozen so that no thread
+    // ends the pass alone on a long run (decision 0010's rule for the converter).
     let results = functions
-        .iter()
+        .par_iter()
+        .with_max_len(32)
         .map(|f| {
             let lo = insns.partition_point(|i| (i.ip() as u32) < f.start);
             let hi = insns.partition_point(|i| (i.ip() as u32) < f.end);
@@ -405,17 +409,20 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
     if nexe.info.translation != Translation::Translatable {
         return Err(LiftError::Verdict(nexe.info.translation.to_string()));
     }
-    let v = nexe
-        .validate_x86_64()
-        .ok_or_else(|| LiftError::Verdict("no x86-64 code to translate".into()))?;
+    let text = nexe.code();
+    // The lifter's decoding (once, for the address-taken starts and the lifting) runs
+    // beside the validation; its result is used only when the code is valid.
+    let (v, insns) = rayon::join(
+        || nexe.validate_x86_64(),
+        || text.as_ref().map(|(base, code)| cfg::decode_all(code, *base)),
+    );
+    let v = v.ok_or_else(|| LiftError::Verdict("no x86-64 code to translate".into()))?;
     if let Some(e) = v.errors.first() {
         return Err(LiftError::Invalid86(e.to_string()));
     }
-    let (base, code) = nexe
-        .code()
+    let ((base, code), insns) = text
+        .zip(insns)
         .ok_or_else(|| LiftError::Verdict("no text segment".into()))?;
-    // decoded once, for the address-taken starts and the lifting
-    let insns = cfg::decode_all(&code, base);
     let end = base.saturating_add(code.len() as u32);
     let mut starts = v.facts.function_starts(nexe.info.entry);
     starts.extend(address_taken(&insns, base, end, &nexe.memory_image()));
