@@ -8,7 +8,9 @@
 //! the whole translation and for its phases: reading and validating, lifting (decoding,
 //! function discovery, one wasm body per function) and assembling the module. The target
 //! is 20 MB/s for the whole translation (issue 35). With $PEXE2WASM_NEXE_BENCH_OUT set to
-//! a folder, each module is written there (NAME.wasm), to compare outputs across changes.
+//! a folder, each module is written there (NAME.wasm), to compare outputs across changes;
+//! with $PEXE2WASM_NEXE_BENCH_WHOLE set, only the whole translation runs (for instruction
+//! counts under `valgrind --tool=callgrind`, which do not depend on the machine's load).
 
 use pexe2wasm_nexe::x86_64::lift::{lift_nexe, translate_program, Options};
 use pexe2wasm_nexe::{inspect, Arch, Translation};
@@ -76,6 +78,9 @@ fn main() {
             whole = whole.min(dt);
             sum += dt;
 
+            if std::env::var_os("PEXE2WASM_NEXE_BENCH_WHOLE").is_some() {
+                continue;
+            }
             let t = Instant::now();
             let nexe = inspect(&bytes).expect("a nexe");
             let v = nexe.validate_x86_64().expect("x86-64 code");

@@ -16,9 +16,9 @@ use iced_x86::Instruction;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use wasm_encoder::{
-    CodeSection, ConstExpr, DataSection, ElementSection, Elements, ExportKind, ExportSection,
-    FunctionSection, GlobalSection, GlobalType, MemorySection, MemoryType, Module, RefType,
-    TableSection, TableType, TypeSection, ValType,
+    CodeSection, ConstExpr, DataSection, ElementSection, Elements, Encode, ExportKind,
+    ExportSection, FunctionSection, GlobalSection, GlobalType, MemorySection, MemoryType, Module,
+    RefType, TableSection, TableType, TypeSection, ValType,
 };
 
 /// How to translate.
@@ -342,22 +342,40 @@ impl Lifted {
         }
         m.section(&els);
 
-        let mut code = CodeSection::new();
-        code.function(&flags::emit_eflags());
-        code.function(&flags::emit_mulhu());
-        code.function(&flags::emit_udiv128());
-        for b in &bodies {
-            code.raw(b);
-        }
+        // The code section is written into one buffer of its final size (CodeSection
+        // would grow by doubling, copying the bodies as it goes).
+        let mut head = CodeSection::new();
+        head.function(&flags::emit_eflags());
+        head.function(&flags::emit_mulhu());
+        head.function(&flags::emit_udiv128());
+        let mut tail = CodeSection::new();
         if let Some(rt) = rt {
             let e = entry_index.ok_or_else(|| {
                 LiftError::Verdict("the entry point is not a function start".into())
             })?;
             for b in rt.bodies(e) {
-                code.function(&b);
+                tail.function(&b);
             }
         }
-        m.section(&code);
+        let count = head.len() + bodies.len() as u32 + tail.len();
+        let size = 5
+            + head.byte_len()
+            + tail.byte_len()
+            + bodies.iter().map(|b| 5 + b.len()).sum::<usize>();
+        let mut code = Vec::with_capacity(size);
+        count.encode(&mut code);
+        encode_head(&head, &mut code);
+        for b in &bodies {
+            b.len().encode(&mut code);
+            code.extend_from_slice(b);
+        }
+        encode_head(&tail, &mut code);
+        drop(bodies);
+        m.section(&wasm_encoder::RawSection {
+            id: wasm_encoder::SectionId::Code as u8,
+            data: &code,
+        });
+        drop(code);
 
         let mut data = DataSection::new();
         for s in image {
@@ -384,6 +402,22 @@ impl Lifted {
             functions: self.functions.iter().map(|f| f.start).collect(),
         })
     }
+}
+
+/// Appends the function entries of `section` (its encoding without the section size and
+/// the function count).
+fn encode_head(section: &CodeSection, out: &mut Vec<u8>) {
+    let mut all = Vec::with_capacity(section.byte_len() + 10);
+    section.encode(&mut all);
+    // skip the section's size and count (two LEB128 numbers)
+    let mut at = 0;
+    for _ in 0..2 {
+        while all[at] & 0x80 != 0 {
+            at += 1;
+        }
+        at += 1;
+    }
+    out.extend_from_slice(&all[at..]);
 }
 
 /// Translates raw code at `base` whose functions start at `known` (tests, tools): no
@@ -414,7 +448,10 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
     // beside the validation; its result is used only when the code is valid.
     let (v, insns) = rayon::join(
         || nexe.validate_x86_64(),
-        || text.as_ref().map(|(base, code)| cfg::decode_all(code, *base)),
+        || {
+            text.as_ref()
+                .map(|(base, code)| cfg::decode_all(code, *base))
+        },
     );
     let v = v.ok_or_else(|| LiftError::Verdict("no x86-64 code to translate".into()))?;
     if let Some(e) = v.errors.first() {

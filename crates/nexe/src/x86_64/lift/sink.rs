@@ -108,6 +108,37 @@ impl Sink<'_> {
         self.s64(x);
         self
     }
+    /// `block`, `loop` and `if` without a result (all the lifter opens) are two bytes.
+    #[inline]
+    fn open(&mut self, op: u8, bt: BlockType) -> &mut Self {
+        if matches!(bt, BlockType::Empty) {
+            self.0.extend_from_slice(&[op, 0x40]);
+        } else {
+            match op {
+                0x02 => self.w().block(bt),
+                0x03 => self.w().loop_(bt),
+                _ => self.w().if_(bt),
+            };
+        }
+        self
+    }
+    #[inline]
+    pub(crate) fn block(&mut self, bt: BlockType) -> &mut Self {
+        self.open(0x02, bt)
+    }
+    #[inline]
+    pub(crate) fn loop_(&mut self, bt: BlockType) -> &mut Self {
+        self.open(0x03, bt)
+    }
+    #[inline]
+    pub(crate) fn if_(&mut self, bt: BlockType) -> &mut Self {
+        self.open(0x04, bt)
+    }
+    #[inline]
+    pub(crate) fn end(&mut self) -> &mut Self {
+        self.0.push(0x0b);
+        self
+    }
     pub(crate) fn br_table<V: IntoIterator<Item = u32>>(&mut self, ls: V, l: u32) -> &mut Self
     where
         V::IntoIter: ExactSizeIterator,
@@ -162,7 +193,7 @@ macro_rules! forward {
 }
 
 forward! {
-    block(bt: BlockType); loop_(bt: BlockType); if_(bt: BlockType); else_(); end();
+    else_();
     return_(); unreachable(); select();
     call_indirect(table: u32, ty: u32); return_call_indirect(table: u32, ty: u32);
     v128_load(m: MemArg); v128_load32_zero(m: MemArg); v128_load64_zero(m: MemArg);
