@@ -444,25 +444,55 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
         return Err(LiftError::Verdict(nexe.info.translation.to_string()));
     }
     let text = nexe.code();
-    // The lifter's decoding (once, for the address-taken starts and the lifting) runs
-    // beside the validation; its result is used only when the code is valid.
-    let (v, insns) = rayon::join(
+    let entry = nexe.info.entry;
+    // The lifting runs beside the validation and is used only when the code is valid. It
+    // starts from the entry (when an instruction starts there), the address-taken bundle
+    // starts and the direct call targets (discovery adds those), which is what the
+    // validator's facts give for valid code; the check below makes sure of it.
+    let (v, lifted) = rayon::join(
         || nexe.validate_x86_64(),
         || {
-            text.as_ref()
-                .map(|(base, code)| cfg::decode_all(code, *base))
+            text.as_ref().map(|(base, code)| {
+                let insns = cfg::decode_all(code, *base);
+                let end = base.saturating_add(code.len() as u32);
+                let with_entry = insns
+                    .binary_search_by_key(&entry, |i| i.ip() as u32)
+                    .is_ok();
+                let taken = address_taken(&insns, *base, end, &nexe.memory_image());
+                let mut starts = taken.clone();
+                if with_entry {
+                    starts.push(entry);
+                }
+                starts.sort_unstable();
+                starts.dedup();
+                let lifted = lift_decoded(&insns, *base, end, &starts, options);
+                (insns, taken, with_entry, lifted)
+            })
         },
     );
     let v = v.ok_or_else(|| LiftError::Verdict("no x86-64 code to translate".into()))?;
     if let Some(e) = v.errors.first() {
         return Err(LiftError::Invalid86(e.to_string()));
     }
-    let ((base, code), insns) = text
-        .zip(insns)
+    let ((base, code), (insns, mut starts, with_entry, lifted)) = text
+        .zip(lifted)
         .ok_or_else(|| LiftError::Verdict("no text segment".into()))?;
     let end = base.saturating_add(code.len() as u32);
-    let mut starts = v.facts.function_starts(nexe.info.entry);
-    starts.extend(address_taken(&insns, base, end, &nexe.memory_image()));
+    let known = v.facts.function_starts(entry);
+    let found = |a: &u32| {
+        lifted
+            .functions
+            .binary_search_by_key(a, |f| f.start)
+            .is_ok()
+    };
+    if with_entry == v.facts.is_valid_target(entry)
+        && known.iter().filter(|&&a| a >= base && a < end).all(found)
+    {
+        return Ok(lifted);
+    }
+    // The validator's starts differ from what the lifting started from: lift again from
+    // them and the address-taken ones (`starts` holds those).
+    starts.extend(known);
     starts.sort_unstable();
     starts.dedup();
     Ok(lift_decoded(&insns, base, end, &starts, options))
