@@ -177,6 +177,66 @@ memory! {
     i64_store32 = 0x3e;
 }
 
+/// The one-byte operations the lifter emits most.
+macro_rules! one_byte {
+    ($($name:ident = $op:literal;)*) => {
+        impl Sink<'_> {
+            $(
+                #[inline]
+                pub(crate) fn $name(&mut self) -> &mut Self {
+                    self.0.push($op);
+                    self
+                }
+            )*
+        }
+    };
+}
+
+one_byte! {
+    unreachable = 0x0;
+    return_ = 0xf;
+    select = 0x1b;
+    i32_eqz = 0x45;
+    i32_eq = 0x46;
+    i32_ne = 0x47;
+    i32_sub = 0x6b;
+    i32_mul = 0x6c;
+    i32_and = 0x71;
+    i32_or = 0x72;
+    i32_xor = 0x73;
+    i32_shr_u = 0x76;
+    i32_rotl = 0x77;
+    i32_rotr = 0x78;
+    i64_eqz = 0x50;
+    i64_eq = 0x51;
+    i64_ne = 0x52;
+    i64_lt_s = 0x53;
+    i64_gt_u = 0x56;
+    i64_ge_u = 0x5a;
+    i64_clz = 0x79;
+    i64_ctz = 0x7a;
+    i64_add = 0x7c;
+    i64_sub = 0x7d;
+    i64_mul = 0x7e;
+    i64_div_s = 0x7f;
+    i64_div_u = 0x80;
+    i64_rem_s = 0x81;
+    i64_rem_u = 0x82;
+    i64_and = 0x83;
+    i64_or = 0x84;
+    i64_xor = 0x85;
+    i64_shl = 0x86;
+    i64_shr_s = 0x87;
+    i64_shr_u = 0x88;
+    i64_rotl = 0x89;
+    i64_rotr = 0x8a;
+    i32_wrap_i64 = 0xa7;
+    i64_extend_i32_u = 0xad;
+    i64_extend8_s = 0xc2;
+    i64_extend16_s = 0xc3;
+    i64_extend32_s = 0xc4;
+}
+
 /// The rest: wasm-encoder's encodings.
 macro_rules! forward {
     ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
@@ -194,7 +254,6 @@ macro_rules! forward {
 
 forward! {
     else_();
-    return_(); unreachable(); select();
     call_indirect(table: u32, ty: u32); return_call_indirect(table: u32, ty: u32);
     v128_load(m: MemArg); v128_load32_zero(m: MemArg); v128_load64_zero(m: MemArg);
     v128_store(m: MemArg);
@@ -212,14 +271,9 @@ forward! {
     f64_add(); f64_convert_i32_s(); f64_convert_i64_s(); f64_div(); f64_eq(); f64_ge();
     f64_gt(); f64_lt(); f64_mul(); f64_ne(); f64_nearest(); f64_promote_f32(); f64_sub();
     i16x8_shl(); i16x8_shr_s(); i16x8_shr_u();
-    i32_and(); i32_eq(); i32_eqz(); i32_mul(); i32_ne(); i32_or(); i32_rotl(); i32_rotr();
-    i32_shr_u(); i32_sub(); i32_wrap_i64(); i32_xor();
     i32x4_bitmask(); i32x4_shl(); i32x4_shr_s(); i32x4_shr_u();
-    i64_add(); i64_and(); i64_clz(); i64_ctz(); i64_div_s(); i64_div_u(); i64_eq();
-    i64_eqz(); i64_extend16_s(); i64_extend32_s(); i64_extend8_s(); i64_extend_i32_u();
-    i64_ge_u(); i64_gt_u(); i64_lt_s(); i64_mul(); i64_ne(); i64_or(); i64_rem_s();
-    i64_rem_u(); i64_rotl(); i64_rotr(); i64_shl(); i64_shr_s(); i64_shr_u(); i64_sub();
-    i64_trunc_sat_f64_s(); i64_xor();
+
+    i64_trunc_sat_f64_s();
     i64x2_bitmask(); i64x2_mul(); i64x2_shl(); i64x2_shr_u(); i8x16_bitmask();
     v128_and(); v128_andnot(); v128_not(); v128_or(); v128_xor();
 }
