@@ -11,6 +11,7 @@
 
 use super::super::BUNDLE_SIZE;
 use iced_x86::{Code, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
+use rayon::prelude::*;
 
 /// One decoded instruction of the code.
 pub(crate) fn decode_all(code: &[u8], base: u32) -> Vec<Instruction> {
@@ -208,37 +209,44 @@ pub fn discover(
     starts.dedup();
     close_over_jumps(&mut starts, &jumps, base, end);
     let v = starts;
-    let mut out = Vec::with_capacity(v.len());
-    let first = insns.partition_point(|i| (i.ip() as u32) < v.first().copied().unwrap_or(end));
-    let mut k = first;
-    for (n, &s) in v.iter().enumerate() {
-        let e = v.get(n + 1).copied().unwrap_or(end);
-        let mut leaders = vec![s];
-        while k < insns.len() && (insns[k].ip() as u32) < e {
-            let i = &insns[k];
-            let a = i.ip() as u32;
-            if a.is_multiple_of(BUNDLE_SIZE) {
-                // Indirect jumps within the function reach bundle starts.
-                leaders.push(a);
-            }
-            if let Some(t) = direct_target(i) {
-                if t >= s && t < e {
-                    leaders.push(t);
-                }
-            }
-            let next = a.wrapping_add(i.len() as u32);
-            if i.flow_control() != FlowControl::Next && next < e {
-                leaders.push(next);
-            }
-            k += 1;
-        }
-        leaders.sort_unstable();
-        leaders.dedup();
-        out.push(Function {
+    let mut out: Vec<Function> = v
+        .iter()
+        .enumerate()
+        .map(|(n, &s)| Function {
             start: s,
-            end: e,
-            blocks: leaders,
-        });
-    }
+            end: v.get(n + 1).copied().unwrap_or(end),
+            blocks: Vec::new(),
+        })
+        .collect();
+    // Each function's blocks depend on its own instructions only: in parallel.
+    out.par_iter_mut().with_max_len(64).for_each(|f| {
+        let lo = insns.partition_point(|i| (i.ip() as u32) < f.start);
+        let hi = insns.partition_point(|i| (i.ip() as u32) < f.end);
+        f.blocks = blocks(&insns[lo..hi], f.start, f.end);
+    });
     out
+}
+
+/// The block starts of the function `s..e` whose instructions are `insns`, ascending.
+fn blocks(insns: &[Instruction], s: u32, e: u32) -> Vec<u32> {
+    let mut leaders = vec![s];
+    for i in insns {
+        let a = i.ip() as u32;
+        if a.is_multiple_of(BUNDLE_SIZE) {
+            // Indirect jumps within the function reach bundle starts.
+            leaders.push(a);
+        }
+        if let Some(t) = direct_target(i) {
+            if t >= s && t < e {
+                leaders.push(t);
+            }
+        }
+        let next = a.wrapping_add(i.len() as u32);
+        if i.flow_control() != FlowControl::Next && next < e {
+            leaders.push(next);
+        }
+    }
+    leaders.sort_unstable();
+    leaders.dedup();
+    leaders
 }
