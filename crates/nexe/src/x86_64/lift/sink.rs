@@ -143,7 +143,13 @@ impl Sink<'_> {
     where
         V::IntoIter: ExactSizeIterator,
     {
-        self.w().br_table(ls, l);
+        let ls = ls.into_iter();
+        self.0.push(0x0e);
+        self.u32(ls.len() as u32);
+        for t in ls {
+            self.u32(t);
+        }
+        self.u32(l);
         self
     }
 }
