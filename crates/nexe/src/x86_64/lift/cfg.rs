@@ -11,12 +11,13 @@
 
 use super::super::BUNDLE_SIZE;
 use iced_x86::{Code, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
-use std::collections::BTreeSet;
+use rayon::prelude::*;
 
 /// One decoded instruction of the code.
 pub(crate) fn decode_all(code: &[u8], base: u32) -> Vec<Instruction> {
     let mut d = Decoder::with_ip(64, code, base as u64, DecoderOptions::NONE);
-    let mut out = Vec::with_capacity(code.len() / 4);
+    // x86-64 code averages 3-4 bytes an instruction: no reallocation as it grows
+    let mut out = Vec::with_capacity(code.len() / 3 + 16);
     let mut ins = Instruction::default();
     while d.can_decode() {
         d.decode_out(&mut ins);
@@ -64,6 +65,102 @@ pub(crate) fn direct_target(i: &Instruction) -> Option<u32> {
     }
 }
 
+/// Adds to `starts` (sorted) the target of every direct jump (source, target) into the
+/// middle of another function's extent, until none is left: the least such set, as
+/// repeated rounds over all jumps would give, without their cost (long chains of
+/// splits made that quadratic).
+///
+/// A jump leaves its function exactly when a start lies in `(min, max]` of its source
+/// and target, so each start added is looked up among the jumps not yet leaving (an
+/// interval stabbing query: jumps sorted by `min`, a max-tree over their `max`), and
+/// each jump is reported once.
+fn close_over_jumps(starts: &mut Vec<u32>, jumps: &[(u32, u32)], base: u32, end: u32) {
+    let span = (end - base) as usize;
+    let mut is_start = vec![false; span];
+    for &s in starts.iter() {
+        is_start[(s - base) as usize] = true;
+    }
+    let leaves = |s: &[u32], lo: u32, hi: u32| {
+        let k = s.partition_point(|&x| x <= lo);
+        k < s.len() && s[k] <= hi
+    };
+    let mut work: Vec<u32> = Vec::new();
+    // (lo, hi, target) of the jumps that stay in their function so far
+    let mut pending: Vec<(u32, u32, u32)> = Vec::new();
+    for &(from, t) in jumps {
+        if is_start[(t - base) as usize] {
+            continue;
+        }
+        let (lo, hi) = (from.min(t), from.max(t));
+        if leaves(starts, lo, hi) {
+            is_start[(t - base) as usize] = true;
+            work.push(t);
+        } else {
+            pending.push((lo, hi, t));
+        }
+    }
+    pending.sort_unstable();
+    // tree[n + k] = hi of pending[k] (0 once reported); inner nodes hold their maximum
+    let n = pending.len().next_power_of_two().max(1);
+    let mut tree = vec![0u32; 2 * n];
+    for (k, p) in pending.iter().enumerate() {
+        tree[n + k] = p.1;
+    }
+    for k in (1..n).rev() {
+        tree[k] = tree[2 * k].max(tree[2 * k + 1]);
+    }
+    let mut found = Vec::new();
+    while let Some(a) = work.pop() {
+        // jumps with lo < a <= hi: a prefix by lo, then those whose hi reaches a
+        let p = pending.partition_point(|j| j.0 < a);
+        stab(&tree, 1, 0, n, p, a, &mut found);
+        for k in found.drain(..) {
+            let mut i = n + k;
+            tree[i] = 0;
+            while i > 1 {
+                i /= 2;
+                tree[i] = tree[2 * i].max(tree[2 * i + 1]);
+            }
+            let t = pending[k].2;
+            if !is_start[(t - base) as usize] {
+                is_start[(t - base) as usize] = true;
+                work.push(t);
+            }
+        }
+    }
+    starts.clear();
+    starts.extend(
+        is_start
+            .iter()
+            .enumerate()
+            .filter(|(_, &s)| s)
+            .map(|(k, _)| base + k as u32),
+    );
+}
+
+/// The leaves `k < limit` under `node` (covering `[from, from + width)`) whose value is
+/// at least `a`.
+fn stab(
+    tree: &[u32],
+    node: usize,
+    from: usize,
+    width: usize,
+    limit: usize,
+    a: u32,
+    out: &mut Vec<usize>,
+) {
+    if from >= limit || tree[node] < a {
+        return;
+    }
+    if width == 1 {
+        out.push(from);
+        return;
+    }
+    let half = width / 2;
+    stab(tree, 2 * node, from, half, limit, a, out);
+    stab(tree, 2 * node + 1, from + half, half, limit, a, out);
+}
+
 /// The functions of `insns` (decoded from `base..end`), given the known starts (entry and
 /// call targets); `padded_starts` adds bundle starts after padding.
 pub fn discover(
@@ -73,7 +170,8 @@ pub fn discover(
     known: &[u32],
     padded_starts: bool,
 ) -> Vec<Function> {
-    let mut starts: BTreeSet<u32> = known
+    // Sorted vectors, not sets: starts are added in a few bulk rounds and looked up often.
+    let mut starts: Vec<u32> = known
         .iter()
         .copied()
         .filter(|&a| a >= base && a < end)
@@ -83,7 +181,7 @@ pub fn discover(
         for i in insns {
             let a = i.ip() as u32;
             if a.is_multiple_of(BUNDLE_SIZE) && after_transfer && !is_padding(i) {
-                starts.insert(a);
+                starts.push(a);
             }
             // A return (NaCl's is an indirect jump) or a crash ends a function; a direct
             // jmp usually does not (loop heads after it are aligned too).
@@ -94,64 +192,61 @@ pub fn discover(
             }
         }
     }
-    // Direct call targets are functions (the validator's facts list them for a nexe).
+    // Direct call targets are functions (the validator's facts list them for a nexe);
+    // the other direct transfers (source, target) are kept for the fixpoint.
+    let mut jumps: Vec<(u32, u32)> = Vec::new();
     for i in insns {
+        let Some(t) = direct_target(i).filter(|&t| t >= base && t < end) else {
+            continue;
+        };
         if i.flow_control() == FlowControl::Call {
-            if let Some(t) = direct_target(i).filter(|&t| t >= base && t < end) {
-                starts.insert(t);
-            }
+            starts.push(t);
+        } else {
+            jumps.push((i.ip() as u32, t));
         }
     }
-    // Fixpoint: direct jumps into the middle of another function's extent add starts.
-    loop {
-        let mut added = Vec::new();
-        for i in insns {
-            let Some(t) = direct_target(i) else { continue };
-            if t < base || t >= end || starts.contains(&t) {
-                continue;
-            }
-            let from = i.ip() as u32;
-            let f_of = |a: u32| starts.range(..=a).next_back().copied();
-            if f_of(from) != f_of(t) {
-                added.push(t);
-            }
-        }
-        if added.is_empty() {
-            break;
-        }
-        starts.extend(added);
-    }
-    let v: Vec<u32> = starts.into_iter().collect();
-    let mut out = Vec::with_capacity(v.len());
-    let first = insns.partition_point(|i| (i.ip() as u32) < v.first().copied().unwrap_or(end));
-    let mut k = first;
-    for (n, &s) in v.iter().enumerate() {
-        let e = v.get(n + 1).copied().unwrap_or(end);
-        let mut leaders = BTreeSet::new();
-        leaders.insert(s);
-        while k < insns.len() && (insns[k].ip() as u32) < e {
-            let i = &insns[k];
-            let a = i.ip() as u32;
-            if a.is_multiple_of(BUNDLE_SIZE) {
-                // Indirect jumps within the function reach bundle starts.
-                leaders.insert(a);
-            }
-            if let Some(t) = direct_target(i) {
-                if t >= s && t < e {
-                    leaders.insert(t);
-                }
-            }
-            let next = a.wrapping_add(i.len() as u32);
-            if i.flow_control() != FlowControl::Next && next < e {
-                leaders.insert(next);
-            }
-            k += 1;
-        }
-        out.push(Function {
+    starts.sort_unstable();
+    starts.dedup();
+    close_over_jumps(&mut starts, &jumps, base, end);
+    let v = starts;
+    let mut out: Vec<Function> = v
+        .iter()
+        .enumerate()
+        .map(|(n, &s)| Function {
             start: s,
-            end: e,
-            blocks: leaders.into_iter().collect(),
-        });
-    }
+            end: v.get(n + 1).copied().unwrap_or(end),
+            blocks: Vec::new(),
+        })
+        .collect();
+    // Each function's blocks depend on its own instructions only: in parallel.
+    out.par_iter_mut().with_max_len(64).for_each(|f| {
+        let lo = insns.partition_point(|i| (i.ip() as u32) < f.start);
+        let hi = insns.partition_point(|i| (i.ip() as u32) < f.end);
+        f.blocks = blocks(&insns[lo..hi], f.start, f.end);
+    });
     out
+}
+
+/// The block starts of the function `s..e` whose instructions are `insns`, ascending.
+fn blocks(insns: &[Instruction], s: u32, e: u32) -> Vec<u32> {
+    let mut leaders = vec![s];
+    for i in insns {
+        let a = i.ip() as u32;
+        if a.is_multiple_of(BUNDLE_SIZE) {
+            // Indirect jumps within the function reach bundle starts.
+            leaders.push(a);
+        }
+        if let Some(t) = direct_target(i) {
+            if t >= s && t < e {
+                leaders.push(t);
+            }
+        }
+        let next = a.wrapping_add(i.len() as u32);
+        if i.flow_control() != FlowControl::Next && next < e {
+            leaders.push(next);
+        }
+    }
+    leaders.sort_unstable();
+    leaders.dedup();
+    leaders
 }

@@ -12,12 +12,22 @@ use super::flags::{self, op};
 use super::LiftError;
 use iced_x86::{ConditionCode, CpuidFeature, Instruction, Mnemonic, OpKind, Register};
 use std::collections::HashMap;
-use wasm_encoder::{BlockType, InstructionSink, MemArg, ValType};
+use wasm_encoder::{BlockType, MemArg, ValType};
 
 // Locals. 0 is the parameter: the return address the caller pushed.
 const RET: u32 = 0;
-const fn reg(n: u32) -> u32 {
+/// The local of GPR `n`. Every use outside `spill`/`reload` goes through here (and
+/// [`xmm`]), which records the register as used: a function that never touches a
+/// register neither reloads nor spills it (its global stays exact), which keeps the
+/// calls' save and restore small.
+fn reg(n: u32) -> u32 {
+    USED.with(|u| u.set(u.get() | 1 << n));
     1 + n
+}
+thread_local! {
+    /// The registers the function being lifted uses: bits 0..16 the GPRs, 16..32 the
+    /// XMM registers.
+    static USED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 const FOP: u32 = 17;
 const FA: u32 = 18;
@@ -33,7 +43,11 @@ const PC: u32 = 27;
 const TGT: u32 = 28;
 const TI: u32 = 29;
 /// The XMM registers: 16 v128 locals.
-const fn xmm(n: u32) -> u32 {
+fn xmm(n: u32) -> u32 {
+    USED.with(|u| u.set(u.get() | 1 << (16 + n)));
+    30 + n
+}
+const fn xmm_local(n: u32) -> u32 {
     30 + n
 }
 /// Float scratch (f64).
@@ -45,6 +59,7 @@ const V1: u32 = 49;
 
 #[path = "packed.rs"]
 mod packed;
+use super::sink::Sink;
 
 /// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64), then the 16
 /// XMM registers (v128).
@@ -101,17 +116,19 @@ pub(crate) struct Ctx<'a> {
     pub funcs: &'a HashMap<u32, u32>,
 }
 
-fn locals() -> wasm_encoder::Function {
-    wasm_encoder::Function::new([
-        (16, ValType::I64),
-        (1, ValType::I32),
-        (8, ValType::I64),
-        (4, ValType::I32),
-        (16, ValType::V128),
-        (2, ValType::F64),
-        (2, ValType::V128),
-    ])
+thread_local! {
+    /// The encoded local declarations every lifted function starts with.
+    static LOCALS_BODY: Vec<u8> = wasm_encoder::Function::new(LOCALS).into_raw_body();
 }
+const LOCALS: [(u32, ValType); 7] = [
+    (16, ValType::I64),
+    (1, ValType::I32),
+    (8, ValType::I64),
+    (4, ValType::I32),
+    (16, ValType::V128),
+    (2, ValType::F64),
+    (2, ValType::V128),
+];
 
 fn mask(w: u32) -> i64 {
     if w >= 8 {
@@ -143,21 +160,28 @@ fn gpr(r: Register) -> Option<(u32, bool)> {
 }
 
 struct Em<'a> {
-    f: wasm_encoder::Function,
+    /// The body's instructions, without the register saves and restores (`spills`).
+    code: Vec<u8>,
+    /// Where a spill (true) or reload (false) goes in `code`: emitted at the end, for the
+    /// registers the function turned out to use.
+    spills: Vec<(usize, bool)>,
     level: u32,
     loop_level: u32,
     ctx: &'a Ctx<'a>,
     func: &'a Function,
-    /// Block start → block number.
-    blocks: HashMap<u32, u32>,
     dispatch: u32,
 }
 
 type R<T = ()> = Result<T, LiftError>;
 
 impl<'a> Em<'a> {
-    fn i(&mut self) -> InstructionSink<'_> {
-        self.f.instructions()
+    /// The number of the block starting at `a`.
+    fn block(&self, a: u32) -> Option<u32> {
+        self.func.blocks.binary_search(&a).ok().map(|k| k as u32)
+    }
+
+    fn i(&mut self) -> Sink<'_> {
+        Sink(&mut self.code)
     }
 
     fn open(&mut self, bt: BlockType, kind: u8) {
@@ -178,26 +202,10 @@ impl<'a> Em<'a> {
     }
 
     fn spill(&mut self) {
-        for n in 0..16 {
-            self.i().local_get(reg(n)).global_set(n);
-        }
-        for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
-            self.i().local_get(l).global_set(G_FOP + k as u32);
-        }
-        for n in 0..16 {
-            self.i().local_get(xmm(n)).global_set(G_XMM + n);
-        }
+        self.spills.push((self.code.len(), true));
     }
     fn reload(&mut self) {
-        for n in 0..16 {
-            self.i().global_get(n).local_set(reg(n));
-        }
-        for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
-            self.i().global_get(G_FOP + k as u32).local_set(l);
-        }
-        for n in 0..16 {
-            self.i().global_get(G_XMM + n).local_set(xmm(n));
-        }
+        self.spills.push((self.code.len(), false));
     }
 
     /// The XMM register of operand `n`, if it is one.
@@ -809,9 +817,8 @@ impl<'a> Em<'a> {
             return Ok(());
         }
         if target >= self.func.start && target < self.func.end {
-            let b = *self
-                .blocks
-                .get(&target)
+            let b = self
+                .block(target)
                 .ok_or(LiftError::NotInstructionStart { address: target })?;
             self.i().i32_const(b as i32).local_set(PC);
             self.br_loop();
@@ -1791,7 +1798,7 @@ impl<'a> Em<'a> {
     /// runtime is linked (its WASI clock); 0 without it (no imports).
     fn rdtsc(&mut self) {
         if self.ctx.fbase > 0 {
-            super::runtime::clock_ns(&mut self.i());
+            super::runtime::clock_ns(&mut self.i().w());
         } else {
             self.i().i64_const(0);
         }
@@ -2136,21 +2143,18 @@ pub(crate) fn lift(
     func: &Function,
     insns: &[Instruction],
     ctx: &Ctx<'_>,
-) -> Result<wasm_encoder::Function, LiftError> {
+) -> Result<Vec<u8>, LiftError> {
     let n = func.blocks.len() as u32;
-    let blocks: HashMap<u32, u32> = func
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(k, &a)| (a, k as u32))
-        .collect();
+    USED.with(|u| u.set(0));
+    let mut code = SCRATCH.with(|c| c.take());
+    code.clear();
     let mut e = Em {
-        f: locals(),
+        code,
+        spills: Vec::new(),
         level: 0,
         loop_level: 0,
         ctx,
         func,
-        blocks,
         dispatch: n,
     };
     e.reload();
@@ -2197,7 +2201,52 @@ pub(crate) fn lift(
     dispatch(&mut e)?;
     e.end(); // loop
     e.i().unreachable().end();
-    Ok(e.f)
+    let f = finish(&e.code, &e.spills, USED.with(|u| u.get()));
+    SCRATCH.with(|c| c.set(e.code));
+    Ok(f)
+}
+
+thread_local! {
+    /// The instruction buffer, kept from one function to the next (no allocation and
+    /// growth per function).
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The function's body (its locals and code, without its size): `code` with the saves (to
+/// the globals) and restores (from them) of the `used` registers and the flag record put
+/// in at `spills`.
+fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> Vec<u8> {
+    let mut save = Vec::with_capacity(4 * 37);
+    let mut restore = Vec::with_capacity(4 * 37);
+    {
+        let (mut s, mut r) = (Sink(&mut save), Sink(&mut restore));
+        for n in (0..16).filter(|n| used & 1 << n != 0) {
+            s.local_get(1 + n).global_set(n);
+            r.global_get(n).local_set(1 + n);
+        }
+        for (k, l) in [FOP, FA, FB, FR, FC].into_iter().enumerate() {
+            s.local_get(l).global_set(G_FOP + k as u32);
+            r.global_get(G_FOP + k as u32).local_set(l);
+        }
+        for n in (0..16).filter(|n| used & 1 << (16 + n) != 0) {
+            s.local_get(xmm_local(n)).global_set(G_XMM + n);
+            r.global_get(G_XMM + n).local_set(xmm_local(n));
+        }
+    }
+    let mut body = LOCALS_BODY.with(|l| {
+        let mut b =
+            Vec::with_capacity(l.len() + code.len() + spills.len() * save.len().max(restore.len()));
+        b.extend_from_slice(l);
+        b
+    });
+    let mut at = 0;
+    for &(pos, is_spill) in spills {
+        body.extend_from_slice(&code[at..pos]);
+        body.extend_from_slice(if is_spill { &save } else { &restore });
+        at = pos;
+    }
+    body.extend_from_slice(&code[at..]);
+    body
 }
 
 /// The indirect-jump dispatch: a bundle start inside the function goes to its block,
@@ -2209,7 +2258,7 @@ fn dispatch(e: &mut Em<'_>) -> R {
     let mut labels = Vec::with_capacity(bundles as usize);
     for b in 0..bundles {
         let a = func.start + 32 * b;
-        if let Some(&blk) = e.blocks.get(&a) {
+        if let Some(blk) = e.block(a) {
             labels.push(stubs.len() as u32);
             stubs.push(blk);
         } else {

@@ -24,6 +24,7 @@ mod func;
 pub use func::CPUID;
 mod module;
 pub mod runtime;
+mod sink;
 
 pub use cfg::Function;
 pub use module::{

@@ -13,11 +13,12 @@ use super::runtime::{self, Runtime};
 use super::LiftError;
 use crate::{ImageSegment, Nexe, Translation};
 use iced_x86::Instruction;
+use rayon::prelude::*;
 use std::collections::HashMap;
 use wasm_encoder::{
-    CodeSection, ConstExpr, DataSection, ElementSection, Elements, ExportKind, ExportSection,
-    FunctionSection, GlobalSection, GlobalType, MemorySection, MemoryType, Module, RefType,
-    TableSection, TableType, TypeSection, ValType,
+    CodeSection, ConstExpr, DataSection, ElementSection, Elements, Encode, ExportKind,
+    ExportSection, FunctionSection, GlobalSection, GlobalType, MemorySection, MemoryType, Module,
+    RefType, TableSection, TableType, TypeSection, ValType,
 };
 
 /// How to translate.
@@ -60,7 +61,8 @@ pub struct Lifted {
     pub tbase: u32,
     pub end: u32,
     pub functions: Vec<Function>,
-    pub results: Vec<Result<wasm_encoder::Function, LiftError>>,
+    /// Each function's body (locals and code, without its size), or why it did not lift.
+    pub results: Vec<Result<Vec<u8>, LiftError>>,
 }
 
 /// A translated module.
@@ -85,7 +87,18 @@ pub fn function_name(addr: u32) -> String {
 pub fn lift_code(code: &[u8], base: u32, known: &[u32], options: &Options) -> Lifted {
     let insns = cfg::decode_all(code, base);
     let end = base.saturating_add(code.len() as u32);
-    let functions = cfg::discover(&insns, base, end, known, options.padded_starts);
+    lift_decoded(&insns, base, end, known, options)
+}
+
+/// Lifts every function of the decoded code `insns` (of `base..end`).
+fn lift_decoded(
+    insns: &[Instruction],
+    base: u32,
+    end: u32,
+    known: &[u32],
+    options: &Options,
+) -> Lifted {
+    let functions = cfg::discover(insns, base, end, known, options.padded_starts);
     let (fbase, tbase) = if options.runtime && base >= runtime::TRAMPOLINES + 0x1_0000 {
         (runtime::IMPORTS.len() as u32, runtime::TRAMPOLINES)
     } else {
@@ -110,8 +123,11 @@ pub fn lift_code(code: &[u8], base: u32, known: &[u32], options: &Options) -> Li
         end,
         funcs: &funcs,
     };
+    // Functions lift independently: in parallel, in jobs of a few dozen so that no thread
+    // ends the pass alone on a long run (decision 0010's rule for the converter).
     let results = functions
-        .iter()
+        .par_iter()
+        .with_max_len(32)
         .map(|f| {
             let lo = insns.partition_point(|i| (i.ip() as u32) < f.start);
             let hi = insns.partition_point(|i| (i.ip() as u32) < f.end);
@@ -144,7 +160,7 @@ impl Lifted {
                 Err(_) if options.stub_failures => {
                     let mut b = wasm_encoder::Function::new([]);
                     b.instructions().unreachable().end();
-                    bodies.push(b);
+                    bodies.push(b.into_raw_body());
                 }
                 Err(e) => return Err(e),
             }
@@ -326,22 +342,40 @@ impl Lifted {
         }
         m.section(&els);
 
-        let mut code = CodeSection::new();
-        code.function(&flags::emit_eflags());
-        code.function(&flags::emit_mulhu());
-        code.function(&flags::emit_udiv128());
-        for b in &bodies {
-            code.function(b);
-        }
+        // The code section is written into one buffer of its final size (CodeSection
+        // would grow by doubling, copying the bodies as it goes).
+        let mut head = CodeSection::new();
+        head.function(&flags::emit_eflags());
+        head.function(&flags::emit_mulhu());
+        head.function(&flags::emit_udiv128());
+        let mut tail = CodeSection::new();
         if let Some(rt) = rt {
             let e = entry_index.ok_or_else(|| {
                 LiftError::Verdict("the entry point is not a function start".into())
             })?;
             for b in rt.bodies(e) {
-                code.function(&b);
+                tail.function(&b);
             }
         }
-        m.section(&code);
+        let count = head.len() + bodies.len() as u32 + tail.len();
+        let size = 5
+            + head.byte_len()
+            + tail.byte_len()
+            + bodies.iter().map(|b| 5 + b.len()).sum::<usize>();
+        let mut code = Vec::with_capacity(size);
+        count.encode(&mut code);
+        encode_head(&head, &mut code);
+        for b in &bodies {
+            b.len().encode(&mut code);
+            code.extend_from_slice(b);
+        }
+        encode_head(&tail, &mut code);
+        drop(bodies);
+        m.section(&wasm_encoder::RawSection {
+            id: wasm_encoder::SectionId::Code as u8,
+            data: &code,
+        });
+        drop(code);
 
         let mut data = DataSection::new();
         for s in image {
@@ -370,6 +404,22 @@ impl Lifted {
     }
 }
 
+/// Appends the function entries of `section` (its encoding without the section size and
+/// the function count).
+fn encode_head(section: &CodeSection, out: &mut Vec<u8>) {
+    let mut all = Vec::with_capacity(section.byte_len() + 10);
+    section.encode(&mut all);
+    // skip the section's size and count (two LEB128 numbers)
+    let mut at = 0;
+    for _ in 0..2 {
+        while all[at] & 0x80 != 0 {
+            at += 1;
+        }
+        at += 1;
+    }
+    out.extend_from_slice(&all[at..]);
+}
+
 /// Translates raw code at `base` whose functions start at `known` (tests, tools): no
 /// validation, no memory image besides the code itself.
 pub fn translate_code(
@@ -393,20 +443,59 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
     if nexe.info.translation != Translation::Translatable {
         return Err(LiftError::Verdict(nexe.info.translation.to_string()));
     }
-    let v = nexe
-        .validate_x86_64()
-        .ok_or_else(|| LiftError::Verdict("no x86-64 code to translate".into()))?;
+    let text = nexe.code();
+    let entry = nexe.info.entry;
+    // The lifting runs beside the validation and is used only when the code is valid. It
+    // starts from the entry (when an instruction starts there), the address-taken bundle
+    // starts and the direct call targets (discovery adds those), which is what the
+    // validator's facts give for valid code; the check below makes sure of it.
+    let (v, lifted) = rayon::join(
+        || nexe.validate_x86_64(),
+        || {
+            text.as_ref().map(|(base, code)| {
+                let insns = cfg::decode_all(code, *base);
+                let end = base.saturating_add(code.len() as u32);
+                let with_entry = insns
+                    .binary_search_by_key(&entry, |i| i.ip() as u32)
+                    .is_ok();
+                let taken = address_taken(&insns, *base, end, &nexe.memory_image());
+                let mut starts = taken.clone();
+                if with_entry {
+                    starts.push(entry);
+                }
+                starts.sort_unstable();
+                starts.dedup();
+                let lifted = lift_decoded(&insns, *base, end, &starts, options);
+                (insns, taken, with_entry, lifted)
+            })
+        },
+    );
+    let v = v.ok_or_else(|| LiftError::Verdict("no x86-64 code to translate".into()))?;
     if let Some(e) = v.errors.first() {
         return Err(LiftError::Invalid86(e.to_string()));
     }
-    let (base, code) = nexe
-        .code()
+    let ((base, code), (insns, mut starts, with_entry, lifted)) = text
+        .zip(lifted)
         .ok_or_else(|| LiftError::Verdict("no text segment".into()))?;
-    let mut starts = v.facts.function_starts(nexe.info.entry);
-    starts.extend(address_taken(&code, base, &nexe.memory_image()));
+    let end = base.saturating_add(code.len() as u32);
+    let known = v.facts.function_starts(entry);
+    let found = |a: &u32| {
+        lifted
+            .functions
+            .binary_search_by_key(a, |f| f.start)
+            .is_ok()
+    };
+    if with_entry == v.facts.is_valid_target(entry)
+        && known.iter().filter(|&&a| a >= base && a < end).all(found)
+    {
+        return Ok(lifted);
+    }
+    // The validator's starts differ from what the lifting started from: lift again from
+    // them and the address-taken ones (`starts` holds those).
+    starts.extend(known);
     starts.sort_unstable();
     starts.dedup();
-    Ok(lift_code(&code, base, &starts, options))
+    Ok(lift_decoded(&insns, base, end, &starts, options))
 }
 
 /// Bundle starts whose address the program takes: immediates and RIP-relative `lea`s in
@@ -414,11 +503,16 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
 /// Only bundle starts can be indirect targets, and each one found becomes a function
 /// start, so that its table slot is filled (`atexit(_fini)`, a callback): a word that
 /// only looks like one just splits a function at a bundle boundary, which is harmless.
-fn address_taken(code: &[u8], base: u32, image: &[ImageSegment<'_>]) -> Vec<u32> {
-    let end = base as u64 + code.len() as u64;
+fn address_taken(
+    insns: &[Instruction],
+    base: u32,
+    end: u32,
+    image: &[ImageSegment<'_>],
+) -> Vec<u32> {
+    let end = end as u64;
     let is_start = |v: u64| v >= base as u64 && v < end && (v - base as u64).is_multiple_of(32);
     let mut out = Vec::new();
-    for i in cfg::decode_all(code, base) {
+    for i in insns {
         if i.mnemonic() == iced_x86::Mnemonic::Lea && i.is_ip_rel_memory_operand() {
             let t = i.memory_displacement64();
             if is_start(t) {

@@ -8,6 +8,7 @@
 //! element's width or more give x86's zero (or sign fill), not wasm's count modulo width.
 
 use super::*;
+use wasm_encoder::InstructionSink;
 
 /// Emits one wasm instruction.
 type Emit = fn(&mut InstructionSink<'_>);
@@ -117,26 +118,26 @@ impl Em<'_> {
         match p & 3 {
             0 if p == 0 => {
                 ab(self);
-                eq(&mut self.i());
+                eq(&mut self.i().w());
             }
             0 => {
                 ab(self);
-                ne(&mut self.i());
+                ne(&mut self.i().w());
             }
             1 => {
                 ab(self);
-                lt(&mut self.i());
+                lt(&mut self.i().w());
             }
             2 => {
                 ab(self);
-                le(&mut self.i());
+                le(&mut self.i().w());
             }
             _ => {
                 // unordered: either is NaN
                 self.i().local_get(V0).local_get(V0);
-                ne(&mut self.i());
+                ne(&mut self.i().w());
                 self.i().local_get(V1).local_get(V1);
-                ne(&mut self.i());
+                ne(&mut self.i().w());
                 self.i().v128_or();
             }
         }
@@ -255,12 +256,12 @@ impl Em<'_> {
                 Bin::Op(f) => {
                     self.i().local_get(xmm(d));
                     self.v128_src(ins, 1)?;
-                    f(&mut self.i());
+                    f(&mut self.i().w());
                 }
                 Bin::Swapped(f) => {
                     self.v128_src(ins, 1)?;
                     self.i().local_get(xmm(d));
-                    f(&mut self.i());
+                    f(&mut self.i().w());
                 }
                 Bin::Shuffle(l) => {
                     self.i().local_get(xmm(d));
