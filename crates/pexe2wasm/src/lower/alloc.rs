@@ -9,7 +9,8 @@
 //!
 //! Runs after placement, the numbering (`locals.rs`) and the CFG, in functions without
 //! setjmp (a longjmp re-enters with the locals as they were: every value keeps a local of
-//! its own there). Block-local values keep the locals the numbering shared between them
+//! its own there), and only where it can shrink the code ([`worth_it`]): in a function
+//! with phis, or with locals past index 127. Block-local values keep the locals the numbering shared between them
 //! (its pool, numbered first); the numbering lists the others as it meets them
 //! (`Numbering::cross`), and only they are colored here, in locals after the pool: the
 //! two pools never share, so a colored value never meets a pool value in one local. The
@@ -91,6 +92,14 @@ pub(crate) const PHI_USE: u32 = 1 << 31;
 
 /// The color of a value with a local of its own (numbered after the shared ones).
 const PRIVATE: u32 = NONE - 1;
+
+/// Whether the allocation can make `f`'s code smaller: without phis there are no copies
+/// to remove, and when every local's index stays below 128 anyway (one LEB128 byte) the
+/// numbering's locals give the same code bytes. Such functions keep the numbering.
+pub(crate) fn worth_it(f: &Function, pool: &[u32; 5], counts: &[u32; 5], s: &AllocScratch) -> bool {
+    let total: u64 = pool.iter().chain(counts).map(|&c| u64::from(c)).sum();
+    !s.phis.is_empty() || f.num_params as u64 + total + MAX_EXTRAS > 128
+}
 
 /// Working memory, kept from function to function (`Scratch`).
 #[derive(Default)]

@@ -11,9 +11,10 @@
 //! 4. the CFG (`cfg::build`): reachable blocks, dominators, loops, merges, dispatchers;
 //! 5. the local layout ([`LocalLayout`]): parameters, then per type shared, own and
 //!    scratch locals; every numbered value gets its index;
-//! 6. (run before the layout) with `Locals::Liveness` and no setjmp, the allocation with
-//!    liveness (`alloc::allocate`) shares the locals step 3 gave no shared one (phis and
-//!    values used outside their block).
+//! 6. (run before the layout) with `Locals::Liveness`, no setjmp, and phis or more than
+//!    128 locals (`alloc::worth_it`), the allocation with liveness (`alloc::allocate`)
+//!    shares the locals step 3 gave no shared one (phis and values used outside their
+//!    block).
 
 use super::cfg::{Cfg, NONE};
 use super::inst::R;
@@ -196,6 +197,7 @@ impl FnAnalysis {
             && scratch.setjmps.is_empty()
             && f.insts.len() < super::alloc::PHI_USE as usize
             && numbered.counts.iter().any(|&c| c > 0)
+            && super::alloc::worth_it(f, &numbered.pool, &numbered.counts, &scratch.alloc)
         {
             if let Some(counts) = super::alloc::allocate(
                 f,

@@ -231,6 +231,36 @@ fn values_live_across_blocks_share_only_where_their_lives_do_not_meet() {
 
 // ---- local allocation across blocks (`alloc.rs`) ----
 
+#[test]
+fn without_phis_and_with_few_locals_the_allocation_keeps_the_numbering() {
+    // %v0 dies in %b1 before %v2 is defined there: liveness could share one local, but
+    // with every index below 128 and no phi copies to remove the code bytes would be the
+    // same, so `alloc::worth_it` skips the allocation and both ways give the numbering's
+    // locals (each cross-block value its own).
+    let m = module(
+        "i32",
+        &["i32"],
+        "blocks 3; constants { i32: %c0 = i32 1; }
+         %v0 = add i32 %p0, %c0;
+         br label %b1;
+       %b1:
+         %v1 = mul i32 %v0, %v0;
+         %v2 = add i32 %v1, %p0;
+         br label %b2;
+       %b2:
+         %v3 = add i32 %v2, %v2;
+         ret i32 %v3;",
+    );
+    let (a, b) = (analyze(&m), analyze_blocks(&m));
+    let (l0, l2) = (local(&a, 0), local(&a, 2));
+    assert!(l0 != NONE && l2 != NONE && l0 != l2, "{l0} {l2}");
+    assert_eq!(a.local_of, b.local_of);
+    assert_eq!(
+        a.locals.decls[..a.locals.n_decls],
+        b.locals.decls[..b.locals.n_decls]
+    );
+}
+
 /// The copies of edge `from → to`.
 fn copies(m: &Module, a: &FnAnalysis, from: u32, to: u32) -> Vec<(u32, ValueId)> {
     let (mut out, f) = (Vec::new(), &m.function_bodies[0]);
