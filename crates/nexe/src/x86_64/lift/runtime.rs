@@ -129,6 +129,10 @@ pub(crate) const G_BRK: u32 = G_X87CW + 1;
 pub(crate) const G_TLS: u32 = G_X87CW + 2;
 /// The end of the highest anonymous mapping (0: none yet).
 pub(crate) const G_MAPTOP: u32 = G_X87CW + 3;
+/// Pepper: the top of the host heap (`__ppapi_alloc`), and the app's
+/// `PPP_Messaging.HandleMessage` once known (`pepper.rs`).
+pub(crate) const G_HOST_HEAP: u32 = G_X87CW + 4;
+pub(crate) const G_PPP_HANDLE_MESSAGE: u32 = G_X87CW + 5;
 
 const G_RAX: u32 = 0;
 const G_RCX: u32 = 1;
@@ -174,6 +178,8 @@ pub(crate) struct Runtime {
     pub first: u32,
     /// The first address above the image (64 KiB aligned): the stack's bottom.
     pub image_top: u32,
+    /// The host heap above the stack (Pepper's `__ppapi_alloc`; 0 for other programs).
+    pub heap: u32,
 }
 
 impl Runtime {
@@ -198,7 +204,12 @@ impl Runtime {
     }
     /// The initial break, above the stack.
     pub fn initial_break(&self) -> u32 {
-        self.image_top + STACK_SIZE
+        self.image_top + STACK_SIZE + self.heap
+    }
+
+    /// The host heap: its start and end.
+    pub fn host_heap(&self) -> (u32, u32) {
+        (self.image_top + STACK_SIZE, self.initial_break())
     }
 
     /// The functions' bodies, in index order.
@@ -320,6 +331,7 @@ impl Runtime {
         s.local_get(old).i64_extend_i32_u().global_set(G_RSP);
         s.local_get(info).i64_extend_i32_u().global_set(G_RDI);
         s.i32_const(self.initial_break() as i32).global_set(G_BRK);
+        s.i32_const(self.host_heap().0 as i32).global_set(G_HOST_HEAP);
         // The entry never returns (it calls exit); returning is a crash, as in NaCl.
         s.i32_const(0).call(entry).drop().unreachable().end();
         f
@@ -621,6 +633,11 @@ pub fn irt_interfaces() -> impl Iterator<Item = &'static str> {
     INTERFACES.iter().map(|(n, _)| *n)
 }
 
+/// The number of IRT function slots (the query's included): Pepper's follow them.
+pub(crate) fn irt_slot_count() -> u32 {
+    irt_functions().len() as u32
+}
+
 /// The IRT functions in slot order: the query, then each distinct function of the
 /// interfaces.
 fn irt_functions() -> Vec<Irt> {
@@ -638,10 +655,15 @@ fn irt_functions() -> Vec<Irt> {
 /// The runtime's constants at [`IRT_DATA`]: the errno map, the modes, the dynamic-code
 /// words, the directory (per interface: its name's address, its table's size and
 /// address; a zero name ends it), then the names and tables.
-pub(crate) fn irt_data() -> Vec<u8> {
+///
+/// A Pepper nexe's also answers `nacl-irt-ppapihook-0.1` with Pepper's first two slots.
+pub(crate) fn irt_data(pepper: bool) -> Vec<u8> {
     let funcs = irt_functions();
     let slot = |f: &Irt| IRT_QUERY + 32 * funcs.iter().position(|g| g == f).unwrap() as u32;
-    let mut d = vec![0u8; (DIRECTORY - IRT_DATA) as usize + 12 * (INTERFACES.len() + 1)];
+    let hook = super::pepper::Pepper::ppapihook_table(funcs.len() as u32);
+    let hook: &[u32] = if pepper { &hook } else { &[] };
+    let n = INTERFACES.len() + usize::from(pepper);
+    let mut d = vec![0u8; (DIRECTORY - IRT_DATA) as usize + 12 * (n + 1)];
     d[..WASI_ERRNOS.len()].copy_from_slice(&WASI_ERRNOS);
     for (k, m) in MODES.iter().enumerate() {
         let at = (MODES_AT - IRT_DATA) as usize + 4 * k;
@@ -650,14 +672,19 @@ pub(crate) fn irt_data() -> Vec<u8> {
     let words = dyncode_words();
     let at = (DYNCODE_WORDS - IRT_DATA) as usize;
     d[at..at + words.len()].copy_from_slice(words.as_bytes());
-    for (k, (name, table)) in INTERFACES.iter().enumerate() {
+    let slots: Vec<(&str, Vec<u32>)> = INTERFACES
+        .iter()
+        .map(|(name, table)| (*name, table.iter().map(slot).collect()))
+        .chain(pepper.then(|| ("nacl-irt-ppapihook-0.1", hook.to_vec())))
+        .collect();
+    for (k, (name, table)) in slots.iter().enumerate() {
         let name_at = IRT_DATA as u32 + d.len() as u32;
         d.extend_from_slice(name.as_bytes());
         d.push(0);
         d.resize(d.len().next_multiple_of(4), 0);
         let table_at = IRT_DATA as u32 + d.len() as u32;
-        for f in *table {
-            d.extend_from_slice(&slot(f).to_le_bytes());
+        for a in table {
+            d.extend_from_slice(&a.to_le_bytes());
         }
         let e = (DIRECTORY - IRT_DATA) as usize + 12 * k;
         for (j, w) in [name_at, 4 * table.len() as u32, table_at]
@@ -667,7 +694,8 @@ pub(crate) fn irt_data() -> Vec<u8> {
             d[e + 4 * j..e + 4 * j + 4].copy_from_slice(&w.to_le_bytes());
         }
     }
-    debug_assert!(d.len() <= 0x8000);
+    // Pepper's constants take the second half
+    debug_assert!(d.len() <= 0x4000);
     d
 }
 
