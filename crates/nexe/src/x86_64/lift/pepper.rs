@@ -21,7 +21,7 @@
 //! answers the interface's table from the directory in the constants, or NULL.
 
 use super::func::{G_XMM, TY_LIFTED};
-use super::runtime::{self, IRT_QUERY, TRAMPOLINES};
+use super::runtime::{self, ReturnToCaller, IRT_QUERY, L_RA, TRAMPOLINES};
 use pexe2wasm_ppapi::{Function as PpbFunction, Interface, TypeKind, ValType as PVal};
 use wasm_encoder::{BlockType, Function, InstructionSink, MemArg, ValType};
 
@@ -311,9 +311,7 @@ impl Pepper {
         // ppapi_start(const struct PP_StartFunctions *)
         v.push(adapter(|s| {
             for off in [0, 4, 8] {
-                s.global_get(GPR_ARGS[0])
-                    .i32_wrap_i64()
-                    .i32_load(m(2, off));
+                s.global_get(GPR_ARGS[0]).i32_wrap_i64().i32_load(m(2, off));
             }
             s.i32_const(get_interface as i32)
                 .call(host(H_START))
@@ -322,9 +320,7 @@ impl Pepper {
         // register_thread_creator(const struct PP_ThreadFunctions *)
         v.push(adapter(|s| {
             for off in [0, 4] {
-                s.global_get(GPR_ARGS[0])
-                    .i32_wrap_i64()
-                    .i32_load(m(2, off));
+                s.global_get(GPR_ARGS[0]).i32_wrap_i64().i32_load(m(2, off));
             }
             s.call(host(H_REGISTER)).i64_const(0);
         }));
@@ -359,13 +355,10 @@ fn val(t: PVal) -> ValType {
 
 fn call_params(args: &str) -> Vec<ValType> {
     std::iter::once(ValType::I32)
-        .chain(args.chars().map(|c| {
-            if c == 'd' {
-                ValType::F64
-            } else {
-                ValType::I32
-            }
-        }))
+        .chain(
+            args.chars()
+                .map(|c| if c == 'd' { ValType::F64 } else { ValType::I32 }),
+        )
         .collect()
 }
 
@@ -415,7 +408,9 @@ fn mark(base: &str, offset: u32, classes: &mut [Option<Class>]) -> Option<()> {
             Some(PVal::F32 | PVal::F64) => put(classes, Class::Sse, offset),
             _ => put(classes, Class::Integer, offset),
         },
-        TypeKind::Typedef { target } if target.pointers == 0 => mark(&target.base, offset, classes)?,
+        TypeKind::Typedef { target } if target.pointers == 0 => {
+            mark(&target.base, offset, classes)?
+        }
         TypeKind::Struct { fields } | TypeKind::Union { fields } => {
             for f in fields {
                 let n = f.count.unwrap_or(1);
@@ -440,17 +435,21 @@ fn mark(base: &str, offset: u32, classes: &mut [Option<Class>]) -> Option<()> {
 
 /// An adapter with a table slot: pops the return address its call pushed, runs `body`
 /// (which leaves the i64 for `%rax`; locals from 1: i32 1..=6, i64 7..=8) and returns to
-/// the caller.
+/// the caller (`ReturnToCaller`).
 fn adapter(body: impl FnOnce(&mut InstructionSink<'_>)) -> Function {
-    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64)]);
+    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64), (1, ValType::I32)]);
     {
         let s = &mut f.instructions();
         s.global_get(G_RSP)
+            .i32_wrap_i64()
+            .i32_load(m(2, 0))
+            .local_set(L_RA)
+            .global_get(G_RSP)
             .i64_const(8)
             .i64_add()
             .global_set(G_RSP);
         body(s);
-        s.global_set(G_RAX).local_get(0).end();
+        s.global_set(G_RAX).return_to_caller(L_RA).end();
     }
     f
 }
@@ -475,8 +474,7 @@ fn ppb_get_interface(s: &mut InstructionSink<'_>, get_interface: u32) {
     s.if_(BlockType::Empty)
         .i64_const(0)
         .global_set(G_RAX)
-        .local_get(0)
-        .return_()
+        .return_to_caller(L_RA)
         .end();
     s.i32_const(DIR).local_set(3);
     s.block(BlockType::Result(ValType::I64));
@@ -528,10 +526,15 @@ struct Args {
 /// The adapter of one PPB function: the x86-64 arguments to the pexe convention, the
 /// import, the result back to `%rax`/`%rdx`/`%xmm0`/`%xmm1`.
 fn ppb_adapter(f: &PpbFunction, import: u32) -> Function {
-    // locals: 0 ret; 1 stack args (the stack pointer after the pop); 2 scratch; 3 rdi
-    let (sp, scr, rdi) = (1, 2, 3);
-    let mut fun = Function::new([(3, ValType::I32)]);
+    // locals: 0 ret; 1 stack args (the stack pointer after the pop); 2 scratch; 3 rdi;
+    // 4 the return address on the stack
+    let (sp, scr, rdi, ra) = (1, 2, 3, 4);
+    let mut fun = Function::new([(4, ValType::I32)]);
     let s = &mut fun.instructions();
+    s.global_get(G_RSP)
+        .i32_wrap_i64()
+        .i32_load(m(2, 0))
+        .local_set(ra);
     let structs = f.params.iter().filter(|p| p.by_pointer).count() as i32 + 1;
     s.global_get(G_RSP)
         .i64_const(8)
@@ -552,11 +555,7 @@ fn ppb_adapter(f: &PpbFunction, import: u32) -> Function {
         stack: 0,
     };
     // The result: in memory (the caller's pointer in %rdi) or in registers (scratch 0).
-    let ret = if f.sret {
-        classify(&f.ret.base)
-    } else {
-        None
-    };
+    let ret = if f.sret { classify(&f.ret.base) } else { None };
     if f.sret {
         match ret {
             None => {
@@ -680,7 +679,7 @@ fn ppb_adapter(f: &PpbFunction, import: u32) -> Function {
     s.local_get(sp)
         .i64_extend_i32_u()
         .global_set(G_RSP)
-        .local_get(0)
+        .return_to_caller(ra)
         .end();
     fun
 }
@@ -727,9 +726,7 @@ fn ppp_call(args: &str, result: bool) -> Function {
             s.local_get(p).f64x2_splat().global_set(G_XMM + x);
             x += 1;
         } else {
-            s.local_get(p)
-                .i64_extend_i32_u()
-                .global_set(GPR_ARGS[g]);
+            s.local_get(p).i64_extend_i32_u().global_set(GPR_ARGS[g]);
             g += 1;
         }
     }

@@ -45,6 +45,9 @@ const ERRNO_MAP: i32 = IRT_DATA;
 const MODES_AT: i32 = IRT_DATA + 0x80;
 const DYNCODE_WORDS: i32 = IRT_DATA + 0x100;
 const DIRECTORY: i32 = IRT_DATA + 0x200;
+/// The return address `_start` gives the entry: a trampoline slot (`ENOSYS`) no code
+/// returns to.
+const START_RETURN: i32 = TRAMPOLINES as i32 + 32 * 126;
 /// Scratch words of the IRT functions.
 const S_WORD: i32 = SCRATCH + 0x20;
 const S_TSC: i32 = SCRATCH + 0x28;
@@ -331,9 +334,16 @@ impl Runtime {
         s.local_get(old).i64_extend_i32_u().global_set(G_RSP);
         s.local_get(info).i64_extend_i32_u().global_set(G_RDI);
         s.i32_const(self.initial_break() as i32).global_set(G_BRK);
-        s.i32_const(self.host_heap().0 as i32).global_set(G_HOST_HEAP);
-        // The entry never returns (it calls exit); returning is a crash, as in NaCl.
-        s.i32_const(0).call(entry).drop().unreachable().end();
+        s.i32_const(self.host_heap().0 as i32)
+            .global_set(G_HOST_HEAP);
+        // The entry never returns (it calls exit); returning is a crash, as in NaCl. Its
+        // return address is one no code jumps to, so a jump to address 0 traps where it
+        // is made rather than looking like the entry's return.
+        s.i32_const(START_RETURN)
+            .call(entry)
+            .drop()
+            .unreachable()
+            .end();
         f
     }
 }
@@ -341,16 +351,55 @@ impl Runtime {
 /// An adapter: pops the return address its call pushed, runs `body` (which leaves the
 /// i64 result), puts the result in `%rax` and returns to the caller's return address.
 fn adapter(body: impl FnOnce(&mut Function)) -> Function {
-    // param 0: the return address; locals 1..=6 scratch i32, 7 and 8 scratch i64
-    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64)]);
+    // param 0: the return address; locals 1..=6 scratch i32, 7 and 8 scratch i64, 9 the
+    // return address on the stack
+    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64), (1, ValType::I32)]);
     f.instructions()
+        .global_get(G_RSP)
+        .i32_wrap_i64()
+        .i32_load(m32())
+        .local_set(L_RA)
         .global_get(G_RSP)
         .i64_const(8)
         .i64_add()
         .global_set(G_RSP);
     body(&mut f);
-    f.instructions().global_set(G_RAX).local_get(0).end();
+    f.instructions()
+        .global_set(G_RAX)
+        .return_to_caller(L_RA)
+        .end();
     f
+}
+
+/// The adapters' local holding the return address their call pushed.
+pub(crate) const L_RA: u32 = 9;
+
+/// How an adapter returns: to the return address on the stack (in a local). A `call`
+/// pushed the address its caller gave as `ret`, so the adapter returns it; code that
+/// calls with `push $next; jmp *%r11` (PNaCl's translator) reached the adapter by a tail
+/// call, so it goes on at `next`'s function through the table with the same `ret`, as a
+/// lifted function's return does.
+pub(crate) trait ReturnToCaller {
+    fn return_to_caller(&mut self, ra: u32) -> &mut Self;
+}
+
+impl ReturnToCaller for InstructionSink<'_> {
+    fn return_to_caller(&mut self, ra: u32) -> &mut Self {
+        self.local_get(ra)
+            .local_get(0)
+            .i32_ne()
+            .if_(BlockType::Empty)
+            .local_get(0)
+            .local_get(ra)
+            .i32_const(TRAMPOLINES as i32)
+            .i32_sub()
+            .i32_const(5)
+            .i32_shr_u()
+            .return_call_indirect(0, TY_LIFTED)
+            .end()
+            .local_get(0)
+            .return_()
+    }
 }
 
 fn enosys(f: &mut Function) {
@@ -461,8 +510,7 @@ fn syscall(f: &mut Function, n: u32) {
                 .global_get(G_BRK)
                 .i64_extend_i32_u()
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end()
                 .end();
             s.local_get(1).global_set(G_BRK);
@@ -844,8 +892,7 @@ fn irt(f: &mut Function, k: Irt) {
                 .if_(BlockType::Empty)
                 .i64_const(EINVAL)
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end();
             s.i32_const(sub).i32_const(0).i32_const(48).memory_fill(0);
             s.i32_const(sub).i32_const(1).i32_store(MemArg {
@@ -951,8 +998,7 @@ fn irt(f: &mut Function, k: Irt) {
                 .if_(BlockType::Empty)
                 .i64_const(ENOMEM as i64)
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end();
             s.local_get(1).i64_extend_i32_u().local_set(7);
             grow_to(s, 7);
@@ -960,8 +1006,7 @@ fn irt(f: &mut Function, k: Irt) {
                 .if_(BlockType::Empty)
                 .i64_const(ENOMEM as i64)
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end();
             s.local_get(1).global_set(G_BRK);
             s.end();
@@ -1165,8 +1210,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
     wasi_errno(s);
     s.i64_extend_i32_u()
         .global_set(G_RAX)
-        .local_get(0)
-        .return_()
+        .return_to_caller(L_RA)
         .end();
     s.i32_const(fs).i32_const(0).i32_const(64).memory_fill(0);
     s.i32_const(fs)
@@ -1275,8 +1319,7 @@ fn irt_mmap(s: &mut InstructionSink<'_>) {
         s.if_(BlockType::Empty)
             .i64_const(e as i64)
             .global_set(G_RAX)
-            .local_get(0)
-            .return_()
+            .return_to_caller(L_RA)
             .end();
     };
     a32(s, G_RCX);
