@@ -387,6 +387,7 @@ fn query_module() -> Vec<u8> {
         min_pages: 1,
         stub_failures: false,
         runtime: true,
+        pepper: None,
     };
     translate_code(&query_program(), 0x20000, &[0x20000], &options)
         .expect("lifts")
