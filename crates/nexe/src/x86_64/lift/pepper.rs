@@ -326,10 +326,8 @@ impl Pepper {
         }));
         // PPB_GetInterface(const char *name)
         v.push(adapter(|s| ppb_get_interface(s, host(H_GET_INTERFACE))));
-        let mut import = host(HOST_IMPORTS.len() as u32);
-        for (_, f) in self.functions() {
+        for (import, (_, f)) in (host(HOST_IMPORTS.len() as u32)..).zip(self.functions()) {
             v.push(ppb_adapter(f, import));
-            import += 1;
         }
         for (_, args, result) in CALLS {
             v.push(ppp_call(args, *result));
@@ -404,10 +402,9 @@ fn mark(base: &str, offset: u32, classes: &mut [Option<Class>]) -> Option<()> {
         }
     }
     match &t.kind {
-        TypeKind::Primitive { wasm } => match wasm {
-            Some(PVal::F32 | PVal::F64) => put(classes, Class::Sse, offset),
-            _ => put(classes, Class::Integer, offset),
-        },
+        TypeKind::Primitive {
+            wasm: Some(PVal::F32 | PVal::F64),
+        } => put(classes, Class::Sse, offset),
         TypeKind::Typedef { target } if target.pointers == 0 => {
             mark(&target.base, offset, classes)?
         }
