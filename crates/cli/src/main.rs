@@ -824,6 +824,8 @@ fn prepare_run(
     let mut plugin = false;
     let nexe = translate_nexe(&display_name(file), &data)?;
     let wasm = if let Some(wasm) = nexe {
+        // A Pepper nexe translates into a plugin with the pexes' Pepper ABI.
+        plugin = pexe2wasm_runner::imports_module(&wasm, pexe2wasm::runtime::PEPPER_HOST);
         wasm
     } else if data.starts_with(b"\0asm") {
         if wasm_is_pepper_plugin(&data) {

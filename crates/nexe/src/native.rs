@@ -251,9 +251,10 @@ impl NexeReport {
         let valid = self.validation.as_ref().is_some_and(|v| v.valid);
         let line = if self.translates() {
             format!(
-                "a native NaCl executable for {}: {}; {CONVERTS}",
+                "a native NaCl executable for {}: {}; {}",
                 self.description,
-                self.validation_line()
+                self.validation_line(),
+                self.converts()
             )
         } else {
             format!(
@@ -265,8 +266,17 @@ impl NexeReport {
         (loads && valid, line)
     }
 
-    /// Whether `convert` and `run` translate it: a valid static x86-64 command-line nexe
-    /// (`lift::runs_with_runtime`).
+    /// What `convert` makes of a nexe it translates.
+    fn converts(&self) -> &'static str {
+        if matches!(self.info.app, crate::AppKind::Pepper { .. }) {
+            CONVERTS_PEPPER
+        } else {
+            CONVERTS
+        }
+    }
+
+    /// Whether `convert` and `run` translate it: a valid static x86-64 command-line or
+    /// Pepper nexe (`lift::runs_with_runtime`).
     pub fn translates(&self) -> bool {
         self.validation.as_ref().is_some_and(|v| v.valid)
             && crate::x86_64::lift::runs_with_runtime(&self.info)
@@ -304,6 +314,9 @@ impl NexeReport {
 /// What `verify` and `info` say of a nexe that `convert` translates.
 const CONVERTS: &str =
     "translated with the runtime into a WASI command (`pexe2wasm convert`, `run`)";
+/// The same for a Pepper nexe: a plugin with the Pepper ABI of converted pexes.
+const CONVERTS_PEPPER: &str =
+    "translated with the runtime into a Pepper plugin (`pexe2wasm convert`, `run`)";
 
 impl fmt::Display for NexeReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -321,7 +334,7 @@ impl fmt::Display for NexeReport {
             None => writeln!(f, "  validation:     {}", self.validation_line())?,
         }
         if self.translates() {
-            writeln!(f, "  converts:       yes: {CONVERTS}")
+            writeln!(f, "  converts:       yes: {}", self.converts())
         } else {
             writeln!(f, "  converts:       no: {}", self.not_converted)
         }

@@ -178,6 +178,7 @@ fn lift(engine: &Engine, snippet: &[u8]) -> Result<Wasm, LiftError> {
         min_pages: 4,
         stub_failures: false,
         runtime: false,
+        pepper: None,
     };
     let t = translate_code(&code, BASE, &[BASE], &opts)?;
     wasmparser::Validator::new()
@@ -1011,6 +1012,7 @@ fn run_called(
         min_pages: 4,
         stub_failures: false,
         runtime: false,
+        pepper: None,
     };
     let t = translate_code(code, BASE, known, &opts).expect("lifts");
     wasmparser::Validator::new()

@@ -180,7 +180,7 @@ fn the_report_gives_facts_and_validation() {
         "runtime ABI:    stable IRT",
         "kind:           Pepper plugin",
         "validation:     valid by NaCl's x86-64 rules (",
-        "converts:       no: a native NaCl executable for x86-64 (static, newlib, Pepper)",
+        "converts:       yes: translated with the runtime into a Pepper plugin",
     ] {
         assert!(text.contains(want), "{want:?} not in:\n{text}");
     }

@@ -387,6 +387,7 @@ fn query_module() -> Vec<u8> {
         min_pages: 1,
         stub_failures: false,
         runtime: true,
+        pepper: None,
     };
     translate_code(&query_program(), 0x20000, &[0x20000], &options)
         .expect("lifts")
@@ -419,4 +420,96 @@ fn irt_dyncode_says_not_translated_yet() {
         String::from_utf8_lossy(&r.stderr),
         "not translated yet: the dynamic-code interface `nacl-irt-dyncode-0.1`\n"
     );
+}
+
+/// A static Pepper nexe translates into a module with the Pepper ABI of converted pexes
+/// (docs/PEPPER-ABI.md): the host imports, one import per function of each PPB interface
+/// it names with the description's wasm signature, and the `__ppp_*`/`__ppapi_*` exports.
+#[test]
+fn pepper_nexe_has_the_pexe_pepper_abi() {
+    let Some(p) = program("ckauth-x86_64.nexe") else {
+        return;
+    };
+    wasmparser::Validator::new()
+        .validate_all(&p.wasm)
+        .expect("the translated plugin validates");
+    let d = pexe2wasm_ppapi::description();
+    let mut types: Vec<wasmparser::FuncType> = Vec::new();
+    let mut host = Vec::new();
+    let mut exports = Vec::new();
+    let mut ppb = 0;
+    for payload in wasmparser::Parser::new(0).parse_all(&p.wasm) {
+        match payload.unwrap() {
+            wasmparser::Payload::TypeSection(r) => {
+                for t in r.into_iter_err_on_gc_types() {
+                    types.push(t.unwrap());
+                }
+            }
+            wasmparser::Payload::ImportSection(r) => {
+                for i in r.into_imports() {
+                    let i = i.unwrap();
+                    let wasmparser::TypeRef::Func(t) = i.ty else {
+                        continue;
+                    };
+                    match i.module {
+                        "pexe2wasm_ppapi" => host.push(i.name.to_string()),
+                        "wasi_snapshot_preview1" => {}
+                        m => {
+                            let iface = d.interface(m).unwrap_or_else(|| panic!("{m}"));
+                            let want = iface.function(i.name).unwrap().wasm_signature();
+                            let f = &types[t as usize];
+                            let got: Vec<String> =
+                                f.params().iter().map(|t| t.to_string()).collect();
+                            let want_params: Vec<String> =
+                                want.params.iter().map(|t| t.as_str().to_string()).collect();
+                            assert_eq!(got, want_params, "{m}.{}", i.name);
+                            assert_eq!(f.results().len(), want.results.len(), "{m}.{}", i.name);
+                            ppb += 1;
+                        }
+                    }
+                }
+            }
+            wasmparser::Payload::ExportSection(r) => {
+                for e in r {
+                    exports.push(e.unwrap().name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        host,
+        [
+            "start",
+            "get_interface",
+            "register_thread_creator",
+            "fill",
+            "done"
+        ]
+    );
+    // ckauth names 21 PPB interfaces, 126 functions in all
+    assert_eq!(ppb, 126);
+    for e in [
+        "_start",
+        "memory",
+        "__ppp_initialize_module",
+        "__ppp_call_v",
+        "__ppp_call_i_v",
+        "__ppp_call_i_i",
+        "__ppp_call_ii_v",
+        "__ppp_call_ii_i",
+        "__ppp_call_iii_v",
+        "__ppp_call_iii_i",
+        "__ppp_call_iidi_v",
+        "__ppp_callbuf_i_i",
+        "__ppp_callbuf_ii_v",
+        "__ppp_callbuf_iii_v",
+        "__ppp_callbuf_iii_i",
+        "__ppp_callbuf_iiii_v",
+        "__ppp_callbuf_iiii_i",
+        "__ppapi_alloc",
+        "__ppapi_free",
+    ] {
+        assert!(exports.iter().any(|x| x == e), "{e} is not exported");
+    }
 }

@@ -23,6 +23,7 @@ pub mod flags;
 mod func;
 pub use func::CPUID;
 mod module;
+pub mod pepper;
 pub mod runtime;
 mod sink;
 

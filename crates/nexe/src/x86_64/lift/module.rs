@@ -9,6 +9,7 @@
 use super::cfg::{self, Function};
 use super::flags;
 use super::func::{self, Ctx, F_EFLAGS, F_MULHU, F_UDIV128, G_FOP, G_XMM, TY_LIFTED};
+use super::pepper::Pepper;
 use super::runtime::{self, Runtime};
 use super::LiftError;
 use crate::{ImageSegment, Nexe, Translation};
@@ -38,6 +39,8 @@ pub struct Options {
     /// startup, then the entry) and `memory`, and the syscall trampolines are its
     /// adapters. Without it the entry is exported as `_start` and nothing is imported.
     pub runtime: bool,
+    /// With the runtime: a Pepper plugin's imports, exports and adapters (`pepper.rs`).
+    pub pepper: Option<Pepper>,
 }
 
 impl Default for Options {
@@ -48,6 +51,7 @@ impl Default for Options {
             min_pages: 1,
             stub_failures: false,
             runtime: false,
+            pepper: None,
         }
     }
 }
@@ -100,7 +104,10 @@ fn lift_decoded(
 ) -> Lifted {
     let functions = cfg::discover(insns, base, end, known, options.padded_starts);
     let (fbase, tbase) = if options.runtime && base >= runtime::TRAMPOLINES + 0x1_0000 {
-        (runtime::IMPORTS.len() as u32, runtime::TRAMPOLINES)
+        (
+            runtime::IMPORTS.len() as u32 + options.pepper.as_ref().map_or(0, |p| p.import_count()),
+            runtime::TRAMPOLINES,
+        )
     } else {
         (0, base)
     };
@@ -113,6 +120,7 @@ fn lift_decoded(
         let rt = Runtime {
             first: fbase + 3 + functions.len() as u32,
             image_top: 0,
+            heap: 0,
         };
         funcs.extend(rt.trampolines());
     }
@@ -189,17 +197,32 @@ impl Lifted {
             .max(self.end as u64)
             .next_multiple_of(65536);
         let fbase = self.fbase;
+        let pepper = options.pepper.as_ref().filter(|_| fbase > 0);
         let rt = (fbase > 0).then(|| Runtime {
             first: fbase + 3 + bodies.len() as u32,
             image_top: image_top as u32,
+            heap: if pepper.is_some() {
+                super::pepper::HOST_HEAP
+            } else {
+                0
+            },
         });
-        if rt.is_some() {
-            if image_top + runtime::STACK_SIZE as u64 >= 1 << 32 {
+        // Pepper's types follow the runtime's.
+        let pepper_types = runtime::TY_CLOCK + 1;
+        let pepper_data = match pepper {
+            Some(p) => Some(p.data(runtime::irt_slot_count())?),
+            None => None,
+        };
+        if let Some(rt) = rt {
+            if image_top + runtime::STACK_SIZE as u64 + rt.heap as u64 >= 1 << 32 {
                 return Err(LiftError::Verdict(
                     "the image leaves no room for the stack".into(),
                 ));
             }
             runtime::types(&mut types);
+            if let Some(p) = pepper {
+                p.types(&mut types);
+            }
             m.section(&types);
             let mut imports = wasm_encoder::ImportSection::new();
             for (name, ty) in runtime::IMPORTS {
@@ -208,6 +231,9 @@ impl Lifted {
                     name,
                     wasm_encoder::EntityType::Function(*ty),
                 );
+            }
+            if let Some(p) = pepper {
+                p.imports(&mut imports, pepper_types);
             }
             m.section(&imports);
         } else {
@@ -223,6 +249,11 @@ impl Lifted {
             fs.function(runtime::TY_START);
             for _ in 1..Runtime::count() {
                 fs.function(TY_LIFTED);
+            }
+            if let Some(p) = pepper {
+                for t in p.function_types(pepper_types) {
+                    fs.function(t);
+                }
             }
         }
         m.section(&fs);
@@ -277,6 +308,10 @@ impl Lifted {
             globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
             globals.global(g(ValType::I64), &ConstExpr::i64_const(0));
             globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
+            // the host heap's top, HandleMessage (runtime::G_HOST_HEAP,
+            // G_PPP_HANDLE_MESSAGE)
+            globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
+            globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
         }
         m.section(&globals);
 
@@ -305,6 +340,11 @@ impl Lifted {
         match rt {
             Some(rt) => {
                 ex.export("_start", ExportKind::Func, rt.first);
+                if let Some(p) = pepper {
+                    for (name, f) in p.exports(rt.first + Runtime::count()) {
+                        ex.export(name, ExportKind::Func, f);
+                    }
+                }
             }
             None => {
                 for (k, f) in self.functions.iter().enumerate() {
@@ -333,7 +373,12 @@ impl Lifted {
             }
         }
         if let Some(rt) = rt {
-            let idx: Vec<u32> = rt.trampolines().map(|(_, f)| f).collect();
+            let mut idx: Vec<u32> = rt.trampolines().map(|(_, f)| f).collect();
+            // Pepper's adapters take the slots after the IRT's
+            if let Some(p) = pepper {
+                let first = rt.first + Runtime::count();
+                idx.extend(first..first + p.adapter_count());
+            }
             els.active(
                 Some(0),
                 &ConstExpr::i32_const(0),
@@ -355,6 +400,12 @@ impl Lifted {
             })?;
             for b in rt.bodies(e) {
                 tail.function(&b);
+            }
+            if let Some(p) = pepper {
+                let import_base = runtime::IMPORTS.len() as u32;
+                for b in p.bodies(import_base, runtime::irt_slot_count(), rt.host_heap()) {
+                    code.function(&b);
+                }
             }
         }
         let count = head.len() + bodies.len() as u32 + tail.len();
@@ -391,8 +442,11 @@ impl Lifted {
             data.active(
                 0,
                 &ConstExpr::i32_const(runtime::IRT_DATA),
-                runtime::irt_data(),
+                runtime::irt_data(pepper.is_some()),
             );
+        }
+        if let Some(d) = pepper_data {
+            data.active(0, &ConstExpr::i32_const(super::pepper::PEPPER_DATA), d);
         }
         m.section(&data);
 
@@ -593,6 +647,8 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
         min_pages: 1,
         stub_failures: true,
         runtime: true,
+        pepper: matches!(nexe.info.app, crate::AppKind::Pepper { pre_1_0: false })
+            .then(|| Pepper::new(&nexe.info.ppb_interfaces)),
     };
     let lifted = lift_nexe(nexe, &options)?;
     let functions = lifted.functions.len();
@@ -624,5 +680,8 @@ pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
     info.arch == crate::Arch::X86_64
         && info.translation == Translation::Translatable
         && matches!(info.runtime_abi, PreIrt | EarlyIrt | StableIrt)
-        && info.app == crate::AppKind::Cli
+        && matches!(
+            info.app,
+            crate::AppKind::Cli | crate::AppKind::Pepper { pre_1_0: false }
+        )
 }

@@ -45,6 +45,9 @@ const ERRNO_MAP: i32 = IRT_DATA;
 const MODES_AT: i32 = IRT_DATA + 0x80;
 const DYNCODE_WORDS: i32 = IRT_DATA + 0x100;
 const DIRECTORY: i32 = IRT_DATA + 0x200;
+/// The return address `_start` gives the entry: a trampoline slot (`ENOSYS`) no code
+/// returns to.
+const START_RETURN: i32 = TRAMPOLINES as i32 + 32 * 126;
 /// Scratch words of the IRT functions.
 const S_WORD: i32 = SCRATCH + 0x20;
 const S_TSC: i32 = SCRATCH + 0x28;
@@ -129,6 +132,10 @@ pub(crate) const G_BRK: u32 = G_X87CW + 1;
 pub(crate) const G_TLS: u32 = G_X87CW + 2;
 /// The end of the highest anonymous mapping (0: none yet).
 pub(crate) const G_MAPTOP: u32 = G_X87CW + 3;
+/// Pepper: the top of the host heap (`__ppapi_alloc`), and the app's
+/// `PPP_Messaging.HandleMessage` once known (`pepper.rs`).
+pub(crate) const G_HOST_HEAP: u32 = G_X87CW + 4;
+pub(crate) const G_PPP_HANDLE_MESSAGE: u32 = G_X87CW + 5;
 
 const G_RAX: u32 = 0;
 const G_RCX: u32 = 1;
@@ -174,6 +181,8 @@ pub(crate) struct Runtime {
     pub first: u32,
     /// The first address above the image (64 KiB aligned): the stack's bottom.
     pub image_top: u32,
+    /// The host heap above the stack (Pepper's `__ppapi_alloc`; 0 for other programs).
+    pub heap: u32,
 }
 
 impl Runtime {
@@ -198,7 +207,12 @@ impl Runtime {
     }
     /// The initial break, above the stack.
     pub fn initial_break(&self) -> u32 {
-        self.image_top + STACK_SIZE
+        self.image_top + STACK_SIZE + self.heap
+    }
+
+    /// The host heap: its start and end.
+    pub fn host_heap(&self) -> (u32, u32) {
+        (self.image_top + STACK_SIZE, self.initial_break())
     }
 
     /// The functions' bodies, in index order.
@@ -320,8 +334,16 @@ impl Runtime {
         s.local_get(old).i64_extend_i32_u().global_set(G_RSP);
         s.local_get(info).i64_extend_i32_u().global_set(G_RDI);
         s.i32_const(self.initial_break() as i32).global_set(G_BRK);
-        // The entry never returns (it calls exit); returning is a crash, as in NaCl.
-        s.i32_const(0).call(entry).drop().unreachable().end();
+        s.i32_const(self.host_heap().0 as i32)
+            .global_set(G_HOST_HEAP);
+        // The entry never returns (it calls exit); returning is a crash, as in NaCl. Its
+        // return address is one no code jumps to, so a jump to address 0 traps where it
+        // is made rather than looking like the entry's return.
+        s.i32_const(START_RETURN)
+            .call(entry)
+            .drop()
+            .unreachable()
+            .end();
         f
     }
 }
@@ -329,16 +351,55 @@ impl Runtime {
 /// An adapter: pops the return address its call pushed, runs `body` (which leaves the
 /// i64 result), puts the result in `%rax` and returns to the caller's return address.
 fn adapter(body: impl FnOnce(&mut Function)) -> Function {
-    // param 0: the return address; locals 1..=6 scratch i32, 7 and 8 scratch i64
-    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64)]);
+    // param 0: the return address; locals 1..=6 scratch i32, 7 and 8 scratch i64, 9 the
+    // return address on the stack
+    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64), (1, ValType::I32)]);
     f.instructions()
+        .global_get(G_RSP)
+        .i32_wrap_i64()
+        .i32_load(m32())
+        .local_set(L_RA)
         .global_get(G_RSP)
         .i64_const(8)
         .i64_add()
         .global_set(G_RSP);
     body(&mut f);
-    f.instructions().global_set(G_RAX).local_get(0).end();
+    f.instructions()
+        .global_set(G_RAX)
+        .return_to_caller(L_RA)
+        .end();
     f
+}
+
+/// The adapters' local holding the return address their call pushed.
+pub(crate) const L_RA: u32 = 9;
+
+/// How an adapter returns: to the return address on the stack (in a local). A `call`
+/// pushed the address its caller gave as `ret`, so the adapter returns it; code that
+/// calls with `push $next; jmp *%r11` (PNaCl's translator) reached the adapter by a tail
+/// call, so it goes on at `next`'s function through the table with the same `ret`, as a
+/// lifted function's return does.
+pub(crate) trait ReturnToCaller {
+    fn return_to_caller(&mut self, ra: u32) -> &mut Self;
+}
+
+impl ReturnToCaller for InstructionSink<'_> {
+    fn return_to_caller(&mut self, ra: u32) -> &mut Self {
+        self.local_get(ra)
+            .local_get(0)
+            .i32_ne()
+            .if_(BlockType::Empty)
+            .local_get(0)
+            .local_get(ra)
+            .i32_const(TRAMPOLINES as i32)
+            .i32_sub()
+            .i32_const(5)
+            .i32_shr_u()
+            .return_call_indirect(0, TY_LIFTED)
+            .end()
+            .local_get(0)
+            .return_()
+    }
 }
 
 fn enosys(f: &mut Function) {
@@ -449,8 +510,7 @@ fn syscall(f: &mut Function, n: u32) {
                 .global_get(G_BRK)
                 .i64_extend_i32_u()
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end()
                 .end();
             s.local_get(1).global_set(G_BRK);
@@ -621,6 +681,11 @@ pub fn irt_interfaces() -> impl Iterator<Item = &'static str> {
     INTERFACES.iter().map(|(n, _)| *n)
 }
 
+/// The number of IRT function slots (the query's included): Pepper's follow them.
+pub(crate) fn irt_slot_count() -> u32 {
+    irt_functions().len() as u32
+}
+
 /// The IRT functions in slot order: the query, then each distinct function of the
 /// interfaces.
 fn irt_functions() -> Vec<Irt> {
@@ -638,10 +703,15 @@ fn irt_functions() -> Vec<Irt> {
 /// The runtime's constants at [`IRT_DATA`]: the errno map, the modes, the dynamic-code
 /// words, the directory (per interface: its name's address, its table's size and
 /// address; a zero name ends it), then the names and tables.
-pub(crate) fn irt_data() -> Vec<u8> {
+///
+/// A Pepper nexe's also answers `nacl-irt-ppapihook-0.1` with Pepper's first two slots.
+pub(crate) fn irt_data(pepper: bool) -> Vec<u8> {
     let funcs = irt_functions();
     let slot = |f: &Irt| IRT_QUERY + 32 * funcs.iter().position(|g| g == f).unwrap() as u32;
-    let mut d = vec![0u8; (DIRECTORY - IRT_DATA) as usize + 12 * (INTERFACES.len() + 1)];
+    let hook = super::pepper::Pepper::ppapihook_table(funcs.len() as u32);
+    let hook: &[u32] = if pepper { &hook } else { &[] };
+    let n = INTERFACES.len() + usize::from(pepper);
+    let mut d = vec![0u8; (DIRECTORY - IRT_DATA) as usize + 12 * (n + 1)];
     d[..WASI_ERRNOS.len()].copy_from_slice(&WASI_ERRNOS);
     for (k, m) in MODES.iter().enumerate() {
         let at = (MODES_AT - IRT_DATA) as usize + 4 * k;
@@ -650,14 +720,19 @@ pub(crate) fn irt_data() -> Vec<u8> {
     let words = dyncode_words();
     let at = (DYNCODE_WORDS - IRT_DATA) as usize;
     d[at..at + words.len()].copy_from_slice(words.as_bytes());
-    for (k, (name, table)) in INTERFACES.iter().enumerate() {
+    let slots: Vec<(&str, Vec<u32>)> = INTERFACES
+        .iter()
+        .map(|(name, table)| (*name, table.iter().map(slot).collect()))
+        .chain(pepper.then(|| ("nacl-irt-ppapihook-0.1", hook.to_vec())))
+        .collect();
+    for (k, (name, table)) in slots.iter().enumerate() {
         let name_at = IRT_DATA as u32 + d.len() as u32;
         d.extend_from_slice(name.as_bytes());
         d.push(0);
         d.resize(d.len().next_multiple_of(4), 0);
         let table_at = IRT_DATA as u32 + d.len() as u32;
-        for f in *table {
-            d.extend_from_slice(&slot(f).to_le_bytes());
+        for a in table {
+            d.extend_from_slice(&a.to_le_bytes());
         }
         let e = (DIRECTORY - IRT_DATA) as usize + 12 * k;
         for (j, w) in [name_at, 4 * table.len() as u32, table_at]
@@ -667,7 +742,8 @@ pub(crate) fn irt_data() -> Vec<u8> {
             d[e + 4 * j..e + 4 * j + 4].copy_from_slice(&w.to_le_bytes());
         }
     }
-    debug_assert!(d.len() <= 0x8000);
+    // Pepper's constants take the second half
+    debug_assert!(d.len() <= 0x4000);
     d
 }
 
@@ -816,8 +892,7 @@ fn irt(f: &mut Function, k: Irt) {
                 .if_(BlockType::Empty)
                 .i64_const(EINVAL)
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end();
             s.i32_const(sub).i32_const(0).i32_const(48).memory_fill(0);
             s.i32_const(sub).i32_const(1).i32_store(MemArg {
@@ -923,8 +998,7 @@ fn irt(f: &mut Function, k: Irt) {
                 .if_(BlockType::Empty)
                 .i64_const(ENOMEM as i64)
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end();
             s.local_get(1).i64_extend_i32_u().local_set(7);
             grow_to(s, 7);
@@ -932,8 +1006,7 @@ fn irt(f: &mut Function, k: Irt) {
                 .if_(BlockType::Empty)
                 .i64_const(ENOMEM as i64)
                 .global_set(G_RAX)
-                .local_get(0)
-                .return_()
+                .return_to_caller(L_RA)
                 .end();
             s.local_get(1).global_set(G_BRK);
             s.end();
@@ -1137,8 +1210,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
     wasi_errno(s);
     s.i64_extend_i32_u()
         .global_set(G_RAX)
-        .local_get(0)
-        .return_()
+        .return_to_caller(L_RA)
         .end();
     s.i32_const(fs).i32_const(0).i32_const(64).memory_fill(0);
     s.i32_const(fs)
@@ -1247,8 +1319,7 @@ fn irt_mmap(s: &mut InstructionSink<'_>) {
         s.if_(BlockType::Empty)
             .i64_const(e as i64)
             .global_set(G_RAX)
-            .local_get(0)
-            .return_()
+            .return_to_caller(L_RA)
             .end();
     };
     a32(s, G_RCX);
