@@ -404,7 +404,7 @@ impl Lifted {
             if let Some(p) = pepper {
                 let import_base = runtime::IMPORTS.len() as u32;
                 for b in p.bodies(import_base, runtime::irt_slot_count(), rt.host_heap()) {
-                    code.function(&b);
+                    tail.function(&b);
                 }
             }
         }
