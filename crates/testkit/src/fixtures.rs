@@ -20,7 +20,7 @@
 mod atomics;
 mod bits;
 mod casts;
-mod control;
+pub mod control;
 pub mod float;
 pub mod int;
 mod memory;

@@ -774,20 +774,7 @@ fn irreducible_loop() {
     let mut r = p.build();
     for n in 0..6 {
         for start in 0..2 {
-            let (mut n_, mut s_) = (n, 0);
-            let mut at_b1 = start != 0;
-            let result = loop {
-                if at_b1 {
-                    if n_ == 0 {
-                        break s_;
-                    }
-                    (n_, s_) = (n_ - 1, s_ + 1);
-                    at_b1 = false;
-                } else {
-                    s_ += 10;
-                    at_b1 = true;
-                }
-            };
+            let result = fixtures_gen::control::irreducible_result(n as u32, start != 0) as i32;
             assert_eq!(
                 r.i32("irr", &[Val::I32(n), Val::I32(start)]),
                 Some(result),
