@@ -330,6 +330,13 @@ struct Collector {
     skipped: BTreeMap<String, FileReport>,
 }
 
+/// Notes that discovery `by` reached a path too (once each).
+fn add_finder(found_by: &mut Vec<String>, by: String) {
+    if !found_by.contains(&by) {
+        found_by.push(by);
+    }
+}
+
 impl Collector {
     fn add(&mut self, found: Found, by: String) {
         match found {
@@ -339,27 +346,17 @@ impl Collector {
                     rel,
                     found_by: Vec::new(),
                 });
-                if !t.found_by.contains(&by) {
-                    t.found_by.push(by);
-                }
+                add_finder(&mut t.found_by, by);
             }
             Found::Failed(key, error) => {
-                let f = self
-                    .failures
-                    .entry(key.clone())
-                    .or_insert_with(|| FileReport::failed(key, Vec::new(), error));
-                if !f.found_by.contains(&by) {
-                    f.found_by.push(by);
-                }
+                let f = self.failures.entry(key.clone());
+                let f = f.or_insert_with(|| FileReport::failed(key, Vec::new(), error));
+                add_finder(&mut f.found_by, by);
             }
             Found::Skipped(key, why) => {
-                let f = self
-                    .skipped
-                    .entry(key.clone())
-                    .or_insert_with(|| FileReport::skipped(key, Vec::new(), why));
-                if !f.found_by.contains(&by) {
-                    f.found_by.push(by);
-                }
+                let f = self.skipped.entry(key.clone());
+                let f = f.or_insert_with(|| FileReport::skipped(key, Vec::new(), why));
+                add_finder(&mut f.found_by, by);
             }
         }
     }

@@ -128,22 +128,36 @@ pub(crate) fn convert(
     Ok(())
 }
 
+/// What `web` was given on the command line.
+pub(crate) struct WebRequest<'a> {
+    pub file: &'a Path,
+    pub output: &'a Path,
+    pub page: Option<&'a Path>,
+    pub size: Option<&'a str>,
+    pub url_map: &'a [String],
+    pub refuse_unmapped: bool,
+    pub small_code: bool,
+}
+
+/// `web`: a site, or a pexe or an .nmf.
+pub(crate) fn web(r: &WebRequest) -> Result<()> {
+    if pexe2wasm_site::is_site_input(r.file) {
+        web_site(r)
+    } else {
+        web_page(r)
+    }
+}
+
 /// `web` for a site (a folder, a page, a Chrome app or an archive of one).
-pub(crate) fn web_site(
-    file: &Path,
-    output: &Path,
-    page: Option<&Path>,
-    size: Option<&str>,
-    url_map: &[String],
-    refuse_unmapped: bool,
-    small_code: bool,
-) -> Result<()> {
-    if page.is_some() || size.is_some() {
+fn web_site(r: &WebRequest) -> Result<()> {
+    if r.page.is_some() || r.size.is_some() {
         anyhow::bail!("--page and --size go with a pexe or an .nmf; a site keeps its own pages");
     }
-    let config = web::config_settings(url_map, refuse_unmapped)?;
-    let report = web::write_site(file, output, config, |pexe| site_module(pexe, small_code))?;
-    web::print_site_summary(&report, output);
+    let config = web::config_settings(r.url_map, r.refuse_unmapped)?;
+    let report = web::write_site(r.file, r.output, config, |pexe| {
+        site_module(pexe, r.small_code)
+    })?;
+    web::print_site_summary(&report, r.output);
     if !report.runs {
         anyhow::bail!("{}", report.summary);
     }
@@ -151,16 +165,8 @@ pub(crate) fn web_site(
 }
 
 /// `web` for a pexe or an .nmf: a folder with the module, the host and a page.
-pub(crate) fn web_page(
-    file: &Path,
-    output: &Path,
-    page: Option<&Path>,
-    size: Option<&str>,
-    url_map: &[String],
-    refuse_unmapped: bool,
-    small_code: bool,
-) -> Result<()> {
-    let size = match size {
+fn web_page(r: &WebRequest) -> Result<()> {
+    let size = match r.size {
         Some(s) => {
             let (w, h) = pepper::parse_size(s)?;
             (w as u32, h as u32)
@@ -168,18 +174,18 @@ pub(crate) fn web_page(
         None => (640, 480),
     };
     let args = web::WebArgs {
-        input: file,
-        out: output,
-        page,
+        input: r.file,
+        out: r.output,
+        page: r.page,
         size,
-        url_map,
-        refuse_unmapped,
+        url_map: r.url_map,
+        refuse_unmapped: r.refuse_unmapped,
     };
     let written = web::write_folder(&args, |pexe| {
         let (wasm, needs) = stages::convert_with_needs(
             pexe,
             pexe2wasm::convert::Threads::Auto,
-            pexe2wasm::convert::Locals::for_small_code(small_code),
+            pexe2wasm::convert::Locals::for_small_code(r.small_code),
         )?;
         use pexe2wasm::needs::Host;
         if !matches!(needs.host, Some(Host::Pepper | Host::Browser)) {

@@ -690,20 +690,15 @@ fn run(command: Command) -> Result<ExitCode> {
             refuse_unmapped,
             small_code,
         } => in_file(&file, || {
-            let web = if pexe2wasm_site::is_site_input(&file) {
-                c::web_site
-            } else {
-                c::web_page
-            };
-            web(
-                &file,
-                &output,
-                page.as_deref(),
-                size.as_deref(),
-                &url_map,
+            c::web(&c::WebRequest {
+                file: &file,
+                output: &output,
+                page: page.as_deref(),
+                size: size.as_deref(),
+                url_map: &url_map,
                 refuse_unmapped,
                 small_code,
-            )
+            })
         }),
         Command::Host { output, npm: true } => in_file(&output, || c::host_npm(&output)),
         Command::Host { output, npm: false } => in_file(&output, || c::host(&output)),

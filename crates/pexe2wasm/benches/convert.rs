@@ -177,33 +177,25 @@ fn main() {
             rate(size, d)
         );
     }
-    for (label, t) in [
-        ("1 thread", &t1),
-        (&format!("{cores} threads") as &str, &tn),
-    ] {
-        println!(
-            "{name} ({label}): {:.1} MB/s median, {:.1} MB/s best over {n} ({:.1} ms median)",
-            rate(size, med(t)),
-            rate(size, t[0]),
-            med(t).as_secs_f64() * 1e3
-        );
-    }
+    // The rates of `bytes` converted in the times `one` (1 thread) and `every` (all cores).
+    let rates = |what: &str, bytes: u64, over: &str, one: &[Duration], every: &[Duration]| {
+        let all_label = format!("{cores} threads");
+        for (label, t) in [("1 thread", one), (all_label.as_str(), every)] {
+            println!(
+                "{what} ({label}): {:.1} MB/s median, {:.1} MB/s best over {over} ({:.1} ms median)",
+                rate(bytes, med(t)),
+                rate(bytes, t[0]),
+                med(t).as_secs_f64() * 1e3
+            );
+        }
+    };
+    rates(&name, size, &n.to_string(), &t1, &tn);
     println!(
         "corpus:            {} files, {corpus_bytes} bytes ({:.2} MB)",
         files.len(),
         mb(corpus_bytes)
     );
-    for (label, t) in [
-        ("1 thread", &c1),
-        (&format!("{cores} threads") as &str, &cn),
-    ] {
-        println!(
-            "corpus ({label}): {:.1} MB/s median, {:.1} MB/s best over {runs} passes ({:.1} ms median)",
-            rate(corpus_bytes, med(t)),
-            rate(corpus_bytes, t[0]),
-            med(t).as_secs_f64() * 1e3
-        );
-    }
+    rates("corpus", corpus_bytes, &format!("{runs} passes"), &c1, &cn);
     println!(
         "peak heap:         {:.2} MB on {cores} threads, {:.2} MB on 1 thread ({:.2}x / {:.2}x the input)",
         mb(heap_all),

@@ -263,7 +263,7 @@ pub fn write_gallery(out: &Path, title: &str, entries: &[Entry]) -> Result<(), S
         ));
     }
     let runs = entries.iter().filter(|a| a.runs).count();
-    let html = GALLERY_PAGE
+    let html = crate::with_head(GALLERY_PAGE)
         .replace("{{TITLE}}", &e(title))
         .replace(
             "{{COUNT}}",

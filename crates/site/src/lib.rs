@@ -35,6 +35,15 @@ pub use path::SitePath;
 pub use scan::Scan;
 pub use tree::{Content, Limits, Tree};
 
+/// The start of every generated page (web/templates/head.html): doctype, charset,
+/// viewport and `{{TITLE}}`.
+const PAGE_HEAD: &str = include_str!("../../../web/templates/head.html");
+
+/// A page template (which starts with `{{HEAD}}`) with the shared head put in.
+pub(crate) fn with_head(template: &str) -> String {
+    template.replacen("{{HEAD}}", PAGE_HEAD, 1)
+}
+
 /// The launcher page (web/templates/launch.html), written at each Chrome package's root.
 const LAUNCH_PAGE: &str = include_str!("../../../web/templates/launch.html");
 /// The generated index (web/templates/index.html).
@@ -361,7 +370,7 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
     // Chrome packages: a launcher and the file list at each root.
     for k in &scan.packages {
         let launcher = SitePath::new(&format!("{}{LAUNCHER}", k.root)).expect("a plain name");
-        let html = LAUNCH_PAGE
+        let html = with_head(LAUNCH_PAGE)
             .replace("{{TITLE}}", &html::attr_escape(&k.name))
             .replace("{{ROOT}}", &launcher.to_root())
             .replace("{{CONFIG}}", &config);
@@ -441,7 +450,7 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
         } else {
             String::new()
         };
-        let html = INDEX_PAGE
+        let html = with_head(INDEX_PAGE)
             .replace("{{TITLE}}", &html::attr_escape(&title))
             .replace("{{REDIRECT}}", &redirect)
             .replace("{{BODY}}", &body);

@@ -1,24 +1,43 @@
 //! The real corpus and scratch directories for integration tests: where the real-pexe corpus lives and how a test
 //! behaves when it is missing (a failure under CI, a loud skip elsewhere).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// `$var`, else `../shared/fixtures/NAME` beside the repository.
+fn corpus_dir(var: &str, name: &str) -> PathBuf {
+    match std::env::var(var) {
+        Ok(p) => PathBuf::from(p),
+        Err(_) => crate::repo_root().join("../shared/fixtures").join(name),
+    }
+}
+
+/// What a test does when corpus file `what` at `path` is missing (`err`: why it could not
+/// be read): `None` after a SKIPPED line naming the variable `var`, a panic under CI.
+fn absent<T>(what: &str, path: &Path, err: Option<&std::io::Error>, var: &str) -> Option<T> {
+    let (after_ci, after_found) = match err {
+        Some(e) => (format!(": {e}"), format!(" ({e})")),
+        None => (String::new(), String::new()),
+    };
+    if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
+        panic!("{what} {} is missing under CI{after_ci}", path.display());
+    }
+    eprintln!(
+        "SKIPPED: {what} {} not found{after_found}; set {var}",
+        path.display()
+    );
+    None
+}
 
 /// Directory of the real pexes: `$PEXE2WASM_REAL_CORPUS`, else `../shared/fixtures/real`
 /// relative to the repository root.
 pub fn real_corpus_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("PEXE2WASM_REAL_CORPUS") {
-        return PathBuf::from(p);
-    }
-    crate::repo_root().join("../shared/fixtures/real")
+    corpus_dir("PEXE2WASM_REAL_CORPUS", "real")
 }
 
 /// Directory of the real sites, Chrome apps and extension (`SOURCES.md` there):
 /// `$PEXE2WASM_SITES_CORPUS`, else `../shared/fixtures/sites` beside the repository.
 pub fn sites_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("PEXE2WASM_SITES_CORPUS") {
-        return PathBuf::from(p);
-    }
-    crate::repo_root().join("../shared/fixtures/sites")
+    corpus_dir("PEXE2WASM_SITES_CORPUS", "sites")
 }
 
 /// The folder of one real site, or `None` (after a clear SKIPPED line) when the corpus is
@@ -28,14 +47,7 @@ pub fn real_site(name: &str) -> Option<PathBuf> {
     if path.is_dir() {
         return Some(path);
     }
-    if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
-        panic!("real site {} is missing under CI", path.display());
-    }
-    eprintln!(
-        "SKIPPED: real site {} not found; set PEXE2WASM_SITES_CORPUS",
-        path.display()
-    );
-    None
+    absent("real site", &path, None, "PEXE2WASM_SITES_CORPUS")
 }
 
 /// Reads one real pexe. Returns `None` (after printing a clear SKIPPED line) when the corpus
@@ -44,29 +56,14 @@ pub fn real_pexe(name: &str) -> Option<Vec<u8>> {
     let path = real_corpus_dir().join(name);
     match std::fs::read(&path) {
         Ok(b) => Some(b),
-        Err(e) => {
-            if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
-                panic!(
-                    "real corpus file {} is missing under CI: {e}",
-                    path.display()
-                );
-            }
-            eprintln!(
-                "SKIPPED: real corpus file {} not found ({e}); set PEXE2WASM_REAL_CORPUS",
-                path.display()
-            );
-            None
-        }
+        Err(e) => absent("real corpus file", &path, Some(&e), "PEXE2WASM_REAL_CORPUS"),
     }
 }
 
 /// Directory of the real nexes (`SOURCES.md` there): `$PEXE2WASM_NEXE_CORPUS`, else
 /// `../shared/fixtures/nexe` beside the repository.
 pub fn nexe_corpus_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("PEXE2WASM_NEXE_CORPUS") {
-        return PathBuf::from(p);
-    }
-    crate::repo_root().join("../shared/fixtures/nexe")
+    corpus_dir("PEXE2WASM_NEXE_CORPUS", "nexe")
 }
 
 /// Reads one real nexe (a path relative to the nexe corpus). Returns `None` (after a clear
@@ -76,16 +73,7 @@ pub fn real_nexe(name: &str) -> Option<Vec<u8>> {
     let path = nexe_corpus_dir().join(name);
     match std::fs::read(&path) {
         Ok(b) => Some(b),
-        Err(e) => {
-            if std::env::var("CI").map(|v| v == "true").unwrap_or(false) {
-                panic!("real nexe {} is missing under CI: {e}", path.display());
-            }
-            eprintln!(
-                "SKIPPED: real nexe {} not found ({e}); set PEXE2WASM_NEXE_CORPUS",
-                path.display()
-            );
-            None
-        }
+        Err(e) => absent("real nexe", &path, Some(&e), "PEXE2WASM_NEXE_CORPUS"),
     }
 }
 

@@ -20,8 +20,8 @@
 mod atomics;
 mod bits;
 mod casts;
-mod control;
-mod float;
+pub mod control;
+pub mod float;
 pub mod int;
 mod memory;
 mod select_switch;
@@ -350,6 +350,26 @@ impl Fb {
     pub fn bind(&mut self, placeholder: &str, value: &str) {
         let k: usize = placeholder[2..placeholder.len() - 1].parse().unwrap();
         self.fwd[k] = Some(value.to_string());
+    }
+    /// A value carried round a loop: `phi ty [init, %b{from}], [next, %b{back}]`, with
+    /// `next` a placeholder for its value on the back edge. Returns (value, next).
+    pub fn carried(&mut self, ty: &str, init: &str, from: usize, back: usize) -> (String, String) {
+        let next = self.fwd();
+        let v = self.v(format!("phi {ty} [{init}, %b{from}], [{next}, %b{back}]"));
+        (v, next)
+    }
+    /// The back edge of a loop: binds `next` to `value`, then branches to `head` while
+    /// `icmp pred i32 value, bound` holds, else to `exit`.
+    pub fn repeat_while(
+        &mut self,
+        (next, value): (&str, &str),
+        pred: &str,
+        bound: &str,
+        (head, exit): (usize, usize),
+    ) {
+        self.bind(next, value);
+        let more = self.v(format!("icmp {pred} i32 {value}, {bound}"));
+        self.s(format!("br i1 {more}, label %b{head}, label %b{exit}"));
     }
     /// `base + off` as an i32 address.
     pub fn at(&mut self, base: &str, off: usize) -> String {
@@ -873,17 +893,14 @@ fn driver_body() -> String {
     let (b_loop, b_end) = (f.block(), f.block());
     f.s(format!("br i1 {empty}, label %b{b_end}, label %b{b_loop}"));
     f.label(b_loop);
-    let next = f.fwd();
-    let i = f.v(format!("phi i32 [{zero}, %b0], [{next}, %b{b_loop}]"));
+    let (i, next) = f.carried("i32", &zero, 0, b_loop);
     let a = f.v(format!("mul i32 {i}, %p4"));
     let inp = f.v(format!("add i32 %p1, {a}"));
     let b = f.v(format!("mul i32 {i}, %p5"));
     let outp = f.v(format!("add i32 %p2, {b}"));
     f.s(format!("call void %p0(i32 {inp}, i32 {outp})"));
     let n = f.v(format!("add i32 {i}, {one}"));
-    f.bind(&next, &n);
-    let more = f.v(format!("icmp ult i32 {n}, %p3"));
-    f.s(format!("br i1 {more}, label %b{b_loop}, label %b{b_end}"));
+    f.repeat_while((&next, &n), "ult", "%p3", (b_loop, b_end));
     f.label(b_end);
     f.s("ret void");
     f.finish()
@@ -907,8 +924,7 @@ fn start_body(fx: &Fixture, placed: &[Placed], out_size: usize) -> String {
 
     f.label(b_scan);
     f.note("find AT_SYSINFO (32): its value is __nacl_irt_query");
-    let nxt = f.fwd();
-    let cur = f.v(format!("phi i32 [{auxv}, %b0], [{nxt}, %b{b_next}]"));
+    let (cur, nxt) = f.carried("i32", &auxv, 0, b_next);
     let ty = f.load("i32", &cur, 0);
     let c32 = c(&mut f, 32);
     let found = f.v(format!("icmp eq i32 {ty}, {c32}"));
@@ -960,10 +976,7 @@ fn start_body(fx: &Fixture, placed: &[Placed], out_size: usize) -> String {
     f.s(format!("br label %b{b_write}"));
 
     f.label(b_write);
-    let done_next = f.fwd();
-    let done = f.v(format!(
-        "phi i32 [{zero}, %b{b_run}], [{done_next}, %b{b_more}]"
-    ));
+    let (done, done_next) = f.carried("i32", &zero, b_run, b_more);
     let ptr = f.v(format!("add i32 @[g:out], {done}"));
     let rem = f.v(format!("sub i32 {size}, {done}"));
     let e = f.v(format!(
@@ -979,11 +992,7 @@ fn start_body(fx: &Fixture, placed: &[Placed], out_size: usize) -> String {
 
     f.label(b_more);
     let d2 = f.v(format!("add i32 {done}, {w}"));
-    f.bind(&done_next, &d2);
-    let more = f.v(format!("icmp ult i32 {d2}, {size}"));
-    f.s(format!(
-        "br i1 {more}, label %b{b_write}, label %b{b_basic}"
-    ));
+    f.repeat_while((&done_next, &d2), "ult", &size, (b_write, b_basic));
 
     f.label(b_basic);
     f.note("basic.exit(0)");

@@ -3,6 +3,7 @@
 //! partial or stale outputs, the input tree untouched, exit codes; and the real corpus.
 use pexe2wasm_testkit::corpus as common;
 
+use crate::cmd::stderr;
 use pexe2wasm::convert::{convert, ConvertOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -16,10 +17,6 @@ fn batch(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn fixture(rel: &str) -> Vec<u8> {
@@ -133,12 +130,13 @@ fn expect_failed_conversion(path: &str, kind: &str, data: &[u8]) -> Value {
     })
 }
 
-/// A failure found while discovering (no file was read).
-fn expect_found_failure(path: &str, found_by: &str, kind: &str, message: &str) -> Value {
+/// A report entry for a file that was never read: its status, why it was skipped and
+/// its error.
+fn expect_unread(path: &str, found_by: &str, status: &str, skipped: Value, error: Value) -> Value {
     json!({
         "path": path,
         "found_by": [found_by],
-        "status": "failed",
+        "status": status,
         "output": null,
         "pexe_bytes": null,
         "wasm_bytes": null,
@@ -147,28 +145,20 @@ fn expect_found_failure(path: &str, found_by: &str, kind: &str, message: &str) -
         "irt_interfaces": [],
         "ppapi_interfaces": [],
         "needs": null,
-        "skipped": null,
-        "error": {"kind": kind, "message": message, "position": null},
+        "skipped": skipped,
+        "error": error,
     })
+}
+
+/// A failure found while discovering (no file was read).
+fn expect_found_failure(path: &str, found_by: &str, kind: &str, message: &str) -> Value {
+    let error = json!({"kind": kind, "message": message, "position": null});
+    expect_unread(path, found_by, "failed", Value::Null, error)
 }
 
 /// A manifest entry that is reported as skipped (nothing was read).
 fn expect_skipped(path: &str, found_by: &str, why: &str) -> Value {
-    json!({
-        "path": path,
-        "found_by": [found_by],
-        "status": "skipped",
-        "output": null,
-        "pexe_bytes": null,
-        "wasm_bytes": null,
-        "features": [],
-        "has_start": null,
-        "irt_interfaces": [],
-        "ppapi_interfaces": [],
-        "needs": null,
-        "skipped": why,
-        "error": null,
-    })
+    expect_unread(path, found_by, "skipped", json!(why), Value::Null)
 }
 
 /// The fixture tree: pexes at the top and in subdirectories, a truncated one, a pexe

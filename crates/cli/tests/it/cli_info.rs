@@ -119,18 +119,11 @@ fn check(file: &str, info: &Info, facts: &Facts) {
     }
     let irt: BTreeSet<String> = info.irt_interfaces.iter().cloned().collect();
     assert_eq!(irt, facts.irt, "{file}: IRT interfaces");
-    let ppb: BTreeSet<String> = info
-        .ppapi_interfaces
-        .iter()
-        .filter(|s| s.starts_with("PPB_"))
-        .cloned()
-        .collect();
-    let ppp: BTreeSet<String> = info
-        .ppapi_interfaces
-        .iter()
-        .filter(|s| s.starts_with("PPP_"))
-        .cloned()
-        .collect();
+    let named = |prefix: &str| -> BTreeSet<String> {
+        let names = info.ppapi_interfaces.iter();
+        names.filter(|s| s.starts_with(prefix)).cloned().collect()
+    };
+    let (ppb, ppp) = (named("PPB_"), named("PPP_"));
     assert_eq!(ppb, facts.ppb, "{file}: PPB interfaces");
     assert_eq!(ppp, facts.ppp, "{file}: PPP interfaces");
     for i in &facts.intrinsics {

@@ -5,7 +5,7 @@
 //! apps; `batch` reports every nexe as skipped, with what it is, and goes on.
 use pexe2wasm_testkit::corpus::{nexe_corpus_dir, real_nexe, NEXES};
 
-use crate::cmd::{pexe2wasm, text};
+use crate::cmd::{fails_saying, pexe2wasm, text};
 use std::path::PathBuf;
 
 const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
@@ -138,12 +138,7 @@ fn verify_checks_x86_64_code_by_nacls_rules() {
     let err = text(&o.stderr);
     assert!(err.contains("a native NaCl executable for ARM (static, newlib, command-line): ARM code: not validated"), "{err}");
     let o = pexe2wasm(&["verify", &bad32]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("NaCl's loader refuses it: "),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, 1, "NaCl's loader refuses it: ");
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -208,12 +203,7 @@ fn manifests_with_only_nexes_are_named_as_native_apps() {
     }
     let site = d.join("site");
     let o = pexe2wasm(&["web", &logrun, "-o", site.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("a native NaCl app for x86-64/x86-32 (glibc dynamic: runnable-ld.so and shared objects): only PNaCl pexes convert"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, 1, "a native NaCl app for x86-64/x86-32 (glibc dynamic: runnable-ld.so and shared objects): only PNaCl pexes convert");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -3,7 +3,7 @@
 //! command given a NaCl manifest (`.nmf`) instead of a pexe.
 use pexe2wasm_testkit::corpus as common;
 
-use crate::cmd::{pexe2wasm, text};
+use crate::cmd::{fails_saying, pexe2wasm, text};
 
 /// A small Pepper plugin (NaCl SDK getting_started part2) and a threaded program.
 const PLUGIN: &str = "lpdevs-part2.pexe";
@@ -181,12 +181,7 @@ fn run_refuses_a_plugin_converted_without_threads_with_one_line_and_status_69() 
     assert!(o.stdout.is_empty());
     // Run from the pexe with --threads off: refused with a reason, before converting.
     let o = pexe2wasm(&["run", &plugin, "--threads", "off"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("--threads off cannot run it"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, 1, "--threads off cannot run it");
     // A threaded program still runs.
     let o = pexe2wasm(&["run", &threaded]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

@@ -14,6 +14,53 @@ pub(crate) fn pexe2wasm(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `pexe2wasm run` of the PNaClAsm plugin `src` (assembled into a scratch folder `name`)
+/// with `args`, `input` on its standard input and `--timeout` as a guard.
+pub(crate) fn run_assembled(
+    name: &str,
+    src: &str,
+    timeout: &str,
+    args: &[&str],
+    input: &[u8],
+) -> Output {
+    let dir = pexe2wasm_testkit::corpus::Scratch::new(name);
+    let pexe = format!("{name}.pexe");
+    let bytes = pexe2wasm::text::assemble(src).expect("the fixture assembles");
+    dir.put(&pexe, &bytes);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pexe2wasm"));
+    cmd.arg("run")
+        .arg(dir.join(&pexe))
+        .args(["--timeout", timeout])
+        .args(args);
+    pexe2wasm_testkit::output_with_stdin(&mut cmd, input)
+}
+
+/// Panics unless the run exited with `code`, saying `what` on its standard error.
+#[track_caller]
+pub(crate) fn fails_saying(o: &Output, code: i32, what: &str) {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    assert!(err.contains(what), "{err}");
+}
+
+/// Spawns `cmd` with its stdout piped and reads the first line it prints (where a server
+/// listens).
+pub(crate) fn spawn_announcing(cmd: &mut Command) -> (std::process::Child, String) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    (child, line)
+}
+
+/// What a run printed on its standard error, as text.
+pub(crate) fn stderr(o: &Output) -> String {
+    text(&o.stderr)
+}
+
 /// What a run printed, as text.
 pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cmd::{have, pexe2wasm, same, text};
+use crate::cmd::{fails_saying, have, pexe2wasm, same, text};
 use pexe2wasm_testkit as testkit;
 use pexe2wasm_testkit::corpus as common;
 
@@ -129,12 +129,7 @@ fn host_writes_the_drop_in_folder_and_refuses_a_foreign_one() {
         std::fs::write(web.join(f), "the site's").unwrap();
     }
     let o = pexe2wasm(&["host", "-o", web.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("not a host folder"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, 1, "not a host folder");
     assert_eq!(
         std::fs::read_to_string(web.join("player.html")).unwrap(),
         "the site's"
@@ -226,10 +221,10 @@ fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
 
 // --- the drop-in script in a browser ----------------------------------------------------
 
+use crate::cmd::spawn_announcing;
 use crate::web::{driver_report, scratch, web_dir, Browser, ONE_BROWSER};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Child;
 
 /// web/tests/browser/serve.mjs over `root` as it is on disk (for the drop-in script: with
 /// `host`, a `pexe2wasm host` folder, at /pexe2wasm-host/ and the script added to every
@@ -271,18 +266,13 @@ impl StaticServer {
 
     /// `root` with serve.mjs's settings `env`.
     pub(crate) fn serve(root: &Path, env: &[(&str, &str)]) -> StaticServer {
-        let mut child = Command::new("node")
-            .arg(web_dir().join("tests/browser/serve.mjs"))
-            .arg(root)
-            .arg("0")
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let (child, line) = spawn_announcing(
+            Command::new("node")
+                .arg(web_dir().join("tests/browser/serve.mjs"))
+                .arg(root)
+                .arg("0")
+                .envs(env.iter().copied()),
+        );
         // Without its trailing slash: pages are given as /PATH.
         let base = line.trim().trim_end_matches('/').to_owned();
         assert!(

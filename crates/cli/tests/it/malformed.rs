@@ -485,34 +485,33 @@ fn block_longer_than_the_input() {
 // Claimed counts: rejected quickly, nothing allocated from the claim
 // (tests/malformed_memory.rs measures the memory).
 
-#[test]
-fn count_of_2_pow_32_types() {
-    for count in [1u64 << 32, u32::MAX as u64, u64::MAX] {
-        let data = build(&replace(factorial(), &[1, 4], &[1, count]));
-        quickly("types count", Duration::from_secs(1), || {
-            reject_record(&format!("{count} types"), &data)
+/// The count at `old` (a record's code and its count) replaced by each of `counts`: the
+/// reader rejects it within a second, naming `what`.
+fn rejects_claimed_count(label: &str, what: &str, old: [u64; 2], counts: &[u64]) {
+    for &count in counts {
+        let data = build(&replace(factorial(), &old, &[old[0], count]));
+        quickly(label, Duration::from_secs(1), || {
+            reject_record(&format!("{count} {what}"), &data)
         });
     }
+}
+
+#[test]
+fn count_of_2_pow_32_types() {
+    let counts = [1u64 << 32, u32::MAX as u64, u64::MAX];
+    rejects_claimed_count("types count", "types", [1, 4], &counts);
 }
 
 #[test]
 fn count_of_2_pow_32_basic_blocks() {
-    for count in [1u64 << 32, u32::MAX as u64, u64::MAX] {
-        let data = build(&replace(factorial(), &[1, 3], &[1, count]));
-        quickly("blocks count", Duration::from_secs(1), || {
-            reject_record(&format!("{count} basic blocks"), &data)
-        });
-    }
+    let counts = [1u64 << 32, u32::MAX as u64, u64::MAX];
+    rejects_claimed_count("blocks count", "basic blocks", [1, 3], &counts);
 }
 
 #[test]
 fn count_of_2_pow_32_globals() {
-    for count in [1u64 << 32, u32::MAX as u64] {
-        let data = build(&replace(factorial(), &[5, 0], &[5, count]));
-        quickly("globals count", Duration::from_secs(1), || {
-            reject_record(&format!("{count} globals"), &data)
-        });
-    }
+    let counts = [1u64 << 32, u32::MAX as u64];
+    rejects_claimed_count("globals count", "globals", [5, 0], &counts);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -5,27 +5,14 @@
 //! (`fixtures/pepper/far-wait.pnaclasm`) starts that thread at its first message and
 //! answers each message with 1 + the threads it had started before.
 
-use std::process::Command;
-
-use pexe2wasm_testkit::corpus::Scratch;
+use crate::cmd::run_assembled;
 
 const FAR_WAIT: &str = include_str!("../../../../fixtures/pepper/far-wait.pnaclasm");
 
 #[test]
 fn a_thread_waiting_until_a_far_deadline_does_not_keep_the_run_alive() {
-    let dir = Scratch::new("far-wait");
-    dir.put(
-        "far-wait.pexe",
-        &pexe2wasm::text::assemble(FAR_WAIT).expect("the fixture assembles"),
-    );
-    let o = pexe2wasm_testkit::output_with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
-            .arg("run")
-            .arg(dir.join("far-wait.pexe"))
-            // Only a guard: the end must come from the rule, which says nothing.
-            .args(["--timeout", "30"]),
-        b"1\n2\n",
-    );
+    // The timeout is only a guard: the end must come from the rule, which says nothing.
+    let o = run_assembled("far-wait", FAR_WAIT, "30", &[], b"1\n2\n");
     let (out, err) = (
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr),

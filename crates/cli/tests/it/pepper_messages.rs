@@ -7,29 +7,16 @@
 //! back as m1 … m(N-1), whole. A host that released them after HandleMessage freed each
 //! kept message before it was posted back.
 
-use crate::cmd::text;
-use std::process::{Command, Output};
+use crate::cmd::{run_assembled, text};
+use std::process::Output;
 
 use base64::Engine;
-use pexe2wasm_testkit::corpus::Scratch;
 
 const KEEP: &str = include_str!("../../../../fixtures/pepper/keep-message.pnaclasm");
 
 /// Runs the keep-message plugin with `args` and `input` on its standard input.
 fn run_keep(args: &[&str], input: &str) -> Output {
-    let dir = Scratch::new("keep-message");
-    dir.put(
-        "keep-message.pexe",
-        &pexe2wasm::text::assemble(KEEP).expect("the fixture assembles"),
-    );
-    let o = pexe2wasm_testkit::output_with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
-            .arg("run")
-            .arg(dir.join("keep-message.pexe"))
-            .args(["--timeout", "20"])
-            .args(args),
-        input.as_bytes(),
-    );
+    let o = run_assembled("keep-message", KEEP, "20", args, input.as_bytes());
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     o
 }

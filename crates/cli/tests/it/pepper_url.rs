@@ -5,6 +5,7 @@
 //! and the app is told so. Nothing leaves loopback either way: unmapped URLs are refused
 //! before any connection, and the host's resolver gives loopback addresses only.
 
+use crate::cmd::stderr;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -23,10 +24,6 @@ fn run(pexe: &std::path::Path, args: &[String]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The PoC in a scratch directory, or `None` (with a SKIPPED line) without the corpus.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use pexe2wasm_testkit::corpus;
 use serde_json::{json, Value};
 
+use crate::cmd::fails_saying;
 use crate::web::{bin, files_under, run_page, scratch, text, Browser};
 
 /// Every file under `dir` with its bytes, to check that `web` changed nothing.
@@ -194,12 +195,7 @@ fn web_refuses_bad_archives_and_outputs_inside_the_input() {
         .arg(app.join("site"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("is inside the input"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, 1, "is inside the input");
     assert!(!app.join("site").exists());
     let o = bin()
         .arg("web")
@@ -210,12 +206,7 @@ fn web_refuses_bad_archives_and_outputs_inside_the_input() {
         .arg(app.join("index.html"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("--page and --size go with a pexe"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, 1, "--page and --size go with a pexe");
 }
 
 /// A real site in a browser: written, served, opened at `page`, `steps` run (the `steps`

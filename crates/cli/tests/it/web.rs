@@ -7,7 +7,6 @@
 //! Under CI=true a missing node, node_modules, browser or corpus is a failure; elsewhere
 //! the test prints SKIPPED.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -56,7 +55,7 @@ pub(crate) fn scratch(name: &str) -> PathBuf {
     d
 }
 
-pub(crate) use crate::cmd::text;
+pub(crate) use crate::cmd::{fails_saying, spawn_announcing, text};
 
 #[test]
 fn browser_host_matches_the_description() {
@@ -420,18 +419,13 @@ impl Served {
     }
 
     fn start_on(dir: &Path, listen: &str) -> Served {
-        let mut child = bin()
-            .arg("serve")
-            .arg(dir)
-            .args(["--listen", listen])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let (child, line) = spawn_announcing(
+            bin()
+                .arg("serve")
+                .arg(dir)
+                .args(["--listen", listen])
+                .stderr(Stdio::inherit()),
+        );
         let base = line
             .split(" at ")
             .nth(1)
@@ -516,12 +510,7 @@ fn serve_gives_the_headers_a_converted_app_needs() {
         .arg(dir.join("missing"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("not a directory"),
-        "{}",
-        text(&o.stderr)
-    );
+    fails_saying(&o, 1, "not a directory");
 }
 
 // --- real apps in real browsers -------------------------------------------------------------

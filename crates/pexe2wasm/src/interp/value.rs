@@ -50,7 +50,7 @@ impl std::fmt::Display for Val {
             Val::F32(b) => write!(f, "float {:?} ({b:#010x})", f32::from_bits(b)),
             Val::F64(b) => write!(f, "double {:?} ({b:#018x})", f64::from_bits(b)),
             Val::Vector { elem, n, lanes } => {
-                write!(f, "<{n} x {}>", scalar_name(elem))?;
+                write!(f, "<{n} x {}>", elem.name())?;
                 write!(f, " <")?;
                 for (i, l) in lanes[..n as usize].iter().enumerate() {
                     if i > 0 {
@@ -64,18 +64,6 @@ impl std::fmt::Display for Val {
                 write!(f, ">")
             }
         }
-    }
-}
-
-pub fn scalar_name(s: Scalar) -> &'static str {
-    match s {
-        Scalar::I1 => "i1",
-        Scalar::I8 => "i8",
-        Scalar::I16 => "i16",
-        Scalar::I32 => "i32",
-        Scalar::I64 => "i64",
-        Scalar::F32 => "float",
-        Scalar::F64 => "double",
     }
 }
 
@@ -237,6 +225,26 @@ fn shift_amount(y: u64, bits: u32, vector: bool) -> u32 {
     }
 }
 
+/// `op` on two floats of one width; `None` for an integer operator.
+fn float_binop<T>(op: BinOp, a: T, b: T) -> Option<T>
+where
+    T: std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>
+        + std::ops::Rem<Output = T>,
+{
+    use BinOp::*;
+    Some(match op {
+        FAdd => a + b,
+        FSub => a - b,
+        FMul => a * b,
+        FDiv => a / b,
+        FRem => a % b,
+        _ => return None,
+    })
+}
+
 fn scalar_binop(op: BinOp, x: Val, y: Val, vector: bool) -> Result<Val, Trap> {
     use BinOp::*;
     match (x, y) {
@@ -287,28 +295,16 @@ fn scalar_binop(op: BinOp, x: Val, y: Val, vector: bool) -> Result<Val, Trap> {
             Ok(Val::int(w, r))
         }
         (Val::F32(a), Val::F32(b)) => {
-            let (a, b) = (f32::from_bits(a), f32::from_bits(b));
-            let r = match op {
-                FAdd => a + b,
-                FSub => a - b,
-                FMul => a * b,
-                FDiv => a / b,
-                FRem => a % b,
-                _ => return Err(Trap::Invalid("integer operator on float")),
-            };
-            Ok(Val::F32(canon32(r)))
+            let r = float_binop(op, f32::from_bits(a), f32::from_bits(b));
+            Ok(Val::F32(canon32(
+                r.ok_or(Trap::Invalid("integer operator on float"))?,
+            )))
         }
         (Val::F64(a), Val::F64(b)) => {
-            let (a, b) = (f64::from_bits(a), f64::from_bits(b));
-            let r = match op {
-                FAdd => a + b,
-                FSub => a - b,
-                FMul => a * b,
-                FDiv => a / b,
-                FRem => a % b,
-                _ => return Err(Trap::Invalid("integer operator on double")),
-            };
-            Ok(Val::F64(canon64(r)))
+            let r = float_binop(op, f64::from_bits(a), f64::from_bits(b));
+            Ok(Val::F64(canon64(
+                r.ok_or(Trap::Invalid("integer operator on double"))?,
+            )))
         }
         _ => Err(Trap::Invalid("binop operand types")),
     }

@@ -51,6 +51,19 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// The type as PNaClAsm spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::I1 => "i1",
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::F32 => "float",
+            Scalar::F64 => "double",
+        }
+    }
+
     pub fn bits(self) -> u32 {
         match self {
             Scalar::I1 => 1,

@@ -5,7 +5,7 @@ use super::types::{check_type_table, is_param_type, is_return_type};
 use super::{block_id, position, Context, Rule, Sink};
 use crate::bitstream::Position;
 use crate::ir::intrinsics::SigTy;
-use crate::ir::{FuncId, FunctionDecl, Intrinsic, Linkage, Module, Scalar};
+use crate::ir::{FuncId, FunctionDecl, Intrinsic, Linkage, Module};
 
 /// The intrinsic a declaration names. The name wins over the decoder's resolution, so a
 /// hand-built IR cannot smuggle in an intrinsic under another name.
@@ -25,15 +25,7 @@ fn sig_name(t: SigTy) -> &'static str {
     match t {
         SigTy::Void => "void",
         SigTy::V4F32 => "<4 x float>",
-        SigTy::S(s) => match s {
-            Scalar::I1 => "i1",
-            Scalar::I8 => "i8",
-            Scalar::I16 => "i16",
-            Scalar::I32 => "i32",
-            Scalar::I64 => "i64",
-            Scalar::F32 => "float",
-            Scalar::F64 => "double",
-        },
+        SigTy::S(s) => s.name(),
     }
 }
 

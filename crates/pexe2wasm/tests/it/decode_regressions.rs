@@ -60,19 +60,22 @@ fn builder_makes_a_valid_module() {
     assert_eq!(m.function_bodies[0].insts.len(), 1);
 }
 
+/// Decoding `data` fails in the function block, saying `want`.
+#[track_caller]
+fn fails_in_function_block(data: &[u8], want: &str) {
+    let err = pexe2wasm::decode::decode(data).unwrap_err().to_string();
+    assert!(err.contains(want), "{err}");
+    assert!(err.contains("function block"), "{err}");
+}
+
 #[test]
 fn phi_operand_of_i64_min_is_an_error_not_an_overflow() {
     // Fuzz finding: a phi operand whose sign-rotated value is 1 decodes to i64::MIN, and
     // `next - operand` overflowed. It must be reported as an out-of-range value id.
     let data = one_function(2, &[&[11, 1], &[16, 0, 1, 0], &[10]]);
-    let err = pexe2wasm::decode::decode(&data).unwrap_err().to_string();
     // The id is next - i64::MIN = 1 + 2^63 computed without wrapping (a wrapped i64 would
     // print as a negative number), so this fails on the old arithmetic even in release.
-    assert!(
-        err.contains("value id 9223372036854775809 is out of range"),
-        "{err}"
-    );
-    assert!(err.contains("function block"), "{err}");
+    fails_in_function_block(&data, "value id 9223372036854775809 is out of range");
 }
 
 #[test]
@@ -141,12 +144,10 @@ fn call_calling_convention_word_wider_than_32_bits_is_an_error() {
     };
     assert_eq!((c.cc_info, f.args(c).len()), (1, 0));
     let wide = one_function(1, &[&[34, 1 << 32 | 1, 1], &[10]]);
-    let err = pexe2wasm::decode::decode(&wide).unwrap_err().to_string();
-    assert!(
-        err.contains("calling-convention word 4294967297 does not fit in 32 bits"),
-        "{err}"
+    fails_in_function_block(
+        &wide,
+        "calling-convention word 4294967297 does not fit in 32 bits",
     );
-    assert!(err.contains("function block"), "{err}");
 }
 
 /// The decoder sizes a body's per-instruction vectors from the block's length and shrinks

@@ -54,22 +54,31 @@ fn hand_written_fixtures_match_their_pexes() {
     assert!(problems.is_empty(), "{}\n{HINT}", problems.join("\n"));
 }
 
-#[test]
-fn semantics_fixtures_are_generated_and_assembled() {
-    let dir = root().join("semantics");
+/// The directory `fixtures/NAME` (made when updating).
+fn generated_dir(name: &str) -> PathBuf {
+    let dir = root().join(name);
     if updating() {
         std::fs::create_dir_all(&dir).unwrap();
     }
+    dir
+}
+
+/// Checks `dir/NAME.pnaclasm` against the generated `text` and `dir/NAME.pexe` against
+/// what it assembles to. Returns the problems.
+fn check_generated(dir: &Path, name: &str, text: &str) -> Vec<String> {
+    let pexe = assemble(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let asm = check_file(&dir.join(format!("{name}.pnaclasm")), text.as_bytes());
+    let bin = check_file(&dir.join(format!("{name}.pexe")), &pexe);
+    asm.into_iter().chain(bin).collect()
+}
+
+#[test]
+fn semantics_fixtures_are_generated_and_assembled() {
+    let dir = generated_dir("semantics");
     let mut problems = Vec::new();
     let fixtures = fixtures_gen::all();
     for f in &fixtures {
-        let text = f.text();
-        let pexe = assemble(&text).unwrap_or_else(|e| panic!("{}: {e}", f.name));
-        problems.extend(check_file(
-            &dir.join(format!("{}.pnaclasm", f.name)),
-            text.as_bytes(),
-        ));
-        problems.extend(check_file(&dir.join(format!("{}.pexe", f.name)), &pexe));
+        problems.extend(check_generated(&dir, f.name, &f.text()));
     }
     // No stray files: every file in the directory belongs to a fixture.
     for e in std::fs::read_dir(&dir).unwrap() {
@@ -85,17 +94,8 @@ fn semantics_fixtures_are_generated_and_assembled() {
 /// The benchmark fixtures (`fixtures/bench/`) are what their generators make.
 #[test]
 fn bench_fixtures_are_generated_and_assembled() {
-    let dir = root().join("bench");
-    if updating() {
-        std::fs::create_dir_all(&dir).unwrap();
-    }
+    let dir = generated_dir("bench");
     let text = fixtures_gen::simd_bench::saxpy_text();
-    let pexe = assemble(&text).unwrap_or_else(|e| panic!("simd_saxpy: {e}"));
-    let mut problems = Vec::new();
-    problems.extend(check_file(
-        &dir.join("simd_saxpy.pnaclasm"),
-        text.as_bytes(),
-    ));
-    problems.extend(check_file(&dir.join("simd_saxpy.pexe"), &pexe));
+    let problems = check_generated(&dir, "simd_saxpy", &text);
     assert!(problems.is_empty(), "{}\n{HINT}", problems.join("\n"));
 }

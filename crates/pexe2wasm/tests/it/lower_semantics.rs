@@ -10,6 +10,7 @@ use wasmtime::{Engine, Instance, Module, Store, Val};
 use fixtures_gen::int::{icmp, ICMPS};
 use fixtures_gen::{mask, sext};
 use pexe2wasm_testkit::fixtures as fixtures_gen;
+use pexe2wasm_testkit::fixtures::float::{fcmp, FCMPS};
 
 /// A PNaClAsm program under construction: types by spelling, functions with names.
 #[derive(Default)]
@@ -342,33 +343,6 @@ const FCMP_SAMPLES: [f64; 7] = [
     f64::NAN,
 ];
 
-const FCMPS: [&str; 16] = [
-    "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "uno", "ueq", "ugt", "uge", "ult",
-    "ule", "une", "true",
-];
-
-fn fcmp_ref(pred: &str, a: f64, b: f64) -> bool {
-    let uno = a.is_nan() || b.is_nan();
-    match pred {
-        "false" => false,
-        "oeq" => !uno && a == b,
-        "ogt" => !uno && a > b,
-        "oge" => !uno && a >= b,
-        "olt" => !uno && a < b,
-        "ole" => !uno && a <= b,
-        "one" => !uno && a != b,
-        "ord" => !uno,
-        "uno" => uno,
-        "ueq" => uno || a == b,
-        "ugt" => uno || a > b,
-        "uge" => uno || a >= b,
-        "ult" => uno || a < b,
-        "ule" => uno || a <= b,
-        "une" => uno || a != b,
-        _ => true,
-    }
-}
-
 #[test]
 fn fcmp_every_predicate_with_nan() {
     let mut p = Prog::new();
@@ -399,7 +373,7 @@ fn fcmp_every_predicate_with_nan() {
                     let got = r.i32(&format!("{pred}_{t}"), &args);
                     assert_eq!(
                         got,
-                        Some(fcmp_ref(pred, a, b) as i32),
+                        Some(fcmp(pred, a, b) as i32),
                         "fcmp {pred} {t} {a} {b}"
                     );
                 }
@@ -800,20 +774,7 @@ fn irreducible_loop() {
     let mut r = p.build();
     for n in 0..6 {
         for start in 0..2 {
-            let (mut n_, mut s_) = (n, 0);
-            let mut at_b1 = start != 0;
-            let result = loop {
-                if at_b1 {
-                    if n_ == 0 {
-                        break s_;
-                    }
-                    (n_, s_) = (n_ - 1, s_ + 1);
-                    at_b1 = false;
-                } else {
-                    s_ += 10;
-                    at_b1 = true;
-                }
-            };
+            let result = fixtures_gen::control::irreducible_result(n as u32, start != 0) as i32;
             assert_eq!(
                 r.i32("irr", &[Val::I32(n), Val::I32(start)]),
                 Some(result),
@@ -1984,7 +1945,7 @@ fn negated_conditions_invert_the_compare() {
                         } else {
                             [Val::F64(a.to_bits()), Val::F64(b.to_bits()), Val::I32(c)]
                         };
-                        let want = (fcmp_ref(pred, a, b) && c != 7) as i32;
+                        let want = (fcmp(pred, a, b) && c != 7) as i32;
                         let got = r.i32(&format!("br_{pred}_{t}"), &args);
                         assert_eq!(got, Some(want), "fcmp {pred} {t} {a} {b} c={c}");
                     }

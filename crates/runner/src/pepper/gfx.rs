@@ -20,7 +20,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::lock;
-use super::resources::{Resource, Resources};
 
 /// `PP_IMAGEDATAFORMAT_BGRA_PREMUL`, the native format (Chrome's on little-endian hosts).
 pub const BGRA_PREMUL: i32 = 0;
@@ -408,29 +407,6 @@ impl GfxState {
     /// How many frames were written or tried.
     pub fn frames(&self) -> u64 {
         *lock(&self.next_frame)
-    }
-}
-
-impl Resources {
-    pub fn image_data(&self, id: i32) -> Option<&ImageData> {
-        match self.get(id) {
-            Some(Resource::ImageData(i)) => Some(i),
-            _ => None,
-        }
-    }
-
-    pub fn graphics_2d(&self, id: i32) -> Option<&Graphics2D> {
-        match self.get(id) {
-            Some(Resource::Graphics2D(g)) => Some(g),
-            _ => None,
-        }
-    }
-
-    pub fn graphics_2d_mut(&mut self, id: i32) -> Option<&mut Graphics2D> {
-        match self.get_mut(id) {
-            Some(Resource::Graphics2D(g)) => Some(g),
-            _ => None,
-        }
     }
 }
 

@@ -345,6 +345,16 @@ pub(crate) fn state(caller: &Caller<'_, Ctx>) -> wasmtime::Result<Arc<PepperStat
         .ok_or_else(|| wasmtime::Error::msg("the Pepper host is not part of this run"))
 }
 
+/// The host state for a call on `instance`; `None` for an instance that is not ours (the
+/// call then answers at once, as Chrome's `EnterInstance` did).
+pub(crate) fn state_for(
+    caller: &Caller<'_, Ctx>,
+    instance: i32,
+) -> wasmtime::Result<Option<Arc<PepperState>>> {
+    let s = state(caller)?;
+    Ok((instance == INSTANCE).then_some(s))
+}
+
 pub(crate) fn process(caller: &Caller<'_, Ctx>) -> wasmtime::Result<Arc<Process>> {
     caller
         .data()

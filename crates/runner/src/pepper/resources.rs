@@ -212,24 +212,42 @@ impl Resources {
         self.map.is_empty()
     }
 
-    pub fn view(&self, id: i32) -> Option<&View> {
-        match self.get(id) {
-            Some(Resource::View(v)) => Some(v),
-            _ => None,
-        }
-    }
-
     pub fn message_loop(&mut self, id: i32) -> Option<&mut MessageLoop> {
         match self.get_mut(id) {
             Some(Resource::MessageLoop(l)) => Some(l),
             _ => None,
         }
     }
+}
 
-    pub fn input_event(&self, id: i32) -> Option<&InputEvent> {
-        match self.get(id) {
-            Some(Resource::InputEvent(e)) => Some(e),
-            _ => None,
+/// Typed access to the resources of one kind: `name(id)` (and `name_mut`) is resource
+/// `id` when it is a `Resource::Kind`, else `None`.
+macro_rules! kinds {
+    ($($name:ident $(/ $name_mut:ident)?: $kind:ident => $ty:ty;)*) => {
+        impl Resources {
+            $(
+                pub fn $name(&self, id: i32) -> Option<&$ty> {
+                    match self.get(id) {
+                        Some(Resource::$kind(x)) => Some(x),
+                        _ => None,
+                    }
+                }
+                $(
+                    pub fn $name_mut(&mut self, id: i32) -> Option<&mut $ty> {
+                        match self.get_mut(id) {
+                            Some(Resource::$kind(x)) => Some(x),
+                            _ => None,
+                        }
+                    }
+                )?
+            )*
         }
-    }
+    };
+}
+
+kinds! {
+    view: View => View;
+    input_event: InputEvent => InputEvent;
+    image_data: ImageData => super::gfx::ImageData;
+    graphics_2d / graphics_2d_mut: Graphics2D => super::gfx::Graphics2D;
 }

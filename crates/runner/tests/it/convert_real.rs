@@ -27,15 +27,7 @@ fn check(name: &str) {
     let m = pexe2wasm::decode::decode(&data).unwrap();
     let (_, ppapi) = pexe2wasm::info::interface_names(&m);
     let plugin = pexe2wasm::info::names_irt_interface(&m, pexe2wasm::needs::PPAPI_HOOK_INTERFACE);
-    let pepper_host = [
-        "start",
-        "get_interface",
-        "register_thread_creator",
-        "fill",
-        "done",
-        "wait",
-        "host_thread",
-    ];
+    let pepper_host = crate::PEPPER_HOST_FUNCTIONS;
     let d = pexe2wasm_ppapi::description();
     let mut ppb_imports = 0;
     for (m, n) in &out.imports {

@@ -178,15 +178,7 @@ fn pepper_runtime_variant() {
     // Threaded, plus the Pepper host's imports and the PPP entry points.
     assert!(s.imported_memory.unwrap().shared);
     assert!(s.exports.iter().any(|e| e == runtime::EXPORT_THREAD_START));
-    for name in [
-        "start",
-        "get_interface",
-        "register_thread_creator",
-        "fill",
-        "done",
-        "wait",
-        "host_thread",
-    ] {
+    for name in crate::PEPPER_HOST_FUNCTIONS {
         assert!(
             s.func_imports
                 .contains(&(runtime::PEPPER_HOST.to_string(), name.to_string())),

@@ -2,6 +2,18 @@
 //! executables. Each module was a test file of its own; shared helpers are in
 //! `pexe2wasm_testkit`.
 
+/// The functions of the Pepper runtime's host interface (`runtime::PEPPER_HOST`) a
+/// plugin imports.
+const PEPPER_HOST_FUNCTIONS: [&str; 7] = [
+    "start",
+    "get_interface",
+    "register_thread_creator",
+    "fill",
+    "done",
+    "wait",
+    "host_thread",
+];
+
 mod convert_real;
 mod convert_run;
 mod convert_threads;

@@ -5,27 +5,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wasmtime::{Caller, Linker};
 
 use super::super::{complete_later, lock, mem, process, state};
+use super::link_query;
 use crate::host::Ctx;
 
 const CORE: &str = "PPB_Core;1.0";
 
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        CORE,
-        "AddRefResource",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<()> {
-            lock(&state(&caller)?.resources).add_ref(res);
-            Ok(())
-        },
-    )?;
-    linker.func_wrap(
-        CORE,
-        "ReleaseResource",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<()> {
-            lock(&state(&caller)?.resources).release(res);
-            Ok(())
-        },
-    )?;
+    link_query(linker, CORE, "AddRefResource", |s, res| {
+        lock(&s.resources).add_ref(res);
+    })?;
+    link_query(linker, CORE, "ReleaseResource", |s, res| {
+        lock(&s.resources).release(res);
+    })?;
     linker.func_wrap(CORE, "GetTime", |_caller: Caller<'_, Ctx>| -> f64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -16,9 +16,9 @@ use super::super::storage::{self, fs_type, FileIo, FileRef, FileSystem, IoOp};
 use super::super::var::PpVar;
 use super::super::{
     answer_now, callback_error, lock, mem, pp_error, start_async, start_async_finishing, state,
-    Completion, Finish, PepperState, INSTANCE,
+    state_for, Completion, Finish, PepperState,
 };
-use super::{enter, link_create, link_is};
+use super::{link_create, link_is, link_query};
 use crate::call_export;
 use crate::host::Ctx;
 
@@ -95,8 +95,10 @@ fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         FS,
         "Create",
         |caller: Caller<'_, Ctx>, instance: i32, ty: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE || !(fs_type::EXTERNAL..=fs_type::ISOLATED).contains(&ty) {
+            let Some(s) = state_for(&caller, instance)? else {
+                return Ok(0);
+            };
+            if !(fs_type::EXTERNAL..=fs_type::ISOLATED).contains(&ty) {
                 return Ok(0);
             }
             let id = s
@@ -116,10 +118,7 @@ fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
          _expected_size: i64,
          cb: i32|
          -> wasmtime::Result<i32> {
-            let (s, cb, fs) = match enter(&mut caller, fs, cb, file_system, answer_now)? {
-                Ok(v) => v,
-                Err(r) => return Ok(r),
-            };
+            let (s, cb, fs) = enter_or_return!(&mut caller, fs, cb, file_system, answer_now);
             if !fs.begin_open() {
                 return answer_now(&mut caller, cb, pp_error::FAILED);
             }
@@ -137,14 +136,9 @@ fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             })
         },
     )?;
-    linker.func_wrap(
-        FS,
-        "GetType",
-        |caller: Caller<'_, Ctx>, fs: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            Ok(file_system(&s, fs).map_or(fs_type::INVALID, |f| f.ty))
-        },
-    )?;
+    link_query(linker, FS, "GetType", |s, fs| {
+        file_system(s, fs).map_or(fs_type::INVALID, |f| f.ty)
+    })?;
     Ok(())
 }
 
@@ -156,10 +150,7 @@ fn ref_op(
     cb: i32,
     op: impl FnOnce(&FileRef, std::path::PathBuf) -> Completion + Send + 'static,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, f) = match enter(caller, file, cb, file_ref, answer_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, f) = enter_or_return!(caller, file, cb, file_ref, answer_now);
     if f.fs.root().is_none() {
         return answer_now(caller, cb, pp_error::FAILED);
     }
@@ -208,14 +199,9 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         link_is(linker, iface, "IsFileRef", |r| {
             matches!(r, Resource::FileRef(_))
         })?;
-        linker.func_wrap(
-            iface,
-            "GetFileSystemType",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                Ok(file_ref(&s, res).map_or(fs_type::INVALID, |f| f.fs.ty))
-            },
-        )?;
+        link_query(linker, iface, "GetFileSystemType", |s, res| {
+            file_ref(s, res).map_or(fs_type::INVALID, |f| f.fs.ty)
+        })?;
         for (name, whole) in [("GetName", false), ("GetPath", true)] {
             linker.func_wrap(
                 iface,
@@ -237,22 +223,16 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                 },
             )?;
         }
-        linker.func_wrap(
-            iface,
-            "GetParent",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let Some(f) = file_ref(&s, res) else {
-                    return Ok(0);
-                };
-                let parent = FileRef {
-                    fs: f.fs.clone(),
-                    path: storage::parent_of(&f.path).to_string(),
-                };
-                let id = s.resources().add(Resource::FileRef(parent));
-                Ok(id)
-            },
-        )?;
+        link_query(linker, iface, "GetParent", |s, res| {
+            let Some(f) = file_ref(s, res) else {
+                return 0;
+            };
+            let parent = FileRef {
+                fs: f.fs.clone(),
+                path: storage::parent_of(&f.path).to_string(),
+            };
+            s.resources().add(Resource::FileRef(parent))
+        })?;
         if version < 2 {
             // 1.0 and 1.1 take a PP_Bool: with ancestors or not (never exclusive).
             linker.func_wrap(
@@ -316,10 +296,7 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
              cb: i32|
              -> wasmtime::Result<i32> {
                 let both = |s: &PepperState, file| file_ref(s, file).zip(file_ref(s, new_file));
-                let (_, cb, (from, to)) = match enter(&mut caller, file, cb, both, answer_now)? {
-                    Ok(v) => v,
-                    Err(r) => return Ok(r),
-                };
+                let (_, cb, (from, to)) = enter_or_return!(&mut caller, file, cb, both, answer_now);
                 // Both open, and the same file system.
                 if from.fs.root().is_none() || to.fs.root().is_none() || from.fs.ty != to.fs.ty {
                     return answer_now(&mut caller, cb, pp_error::FAILED);
@@ -512,10 +489,7 @@ fn io_open(
     cb: i32,
 ) -> wasmtime::Result<i32> {
     let both = |s: &PepperState, io| file_io(s, io).zip(file_ref(s, file));
-    let (_, cb, (f, r)) = match enter(&mut caller, io, cb, both, answer_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, (f, r)) = enter_or_return!(&mut caller, io, cb, both, answer_now);
     let checked = {
         let st = f.lock();
         st.check(IoOp::Exclusive, false)

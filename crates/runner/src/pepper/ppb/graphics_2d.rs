@@ -27,8 +27,9 @@ use wasmtime::{Caller, Linker, StoreContextMut};
 use super::super::gfx::{Graphics2D, LayerTransform};
 use super::super::mem::{self, Callback, CALLBACK_OPTIONAL};
 use super::super::resources::Resource;
-use super::super::{has_attached_loop, lock, pp_error, ppp, state, PepperState, INSTANCE};
+use super::super::{has_attached_loop, lock, pp_error, ppp, state, state_for, PepperState};
 use super::image_data::free_unused;
+use super::link_query;
 use crate::host::Ctx;
 use crate::Mailbox;
 
@@ -102,10 +103,9 @@ fn create(
     size: i32,
     is_always_opaque: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    if instance != INSTANCE {
+    let Some(s) = state_for(&caller, instance)? else {
         return Ok(0);
-    }
+    };
     let [width, height] = mem::read_i32s::<2>(&mut caller, size as u32)?;
     match Graphics2D::new(width, height, is_always_opaque != 0) {
         Some(g) => Ok(lock(&s.resources).add(Resource::Graphics2D(Box::new(g)))),
@@ -273,10 +273,9 @@ pub(crate) fn bind_graphics(
     instance: i32,
     device: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    if instance != INSTANCE {
+    let Some(s) = state_for(caller, instance)? else {
         return Ok(0);
-    }
+    };
     if device != 0 && lock(&s.resources).graphics_2d(device).is_none() {
         return Ok(0);
     }
@@ -287,15 +286,9 @@ pub(crate) fn bind_graphics(
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     for (k, iface) in VERSIONS.into_iter().enumerate() {
         linker.func_wrap(iface, "Create", create)?;
-        linker.func_wrap(
-            iface,
-            "IsGraphics2D",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let is = lock(&s.resources).graphics_2d(res).is_some();
-                Ok(is as i32)
-            },
-        )?;
+        link_query(linker, iface, "IsGraphics2D", |s, res| {
+            lock(&s.resources).graphics_2d(res).is_some() as i32
+        })?;
         linker.func_wrap(
             iface,
             "Describe",
@@ -335,15 +328,9 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
                     }
                 },
             )?;
-            linker.func_wrap(
-                iface,
-                "GetScale",
-                |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<f32> {
-                    let s = state(&caller)?;
-                    let scale = lock(&s.resources).graphics_2d(res).map_or(0.0, |g| g.scale);
-                    Ok(scale)
-                },
-            )?;
+            link_query(linker, iface, "GetScale", |s, res| {
+                lock(&s.resources).graphics_2d(res).map_or(0.0, |g| g.scale)
+            })?;
         }
         if k >= 2 {
             linker.func_wrap(

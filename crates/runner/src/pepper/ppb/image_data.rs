@@ -5,8 +5,9 @@ use std::sync::Arc;
 use wasmtime::{AsContextMut, Caller, Linker};
 
 use super::super::gfx::{self, ImageData, ModuleBlock};
-use super::super::resources::Resource;
-use super::super::{lock, mem, state, PepperState, INSTANCE};
+use super::super::resources::{Resource, Resources};
+use super::super::{lock, mem, state_for, PepperState};
+use super::{link_query, read_resource};
 use crate::call_export;
 use crate::host::Ctx;
 
@@ -31,10 +32,9 @@ fn create(
     size: i32,
     _init_to_zero: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    if instance != INSTANCE {
+    let Some(s) = state_for(&caller, instance)? else {
         return Ok(0);
-    }
+    };
     let [width, height] = mem::read_i32s::<2>(&mut caller, size as u32)?;
     if !(format == gfx::BGRA_PREMUL || format == gfx::RGBA_PREMUL) {
         return Ok(0);
@@ -60,16 +60,6 @@ fn create(
     Ok(id)
 }
 
-fn with_image<R>(
-    caller: &Caller<'_, Ctx>,
-    res: i32,
-    f: impl FnOnce(&ImageData) -> R,
-) -> wasmtime::Result<Option<R>> {
-    let s = state(caller)?;
-    let r = lock(&s.resources);
-    Ok(r.image_data(res).map(f))
-}
-
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     linker.func_wrap(
         ID,
@@ -84,33 +74,29 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         },
     )?;
     linker.func_wrap(ID, "Create", create)?;
-    linker.func_wrap(
-        ID,
-        "IsImageData",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(with_image(&caller, res, |_| ())?.is_some() as i32)
-        },
-    )?;
+    link_query(linker, ID, "IsImageData", |s, res| {
+        lock(&s.resources).image_data(res).is_some() as i32
+    })?;
     linker.func_wrap(
         ID,
         "Describe",
         |mut caller: Caller<'_, Ctx>, res: i32, desc: i32| -> wasmtime::Result<i32> {
             // PP_ImageDataDesc: format, size (width, height), stride; zeroed for a
             // resource that is not an image, as Chrome's thunk did.
-            let d = with_image(&caller, res, |i| [i.format, i.width, i.height, i.stride()])?;
+            let d = read_resource(&caller, res, Resources::image_data, |i| {
+                [i.format, i.width, i.height, i.stride()]
+            })?;
             mem::write_i32s(&mut caller, desc as u32, &d.unwrap_or([0; 4]))?;
             Ok(d.is_some() as i32)
         },
     )?;
-    linker.func_wrap(
-        ID,
-        "Map",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            // The pixels are always in module memory: the same pointer every time, valid
-            // while the resource lives.
-            Ok(with_image(&caller, res, |i| i.pixels.addr as i32)?.unwrap_or(0))
-        },
-    )?;
+    link_query(linker, ID, "Map", |s, res| {
+        // The pixels are always in module memory: the same pointer every time, valid
+        // while the resource lives.
+        lock(&s.resources)
+            .image_data(res)
+            .map_or(0, |i| i.pixels.addr as i32)
+    })?;
     linker.func_wrap(
         ID,
         "Unmap",

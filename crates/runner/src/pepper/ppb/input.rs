@@ -11,9 +11,10 @@
 use wasmtime::{Caller, Linker};
 
 use super::super::events::class;
-use super::super::resources::{InputEvent, Resource, TouchPoint};
+use super::super::resources::{InputEvent, Resource, Resources, TouchPoint};
 use super::super::var::PpVar;
 use super::super::{lock, mem, pp_error, state, INSTANCE};
+use super::{link_query, read_resource};
 use crate::host::Ctx;
 
 const IE: &str = "PPB_InputEvent;1.0";
@@ -26,17 +27,6 @@ const IME: &str = "PPB_IMEInputEvent;1.0";
 /// Most IME segments `Create` takes (Chrome read whatever the count said).
 const MAX_SEGMENTS: u32 = 1 << 16;
 
-/// `f` of the event `res`, if it is one.
-fn with_event<R>(
-    caller: &Caller<'_, Ctx>,
-    res: i32,
-    f: impl FnOnce(&InputEvent) -> R,
-) -> wasmtime::Result<Option<R>> {
-    let s = state(caller)?;
-    let r = lock(&s.resources);
-    Ok(r.input_event(res).map(f))
-}
-
 /// Links getter `name(resource) -> int32` of `iface`: what `get` reads from the event,
 /// `default` for a resource that is no event.
 fn link_int(
@@ -46,14 +36,9 @@ fn link_int(
     default: i32,
     get: fn(&InputEvent) -> i32,
 ) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        name,
-        move |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(with_event(&caller, res, get)?.unwrap_or(default))
-        },
-    )?;
-    Ok(())
+    link_query(linker, iface, name, move |s, res| {
+        lock(&s.resources).input_event(res).map_or(default, get)
+    })
 }
 
 /// Links `name(resource) -> PP_Bool` of `iface`: whether the resource is an event of one
@@ -64,14 +49,10 @@ fn link_is_kind(
     name: &'static str,
     kinds: &'static [i32],
 ) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        name,
-        move |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(with_event(&caller, res, |e| kinds.contains(&e.kind))?.unwrap_or(false) as i32)
-        },
-    )?;
-    Ok(())
+    link_query(linker, iface, name, move |s, res| {
+        let r = lock(&s.resources);
+        r.input_event(res).is_some_and(|e| kinds.contains(&e.kind)) as i32
+    })
 }
 
 /// Links getter `name(ret, resource)` of `iface`: `write` writes at `ret` what `get` reads
@@ -87,7 +68,7 @@ fn link_out<T: 'static>(
         iface,
         name,
         move |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            let v = with_event(&caller, res, get)?;
+            let v = read_resource(&caller, res, Resources::input_event, get)?;
             write(&mut caller, ret, v)
         },
     )?;
@@ -184,7 +165,7 @@ fn find_touch(
     by_id: bool,
     key: i32,
 ) -> wasmtime::Result<Option<TouchPoint>> {
-    Ok(with_event(caller, res, |e| {
+    Ok(read_resource(caller, res, Resources::input_event, |e| {
         let t = usize::try_from(list).ok().and_then(|l| e.touches.get(l))?;
         if by_id {
             t.iter().find(|p| p.id == key as u32).copied()
@@ -243,13 +224,9 @@ fn link_input_event(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_int(linker, IE, "IsInputEvent", 0, |_| 1)?;
     // PP_INPUTEVENT_TYPE_UNDEFINED for anything but an event.
     link_int(linker, IE, "GetType", -1, |e| e.kind)?;
-    linker.func_wrap(
-        IE,
-        "GetTimeStamp",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<f64> {
-            Ok(with_event(&caller, res, |e| e.time)?.unwrap_or(0.0))
-        },
-    )?;
+    link_query(linker, IE, "GetTimeStamp", |s, res| {
+        lock(&s.resources).input_event(res).map_or(0.0, |e| e.time)
+    })?;
     link_int(linker, IE, "GetModifiers", 0, |e| e.modifiers as i32)?;
     Ok(())
 }
@@ -535,7 +512,7 @@ fn link_touch(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             iface,
             "GetTouchCount",
             |caller: Caller<'_, Ctx>, res: i32, list: i32| -> wasmtime::Result<i32> {
-                let n = with_event(&caller, res, |e| {
+                let n = read_resource(&caller, res, Resources::input_event, |e| {
                     usize::try_from(list)
                         .ok()
                         .and_then(|l| e.touches.get(l))
@@ -626,7 +603,7 @@ fn link_ime(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         IME,
         "GetSegmentOffset",
         |caller: Caller<'_, Ctx>, res: i32, index: i32| -> wasmtime::Result<i32> {
-            let o = with_event(&caller, res, |e| {
+            let o = read_resource(&caller, res, Resources::input_event, |e| {
                 e.segment_offsets
                     .get(index as u32 as usize)
                     .copied()
@@ -640,7 +617,8 @@ fn link_ime(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         IME,
         "GetSelection",
         |mut caller: Caller<'_, Ctx>, res: i32, start: i32, end: i32| -> wasmtime::Result<()> {
-            let (a, b) = with_event(&caller, res, |e| e.selection)?.unwrap_or((0, 0));
+            let (a, b) = read_resource(&caller, res, Resources::input_event, |e| e.selection)?
+                .unwrap_or((0, 0));
             // NULL pointers are skipped, as in Chrome.
             if start != 0 {
                 mem::write_u32(&mut caller, start as u32, a)?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use wasmtime::{Caller, Linker};
 
 use super::super::resources::{MessageLoop, Resource};
-use super::super::{complete_later, lock, mem, pp_error, process, state, INSTANCE};
+use super::super::{complete_later, lock, mem, pp_error, process, state, state_for, PepperState};
 use crate::host::Ctx;
 
 const ML: &str = "PPB_MessageLoop;1.0";
@@ -19,15 +19,22 @@ fn loop_of(res: &super::super::resources::Resources, ids: &[i32], tid: i32) -> O
         .find(|&id| matches!(res.get(id), Some(Resource::MessageLoop(l)) if l.tid == Some(tid)))
 }
 
+/// The main thread's message loop, with a reference for the caller (as with every
+/// resource a PPB function returns).
+fn main_loop_ref(s: &PepperState) -> i32 {
+    let id = *lock(&s.main_loop);
+    lock(&s.resources).add_ref(id);
+    id
+}
+
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     linker.func_wrap(
         ML,
         "Create",
         |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
+            let Some(s) = state_for(&caller, instance)? else {
                 return Ok(0);
-            }
+            };
             let id = lock(&s.resources).add(Resource::MessageLoop(MessageLoop::default()));
             lock(&s.loops).push(id);
             Ok(id)
@@ -36,13 +43,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     linker.func_wrap(
         ML,
         "GetForMainThread",
-        |caller: Caller<'_, Ctx>| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let id = *lock(&s.main_loop);
-            // The caller owns a reference, as with every resource a PPB function returns.
-            lock(&s.resources).add_ref(id);
-            Ok(id)
-        },
+        |caller: Caller<'_, Ctx>| -> wasmtime::Result<i32> { Ok(main_loop_ref(&*state(&caller)?)) },
     )?;
     linker.func_wrap(
         ML,
@@ -51,9 +52,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             let s = state(&caller)?;
             let tid = caller.data().thread().tid;
             if tid == 0 {
-                let id = *lock(&s.main_loop);
-                lock(&s.resources).add_ref(id);
-                return Ok(id);
+                return Ok(main_loop_ref(&s));
             }
             let ids = lock(&s.loops).clone();
             let mut r = lock(&s.resources);

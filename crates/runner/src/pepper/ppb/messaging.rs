@@ -7,8 +7,8 @@ use wasmtime::{AsContextMut, Caller, Linker};
 
 use super::super::var::PpVar;
 use super::super::{
-    json, lock, mem, post_counted, pp_error, process, state, MessageFormat, MessageHandler,
-    PepperState, INSTANCE,
+    json, lock, mem, post_counted, pp_error, process, state, state_for, MessageFormat,
+    MessageHandler, PepperState, INSTANCE,
 };
 use super::var::sync_buffers;
 use crate::host::Ctx;
@@ -30,10 +30,9 @@ fn text_of(
 }
 
 fn post_message(mut caller: Caller<'_, Ctx>, instance: i32, var: i32) -> wasmtime::Result<()> {
-    let s = state(&caller)?;
-    if instance != INSTANCE {
+    let Some(s) = state_for(&caller, instance)? else {
         return Ok(());
-    }
+    };
     let v = mem::read_var(&mut caller, var as u32)?;
     match text_of(&mut caller, &s, v, s.config.format)? {
         Ok(line) => s.sink().message(&line),
@@ -50,8 +49,10 @@ fn register_message_handler(
     handler: i32,
     message_loop: i32,
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    if instance != INSTANCE || handler == 0 {
+    let Some(s) = state_for(&caller, instance)? else {
+        return Ok(pp_error::BADARGUMENT);
+    };
+    if handler == 0 {
         return Ok(pp_error::BADARGUMENT);
     }
     let table = mem::read_i32s::<3>(&mut caller, handler as u32)?;
@@ -106,10 +107,9 @@ fn log(
     source: Option<i32>,
     value: i32,
 ) -> wasmtime::Result<()> {
-    let s = state(&caller)?;
-    if instance != INSTANCE {
+    let Some(s) = state_for(&caller, instance)? else {
         return Ok(());
-    }
+    };
     let source = match source {
         Some(src) => {
             let v = mem::read_var(&mut caller, src as u32)?;

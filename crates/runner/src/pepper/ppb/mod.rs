@@ -6,12 +6,23 @@
 
 use std::sync::Arc;
 
-use wasmtime::{Caller, Linker};
+use wasmtime::{Caller, Linker, WasmRet};
 
 use super::mem::{self, Callback};
-use super::resources::Resource;
-use super::{callback_error, pp_error, state, PepperState, INSTANCE};
+use super::resources::{Resource, Resources};
+use super::{callback_error, lock, pp_error, state, PepperState, INSTANCE};
 use crate::host::Ctx;
+
+/// [`enter`]'s checks, or a return from the host function with what the call returns
+/// when they fail: `let (s, cb, x) = enter_or_return!(caller, res, cb, find, answer);`.
+macro_rules! enter_or_return {
+    ($caller:expr, $res:expr, $cb:expr, $find:expr, $answer:expr) => {
+        match super::enter($caller, $res, $cb, $find, $answer)? {
+            Ok(v) => v,
+            Err(r) => return Ok(r),
+        }
+    };
+}
 
 mod core;
 mod files;
@@ -32,6 +43,37 @@ mod websocket;
 /// description crate's list for this host (`pexe2wasm_ppapi::hosts::CLI`).
 pub const OFFERED: &[&str] = pexe2wasm_ppapi::hosts::CLI;
 
+/// Links `name(arg) -> R` of `iface`, a call answered from the state alone:
+/// `answer(state, arg)`.
+fn link_query<R: WasmRet + 'static>(
+    linker: &mut Linker<Ctx>,
+    iface: &'static str,
+    name: &'static str,
+    answer: impl Fn(&PepperState, i32) -> R + Send + Sync + 'static,
+) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        iface,
+        name,
+        move |caller: Caller<'_, Ctx>, arg: i32| -> wasmtime::Result<R> {
+            Ok(answer(&*state(&caller)?, arg))
+        },
+    )?;
+    Ok(())
+}
+
+/// What `f` reads from resource `res` when `kind` (`Resources::view`, …) finds it there:
+/// `None` for a resource of another kind.
+fn read_resource<T, R>(
+    caller: &Caller<'_, Ctx>,
+    res: i32,
+    kind: fn(&Resources, i32) -> Option<&T>,
+    f: impl FnOnce(&T) -> R,
+) -> wasmtime::Result<Option<R>> {
+    let s = state(caller)?;
+    let r = lock(&s.resources);
+    Ok(kind(&r, res).map(f))
+}
+
 /// Links `Create(instance) -> PP_Resource` of `iface`: a new resource `make` makes (the
 /// caller's reference), 0 for an instance that is not ours.
 fn link_create(
@@ -39,19 +81,12 @@ fn link_create(
     iface: &'static str,
     make: impl Fn() -> Resource + Send + Sync + 'static,
 ) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        "Create",
-        move |caller: Caller<'_, Ctx>, instance: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE {
-                return Ok(0);
-            }
-            let id = s.resources().add(make());
-            Ok(id)
-        },
-    )?;
-    Ok(())
+    link_query(linker, iface, "Create", move |s, instance| {
+        if instance != INSTANCE {
+            return 0;
+        }
+        s.resources().add(make())
+    })
 }
 
 /// Links `name(resource) -> PP_Bool` of `iface`: whether the resource is one `is` accepts.
@@ -61,16 +96,9 @@ fn link_is(
     name: &'static str,
     is: fn(&Resource) -> bool,
 ) -> wasmtime::Result<()> {
-    linker.func_wrap(
-        iface,
-        name,
-        move |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let r = s.resources();
-            Ok(r.get(res).is_some_and(is) as i32)
-        },
-    )?;
-    Ok(())
+    link_query(linker, iface, name, move |s, res| {
+        s.resources().get(res).is_some_and(is) as i32
+    })
 }
 
 /// How a call that ends at once answers through its callback: [`super::answer_now`], or

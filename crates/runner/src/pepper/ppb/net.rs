@@ -13,9 +13,9 @@ use super::super::net::{self as pnet, HostResolver, Verdict};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
 use super::super::{
-    complete_later, has_attached_loop, lock, pp_error, process, state, PepperState, INSTANCE,
+    complete_later, has_attached_loop, lock, pp_error, process, state, state_for, PepperState,
 };
-use super::{enter, link_create, link_is};
+use super::{link_create, link_is, link_query};
 use crate::host::Ctx;
 
 const NA: &str = "PPB_NetAddress;1.0";
@@ -111,8 +111,10 @@ fn link_net_address(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         NA,
         "CreateFromIPv4Address",
         |mut caller: Caller<'_, Ctx>, instance: i32, ptr: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE || ptr == 0 {
+            let Some(s) = state_for(&caller, instance)? else {
+                return Ok(0);
+            };
+            if ptr == 0 {
                 return Ok(0);
             }
             let b = crate::read_memory(&mut caller, ptr as u32, 6)?;
@@ -125,8 +127,10 @@ fn link_net_address(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         NA,
         "CreateFromIPv6Address",
         |mut caller: Caller<'_, Ctx>, instance: i32, ptr: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            if instance != INSTANCE || ptr == 0 {
+            let Some(s) = state_for(&caller, instance)? else {
+                return Ok(0);
+            };
+            if ptr == 0 {
                 return Ok(0);
             }
             let b = crate::read_memory(&mut caller, ptr as u32, 18)?;
@@ -140,17 +144,11 @@ fn link_net_address(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_is(linker, NA, "IsNetAddress", |r| {
         matches!(r, Resource::NetAddress(_))
     })?;
-    linker.func_wrap(
-        NA,
-        "GetFamily",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(match address_of(&*state(&caller)?, res) {
-                Some(SocketAddr::V4(_)) => 1,
-                Some(SocketAddr::V6(_)) => 2,
-                None => 0,
-            })
-        },
-    )?;
+    link_query(linker, NA, "GetFamily", |s, res| match address_of(s, res) {
+        Some(SocketAddr::V4(_)) => 1,
+        Some(SocketAddr::V6(_)) => 2,
+        None => 0,
+    })?;
     linker.func_wrap(
         NA,
         "DescribeAsString",
@@ -219,10 +217,7 @@ fn resolve(
         }
         _ => None,
     };
-    let (s, cb, ()) = match enter(&mut caller, res, cb, clear, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, ()) = enter_or_return!(&mut caller, res, cb, clear, finish_now);
     if host == 0 || hint == 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     }
@@ -313,20 +308,15 @@ fn link_host_resolver(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             mem::write_var(&mut caller, ret as u32, v)
         },
     )?;
-    linker.func_wrap(
-        HR,
-        "GetNetAddressCount",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let n = match lock(&s.resources).get(res) {
-                Some(Resource::HostResolver(HostResolver {
-                    results: Some((_, a)),
-                })) => a.len(),
-                _ => 0,
-            };
-            Ok(n as i32)
-        },
-    )?;
+    link_query(linker, HR, "GetNetAddressCount", |s, res| {
+        let n = match lock(&s.resources).get(res) {
+            Some(Resource::HostResolver(HostResolver {
+                results: Some((_, a)),
+            })) => a.len(),
+            _ => 0,
+        };
+        n as i32
+    })?;
     linker.func_wrap(
         HR,
         "GetNetAddress",

@@ -14,9 +14,9 @@ use super::super::mem;
 use super::super::net::{self as pnet, TcpInner, TcpPhase, TcpSocket, Verdict};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, state, Completion, PepperState};
+use super::super::{lock, pp_error, start_async, Completion, PepperState};
 use super::net::{address_of, allow, finish_now, new_address, set_buffer_size};
-use super::{enter, link_create, link_is};
+use super::{link_create, link_is, link_query};
 use crate::host::Ctx;
 
 const FAMILY: &str = "PPB_TCPSocket";
@@ -52,10 +52,7 @@ fn apply_options(t: &TcpInner, sock: &Socket) {
 }
 
 fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
     let Some(addr) = address_of(&s, addr) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     };
@@ -98,10 +95,7 @@ fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::
 }
 
 fn connect(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
     let Some(addr) = address_of(&s, addr) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     };
@@ -188,10 +182,7 @@ fn begin_transfer(
 }
 
 fn read(mut caller: Caller<'_, Ctx>, res: i32, buf: i32, n: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
     if buf == 0 || n <= 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     }
@@ -228,10 +219,7 @@ fn write(
     n: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
     if buf == 0 || n <= 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     }
@@ -256,10 +244,7 @@ fn write(
 }
 
 fn listen(mut caller: Caller<'_, Ctx>, res: i32, backlog: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
     let result = if backlog <= 0 {
         pp_error::BADARGUMENT
     } else {
@@ -280,10 +265,7 @@ fn listen(mut caller: Caller<'_, Ctx>, res: i32, backlog: i32, cb: i32) -> wasmt
 }
 
 fn accept(mut caller: Caller<'_, Ctx>, res: i32, out: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, tcp) = match enter(&mut caller, res, cb, tcp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
     if out == 0 {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     }
@@ -346,10 +328,7 @@ fn set_option(
     cb: i32,
     check_connected: bool,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = match enter(caller, res, cb, tcp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, tcp) = enter_or_return!(caller, res, cb, tcp_of, finish_now);
     let value = mem::read_var(&mut *caller, value as u32)?;
     let result = {
         let mut t = lock(&tcp);
@@ -390,49 +369,34 @@ fn link_common(linker: &mut Linker<Ctx>, iface: &'static str, v1_0: bool) -> was
         matches!(r, Resource::TcpSocket(_))
     })?;
     linker.func_wrap(iface, "Connect", connect)?;
-    linker.func_wrap(
-        iface,
-        "GetLocalAddress",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let addr = tcp_of(&s, res).and_then(|t| {
-                let t = lock(&t);
-                matches!(
-                    t.phase,
-                    TcpPhase::Bound | TcpPhase::Connected | TcpPhase::Listening
-                )
-                .then_some(t.local)
+    link_query(linker, iface, "GetLocalAddress", |s, res| {
+        let addr = tcp_of(s, res).and_then(|t| {
+            let t = lock(&t);
+            matches!(
+                t.phase,
+                TcpPhase::Bound | TcpPhase::Connected | TcpPhase::Listening
+            )
+            .then_some(t.local)
+            .flatten()
+        });
+        addr.map_or(0, |a| new_address(s, a))
+    })?;
+    link_query(linker, iface, "GetRemoteAddress", |s, res| {
+        let addr = tcp_of(s, res).and_then(|t| {
+            let t = lock(&t);
+            (t.phase == TcpPhase::Connected)
+                .then_some(t.remote)
                 .flatten()
-            });
-            Ok(addr.map_or(0, |a| new_address(&s, a)))
-        },
-    )?;
-    linker.func_wrap(
-        iface,
-        "GetRemoteAddress",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let addr = tcp_of(&s, res).and_then(|t| {
-                let t = lock(&t);
-                (t.phase == TcpPhase::Connected)
-                    .then_some(t.remote)
-                    .flatten()
-            });
-            Ok(addr.map_or(0, |a| new_address(&s, a)))
-        },
-    )?;
+        });
+        addr.map_or(0, |a| new_address(s, a))
+    })?;
     linker.func_wrap(iface, "Read", read)?;
     linker.func_wrap(iface, "Write", write)?;
-    linker.func_wrap(
-        iface,
-        "Close",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<()> {
-            if let Some(t) = tcp_of(&*state(&caller)?, res) {
-                lock(&t).close();
-            }
-            Ok(())
-        },
-    )?;
+    link_query(linker, iface, "Close", |s, res| {
+        if let Some(t) = tcp_of(s, res) {
+            lock(&t).close();
+        }
+    })?;
     let check_connected = iface != "PPB_TCPSocket;1.2";
     linker.func_wrap(
         iface,

@@ -13,9 +13,9 @@ use super::super::mem;
 use super::super::net::{self as pnet, UdpInner, UdpSocket, Verdict, UDP_POLL};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, state, Completion, PepperState};
+use super::super::{lock, pp_error, start_async, Completion, PepperState};
 use super::net::{address_of, allow, finish_now, new_address, set_buffer_size};
-use super::{enter, link_create, link_is};
+use super::{link_create, link_is, link_query};
 use crate::host::Ctx;
 
 const FAMILY: &str = "PPB_UDPSocket";
@@ -59,10 +59,7 @@ fn bind_socket(u: &UdpInner, addr: SocketAddr) -> std::io::Result<std::net::UdpS
 }
 
 fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, udp) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, udp) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
     let Some(addr) = address_of(&s, addr) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     };
@@ -103,10 +100,7 @@ fn recv_from(
     addr_out: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (s, cb, udp) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, udp) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
     let sock = {
         let mut u = lock(&udp);
         match &u.socket {
@@ -176,10 +170,7 @@ fn send_to(
     addr: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (s, cb, udp) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, udp) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
     let target = address_of(&s, addr);
     let (Some(target), true) = (target, buf != 0 && n > 0) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
@@ -214,10 +205,7 @@ fn set_option(
     v1_0: bool,
     multicast: bool,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, udp) = match enter(caller, res, cb, udp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, udp) = enter_or_return!(caller, res, cb, udp_of, finish_now);
     let value = mem::read_var(&mut *caller, value as u32)?;
     let result = {
         let mut u = lock(&udp);
@@ -278,30 +266,20 @@ fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Resu
         matches!(r, Resource::UdpSocket(_))
     })?;
     linker.func_wrap(iface, "Bind", bind)?;
-    linker.func_wrap(
-        iface,
-        "GetBoundAddress",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            let s = state(&caller)?;
-            let addr = udp_of(&s, res).and_then(|u| {
-                let u = lock(&u);
-                (u.bound && !u.closed).then_some(u.bound_addr).flatten()
-            });
-            Ok(addr.map_or(0, |a| new_address(&s, a)))
-        },
-    )?;
+    link_query(linker, iface, "GetBoundAddress", |s, res| {
+        let addr = udp_of(s, res).and_then(|u| {
+            let u = lock(&u);
+            (u.bound && !u.closed).then_some(u.bound_addr).flatten()
+        });
+        addr.map_or(0, |a| new_address(s, a))
+    })?;
     linker.func_wrap(iface, "RecvFrom", recv_from)?;
     linker.func_wrap(iface, "SendTo", send_to)?;
-    linker.func_wrap(
-        iface,
-        "Close",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<()> {
-            if let Some(u) = udp_of(&*state(&caller)?, res) {
-                lock(&u).close();
-            }
-            Ok(())
-        },
-    )?;
+    link_query(linker, iface, "Close", |s, res| {
+        if let Some(u) = udp_of(s, res) {
+            lock(&u).close();
+        }
+    })?;
     let v1_0 = iface == "PPB_UDPSocket;1.0";
     let multicast = iface == "PPB_UDPSocket;1.2";
     linker.func_wrap(
@@ -316,10 +294,7 @@ fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Resu
 
 /// `JoinGroup`/`LeaveGroup`: a multicast group is not loopback.
 fn group(mut caller: Caller<'_, Ctx>, res: i32, group: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, _) = match enter(&mut caller, res, cb, udp_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, _) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
     let Some(group) = address_of(&s, group) else {
         return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
     };

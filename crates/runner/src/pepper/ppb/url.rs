@@ -24,7 +24,7 @@ use super::super::{
     answer_now, lock, mem, pp_error, start_async, start_async_finishing, state, Completion, Finish,
     PepperState,
 };
-use super::{enter, link_create, link_is};
+use super::{link_create, link_is};
 use crate::host::Ctx;
 
 const REQ: &str = "PPB_URLRequestInfo;1.0";
@@ -226,10 +226,7 @@ fn loader_open(
     request: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (s, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, l) = enter_or_return!(&mut caller, loader, cb, loader_of, answer_now);
     let info = match s.resources().get(request) {
         Some(Resource::UrlRequestInfo(i)) => Some((**i).clone()),
         _ => None,
@@ -261,10 +258,7 @@ fn loader_follow_redirect(
     loader: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, l) = enter_or_return!(&mut caller, loader, cb, loader_of, answer_now);
     {
         let mut st = l.lock();
         if st.pending || st.mode != Mode::Opening || st.deferred.is_none() {
@@ -310,10 +304,7 @@ fn loader_read_response_body(
     n: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, l) = match enter(&mut caller, loader, cb, loader_of, answer_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (_, cb, l) = enter_or_return!(&mut caller, loader, cb, loader_of, answer_now);
     let at_once = cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0;
     let now = {
         let mut st = l.lock();

@@ -3,99 +3,63 @@
 
 use wasmtime::{Caller, Linker};
 
-use super::super::resources::View;
-use super::super::{lock, mem, state, write_rect, INSTANCE};
+use super::super::resources::{Resources, View};
+use super::super::{lock, mem, write_rect, INSTANCE};
+use super::{link_query, read_resource};
 use crate::host::Ctx;
-
-fn with_view<R>(
-    caller: &Caller<'_, Ctx>,
-    res: i32,
-    f: impl FnOnce(&View) -> R,
-) -> wasmtime::Result<Option<R>> {
-    let s = state(caller)?;
-    let r = lock(&s.resources);
-    Ok(r.view(res).map(f))
-}
 
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     const VERSIONS: [&str; 3] = ["PPB_View;1.0", "PPB_View;1.1", "PPB_View;1.2"];
+    type Flag = fn(&View) -> bool;
+    type Scale = fn(&View) -> f32;
+    type Rect = fn(&View) -> [i32; 4];
     for (k, iface) in VERSIONS.into_iter().enumerate() {
-        linker.func_wrap(
-            iface,
-            "IsView",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                Ok(with_view(&caller, res, |_| ())?.is_some() as i32)
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "GetRect",
-            |mut caller: Caller<'_, Ctx>, res: i32, rect: i32| -> wasmtime::Result<i32> {
-                match with_view(&caller, res, |v| v.rect)? {
-                    Some(r) => {
-                        write_rect(&mut caller, rect, r)?;
-                        Ok(1)
+        link_query(linker, iface, "IsView", |s, res| {
+            lock(&s.resources).view(res).is_some() as i32
+        })?;
+        let flags: [(&str, Flag); 3] = [
+            ("IsFullscreen", |v| v.fullscreen),
+            ("IsVisible", |v| v.visible),
+            ("IsPageVisible", |v| v.page_visible),
+        ];
+        for (name, flag) in flags {
+            link_query(linker, iface, name, move |s, res| {
+                lock(&s.resources).view(res).is_some_and(flag) as i32
+            })?;
+        }
+        let rects: [(&str, Rect); 2] = [("GetRect", |v| v.rect), ("GetClipRect", |v| v.clip)];
+        for (name, rect) in rects {
+            linker.func_wrap(
+                iface,
+                name,
+                move |mut caller: Caller<'_, Ctx>, res: i32, at: i32| -> wasmtime::Result<i32> {
+                    match read_resource(&caller, res, Resources::view, rect)? {
+                        Some(r) => {
+                            write_rect(&mut caller, at, r)?;
+                            Ok(1)
+                        }
+                        None => Ok(0),
                     }
-                    None => Ok(0),
-                }
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "IsFullscreen",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                Ok(with_view(&caller, res, |v| v.fullscreen)?.unwrap_or(false) as i32)
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "IsVisible",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                Ok(with_view(&caller, res, |v| v.visible)?.unwrap_or(false) as i32)
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "IsPageVisible",
-            |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-                Ok(with_view(&caller, res, |v| v.page_visible)?.unwrap_or(false) as i32)
-            },
-        )?;
-        linker.func_wrap(
-            iface,
-            "GetClipRect",
-            |mut caller: Caller<'_, Ctx>, res: i32, rect: i32| -> wasmtime::Result<i32> {
-                match with_view(&caller, res, |v| v.clip)? {
-                    Some(r) => {
-                        write_rect(&mut caller, rect, r)?;
-                        Ok(1)
-                    }
-                    None => Ok(0),
-                }
-            },
-        )?;
+                },
+            )?;
+        }
         if k >= 1 {
-            linker.func_wrap(
-                iface,
-                "GetDeviceScale",
-                |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<f32> {
-                    Ok(with_view(&caller, res, |v| v.device_scale)?.unwrap_or(0.0))
-                },
-            )?;
-            linker.func_wrap(
-                iface,
-                "GetCSSScale",
-                |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<f32> {
-                    Ok(with_view(&caller, res, |v| v.css_scale)?.unwrap_or(0.0))
-                },
-            )?;
+            let scales: [(&str, Scale); 2] = [
+                ("GetDeviceScale", |v| v.device_scale),
+                ("GetCSSScale", |v| v.css_scale),
+            ];
+            for (name, scale) in scales {
+                link_query(linker, iface, name, move |s, res| {
+                    lock(&s.resources).view(res).map_or(0.0, scale)
+                })?;
+            }
         }
         if k >= 2 {
             linker.func_wrap(
                 iface,
                 "GetScrollOffset",
                 |mut caller: Caller<'_, Ctx>, res: i32, offset: i32| -> wasmtime::Result<i32> {
-                    match with_view(&caller, res, |_| ())? {
+                    match read_resource(&caller, res, Resources::view, |_| ())? {
                         Some(()) => {
                             mem::write_i32s(&mut caller, offset as u32, &[0, 0])?;
                             Ok(1)

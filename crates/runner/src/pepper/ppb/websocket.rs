@@ -29,7 +29,7 @@ use super::super::resources::Resource;
 use super::super::var::PpVar;
 use super::super::{lock, pp_error, start_async, state, Completion, PepperState};
 use super::net::{allow, finish_now, string_var};
-use super::{enter, link_create, link_is};
+use super::{link_create, link_is, link_query};
 use crate::host::Ctx;
 
 const WS: &str = "PPB_WebSocket;1.0";
@@ -423,10 +423,7 @@ fn connect(
     count: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (s, cb, ws) = match enter(&mut caller, res, cb, ws_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, ws) = enter_or_return!(&mut caller, res, cb, ws_of, finish_now);
     {
         let mut w = lock(&ws.inner);
         if w.connect_pending || w.state != ready::INVALID {
@@ -526,10 +523,7 @@ fn close(
     reason: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (s, cb, ws) = match enter(&mut caller, res, cb, ws_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, ws) = enter_or_return!(&mut caller, res, cb, ws_of, finish_now);
     {
         let w = lock(&ws.inner);
         let early = if w.close_pending {
@@ -613,10 +607,7 @@ fn receive_message(
     out: i32,
     cb: i32,
 ) -> wasmtime::Result<i32> {
-    let (s, cb, ws) = match enter(&mut caller, res, cb, ws_of, finish_now)? {
-        Ok(v) => v,
-        Err(r) => return Ok(r),
-    };
+    let (s, cb, ws) = enter_or_return!(&mut caller, res, cb, ws_of, finish_now);
     let at_hand = {
         let mut w = lock(&ws.inner);
         if w.receive_pending {
@@ -747,69 +738,38 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     linker.func_wrap(WS, "Close", close)?;
     linker.func_wrap(WS, "ReceiveMessage", receive_message)?;
     linker.func_wrap(WS, "SendMessage", send_message)?;
-    linker.func_wrap(
-        WS,
-        "GetBufferedAmount",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i64> {
-            let n = ws_of(&*state(&caller)?, res).map_or(0, |ws| {
-                let w = lock(&ws.inner);
-                w.buffered.saturating_add(w.buffered_after_close)
-            });
-            Ok(n as i64)
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "GetCloseCode",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(ws_of(&*state(&caller)?, res).map_or(0, |ws| lock(&ws.inner).close_code as i32))
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "GetCloseReason",
-        |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            string_getter(&mut caller, ret, res, |w| w.close_reason.clone())
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "GetCloseWasClean",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(
-                ws_of(&*state(&caller)?, res).is_some_and(|ws| lock(&ws.inner).close_was_clean)
-                    as i32,
-            )
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "GetExtensions",
-        |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            // Chrome never reported an extension to the plugin.
-            string_getter(&mut caller, ret, res, |_| String::new())
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "GetProtocol",
-        |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            string_getter(&mut caller, ret, res, |w| w.protocol.clone())
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "GetReadyState",
-        |caller: Caller<'_, Ctx>, res: i32| -> wasmtime::Result<i32> {
-            Ok(ws_of(&*state(&caller)?, res).map_or(ready::INVALID, |ws| lock(&ws.inner).state))
-        },
-    )?;
-    linker.func_wrap(
-        WS,
-        "GetURL",
-        |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
-            string_getter(&mut caller, ret, res, |w| w.url.clone().unwrap_or_default())
-        },
-    )?;
+    link_query(linker, WS, "GetBufferedAmount", |s, res| {
+        let n = ws_of(s, res).map_or(0, |ws| {
+            let w = lock(&ws.inner);
+            w.buffered.saturating_add(w.buffered_after_close)
+        });
+        n as i64
+    })?;
+    link_query(linker, WS, "GetCloseCode", |s, res| {
+        ws_of(s, res).map_or(0, |ws| lock(&ws.inner).close_code as i32)
+    })?;
+    link_query(linker, WS, "GetCloseWasClean", |s, res| {
+        ws_of(s, res).is_some_and(|ws| lock(&ws.inner).close_was_clean) as i32
+    })?;
+    link_query(linker, WS, "GetReadyState", |s, res| {
+        ws_of(s, res).map_or(ready::INVALID, |ws| lock(&ws.inner).state)
+    })?;
+    type Text = fn(&pnet::WsInner) -> String;
+    let texts: [(&str, Text); 4] = [
+        ("GetCloseReason", |w| w.close_reason.clone()),
+        // Chrome never reported an extension to the plugin.
+        ("GetExtensions", |_| String::new()),
+        ("GetProtocol", |w| w.protocol.clone()),
+        ("GetURL", |w| w.url.clone().unwrap_or_default()),
+    ];
+    for (name, text) in texts {
+        linker.func_wrap(
+            WS,
+            name,
+            move |mut caller: Caller<'_, Ctx>, ret: i32, res: i32| -> wasmtime::Result<()> {
+                string_getter(&mut caller, ret, res, text)
+            },
+        )?;
+    }
     Ok(())
 }
