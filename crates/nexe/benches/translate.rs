@@ -12,7 +12,7 @@
 //! with $PEXE2WASM_NEXE_BENCH_WHOLE set, only the whole translation runs (for instruction
 //! counts under `valgrind --tool=callgrind`, which do not depend on the machine's load).
 
-use pexe2wasm_nexe::x86_64::lift::{lift_nexe, translate_program, Options};
+use pexe2wasm_nexe::x86_64::lift::{lift_nexe, program_options, translate_program};
 use pexe2wasm_nexe::{inspect, Arch, Translation};
 use std::time::{Duration, Instant};
 
@@ -34,14 +34,6 @@ fn main() {
             .iter()
             .map(|f| dir.join(f))
             .collect()
-    };
-    // The options translate_program uses.
-    let options = Options {
-        padded_starts: true,
-        export_state: false,
-        min_pages: 1,
-        stub_failures: true,
-        runtime: true,
     };
     let (mut total_code, mut total_time) = (0u64, Duration::ZERO);
     for path in &files {
@@ -87,6 +79,7 @@ fn main() {
             std::hint::black_box(v);
             validate = validate.min(t.elapsed());
 
+            let options = program_options(&nexe);
             let t = Instant::now();
             let l = lift_nexe(&nexe, &options).expect("lifted");
             lift = lift.min(t.elapsed());

@@ -29,8 +29,8 @@ mod sink;
 
 pub use cfg::Function;
 pub use module::{
-    dyncode_interface, function_name, lift_code, lift_nexe, runs_with_runtime, translate,
-    translate_code, translate_program, Lifted, Options, Program, Translated, REGISTERS,
+    dyncode_interface, function_name, lift_code, lift_nexe, program_options, runs_with_runtime,
+    translate, translate_code, translate_program, Lifted, Options, Program, Translated, REGISTERS,
 };
 
 use iced_x86::{Formatter, GasFormatter, Instruction};

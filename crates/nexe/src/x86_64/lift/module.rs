@@ -638,10 +638,10 @@ pub struct Program {
     pub first_function: u32,
 }
 
-/// Translates a static x86-64 nexe into a WASI command (`Options::runtime`): functions
-/// that do not lift trap when reached, and are listed.
-pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
-    let options = Options {
+/// The options [`translate_program`] translates `nexe` with (a Pepper plugin's glue for a
+/// Pepper nexe); the translate bench times its phases with the same.
+pub fn program_options(nexe: &Nexe<'_>) -> Options {
+    Options {
         padded_starts: true,
         export_state: false,
         min_pages: 1,
@@ -649,7 +649,13 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
         runtime: true,
         pepper: matches!(nexe.info.app, crate::AppKind::Pepper { pre_1_0: false })
             .then(|| Pepper::new(&nexe.info.ppb_interfaces)),
-    };
+    }
+}
+
+/// Translates a static x86-64 nexe into a WASI command (`Options::runtime`): functions
+/// that do not lift trap when reached, and are listed.
+pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
+    let options = program_options(nexe);
     let lifted = lift_nexe(nexe, &options)?;
     let functions = lifted.functions.len();
     let not_lifted: Vec<(u32, LiftError)> = lifted
