@@ -15,16 +15,8 @@ impl Sink<'_> {
     }
 
     #[inline]
-    fn u32(&mut self, mut v: u32) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                self.0.push(b);
-                return;
-            }
-            self.0.push(b | 0x80);
-        }
+    fn u32(&mut self, v: u32) {
+        self.u64(u64::from(v));
     }
 
     #[inline]
