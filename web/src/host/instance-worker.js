@@ -8,12 +8,11 @@ import { Context, INSTANCE, MODULE, ThreadExit } from "./context.js";
 import { createEvent } from "./ppb/input.js";
 import { createView } from "./ppb/view.js";
 import { didCreateSpace, handleMessage, pppInterface } from "./ppp.js";
-import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
+import { createMainLoop, ITEM_MESSAGE, post } from "./ppb/message_loop.js";
 import { H } from "./ppb/messaging.js";
 import { openDocument } from "./ppb/url.js";
 import { PostedTasks } from "./posted.js";
-import { KIND } from "./resources.js";
-import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
+import { createSharedBlock, FULLSCREEN, HANDLER, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
 import { Exit } from "./wasi.js";
 import { importedMemory } from "./wasm-info.js";
 import { convertedModule } from "../convert/converter.js";
@@ -122,7 +121,7 @@ function changeView(view) {
 /** `pexe2wasm_ppapi.start`: the start-up PPP calls, then the unwind. */
 function onStart(cx, init, _shutdown, gi) {
   const ex = cx.exports;
-  Atomics.store(cx.h, MAIN_LOOP, cx.res.create(KIND.MESSAGE_LOOP));
+  createMainLoop(cx);
   const r = ex.__ppp_initialize_module(init, MODULE);
   if (r !== 0) {
     end({ t: TO_PAGE.ERROR, error: `the app's PPP_InitializeModule failed (${r})` });
