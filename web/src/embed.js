@@ -7,6 +7,7 @@
 import "./advertise.js";
 import { TextInput } from "./ime.js";
 import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from "./page-services.js";
+import { InOrder } from "./host/in-order.js";
 import { ThreadPool } from "./host/threads.js";
 import { mapUrl, urlMapOf } from "./host/io/urlmap.js";
 import { pageLoadId } from "./compat/sandbox-layout.js";
@@ -212,6 +213,13 @@ export class Instance {
     // Messages the module posts before its load event wait for it, as in Chrome (the
     // plugin held them until the instance was up).
     this.early = [];
+    // Messages come straight from each module thread's worker, so two threads' messages
+    // may reach the page out of the order they were posted in; each carries its place
+    // (MESSAGE_SEQ) and waits here for those before it, as Chrome's one channel kept them.
+    this.messages = new InOrder((data) => {
+      if (this.early) this.early.push(data);
+      else fire(el, "message", { data });
+    });
     // Not NaCl's: what pexe2wasm knows of the instance, for people and tests.
     this.info = { state: "loading", didCreate: null, missing: [] };
     Object.defineProperty(el, "pexe2wasm", { configurable: true, value: this.info });
@@ -581,8 +589,7 @@ export class Instance {
         if (!this.ended) this.pool?.starts();
         break;
       case TO_PAGE.MESSAGE:
-        if (this.early) this.early.push(m.data);
-        else fire(el, "message", { data: m.data });
+        this.messages.arrive(m.seq, m.data);
         break;
       case TO_PAGE.CONSOLE:
         console[["log", "info", "warn", "error"][m.level] ?? "log"](m.text);
