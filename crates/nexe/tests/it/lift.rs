@@ -1904,7 +1904,8 @@ fn uses_atomics(wasm: &[u8]) -> bool {
 #[test]
 fn locked_instructions_lift_as_wasm_atomics_and_match_the_cpu() {
     let mut forms = Vec::new();
-    let locked: [(&str, fn(&Case) -> u64); 10] = [
+    type Defined = fn(&Case) -> u64;
+    let locked: [(&str, Defined); 10] = [
         ("add", arith),
         ("sub", arith),
         ("adc", arith),
@@ -1924,7 +1925,6 @@ fn locked_instructions_lift_as_wasm_atomics_and_match_the_cpu() {
                 ["bl", "dx", "ecx", "rsi"][w.trailing_zeros() as usize]
             );
             let bytes = asm(|a| {
-                let a = a;
                 macro_rules! both {
                     ($m:ident, $r:expr) => {
                         match op {
