@@ -398,13 +398,14 @@ fn ckauth_pepper_nexe_answers_its_messages() {
 }
 
 /// A PNaCl-translated Pepper nexe (Subzero's `push $next; jmp *%r11` calls) runs as a
-/// plugin: nassh's ssh client is created, asks its page for the standard streams and
-/// refuses a `startSession` whose argument is not a dictionary, as its page protocol says
-/// (SOURCES.md). Translating and compiling its 35,000 functions takes minutes here. Its
-/// exit status is not checked: the run still ends in a trap after `DidDestroy`
-/// (docs/NEXE.md).
+/// plugin: nassh's ssh client is created, asks its page for the standard streams,
+/// refuses a `startSession` whose argument is not a dictionary, and runs a session with
+/// ssh's argv `-V`, which needs a thread of its own (ssh's main runs there): the version
+/// on stderr, then `exit [0]`, as its page protocol says (SOURCES.md). Translating and
+/// compiling its 35,000 functions takes minutes here. Its exit status is not checked: the
+/// run ends in a trap after `DidDestroy`, in the app's own exit hook (docs/NEXE.md).
 #[test]
-fn nassh_pepper_nexe_starts_and_refuses_a_bad_session() {
+fn nassh_pepper_nexe_refuses_a_bad_session_and_answers_version_on_its_thread() {
     let Some(ssh) = nexe(SSH) else { return };
     let o = pexe2wasm_testkit::output_with_stdin(
         std::process::Command::new(env!("CARGO_BIN_EXE_pexe2wasm")).args([
@@ -415,7 +416,20 @@ fn nassh_pepper_nexe_starts_and_refuses_a_bad_session() {
             "--timeout",
             "30",
         ]),
-        b"{\"name\":\"startSession\",\"arguments\":[5]}\n",
+        concat!(
+            r#"{"name":"onOpenFile","arguments":[0,true,true]}"#,
+            "\n",
+            r#"{"name":"onOpenFile","arguments":[1,true,true]}"#,
+            "\n",
+            r#"{"name":"onOpenFile","arguments":[2,true,true]}"#,
+            "\n",
+            r#"{"name":"startSession","arguments":[5]}"#,
+            "\n",
+            r#"{"name":"startSession","arguments":[{"terminalWidth":80,"terminalHeight":24,"#,
+            r#""useJsSocket":false,"environment":{},"writeWindow":8192,"arguments":["-V"]}]}"#,
+            "\n",
+        )
+        .as_bytes(),
     );
     let lines: Vec<serde_json::Value> = text(&o.stdout)
         .lines()
@@ -434,6 +448,33 @@ fn nassh_pepper_nexe_starts_and_refuses_a_bad_session() {
     assert!(
         lines.iter().any(|m| m["name"] == "printLog"
             && m["arguments"][0] == "startSession: args[0] must be a dictionary of settings\n"),
+        "{lines:?}\n{err}"
+    );
+    // the session's thread: what ssh writes to fd 2, then its exit
+    use base64::Engine;
+    let mut stderr = Vec::new();
+    for m in lines.iter().filter(|m| m["name"] == "write") {
+        assert_eq!(m["arguments"][0], 2, "{lines:?}");
+        let b64 = m["arguments"][1]["$arraybuffer"]
+            .as_str()
+            .unwrap_or_default();
+        stderr.extend(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap_or_else(|e| panic!("{m}: {e}")),
+        );
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&stderr),
+        "OpenSSH_8.8p1, OpenSSL 1.0.2k  26 Jan 2017\r\n",
+        "{lines:?}\n{err}"
+    );
+    let exit = lines.iter().position(|m| m["name"] == "exit");
+    let last_write = lines.iter().rposition(|m| m["name"] == "write");
+    assert!(exit > last_write, "{lines:?}\n{err}");
+    assert_eq!(
+        lines[exit.unwrap()]["arguments"],
+        serde_json::json!([0]),
         "{lines:?}\n{err}"
     );
 }
