@@ -276,3 +276,103 @@ fn free_body((start, _): (u32, u32)) -> Function {
     }
     f
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_encoder::{
+        CodeSection, EntityType, ExportKind, ExportSection, FunctionSection, ImportSection,
+        MemorySection, MemoryType, Module, TypeSection,
+    };
+
+    const PAGE: u32 = 0x1_0000;
+    /// The host heap: the cell's page, then four pages of blocks.
+    const HEAP: (u32, u32) = (PAGE, 6 * PAGE);
+
+    /// A module of the shape `translate_program` gives: a function import before
+    /// `__ppapi_alloc`/`__ppapi_free` (whose bodies are replaced), its own memory.
+    fn plugin() -> Vec<u8> {
+        let mut m = Module::new();
+        let mut t = TypeSection::new();
+        t.ty().function([ValType::I32], [ValType::I32]);
+        t.ty().function([ValType::I32, ValType::I32], []);
+        m.section(&t);
+        let mut i = ImportSection::new();
+        i.import("x", "f", EntityType::Function(0));
+        m.section(&i);
+        let mut f = FunctionSection::new();
+        f.function(0).function(1);
+        m.section(&f);
+        let mut mem = MemorySection::new();
+        mem.memory(MemoryType {
+            minimum: 6,
+            maximum: Some(65536),
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        });
+        m.section(&mem);
+        let mut e = ExportSection::new();
+        e.export("memory", ExportKind::Memory, 0)
+            .export("__ppapi_alloc", ExportKind::Func, 1)
+            .export("__ppapi_free", ExportKind::Func, 2);
+        m.section(&e);
+        let mut c = CodeSection::new();
+        for _ in 0..2 {
+            let mut b = Function::new([]);
+            b.instructions().unreachable().end();
+            c.function(&b);
+        }
+        m.section(&c);
+        m.finish()
+    }
+
+    /// Two instances over one shared memory (the instance worker's and the IO worker's)
+    /// take distinct blocks, zeroed, and the top block's room comes back.
+    #[test]
+    fn instances_share_the_host_heap_through_memory() {
+        let wasm = for_browser(&plugin(), HEAP).unwrap();
+        wasmparser::Validator::new().validate_all(&wasm).unwrap();
+        let mut config = wasmtime::Config::new();
+        config.wasm_threads(true).shared_memory(true);
+        let engine = wasmtime::Engine::new(&config).unwrap();
+        let module = wasmtime::Module::new(&engine, &wasm).unwrap();
+        let memory =
+            wasmtime::SharedMemory::new(&engine, wasmtime::MemoryType::shared(6, 65536)).unwrap();
+        let mut store = wasmtime::Store::new(&engine, ());
+        let f = wasmtime::Func::wrap(&mut store, |x: i32| x);
+        let mut instance = || {
+            let i = wasmtime::Instance::new(&mut store, &module, &[f.into(), memory.clone().into()])
+                .unwrap();
+            (
+                i.get_typed_func::<i32, i32>(&mut store, "__ppapi_alloc").unwrap(),
+                i.get_typed_func::<(i32, i32), ()>(&mut store, "__ppapi_free").unwrap(),
+            )
+        };
+        let (alloc_a, _) = instance();
+        let (alloc_b, free_b) = instance();
+        let heap = (HEAP.0 + CELL_ROOM) as i32;
+        assert_eq!(alloc_a.call(&mut store, 0).unwrap(), 0);
+        assert_eq!(alloc_a.call(&mut store, 1).unwrap(), heap);
+        let b = alloc_b.call(&mut store, PAGE as i32 + 1).unwrap();
+        assert_eq!(b, heap + PAGE as i32, "B's block is above A's");
+        // Full: two pages taken of four, three more do not fit.
+        assert_eq!(alloc_a.call(&mut store, 3 * PAGE as i32).unwrap(), 0);
+        let data = memory.data();
+        // The shared view is UnsafeCell bytes; no other thread runs.
+        unsafe { *data[b as usize].get() = 7 };
+        free_b.call(&mut store, (b, PAGE as i32 + 1)).unwrap();
+        let again = alloc_a.call(&mut store, 1).unwrap();
+        assert_eq!(again, b, "the top block's room came back");
+        assert_eq!(unsafe { *data[again as usize].get() }, 0, "blocks are zeroed");
+    }
+
+    #[test]
+    fn a_module_that_imports_its_memory_is_refused() {
+        let once = for_browser(&plugin(), HEAP).unwrap();
+        assert!(matches!(
+            for_browser(&once, HEAP),
+            Err(BrowserError::NotPepper("it imports its memory"))
+        ));
+    }
+}
