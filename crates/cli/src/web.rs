@@ -116,18 +116,10 @@ fn manifest_program(nmf: &[u8], name: &str) -> Result<String> {
 /// Pepper nexe (pexe2wasm_nexe's browser form), else what it is, as an error. `None` for
 /// anything else (a pexe).
 pub fn nexe_plugin(name: &str, bytes: &[u8]) -> Result<Option<Vec<u8>>> {
-    use pexe2wasm_nexe::x86_64::lift::browser;
-    let Some(native) = pexe2wasm_nexe::recognize(bytes) else {
+    let Some(p) = pexe2wasm_nexe::x86_64::lift::browser::nexe_plugin(bytes) else {
         return Ok(None);
     };
-    let nexe = match pexe2wasm_nexe::inspect(bytes) {
-        Ok(n) if browser::is_browser_plugin(&n.info) => n,
-        Ok(n) if pexe2wasm_nexe::x86_64::lift::runs_with_runtime(&n.info) => bail!(
-            "a native NaCl executable for x86-64 (command-line): not a Pepper plugin; run it with `pexe2wasm run`"
-        ),
-        _ => bail!("{native}"),
-    };
-    let p = browser::translate_for_browser(&nexe).map_err(|e| anyhow!("{e}"))?;
+    let p = p.map_err(|e| anyhow!("{e}"))?;
     if let Some((_, first)) = p.not_lifted.first() {
         eprintln!(
             "note: {name}: {} of {} functions are not translated yet and trap if reached (the first: {first})",

@@ -20,6 +20,12 @@ pub enum BrowserError {
     Parse(#[from] wasmparser::BinaryReaderError),
     #[error("the translated module is not a Pepper plugin with its own memory: {0}")]
     NotPepper(&'static str),
+    /// A static x86-64 command-line nexe: `pexe2wasm run` runs it.
+    #[error("a native NaCl executable for x86-64 (command-line): not a Pepper plugin; run it with `pexe2wasm run`")]
+    CommandLine,
+    /// Any other nexe, or an ELF file that is none: what it is (native::NativeInput).
+    #[error("{0}")]
+    Native(String),
 }
 
 /// Whether [`translate_for_browser`] takes this nexe: a static x86-64 Pepper plugin the
@@ -40,6 +46,17 @@ pub fn translate_for_browser(nexe: &crate::Nexe<'_>) -> Result<super::Program, B
         .ok_or(BrowserError::NotPepper("no host heap"))?;
     p.wasm = for_browser(&p.wasm, heap)?;
     Ok(p)
+}
+
+/// When `bytes` is an ELF file: the nexe's module for the browser host when it is a
+/// Pepper nexe [`translate_for_browser`] takes, else what it is; `None` for anything else.
+pub fn nexe_plugin(bytes: &[u8]) -> Option<Result<super::Program, BrowserError>> {
+    let native = crate::recognize(bytes)?;
+    Some(match crate::inspect(bytes) {
+        Ok(n) if is_browser_plugin(&n.info) => translate_for_browser(&n),
+        Ok(n) if super::runs_with_runtime(&n.info) => Err(BrowserError::CommandLine),
+        _ => Err(BrowserError::Native(native.to_string())),
+    })
 }
 
 /// The first 64 KiB of the host heap hold its top (a 32-bit cell at the start, 0 until
