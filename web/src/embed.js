@@ -131,7 +131,7 @@ export async function pexeUrl(nmfUrl) {
  * converted. A native nexe is never translated in the browser: its .wasm, or an error
  * that says how to make it. `{url}` or `{url, pexeUrl}`.
  */
-async function moduleSource(pexe, config) {
+export async function moduleSource(pexe, config) {
   const pre = config.preconverted ?? (globalThis.__pexe2wasmDropIn ? false : true);
   if (pre === true || pexe.startsWith("blob:")) return { url: wasmBeside(pexe) };
   if (pre === "auto" || isNexe(pexe)) {
