@@ -183,7 +183,10 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         let rel = relative_inside(&url)?;
         let src = input.parent().unwrap_or(Path::new(".")).join(&rel);
         let pexe = fs::read(&src).with_context(|| {
-            format!("{}: cannot read the program the manifest names", src.display())
+            format!(
+                "{}: cannot read the program the manifest names",
+                src.display()
+            )
         })?;
         write(&args.out.join(&name), &bytes)?;
         (name.clone(), rel, pexe)

@@ -84,8 +84,7 @@ fn web_translates_the_x86_64_nexe_an_app_manifest_names() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     browser_module(&direct.join("ckauth-x86_64.wasm"));
     let written: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(direct.join("ckauth-x86_64.nmf")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(direct.join("ckauth-x86_64.nmf")).unwrap()).unwrap();
     assert_eq!(
         written,
         serde_json::json!({"program": {"x86-64": {"url": CKAUTH}}})
@@ -104,6 +103,56 @@ fn web_translates_the_x86_64_nexe_an_app_manifest_names() {
         .unwrap();
     crate::cmd::fails_saying(&o, 1, "not a Pepper plugin; run it with `pexe2wasm run`");
     assert!(!d.join("hello").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `batch --site` over a dump holding the ckauth app with its nexe where its manifest
+/// says: the app is built with the nexe's module beside it and counted as running.
+#[test]
+fn batch_site_builds_an_app_of_an_x86_64_nexe() {
+    let d = scratch("nexe-batch-site");
+    let corpus = nexe_corpus_dir().join("ckauth-x86_64");
+    let Some(nexe) = real_nexe(CKAUTH) else {
+        return;
+    };
+    if real_nexe("ckauth-x86_64/manifest.json").is_none() {
+        return;
+    }
+    let app = d.join("dump/ckauth");
+    for f in crate::web::files_under(&corpus) {
+        let dest = app.join(&f);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(corpus.join(&f), dest).unwrap();
+    }
+    std::fs::write(app.join("newlib/Release/ckauth_x86_64.nexe"), nexe).unwrap();
+    let out = d.join("out");
+    let o = bin()
+        .arg("batch")
+        .arg(d.join("dump"))
+        .arg("--site")
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains("1 apps: 1 built, 0 unchanged, 0 failed;")
+            && text(&o.stdout).contains("; 1 run here"),
+        "{}",
+        text(&o.stdout)
+    );
+    let g: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("gallery.json")).unwrap()).unwrap();
+    let entry = &g[0];
+    assert_eq!(entry["runs"], true, "{g:#}");
+    let start = entry["start"].as_str().unwrap();
+    let root = out.join(start.split('/').next().unwrap());
+    browser_module(&root.join("newlib/Release/ckauth_x86_64.wasm"));
     let _ = std::fs::remove_dir_all(&d);
 }
 

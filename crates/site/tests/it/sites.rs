@@ -363,7 +363,10 @@ fn native_apps_say_they_are_native() {
 fn an_app_with_an_x86_64_nexe_gets_its_module() {
     let stand_in = zip_of(&[
         ("index.html", b"<embed type=application/x-nacl src=n.nmf>"),
-        ("n.nmf", br#"{"program":{"x86-64":{"url":"n_x86_64.nexe"}}}"#),
+        (
+            "n.nmf",
+            br#"{"program":{"x86-64":{"url":"n_x86_64.nexe"}}}"#,
+        ),
         ("n_x86_64.nexe", b"\x7fELF stand-in"),
     ]);
     let calls = AtomicUsize::new(0);
@@ -383,7 +386,10 @@ fn an_app_with_an_x86_64_nexe_gets_its_module() {
         return;
     };
     let app = zip_of(&[
-        ("index.html", b"<embed type=application/x-nacl src=newlib/Release/ckauth.nmf>"),
+        (
+            "index.html",
+            b"<embed type=application/x-nacl src=newlib/Release/ckauth.nmf>",
+        ),
         ("newlib/Release/ckauth.nmf", &nmf),
         ("newlib/Release/ckauth_x86_64.nexe", &nexe),
     ]);
@@ -391,7 +397,11 @@ fn an_app_with_an_x86_64_nexe_gets_its_module() {
     let site = build(&input, &Options::default(), &fake(&calls)).unwrap();
     let r = &site.report;
     assert!(r.runs, "{}", r.summary);
-    assert_eq!(calls.load(Ordering::SeqCst), 0, "the pexe converter was not called");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "the pexe converter was not called"
+    );
     let m = &r.modules[0];
     assert_eq!(m.pexe.as_str(), "newlib/Release/ckauth_x86_64.nexe");
     assert_eq!(

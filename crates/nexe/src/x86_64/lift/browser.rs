@@ -31,19 +31,18 @@ pub enum BrowserError {
 /// Whether [`translate_for_browser`] takes this nexe: a static x86-64 Pepper plugin the
 /// runtime runs (`runs_with_runtime`), not of the 2011 interfaces.
 pub fn is_browser_plugin(info: &crate::NexeInfo) -> bool {
-    super::runs_with_runtime(info)
-        && matches!(info.app, crate::AppKind::Pepper { pre_1_0: false })
+    super::runs_with_runtime(info) && matches!(info.app, crate::AppKind::Pepper { pre_1_0: false })
 }
 
 /// A Pepper nexe translated (as [`super::translate_program`] does) into the browser's form.
 pub fn translate_for_browser(nexe: &crate::Nexe<'_>) -> Result<super::Program, BrowserError> {
     if !is_browser_plugin(&nexe.info) {
-        return Err(BrowserError::NotPepper("not a Pepper nexe the runtime runs"));
+        return Err(BrowserError::NotPepper(
+            "not a Pepper nexe the runtime runs",
+        ));
     }
     let mut p = super::translate_program(nexe)?;
-    let heap = p
-        .host_heap
-        .ok_or(BrowserError::NotPepper("no host heap"))?;
+    let heap = p.host_heap.ok_or(BrowserError::NotPepper("no host heap"))?;
     p.wasm = for_browser(&p.wasm, heap)?;
     Ok(p)
 }
@@ -359,11 +358,14 @@ mod tests {
         let mut store = wasmtime::Store::new(&engine, ());
         let f = wasmtime::Func::wrap(&mut store, |x: i32| x);
         let mut instance = || {
-            let i = wasmtime::Instance::new(&mut store, &module, &[f.into(), memory.clone().into()])
-                .unwrap();
+            let i =
+                wasmtime::Instance::new(&mut store, &module, &[f.into(), memory.clone().into()])
+                    .unwrap();
             (
-                i.get_typed_func::<i32, i32>(&mut store, "__ppapi_alloc").unwrap(),
-                i.get_typed_func::<(i32, i32), ()>(&mut store, "__ppapi_free").unwrap(),
+                i.get_typed_func::<i32, i32>(&mut store, "__ppapi_alloc")
+                    .unwrap(),
+                i.get_typed_func::<(i32, i32), ()>(&mut store, "__ppapi_free")
+                    .unwrap(),
             )
         };
         let (alloc_a, _) = instance();
@@ -381,7 +383,11 @@ mod tests {
         free_b.call(&mut store, (b, PAGE as i32 + 1)).unwrap();
         let again = alloc_a.call(&mut store, 1).unwrap();
         assert_eq!(again, b, "the top block's room came back");
-        assert_eq!(unsafe { *data[again as usize].get() }, 0, "blocks are zeroed");
+        assert_eq!(
+            unsafe { *data[again as usize].get() },
+            0,
+            "blocks are zeroed"
+        );
     }
 
     #[test]
