@@ -82,20 +82,29 @@ function note(text, level = "info") {
   console[level](`pexe2wasm: ${text}`);
 }
 
-/** The converted module's URL for a manifest: its pnacl-translate url, .pexe → .wasm. */
+/** The converted module's URL for a manifest: its program's url, .pexe (or .nexe) → .wasm. */
 export async function moduleUrl(nmfUrl) {
   return wasmBeside(await pexeUrl(nmfUrl));
 }
 
-/** The module `pexe2wasm web` writes beside the pexe at `url`: .pexe → .wasm. */
+/** The module `pexe2wasm web` writes beside the program at `url`: .pexe or .nexe → .wasm. */
 function wasmBeside(url) {
   const u = new URL(url);
   // A blob: URL names the converted module itself (the service's Run button makes one).
-  if (u.protocol !== "blob:") u.pathname = u.pathname.replace(/\.pexe$/i, "") + ".wasm";
+  if (u.protocol !== "blob:") u.pathname = u.pathname.replace(/\.[pn]exe$/i, "") + ".wasm";
   return u.href;
 }
 
-/** The pexe's URL for a manifest: its pnacl-translate url; a .pexe's URL is its own. */
+/** Whether `url` names a native (x86-64) nexe rather than a pexe. */
+function isNexe(url) {
+  return /\.nexe$/i.test(new URL(url).pathname);
+}
+
+/**
+ * The program's URL for a manifest: its pnacl-translate url; without one, the x86-64
+ * nexe's (`program["x86-64"].url`), whose module `pexe2wasm web` translates beforehand; a
+ * .pexe's URL is its own.
+ */
 export async function pexeUrl(nmfUrl) {
   if (/\.pexe$/i.test(new URL(nmfUrl, location.href).pathname)) return new URL(nmfUrl, location.href).href;
   const r = await fetch(nmfUrl);
@@ -106,8 +115,10 @@ export async function pexeUrl(nmfUrl) {
   } catch (e) {
     throw new Error(`${nmfUrl} is not a JSON manifest: ${e.message}`);
   }
-  const url = nmf?.program?.portable?.["pnacl-translate"]?.url;
+  const url = nmf?.program?.portable?.["pnacl-translate"]?.url ?? nmf?.program?.["x86-64"]?.url;
   if (typeof url !== "string") {
+    const native = Object.keys(nmf?.program ?? {}).filter((k) => k !== "portable");
+    if (native.length) throw new Error(`${nmfUrl} names native programs for ${native.join("/")} and no pexe: only an x86-64 nexe translates (with \`pexe2wasm web\`)`);
     throw new Error(`${nmfUrl} names no program.portable.pnacl-translate.url (the only entry a pexe has)`);
   }
   return new URL(url, new URL(nmfUrl, location.href)).href;
@@ -118,15 +129,19 @@ export async function pexeUrl(nmfUrl) {
  * config of `pexe2wasm web`'s pages says; the default when a page loads embed.js itself,
  * without pexe2wasm.js): the .wasm beside the pexe; false (pexe2wasm.js's default): the
  * pexe, converted in the browser; "auto": the .wasm when the server has it, else the pexe
- * converted. `{url}` or `{url, pexeUrl}`.
+ * converted. A native nexe is never translated in the browser: its .wasm, or an error
+ * that says how to make it. `{url}` or `{url, pexeUrl}`.
  */
-async function moduleSource(pexe, config) {
+export async function moduleSource(pexe, config) {
   const pre = config.preconverted ?? (globalThis.__pexe2wasmDropIn ? false : true);
   if (pre === true || pexe.startsWith("blob:")) return { url: wasmBeside(pexe) };
-  if (pre === "auto") {
+  if (pre === "auto" || isNexe(pexe)) {
     const wasm = wasmBeside(pexe);
     const r = await fetch(wasm, { method: "HEAD" }).catch(() => null);
     if (r?.ok && !/html/i.test(r.headers.get("content-type") ?? "")) return { url: wasm };
+  }
+  if (isNexe(pexe)) {
+    throw new Error(`${pexe} is a native x86-64 nexe, which is not translated in the browser: use \`pexe2wasm web\` (it writes ${wasmBeside(pexe).split("/").pop()} beside it)`);
   }
   return { url: pexe, pexeUrl: pexe };
 }

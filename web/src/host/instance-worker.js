@@ -340,8 +340,13 @@ async function init(m) {
   // The page starts the thread pool and keeps it full from then on (embed.js): everything
   // a thread worker's start needs is in this message, so no refill waits for this
   // worker's event loop. The module starts once the first workers are ready.
-  toPage({ t: TO_PAGE.THREADS, module, memory, hostSab, args: state.args });
-  await state.threadsReady;
+  // A module that never starts threads (a translated nexe: no wasi_thread_start) gets no
+  // pool, whose workers, instantiating it later, would write its data segments again over
+  // the running program's memory.
+  if (WebAssembly.Module.exports(module).some((e) => e.name === "wasi_thread_start")) {
+    toPage({ t: TO_PAGE.THREADS, module, memory, hostSab, args: state.args });
+    await state.threadsReady;
+  }
   toPage({ t: TO_PAGE.PROGRESS, what: "instantiate" });
   const instance = await WebAssembly.instantiate(module, cx.imports(module));
   cx.setExports(instance.exports);

@@ -86,6 +86,8 @@ pub struct Translated {
     pub wasm: Vec<u8>,
     /// Start address of each lifted function, in function-index order (after the helpers).
     pub functions: Vec<u32>,
+    /// A Pepper plugin's host heap (`__ppapi_alloc`'s room): its start and end.
+    pub host_heap: Option<(u32, u32)>,
 }
 
 /// The register names in x86's numbering (the exported globals' names).
@@ -526,6 +528,7 @@ impl Lifted {
         Ok(Translated {
             wasm: m.finish(),
             functions: self.functions.iter().map(|f| f.start).collect(),
+            host_heap: rt.filter(|r| r.heap > 0).map(|r| r.host_heap()),
         })
     }
 }
@@ -708,6 +711,8 @@ pub struct Program {
     /// `first_function` (a trap's wasm function index names its x86 function).
     pub starts: Vec<u32>,
     pub first_function: u32,
+    /// A Pepper plugin's host heap: its start and end (browser::for_browser's input).
+    pub host_heap: Option<(u32, u32)>,
 }
 
 /// The options [`translate_program`] translates `nexe` with (a Pepper plugin's glue for a
@@ -745,6 +750,7 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
     let first_function = lifted.fbase + 3;
     let t = lifted.assemble(&nexe.memory_image(), Some(nexe.info.entry), &options)?;
     Ok(Program {
+        host_heap: t.host_heap,
         starts: t.functions,
         first_function,
         wasm: t.wasm,
