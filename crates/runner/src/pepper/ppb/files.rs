@@ -173,16 +173,6 @@ fn ref_op(
     })
 }
 
-fn make_directory(
-    caller: &mut Caller<'_, Ctx>,
-    e: Entered<FileRef>,
-    flags: i32,
-) -> wasmtime::Result<i32> {
-    ref_op(caller, e, move |_, p| {
-        Completion::result(storage::make_directory(&p, flags))
-    })
-}
-
 fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     for (version, iface) in REF_VERSIONS.into_iter().enumerate() {
         linker.func_wrap(
@@ -245,37 +235,28 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             };
             s.resources().add(Resource::FileRef(parent))
         })?;
-        if version < 2 {
-            // 1.0 and 1.1 take a PP_Bool: with ancestors or not (never exclusive).
-            link_entered(
-                linker,
-                iface,
-                "MakeDirectory",
-                &FILE_REF,
-                |caller: &mut Caller<'_, Ctx>,
-                 e: Entered<FileRef>,
-                 (_, ancestors, _): (i32, i32, i32)|
-                 -> wasmtime::Result<i32> {
-                    let flags = if ancestors != 0 {
-                        storage::make_dir_flag::WITH_ANCESTORS
-                    } else {
-                        0
-                    };
-                    make_directory(caller, e, flags)
-                },
-            )?;
-        } else {
-            link_entered(
-                linker,
-                iface,
-                "MakeDirectory",
-                &FILE_REF,
-                |caller: &mut Caller<'_, Ctx>,
-                 e: Entered<FileRef>,
-                 (_, flags, _): (i32, i32, i32)|
-                 -> wasmtime::Result<i32> { make_directory(caller, e, flags) },
-            )?;
-        }
+        // 1.0 and 1.1 take a PP_Bool: with ancestors or not (never exclusive); 1.2 takes
+        // PP_MakeDirectoryFlags.
+        let takes_bool = version < 2;
+        link_entered(
+            linker,
+            iface,
+            "MakeDirectory",
+            &FILE_REF,
+            move |caller: &mut Caller<'_, Ctx>,
+                  e: Entered<FileRef>,
+                  (_, flags, _): (i32, i32, i32)|
+                  -> wasmtime::Result<i32> {
+                let flags = match (takes_bool, flags) {
+                    (true, 0) => 0,
+                    (true, _) => storage::make_dir_flag::WITH_ANCESTORS,
+                    (false, flags) => flags,
+                };
+                ref_op(caller, e, move |_, p| {
+                    Completion::result(storage::make_directory(&p, flags))
+                })
+            },
+        )?;
         link_entered(
             linker,
             iface,
