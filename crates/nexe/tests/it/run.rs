@@ -541,7 +541,10 @@ fn pepper_nexe_has_the_pexe_pepper_abi() {
     let module = pexe2wasm_ppapi::MODULE_EXPORTS.iter();
     let wanted = module.filter(|e| !pexe2wasm_ppapi::PEXE_ONLY_EXPORTS.contains(e));
     // ckauth names nacl-irt-thread: a threaded module, which threads start through
-    for e in ["_start", "memory", "wasi_thread_start"].iter().chain(wanted) {
+    for e in ["_start", "memory", "wasi_thread_start"]
+        .iter()
+        .chain(wanted)
+    {
         assert!(exports.iter().any(|x| x == e), "{e} is not exported");
     }
 }
