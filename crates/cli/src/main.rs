@@ -534,6 +534,12 @@ fn translate_nexe(name: &str, data: &[u8]) -> Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let p = translate_program(&nexe).map_err(|e| anyhow!("{e}"))?;
+    Ok(Some(noted_module(name, p)))
+}
+
+/// A translated nexe's module, after a note on the functions that do not lift (they trap
+/// when reached): how many, and the first one's instruction.
+fn noted_module(name: &str, p: pexe2wasm_nexe::x86_64::lift::Program) -> Vec<u8> {
     if let Some((_, first)) = p.not_lifted.first() {
         eprintln!(
             "note: {name}: {} of {} functions are not translated yet and trap if reached (the first: {first})",
@@ -541,7 +547,7 @@ fn translate_nexe(name: &str, data: &[u8]) -> Result<Option<Vec<u8>>> {
             p.functions
         );
     }
-    Ok(Some(p.wasm))
+    p.wasm
 }
 
 /// When `data` is a nexe (an ELF file), what `info` and `verify` say about it; another

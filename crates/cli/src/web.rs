@@ -120,14 +120,7 @@ pub fn nexe_plugin(name: &str, bytes: &[u8]) -> Result<Option<Vec<u8>>> {
         return Ok(None);
     };
     let p = p.map_err(|e| anyhow!("{e}"))?;
-    if let Some((_, first)) = p.not_lifted.first() {
-        eprintln!(
-            "note: {name}: {} of {} functions are not translated yet and trap if reached (the first: {first})",
-            p.not_lifted.len(),
-            p.functions
-        );
-    }
-    Ok(Some(p.wasm))
+    Ok(Some(crate::noted_module(name, p)))
 }
 
 /// A relative URL of a file inside the folder: no scheme, no `..`, no root.

@@ -508,20 +508,7 @@ fn conformance_on_the_command_line() {
     assert!(report.is_empty(), "{report}");
 }
 
-#[test]
-fn conformance_in_chromium() {
-    conformance_in(Browser::Chromium);
-}
-
-#[test]
-fn conformance_in_firefox() {
-    conformance_in(Browser::Firefox);
-}
-
-#[test]
-fn conformance_in_webkit() {
-    conformance_in(Browser::WebKit);
-}
+three_browsers!(conformance_in: conformance_in_chromium, conformance_in_firefox, conformance_in_webkit);
 
 /// Every case in one launch of `browser` (`pexe2wasm web`'s console page), compared with
 /// the expectation as the command line's is; the differences allowed are the browser's

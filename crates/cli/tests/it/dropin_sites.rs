@@ -162,9 +162,4 @@ fn page_sites_with_the_drop_in(browser: Browser) {
     );
 }
 
-both_browsers!(page_sites_with_the_drop_in: page_sites_with_the_drop_in_chromium, page_sites_with_the_drop_in_firefox);
-
-#[test]
-fn page_sites_with_the_drop_in_webkit() {
-    page_sites_with_the_drop_in(Browser::WebKit);
-}
+three_browsers!(page_sites_with_the_drop_in: page_sites_with_the_drop_in_chromium, page_sites_with_the_drop_in_firefox, page_sites_with_the_drop_in_webkit);

@@ -449,9 +449,4 @@ fn broken_pexe_drop_in(browser: Browser) {
     assert!(console_with(&report, &want) >= 1, "{want}\n{report:#}");
 }
 
-both_browsers!(broken_pexe_drop_in: broken_pexe_drop_in_chromium, broken_pexe_drop_in_firefox);
-
-#[test]
-fn broken_pexe_drop_in_webkit() {
-    broken_pexe_drop_in(Browser::WebKit);
-}
+three_browsers!(broken_pexe_drop_in: broken_pexe_drop_in_chromium, broken_pexe_drop_in_firefox, broken_pexe_drop_in_webkit);

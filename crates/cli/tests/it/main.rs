@@ -17,6 +17,18 @@ macro_rules! both_browsers {
     };
 }
 
+/// Three tests of one scenario: in Chromium, Firefox and WebKitGTK.
+macro_rules! three_browsers {
+    ($f:ident: $chromium:ident, $firefox:ident, $webkit:ident) => {
+        both_browsers!($f: $chromium, $firefox);
+
+        #[test]
+        fn $webkit() {
+            $f(Browser::WebKit);
+        }
+    };
+}
+
 mod cli_batch;
 mod cli_info;
 mod cli_interp;

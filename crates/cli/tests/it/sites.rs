@@ -820,12 +820,7 @@ fn our_apps(browser: Browser) {
     }
 }
 
-both_browsers!(our_apps: our_chrome_apps_in_chromium, our_chrome_apps_in_firefox);
-
-#[test]
-fn our_chrome_apps_in_webkit() {
-    our_apps(Browser::WebKit);
-}
+three_browsers!(our_apps: our_chrome_apps_in_chromium, our_chrome_apps_in_firefox, our_chrome_apps_in_webkit);
 
 const WINDOW: &str = "#pexe2wasm-desktop iframe.pexe2wasm-window-content";
 

@@ -1422,12 +1422,7 @@ fn fs_compat(browser: Browser) {
     }
 }
 
-both_browsers!(fs_compat: chrome_file_system_api_in_chromium, chrome_file_system_api_in_firefox);
-
-#[test]
-fn chrome_file_system_api_in_webkit() {
-    fs_compat(Browser::WebKit);
-}
+three_browsers!(fs_compat: chrome_file_system_api_in_chromium, chrome_file_system_api_in_firefox, chrome_file_system_api_in_webkit);
 
 /// Graphics3D and OpenGLES2 called one by one on a real WebGL 2 context
 /// (web/tests/browser/pages/harness.html, gl-harness-worker.js): shaders, programs, buffers, client-side

@@ -217,17 +217,4 @@ fn ckauth(browser: Browser) {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-#[test]
-fn ckauth_nexe_answers_its_messages_in_chromium() {
-    ckauth(Browser::Chromium);
-}
-
-#[test]
-fn ckauth_nexe_answers_its_messages_in_firefox() {
-    ckauth(Browser::Firefox);
-}
-
-#[test]
-fn ckauth_nexe_answers_its_messages_in_webkit() {
-    ckauth(Browser::WebKit);
-}
+three_browsers!(ckauth: ckauth_nexe_answers_its_messages_in_chromium, ckauth_nexe_answers_its_messages_in_firefox, ckauth_nexe_answers_its_messages_in_webkit);

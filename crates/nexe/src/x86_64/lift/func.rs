@@ -1270,12 +1270,7 @@ impl<'a> Em<'a> {
             }
             M::Cmpxchg => {
                 // flags of cmp acc, dst; equal: dst = src; else acc = dst
-                let acc = match w {
-                    1 => Register::AL,
-                    2 => Register::AX,
-                    4 => Register::EAX,
-                    _ => Register::RAX,
-                };
+                let acc = accumulator(w);
                 self.reg_read(ins, acc)?;
                 self.i().local_set(T0);
                 self.read(ins, 0, w)?;
@@ -1573,12 +1568,7 @@ impl<'a> Em<'a> {
             _ => {
                 // the destination becomes src where it equals the accumulator, which
                 // gets the old value otherwise; flags of cmp acc, old
-                let acc = match w {
-                    1 => Register::AL,
-                    2 => Register::AX,
-                    4 => Register::EAX,
-                    _ => Register::RAX,
-                };
+                let acc = accumulator(w);
                 self.reg_read(ins, acc)?;
                 self.i().local_set(T0);
                 self.read(ins, 1, w)?;
@@ -1635,12 +1625,7 @@ impl<'a> Em<'a> {
             M::Scasb | M::Scasw | M::Scasd | M::Scasq => (false, false, false, true),
             _ => return Err(LiftError::not_yet(ins, "string instruction")),
         };
-        let acc = match w {
-            1 => Register::AL,
-            2 => Register::AX,
-            4 => Register::EAX,
-            _ => Register::RAX,
-        };
+        let acc = accumulator(w);
         let rep = ins.has_rep_prefix() || ins.has_repne_prefix();
         if rep {
             self.open(BlockType::Empty, 0);
@@ -2047,12 +2032,7 @@ impl<'a> Em<'a> {
         let signed = m == Mnemonic::Imul;
         if ins.op_count() == 1 {
             // rdx:rax (ax for bytes) = rax * src
-            let acc = match w {
-                1 => Register::AL,
-                2 => Register::AX,
-                4 => Register::EAX,
-                _ => Register::RAX,
-            };
+            let acc = accumulator(w);
             self.reg_read(ins, acc)?;
             if signed {
                 self.sext(w);
@@ -2470,4 +2450,14 @@ fn dispatch(e: &mut Em<'_>) -> R {
         .i32_shr_u()
         .return_call_indirect(0, TY_LIFTED);
     Ok(())
+}
+
+/// The accumulator of width `w` bytes (al, ax, eax, rax).
+fn accumulator(w: u32) -> Register {
+    match w {
+        1 => Register::AL,
+        2 => Register::AX,
+        4 => Register::EAX,
+        _ => Register::RAX,
+    }
 }
