@@ -41,6 +41,9 @@ pub struct Options {
     pub runtime: bool,
     /// With the runtime: a Pepper plugin's imports, exports and adapters (`pepper.rs`).
     pub pepper: Option<Pepper>,
+    /// With the runtime: the PNaCl translator's compile interface, its deferred thread and
+    /// its object file (`translator.rs`).
+    pub translator: bool,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             stub_failures: false,
             runtime: false,
             pepper: None,
+            translator: false,
         }
     }
 }
@@ -121,6 +125,7 @@ fn lift_decoded(
             first: fbase + 3 + functions.len() as u32,
             image_top: 0,
             heap: 0,
+            translator: options.translator,
         };
         funcs.extend(rt.trampolines());
     }
@@ -206,6 +211,7 @@ impl Lifted {
             } else {
                 0
             },
+            translator: options.translator,
         });
         // Pepper's types follow the runtime's.
         let pepper_types = runtime::TY_CLOCK + 1;
@@ -283,6 +289,15 @@ impl Lifted {
             page_size_log2: None,
         });
         m.section(&mems);
+        if rt.is_some_and(|rt| rt.translator) {
+            // the deferred thread's exit (translator.rs)
+            let mut tags = wasm_encoder::TagSection::new();
+            tags.tag(wasm_encoder::TagType {
+                kind: wasm_encoder::TagKind::Exception,
+                func_type_idx: runtime::TY_START,
+            });
+            m.section(&tags);
+        }
 
         let mut globals = GlobalSection::new();
         let g = |t| GlobalType {
@@ -442,7 +457,7 @@ impl Lifted {
             data.active(
                 0,
                 &ConstExpr::i32_const(runtime::IRT_DATA),
-                runtime::irt_data(pepper.is_some()),
+                runtime::irt_data(pepper.is_some(), options.translator),
             );
         }
         if let Some(d) = pepper_data {
@@ -649,6 +664,7 @@ pub fn program_options(nexe: &Nexe<'_>) -> Options {
         runtime: true,
         pepper: matches!(nexe.info.app, crate::AppKind::Pepper { pre_1_0: false })
             .then(|| Pepper::new(&nexe.info.ppb_interfaces)),
+        translator: is_compile_translator(&nexe.info),
     }
 }
 
@@ -679,15 +695,22 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
 /// Whether `translate_program` gives a module our runtime runs: a static x86-64
 /// command-line program, pre-IRT (its syscalls go through the trampolines) or of the IRT
 /// era (it queries the interfaces through `AT_SYSINFO`; the 2011 libc falls back to the
-/// trampolines for the interfaces not answered). Pepper, SRPC, translators and
+/// trampolines for the interfaces not answered), a Pepper plugin, or PNaCl's compiler
+/// (Subzero, through the translator's compile interface). SRPC, the linker and
 /// libc-dynamic programs need more than the runtime gives.
 pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
     use crate::RuntimeAbi::*;
     info.arch == crate::Arch::X86_64
         && info.translation == Translation::Translatable
         && matches!(info.runtime_abi, PreIrt | EarlyIrt | StableIrt)
-        && matches!(
+        && (matches!(
             info.app,
             crate::AppKind::Cli | crate::AppKind::Pepper { pre_1_0: false }
-        )
+        ) || is_compile_translator(info))
+}
+
+/// Whether the nexe is PNaCl's compiler: it asks for the translator's compile interface.
+pub fn is_compile_translator(info: &crate::NexeInfo) -> bool {
+    matches!(&info.app, crate::AppKind::Translator { interface }
+        if interface.starts_with(super::translator::COMPILE_INTERFACE_PREFIX))
 }

@@ -31,9 +31,11 @@ pub const SYSCALL_SLOTS: u32 = 128;
 /// The main thread's stack.
 pub const STACK_SIZE: u32 = 8 << 20;
 /// Scratch memory of the runtime (iovecs, result words, the argv pointers).
-const SCRATCH: i32 = TRAMPOLINES as i32;
-const ARGV_TMP: i32 = SCRATCH + 0x100;
-const MAX_ARGS: i32 = (IRT_DATA - ARGV_TMP) / 4 - 1;
+pub(crate) const SCRATCH: i32 = TRAMPOLINES as i32;
+/// `argc` as WASI's `args_sizes_get` gave it.
+pub(crate) const ARGC: i32 = SCRATCH + 16;
+pub(crate) const ARGV_TMP: i32 = SCRATCH + 0x100;
+const MAX_ARGS: i32 = (super::translator::WORDS - ARGV_TMP) / 4 - 1;
 /// The IRT query function's address (`AT_SYSINFO`): the table slot after the syscall
 /// trampolines; the IRT functions' slots follow it.
 pub const IRT_QUERY: u32 = TRAMPOLINES + 32 * SYSCALL_SLOTS;
@@ -105,10 +107,10 @@ pub(crate) const IMPORTS: &[(&str, u32)] = &[
     ("random_get", TY_ARGS),
     ("poll_oneoff", TY_RW),
 ];
-const I_FD_WRITE: u32 = 0;
-const I_FD_READ: u32 = 1;
+pub(crate) const I_FD_WRITE: u32 = 0;
+pub(crate) const I_FD_READ: u32 = 1;
 const I_FD_CLOSE: u32 = 2;
-const I_PROC_EXIT: u32 = 3;
+pub(crate) const I_PROC_EXIT: u32 = 3;
 const I_ARGS_SIZES_GET: u32 = 4;
 const I_ARGS_GET: u32 = 5;
 const I_FD_SEEK: u32 = 6;
@@ -158,7 +160,7 @@ pub(crate) fn types(t: &mut wasm_encoder::TypeSection) {
         .function([ValType::I32, ValType::I64, ValType::I32], [ValType::I32]);
 }
 
-fn m32() -> MemArg {
+pub(crate) fn m32() -> MemArg {
     MemArg {
         offset: 0,
         align: 2,
@@ -166,7 +168,7 @@ fn m32() -> MemArg {
         ordering: None,
     }
 }
-fn m64() -> MemArg {
+pub(crate) fn m64() -> MemArg {
     MemArg { align: 3, ..m32() }
 }
 fn m8() -> MemArg {
@@ -183,6 +185,9 @@ pub(crate) struct Runtime {
     pub image_top: u32,
     /// The host heap above the stack (Pepper's `__ppapi_alloc`; 0 for other programs).
     pub heap: u32,
+    /// PNaCl's compiler: the compile interface, the deferred thread and the object file
+    /// (`translator.rs`).
+    pub translator: bool,
 }
 
 impl Runtime {
@@ -222,7 +227,12 @@ impl Runtime {
             v.push(adapter(|f| syscall(f, n)));
         }
         for k in irt_functions() {
-            v.push(adapter(|f| irt(f, k)));
+            let saved = if self.translator && k == FutexWait {
+                super::translator::SAVED_LOCALS
+            } else {
+                0
+            };
+            v.push(adapter_with(saved, |f| irt(f, k, self.translator)));
         }
         v
     }
@@ -234,11 +244,11 @@ impl Runtime {
         let mut f = Function::new([(5, ValType::I32)]);
         let top = self.initial_break() as i32;
         let mut s = f.instructions();
-        s.i32_const(SCRATCH + 16)
+        s.i32_const(ARGC)
             .i32_const(SCRATCH + 20)
             .call(I_ARGS_SIZES_GET)
             .drop();
-        s.i32_const(SCRATCH + 16).i32_load(m32()).local_set(argc);
+        s.i32_const(ARGC).i32_load(m32()).local_set(argc);
         s.local_get(argc)
             .i32_const(MAX_ARGS)
             .i32_gt_u()
@@ -351,9 +361,18 @@ impl Runtime {
 /// An adapter: pops the return address its call pushed, runs `body` (which leaves the
 /// i64 result), puts the result in `%rax` and returns to the caller's return address.
 fn adapter(body: impl FnOnce(&mut Function)) -> Function {
+    adapter_with(0, body)
+}
+
+/// An adapter with `saved` more i64 locals (from 10).
+fn adapter_with(saved: u32, body: impl FnOnce(&mut Function)) -> Function {
     // param 0: the return address; locals 1..=6 scratch i32, 7 and 8 scratch i64, 9 the
     // return address on the stack
-    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64), (1, ValType::I32)]);
+    let mut locals = vec![(6, ValType::I32), (2, ValType::I64), (1, ValType::I32)];
+    if saved > 0 {
+        locals.push((saved, ValType::I64));
+    }
+    let mut f = Function::new(locals);
     f.instructions()
         .global_get(G_RSP)
         .i32_wrap_i64()
@@ -618,8 +637,12 @@ enum Irt {
     ClockGettime,
     Random,
     Getpid,
+    /// `thread_create`: `EAGAIN`, but the translator's one deferred thread.
+    ThreadCreate,
     ThreadExit,
     FutexWait,
+    /// The translator's `serve_translate_request`.
+    ServeTranslate,
     FutexWake,
     /// `mutex_create`, `cond_create`: a fresh handle.
     Create,
@@ -662,7 +685,7 @@ const INTERFACES: &[(&str, &[Irt])] = &[
     ("nacl-irt-clock_get-0.1", &[ClockGetres, ClockGettime]),
     ("nacl-irt-random-0.1", &[Random]),
     ("nacl-irt-dev-getpid-0.1", &[Getpid]),
-    ("nacl-irt-thread-0.1", &[Ret(EAGAIN), ThreadExit, Ret(0)]),
+    ("nacl-irt-thread-0.1", &[ThreadCreate, ThreadExit, Ret(0)]),
     ("nacl-irt-futex-0.1", &[FutexWait, FutexWake]),
     (
         "nacl-irt-mutex-0.1",
@@ -674,6 +697,8 @@ const INTERFACES: &[(&str, &[Irt])] = &[
     ),
     ("nacl-irt-blockhook-0.1", &[Ret(0)]),
     ("nacl-irt-dyncode-0.1", &[Dyncode, Dyncode, Dyncode]),
+    // answered to PNaCl's compiler only (`irt_data`)
+    (super::translator::COMPILE_INTERFACE, &[ServeTranslate]),
 ];
 
 /// The interfaces' names the query answers.
@@ -705,7 +730,7 @@ fn irt_functions() -> Vec<Irt> {
 /// address; a zero name ends it), then the names and tables.
 ///
 /// A Pepper nexe's also answers `nacl-irt-ppapihook-0.1` with Pepper's first two slots.
-pub(crate) fn irt_data(pepper: bool) -> Vec<u8> {
+pub(crate) fn irt_data(pepper: bool, translator: bool) -> Vec<u8> {
     let funcs = irt_functions();
     let slot = |f: &Irt| IRT_QUERY + 32 * funcs.iter().position(|g| g == f).unwrap() as u32;
     let hook = super::pepper::Pepper::ppapihook_table(funcs.len() as u32);
@@ -720,8 +745,12 @@ pub(crate) fn irt_data(pepper: bool) -> Vec<u8> {
     let words = dyncode_words();
     let at = (DYNCODE_WORDS - IRT_DATA) as usize;
     d[at..at + words.len()].copy_from_slice(words.as_bytes());
+    let m = super::translator::messages();
+    let at = (super::translator::MESSAGES_AT - IRT_DATA) as usize;
+    d[at..at + m.len()].copy_from_slice(&m);
     let slots: Vec<(&str, Vec<u32>)> = INTERFACES
         .iter()
+        .filter(|(name, _)| translator || *name != super::translator::COMPILE_INTERFACE)
         .map(|(name, table)| (*name, table.iter().map(slot).collect()))
         .chain(pepper.then(|| ("nacl-irt-ppapihook-0.1", hook.to_vec())))
         .collect();
@@ -757,7 +786,7 @@ fn dyncode_words() -> String {
 }
 
 /// Pushes `%rdi`-like argument register `g` as an i32.
-fn a32(s: &mut InstructionSink<'_>, g: u32) {
+pub(crate) fn a32(s: &mut InstructionSink<'_>, g: u32) {
     s.global_get(g).i32_wrap_i64();
 }
 
@@ -822,7 +851,7 @@ pub(crate) fn clock_ns(s: &mut InstructionSink<'_>) {
 }
 
 /// Grows the memory to hold `[0, end)` (an i64 local): leaves 1 when it does.
-fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
+pub(crate) fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
     // pages needed = ceil(end / 64 KiB) - pages now
     s.local_get(end)
         .i64_const(0xffff)
@@ -846,8 +875,24 @@ fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
 }
 
 /// The body of IRT function `k`: leaves the i64 for `%rax`.
-fn irt(f: &mut Function, k: Irt) {
+fn irt(f: &mut Function, k: Irt, translator: bool) {
+    use super::translator as tr;
     let s = &mut f.instructions();
+    // the translator's object file and standard streams (translator.rs)
+    if translator && matches!(k, Write | Seek | Close) {
+        tr::is_object(s);
+        s.if_(BlockType::Result(ValType::I32));
+        match k {
+            Write => tr::object_write(s),
+            Seek => tr::object_seek(s),
+            _ => tr::object_close(s),
+        }
+        s.else_();
+        if k == Close {
+            tr::is_standard_stream(s);
+            s.if_(BlockType::Result(ValType::I32)).i32_const(0).else_();
+        }
+    }
     match k {
         Query => irt_query(s),
         Exit => {
@@ -1087,7 +1132,25 @@ fn irt(f: &mut Function, k: Irt) {
             a32(s, G_RDI);
             s.i32_const(1).i32_store(m32()).i32_const(0);
         }
+        ThreadCreate => {
+            if translator {
+                tr::thread_create(s);
+            } else {
+                s.i32_const(EAGAIN);
+            }
+        }
+        ServeTranslate => {
+            if translator {
+                tr::serve(s);
+                return;
+            }
+            // never in the directory
+            s.unreachable();
+        }
         ThreadExit => {
+            if translator {
+                tr::thread_exit(s);
+            }
             // the only thread: *stack_flag = 0, then the process ends
             a32(s, G_RDI);
             s.if_(BlockType::Empty);
@@ -1096,6 +1159,13 @@ fn irt(f: &mut Function, k: Irt) {
             s.i32_const(0).call(I_PROC_EXIT).unreachable();
         }
         FutexWait => {
+            if translator {
+                // the translator's deferred thread runs while this one would wait
+                tr::would_run_thread(s);
+                s.if_(BlockType::Result(ValType::I32));
+                tr::run_thread(s);
+                s.i32_const(0).else_();
+            }
             // futex_wait_abs(addr, value, abstime): nothing else could wake it
             a32(s, G_RDI);
             s.i32_load(m32());
@@ -1108,6 +1178,9 @@ fn irt(f: &mut Function, k: Irt) {
                 .i32_const(EDEADLK);
             a32(s, G_RDX);
             s.select().end();
+            if translator {
+                s.end();
+            }
         }
         FutexWake => {
             a32(s, G_RDX);
@@ -1142,6 +1215,12 @@ fn irt(f: &mut Function, k: Irt) {
         }
         Ret(e) => {
             s.i32_const(e);
+        }
+    }
+    if translator && matches!(k, Write | Seek | Close) {
+        s.end();
+        if k == Close {
+            s.end();
         }
     }
     s.i64_extend_i32_u();
