@@ -445,7 +445,8 @@ fn nassh_pepper_nexe_starts_and_refuses_a_bad_session() {
 /// PNaCl's compiler, Subzero (`pnacl-sz-x86_64.nexe`), runs on the runtime's translator
 /// compile interface: `pexe2wasm run` feeds it a corpus pexe on stdin and it writes an
 /// x86-64 ELF object to stdout with one function symbol in `.text` per function the pexe
-/// defines (our decoder's count and names). The converted module validates.
+/// defines (our decoder's count and names); a pexe too big for it without threads is a
+/// clear error. The converted module validates.
 #[test]
 fn subzero_translates_a_pexe_into_an_object_with_its_functions() {
     use object::{Object, ObjectSection, ObjectSymbol};
@@ -486,4 +487,21 @@ fn subzero_translates_a_pexe_into_an_object_with_its_functions() {
     want.sort();
     assert_eq!(want.len(), 32, "binji-puts defines 32 functions");
     assert_eq!(got, want);
+    // A pexe over Subzero's 256 KiB input queue needs threads: a clear error, not a hang.
+    let Some(big) = pexe2wasm_testkit::corpus::real_pexe("webpenc.pexe") else {
+        return;
+    };
+    assert!(big.len() > 256 << 10);
+    std::fs::write(&input, &big).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+        .args(["run", wasm.to_str().unwrap()])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        "translator: the pexe needs threads (over 256 KiB)\n"
+    );
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -1161,6 +1161,7 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
         FutexWait => {
             if translator {
                 // the translator's deferred thread runs while this one would wait
+                tr::deadlock(s);
                 tr::would_run_thread(s);
                 s.if_(BlockType::Result(ValType::I32));
                 tr::run_thread(s);

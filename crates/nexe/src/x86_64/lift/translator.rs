@@ -17,7 +17,7 @@
 //!   thread pointer, when the main thread would wait on a futex (its `join`, once the
 //!   input is all queued); its `thread_exit` throws the exception that ends the run. So a
 //!   pexe has to fit in the compiler's input queue (256 KiB), which its producer fills
-//!   without waiting.
+//!   without waiting; a bigger one ends with an error when the thread would wait.
 
 use super::func::TY_LIFTED;
 use super::runtime::{
@@ -54,17 +54,20 @@ const FDS: i32 = WORDS + 24;
 pub(crate) const MESSAGES_AT: i32 = IRT_DATA + 0x180;
 const PREFIX: &str = "translator: ";
 const NO_MEMORY: &str = "no memory for the object\n";
-const REFUSED: &str = "the compiler refused the input\n";
-const NO_INPUT: &str = "cannot read the pexe from stdin\n";
+const REFUSED: &str = "input refused\n";
+const NO_INPUT: &str = "cannot read stdin\n";
+const DEADLOCK: &str = "the pexe needs threads (over 256 KiB)\n";
 
 /// The messages' bytes (at [`MESSAGES_AT`]).
 pub(crate) fn messages() -> Vec<u8> {
-    [PREFIX, NO_MEMORY, REFUSED, NO_INPUT].concat().into_bytes()
+    [PREFIX, NO_MEMORY, REFUSED, NO_INPUT, DEADLOCK]
+        .concat()
+        .into_bytes()
 }
 
 fn message(m: &str) -> (i32, i32) {
     let mut at = MESSAGES_AT;
-    for w in [PREFIX, NO_MEMORY, REFUSED, NO_INPUT] {
+    for w in [PREFIX, NO_MEMORY, REFUSED, NO_INPUT, DEADLOCK] {
         if w == m {
             return (at, w.len() as i32);
         }
@@ -341,6 +344,26 @@ pub(crate) fn would_run_thread(s: &mut InstructionSink<'_>) {
         .i32_const(1)
         .i32_gt_u()
         .i32_and();
+}
+
+/// When the deferred thread itself would wait with no deadline: only the main thread, suspended below it,
+/// could wake it (Subzero's input queue is full before the input ends), so the program
+/// says so and exits 1 rather than wait forever.
+pub(crate) fn deadlock(s: &mut InstructionSink<'_>) {
+    a32(s, G_RDI);
+    s.i32_load(m32());
+    a32(s, G_RSI);
+    s.i32_eq()
+        .i32_const(THREAD)
+        .i32_load(m32())
+        .i32_const(1)
+        .i32_eq()
+        .i32_and();
+    // a timed wait times out instead
+    a32(s, G_RDX);
+    s.i32_eqz().i32_and().if_(BlockType::Empty);
+    fail(s, DEADLOCK);
+    s.end();
 }
 
 /// Runs the deferred thread to its exit, then restores the waiting thread's registers
