@@ -6,7 +6,10 @@
 //    reload when the page was not isolated; and Access-Control-Allow-Origin: * on the
 //    tab's fetches of .nmf and .pexe files, so that a page's manifest and pexe on another
 //    server that sends no CORS headers can be read by the page's host;
-//  - one dynamic rule: a top-level navigation to a .pexe or .nmf opens player.html.
+//  - one dynamic rule: a top-level navigation to a .pexe or .nmf opens player.html. In
+//    Firefox, whose extension pages get no shared memory, the player opens in place
+//    instead: the response becomes the player's document on the link's own origin,
+//    isolated there (playerInPlace, a blocking webRequest).
 "use strict";
 const api = globalThis.browser ?? globalThis.chrome;
 const dnr = api.declarativeNetRequest;
@@ -104,11 +107,72 @@ async function updatePlayerRule() {
   });
 }
 
-api.runtime.onInstalled.addListener(() => updatePlayerRule());
-api.runtime.onStartup?.addListener(() => updatePlayerRule());
-api.storage.onChanged.addListener((_, area) => {
-  if (area === "local") updatePlayerRule();
-});
+/** Escapes text for an HTML attribute or element. */
+const html = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** player-document.html (Firefox's build only): the console page, placeholders unfilled. */
+let playerDocument = null;
+
+/** Response headers a player in place drops: its own type, isolation and policy replace them. */
+const REPLACED = new Set([
+  "content-type",
+  "content-disposition",
+  "content-encoding",
+  "content-length",
+  "content-security-policy",
+  "cross-origin-opener-policy",
+  "cross-origin-embedder-policy",
+  "x-content-type-options",
+  "x-frame-options",
+]);
+
+/**
+ * Firefox: a top-level response for a .pexe or .nmf becomes the player's document, on the
+ * link's origin with COOP/COEP (isolated, so the module has shared memory there). Its
+ * <embed> names the link itself, which the page's host then fetches as any module.
+ */
+async function playerInPlace(d) {
+  if (!new RegExp(PLAYER_REGEX).test(d.url) || (d.statusCode !== 200 && d.statusCode !== 304)) return {};
+  const { disabledSites } = await settings();
+  if (disabledSites.includes(hostOf(d.url))) return {};
+  playerDocument ??= await fetch(api.runtime.getURL("player-document.html")).then((r) => r.text());
+  const name = decodeURIComponent(new URL(d.url).pathname.split("/").pop() || d.url);
+  const page = playerDocument
+    .replaceAll("{{TITLE}}", html(name))
+    .replaceAll("{{NMF}}", html(d.url))
+    .replaceAll("{{OPTIONS}}", html(api.runtime.getURL("options.html")));
+  const filter = api.webRequest.filterResponseData(d.requestId);
+  filter.ondata = () => {};
+  filter.onstop = () => {
+    filter.write(new TextEncoder().encode(page));
+    filter.close();
+  };
+  filter.onerror = () => console.warn(`pexe2wasm: the player for ${d.url} could not replace the response: ${filter.error}`);
+  console.info(`pexe2wasm: ${d.url} opens in the player, in place`);
+  const responseHeaders = (d.responseHeaders ?? []).filter((h) => !REPLACED.has(h.name.toLowerCase()));
+  responseHeaders.push(
+    { name: "Content-Type", value: "text/html; charset=utf-8" },
+    { name: "Cross-Origin-Opener-Policy", value: "same-origin" },
+    { name: "Cross-Origin-Embedder-Policy", value: "credentialless" },
+  );
+  return { responseHeaders };
+}
+
+const IN_PLACE = typeof api.webRequest?.filterResponseData === "function";
+if (IN_PLACE) {
+  api.webRequest.onHeadersReceived.addListener(playerInPlace, { urls: ["http://*/*", "https://*/*"], types: ["main_frame"] }, [
+    "blocking",
+    "responseHeaders",
+  ]);
+  // A redirect rule an earlier build left would take the link first.
+  api.runtime.onInstalled.addListener(() => dnr.updateDynamicRules({ removeRuleIds: [PLAYER_RULE] }));
+} else {
+  api.runtime.onInstalled.addListener(() => updatePlayerRule());
+  api.runtime.onStartup?.addListener(() => updatePlayerRule());
+  api.storage.onChanged.addListener((_, area) => {
+    if (area === "local") updatePlayerRule();
+  });
+}
 
 api.tabs.onRemoved.addListener((tab) => forgetTab(tab));
 // A tab that leaves the site where NaCl was found loses its rules.

@@ -26,6 +26,12 @@ async function load() {
 
 document.getElementById("save").addEventListener("click", async () => {
   const status = document.getElementById("status");
+  // Firefox's player links here, so pages may open this page; none may frame it and
+  // have a user's click change the settings unseen.
+  if (window.top !== window) {
+    status.textContent = "open the options in a tab of their own to change them";
+    return;
+  }
   const { map, error } = parseMap($("urlmap").value);
   if (error) {
     status.textContent = error;

@@ -7,6 +7,7 @@
 import "./advertise.js";
 import { TextInput } from "./ime.js";
 import { cursorCss, pageCall, setFullscreen, startAudio, startGamepads } from "./page-services.js";
+import { InOrder } from "./host/in-order.js";
 import { ThreadPool } from "./host/threads.js";
 import { mapUrl, urlMapOf } from "./host/io/urlmap.js";
 import { pageLoadId } from "./compat/sandbox-layout.js";
@@ -81,20 +82,29 @@ function note(text, level = "info") {
   console[level](`pexe2wasm: ${text}`);
 }
 
-/** The converted module's URL for a manifest: its pnacl-translate url, .pexe → .wasm. */
+/** The converted module's URL for a manifest: its program's url, .pexe (or .nexe) → .wasm. */
 export async function moduleUrl(nmfUrl) {
   return wasmBeside(await pexeUrl(nmfUrl));
 }
 
-/** The module `pexe2wasm web` writes beside the pexe at `url`: .pexe → .wasm. */
+/** The module `pexe2wasm web` writes beside the program at `url`: .pexe or .nexe → .wasm. */
 function wasmBeside(url) {
   const u = new URL(url);
   // A blob: URL names the converted module itself (the service's Run button makes one).
-  if (u.protocol !== "blob:") u.pathname = u.pathname.replace(/\.pexe$/i, "") + ".wasm";
+  if (u.protocol !== "blob:") u.pathname = u.pathname.replace(/\.[pn]exe$/i, "") + ".wasm";
   return u.href;
 }
 
-/** The pexe's URL for a manifest: its pnacl-translate url; a .pexe's URL is its own. */
+/** Whether `url` names a native (x86-64) nexe rather than a pexe. */
+function isNexe(url) {
+  return /\.nexe$/i.test(new URL(url).pathname);
+}
+
+/**
+ * The program's URL for a manifest: its pnacl-translate url; without one, the x86-64
+ * nexe's (`program["x86-64"].url`), whose module `pexe2wasm web` translates beforehand; a
+ * .pexe's URL is its own.
+ */
 export async function pexeUrl(nmfUrl) {
   if (/\.pexe$/i.test(new URL(nmfUrl, location.href).pathname)) return new URL(nmfUrl, location.href).href;
   const r = await fetch(nmfUrl);
@@ -105,8 +115,10 @@ export async function pexeUrl(nmfUrl) {
   } catch (e) {
     throw new Error(`${nmfUrl} is not a JSON manifest: ${e.message}`);
   }
-  const url = nmf?.program?.portable?.["pnacl-translate"]?.url;
+  const url = nmf?.program?.portable?.["pnacl-translate"]?.url ?? nmf?.program?.["x86-64"]?.url;
   if (typeof url !== "string") {
+    const native = Object.keys(nmf?.program ?? {}).filter((k) => k !== "portable");
+    if (native.length) throw new Error(`${nmfUrl} names native programs for ${native.join("/")} and no pexe: only an x86-64 nexe translates (with \`pexe2wasm web\`)`);
     throw new Error(`${nmfUrl} names no program.portable.pnacl-translate.url (the only entry a pexe has)`);
   }
   return new URL(url, new URL(nmfUrl, location.href)).href;
@@ -117,15 +129,19 @@ export async function pexeUrl(nmfUrl) {
  * config of `pexe2wasm web`'s pages says; the default when a page loads embed.js itself,
  * without pexe2wasm.js): the .wasm beside the pexe; false (pexe2wasm.js's default): the
  * pexe, converted in the browser; "auto": the .wasm when the server has it, else the pexe
- * converted. `{url}` or `{url, pexeUrl}`.
+ * converted. A native nexe is never translated in the browser: its .wasm, or an error
+ * that says how to make it. `{url}` or `{url, pexeUrl}`.
  */
-async function moduleSource(pexe, config) {
+export async function moduleSource(pexe, config) {
   const pre = config.preconverted ?? (globalThis.__pexe2wasmDropIn ? false : true);
   if (pre === true || pexe.startsWith("blob:")) return { url: wasmBeside(pexe) };
-  if (pre === "auto") {
+  if (pre === "auto" || isNexe(pexe)) {
     const wasm = wasmBeside(pexe);
     const r = await fetch(wasm, { method: "HEAD" }).catch(() => null);
     if (r?.ok && !/html/i.test(r.headers.get("content-type") ?? "")) return { url: wasm };
+  }
+  if (isNexe(pexe)) {
+    throw new Error(`${pexe} is a native x86-64 nexe, which is not translated in the browser: use \`pexe2wasm web\` (it writes ${wasmBeside(pexe).split("/").pop()} beside it)`);
   }
   return { url: pexe, pexeUrl: pexe };
 }
@@ -212,6 +228,13 @@ export class Instance {
     // Messages the module posts before its load event wait for it, as in Chrome (the
     // plugin held them until the instance was up).
     this.early = [];
+    // Messages come straight from each module thread's worker, so two threads' messages
+    // may reach the page out of the order they were posted in; each carries its place
+    // (MESSAGE_SEQ) and waits here for those before it, as Chrome's one channel kept them.
+    this.messages = new InOrder((data) => {
+      if (this.early) this.early.push(data);
+      else fire(el, "message", { data });
+    });
     // Not NaCl's: what pexe2wasm knows of the instance, for people and tests.
     this.info = { state: "loading", didCreate: null, missing: [] };
     Object.defineProperty(el, "pexe2wasm", { configurable: true, value: this.info });
@@ -581,8 +604,7 @@ export class Instance {
         if (!this.ended) this.pool?.starts();
         break;
       case TO_PAGE.MESSAGE:
-        if (this.early) this.early.push(m.data);
-        else fire(el, "message", { data: m.data });
+        this.messages.arrive(m.seq, m.data);
         break;
       case TO_PAGE.CONSOLE:
         console[["log", "info", "warn", "error"][m.level] ?? "log"](m.text);

@@ -43,8 +43,54 @@ pub fn manifest(firefox: bool) -> Result<Value> {
             "browser_specific_settings".into(),
             json!({ "gecko": { "id": GECKO_ID, "strict_min_version": "128.0" } }),
         );
+        // Firefox gives extension pages no shared memory, so a direct link to a pexe or
+        // manifest becomes the player in place, on its own origin and isolated there
+        // (background.js): that takes a blocking webRequest that rewrites the response.
+        // The player links to the options page, so a page may open (not frame) it.
+        let permissions = m["permissions"]
+            .as_array_mut()
+            .ok_or_else(|| anyhow!("web/extension/manifest.json: permissions is not a list"))?;
+        for p in [
+            "webRequest",
+            "webRequestBlocking",
+            "webRequestFilterResponse",
+        ] {
+            permissions.push(json!(p));
+        }
+        let shared = m["web_accessible_resources"][0]["resources"]
+            .as_array_mut()
+            .ok_or_else(|| anyhow!("web/extension/manifest.json: no web_accessible_resources"))?;
+        shared.push(json!("options.html"));
+        shared.push(json!(PLAYER_DOCUMENT));
     }
     Ok(m)
+}
+
+/// Firefox's player in place: the console page with the placeholders {{TITLE}} and {{NMF}}
+/// left for background.js, and no host scripts (the content scripts bring the host).
+pub const PLAYER_DOCUMENT: &str = "player-document.html";
+
+/// The document [`PLAYER_DOCUMENT`] holds.
+fn player_document() -> Result<String> {
+    let page = pexe2wasm_webhost::APP_PAGE
+        .replace("{{WIDTH}}", "640")
+        .replace("{{HEIGHT}}", "480");
+    let page = page
+        .replace("<script src=\"pexe2wasm-isolation.js\"></script>\n", "")
+        .replace(
+            &format!("{}\n", pexe2wasm_webhost::APP_PAGE_HOST_SCRIPTS),
+            "",
+        );
+    if page.contains("pexe2wasm/") || page.contains("pexe2wasm-isolation") {
+        return Err(anyhow!(
+            "web/templates/app.html: its host scripts are not the ones the extension replaces"
+        ));
+    }
+    // Where Firefox users reach the extension's settings from a pexe they opened.
+    Ok(page.replace(
+        "<p id=\"status\">",
+        "<p><a id=\"options\" href=\"{{OPTIONS}}\">pexe2wasm extension options</a></p>\n<p id=\"status\">",
+    ))
 }
 
 /// The player page and its console script, from the page `web` writes for a bare pexe.
@@ -91,6 +137,14 @@ pub fn write_extension(dir: &Path, firefox: bool) -> Result<Vec<String>> {
     let (html, script) = player_page()?;
     put(dir, &mut written, "player.html", html.as_bytes())?;
     put(dir, &mut written, "player-console.js", script.as_bytes())?;
+    if firefox {
+        put(
+            dir,
+            &mut written,
+            PLAYER_DOCUMENT,
+            player_document()?.as_bytes(),
+        )?;
+    }
     put_host_files(dir, &mut written)?;
     Ok(written)
 }

@@ -89,12 +89,20 @@ pub fn config_settings(
     Ok(settings)
 }
 
-/// A manifest's program: the pexe's URL as the manifest gives it.
+/// A manifest's program: the pexe's URL as the manifest gives it; without a pexe, the
+/// x86-64 nexe's (a native app of other architectures only is refused with its words).
 fn manifest_program(nmf: &[u8], name: &str) -> Result<String> {
     let v = pexe2wasm_nexe::native::parse_manifest(nmf)
         .with_context(|| format!("{name} is not a JSON manifest"))?;
     if let Some(app) = pexe2wasm_nexe::native::manifest_native_app(&v) {
-        bail!("{app}");
+        // The browser host reads `program["x86-64"]` (web/src/embed.js); glibc's dynamic
+        // apps (runnable-ld.so) keep the app's words.
+        return v
+            .pointer("/program/x86-64/url")
+            .and_then(|u| u.as_str())
+            .filter(|_| !app.dynamic)
+            .map(str::to_owned)
+            .ok_or_else(|| anyhow!("{app}"));
     }
     v.pointer("/program/portable/pnacl-translate/url")
         .and_then(|u| u.as_str())
@@ -102,6 +110,24 @@ fn manifest_program(nmf: &[u8], name: &str) -> Result<String> {
         .ok_or_else(|| {
             anyhow!("{name} names no program.portable.pnacl-translate.url (the entry of a pexe)")
         })
+}
+
+/// When `bytes` is a nexe: its module for the browser host when it is a static x86-64
+/// Pepper nexe (pexe2wasm_nexe's browser form), else what it is, as an error. `None` for
+/// anything else (a pexe).
+pub fn nexe_plugin(name: &str, bytes: &[u8]) -> Result<Option<Vec<u8>>> {
+    let Some(p) = pexe2wasm_nexe::x86_64::lift::browser::nexe_plugin(bytes) else {
+        return Ok(None);
+    };
+    let p = p.map_err(|e| anyhow!("{e}"))?;
+    if let Some((_, first)) = p.not_lifted.first() {
+        eprintln!(
+            "note: {name}: {} of {} functions are not translated yet and trap if reached (the first: {first})",
+            p.not_lifted.len(),
+            p.functions
+        );
+    }
+    Ok(Some(p.wasm))
 }
 
 /// A relative URL of a file inside the folder: no scheme, no `..`, no root.
@@ -146,10 +172,8 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         .ok_or_else(|| anyhow!("{}: not a file name", input.display()))?
         .to_owned();
     let bytes = fs::read(input).with_context(|| format!("{}: cannot read", input.display()))?;
-    // Native code is named before anything is written.
-    if let Some(native) = pexe2wasm_nexe::recognize(&bytes) {
-        bail!("{native}");
-    }
+    // A nexe given directly is translated (or named) before anything is written.
+    let nexe_module = nexe_plugin(&name, &bytes)?;
     fs::create_dir_all(args.out)
         .with_context(|| format!("{}: cannot create", args.out.display()))?;
     let is_nmf = name.to_ascii_lowercase().ends_with(".nmf");
@@ -159,7 +183,10 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         let rel = relative_inside(&url)?;
         let src = input.parent().unwrap_or(Path::new(".")).join(&rel);
         let pexe = fs::read(&src).with_context(|| {
-            format!("{}: cannot read the pexe the manifest names", src.display())
+            format!(
+                "{}: cannot read the program the manifest names",
+                src.display()
+            )
         })?;
         write(&args.out.join(&name), &bytes)?;
         (name.clone(), rel, pexe)
@@ -170,9 +197,14 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
             .unwrap_or("app")
             .to_owned();
         let nmf_name = format!("{stem}.nmf");
-        let nmf = serde_json::json!({
-            "program": { "portable": { "pnacl-translate": { "url": name } } }
-        });
+        // A nexe's manifest names it as Chrome's did, by architecture.
+        let nmf = if nexe_module.is_some() {
+            serde_json::json!({ "program": { "x86-64": { "url": name } } })
+        } else {
+            serde_json::json!({
+                "program": { "portable": { "pnacl-translate": { "url": name } } }
+            })
+        };
         write(
             &args.out.join(&nmf_name),
             serde_json::to_string_pretty(&nmf)?.as_bytes(),
@@ -180,8 +212,14 @@ pub fn write_folder(args: &WebArgs, convert: impl Fn(&[u8]) -> Result<Vec<u8>>) 
         (nmf_name, PathBuf::from(&name), bytes)
     };
     // A pexe given directly is named by the caller's context; one a manifest names, here.
-    let wasm = if is_nmf {
-        convert(&pexe).with_context(|| pexe_rel.display().to_string())?
+    let wasm = if let Some(wasm) = nexe_module {
+        wasm
+    } else if is_nmf {
+        let rel = pexe_rel.display().to_string();
+        match nexe_plugin(&rel, &pexe).with_context(|| rel.clone())? {
+            Some(wasm) => wasm,
+            None => convert(&pexe).with_context(|| rel.clone())?,
+        }
     } else {
         convert(&pexe)?
     };

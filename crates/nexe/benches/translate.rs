@@ -16,32 +16,13 @@ use pexe2wasm_nexe::x86_64::lift::{lift_nexe, program_options, translate_program
 use pexe2wasm_nexe::{inspect, Arch, Translation};
 use std::time::{Duration, Instant};
 
+mod common;
+
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let n: usize = args
-        .first()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(5)
-        .max(1);
-    let files: Vec<std::path::PathBuf> = if args.len() > 1 {
-        args[1..].iter().map(Into::into).collect()
-    } else {
-        let dir = pexe2wasm_testkit::corpus::nexe_corpus_dir();
-        pexe2wasm_testkit::corpus::NEXES
-            .iter()
-            .map(|f| dir.join(f))
-            .collect()
-    };
-    let (mut total_code, mut total_time) = (0u64, Duration::ZERO);
+    let (n, files) = common::args(5, pexe2wasm_testkit::corpus::NEXES);
+    let mut totals = common::Totals::default();
     for path in &files {
-        let Ok(bytes) = std::fs::read(path) else {
-            eprintln!(
-                "SKIPPED: {} not found; set PEXE2WASM_NEXE_CORPUS",
-                path.display()
-            );
+        let Some(bytes) = common::read(path) else {
             continue;
         };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -107,14 +88,7 @@ fn main() {
             lift.as_secs_f64() * 1e3,
             assemble.as_secs_f64() * 1e3,
         );
-        total_code += code;
-        total_time += mean;
+        totals.add(code, mean);
     }
-    if total_time > Duration::ZERO {
-        println!(
-            "all: {:.2} MB of code, {:.1} MB/s (mean, inspect + translate_program)",
-            total_code as f64 / 1e6,
-            total_code as f64 / 1e6 / total_time.as_secs_f64()
-        );
-    }
+    totals.print(1, "inspect + translate_program");
 }

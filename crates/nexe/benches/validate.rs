@@ -16,33 +16,20 @@ const DEFAULT: &[&str] = &[
     "naclports-gallery-sine_synth-x86_64.nexe",
 ];
 
+mod common;
+
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(10);
-    let files: Vec<std::path::PathBuf> = if args.len() > 1 {
-        args[1..].iter().map(Into::into).collect()
-    } else {
-        let dir = pexe2wasm_testkit::corpus::nexe_corpus_dir();
-        DEFAULT.iter().map(|f| dir.join(f)).collect()
-    };
-    let mut total_code = 0u64;
-    let mut total_time = Duration::ZERO;
+    let (n, files) = common::args(10, DEFAULT);
+    let mut totals = common::Totals::default();
     for path in &files {
-        let Ok(bytes) = std::fs::read(path) else {
-            eprintln!(
-                "SKIPPED: {} not found; set PEXE2WASM_NEXE_CORPUS",
-                path.display()
-            );
+        let Some(bytes) = common::read(path) else {
             continue;
         };
         let mut best = Duration::MAX;
         let mut sum = Duration::ZERO;
         let mut code = 0u64;
         let mut instructions = 0u64;
-        for _ in 0..n.max(1) {
+        for _ in 0..n {
             let t = Instant::now();
             let nexe = pexe2wasm_nexe::inspect(&bytes).expect("a nexe");
             let v = nexe.validate_x86_64().expect("an x86-64 nexe");
@@ -53,12 +40,12 @@ fn main() {
             best = best.min(dt);
             sum += dt;
         }
-        let mean = sum / n.max(1) as u32;
+        let mean = sum / n as u32;
         // The decoder alone (iced-x86 over the same code), for the share validation adds.
         let nexe = pexe2wasm_nexe::inspect(&bytes).expect("a nexe");
         let (base, text) = nexe.code().expect("a text segment");
         let mut decode_best = Duration::MAX;
-        for _ in 0..n.max(1) {
+        for _ in 0..n {
             let t = Instant::now();
             let mut d = iced_x86::Decoder::with_ip(64, &text, base as u64, 0);
             let mut i = iced_x86::Instruction::default();
@@ -86,14 +73,7 @@ fn main() {
             "  iced-x86 decoding alone: best {:.0} MB/s",
             mbs(decode_best)
         );
-        total_code += code;
-        total_time += mean;
+        totals.add(code, mean);
     }
-    if total_time > Duration::ZERO {
-        println!(
-            "all: {:.2} MB of code, {:.0} MB/s (mean, one thread, inspect + decode + validate)",
-            total_code as f64 / 1e6,
-            total_code as f64 / 1e6 / total_time.as_secs_f64()
-        );
-    }
+    totals.print(0, "one thread, inspect + decode + validate");
 }

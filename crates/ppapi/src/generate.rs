@@ -157,3 +157,91 @@ impl Description {
         s
     }
 }
+
+/// What the common entry check of a PPB call looks at, as Chrome's thunks
+/// (`ppapi/thunk/enter.h`) applied it: the `PP_Instance` the call is made on, the
+/// resource it is made on with that resource's type, and its completion callback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryFacts {
+    /// The wasm index of the first parameter when it is a `PP_Instance`.
+    pub instance: Option<usize>,
+    /// The wasm index of the first parameter when it is a `PP_Resource`, with the type the
+    /// interface's `IsX(PP_Resource)` names (`TCPSocket`, `FileIO`); `None` as the type
+    /// for an interface with no such function (`PPB_Core.AddRefResource` takes any).
+    pub resource: Option<(usize, Option<String>)>,
+    /// The wasm index of the completion callback and its kind.
+    pub callback: Option<(usize, CallbackKind)>,
+}
+
+impl crate::model::Interface {
+    /// The resource type an interface's calls are made on: `X` of its `IsX(PP_Resource)`.
+    pub fn resource_type(&self) -> Option<&str> {
+        self.functions.iter().find_map(|f| {
+            let rest = f.name.strip_prefix("Is")?;
+            let one = matches!(f.params.as_slice(), [p] if p.ty.text == "PP_Resource");
+            (one && f.ret.text == "PP_Bool").then_some(rest)
+        })
+    }
+}
+
+impl crate::model::Function {
+    /// The facts of this function's entry check (`iface`: its interface).
+    pub fn entry_facts(&self, iface: &crate::model::Interface) -> EntryFacts {
+        let first = usize::from(self.sret);
+        let ty = self.params.first().map(|p| p.ty.text.as_str());
+        EntryFacts {
+            instance: (ty == Some("PP_Instance")).then_some(first),
+            resource: (ty == Some("PP_Resource"))
+                .then(|| (first, iface.resource_type().map(str::to_string))),
+            callback: self.callback.map(|c| (c.wasm_param, c.kind)),
+        }
+    }
+}
+
+impl Description {
+    /// The command-line host's entry rules (written by crates/runner/build.rs into the
+    /// build's `OUT_DIR`): for every function of the `offered` PPB interfaces with an
+    /// instance, a resource or a callback, sorted by (interface, function), one
+    /// `(interface, function, EntryRule { .. })` of the host's `EntryRule` type.
+    pub fn rust_entry_rules(&self, offered: &[&str]) -> String {
+        let mut rows: Vec<(String, String, EntryFacts)> = Vec::new();
+        for i in &self.interfaces {
+            if i.kind != Kind::Ppb || !offered.contains(&i.name.as_str()) {
+                continue;
+            }
+            for f in &i.functions {
+                let e = f.entry_facts(i);
+                if e.instance.is_some() || e.resource.is_some() || e.callback.is_some() {
+                    rows.push((i.name.clone(), f.name.clone(), e));
+                }
+            }
+        }
+        rows.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "// {HEADER} crates/runner/build.rs\n// (pexe2wasm_ppapi::Description::rust_entry_rules).\n\
+             /// Each offered PPB function's entry facts, sorted by (interface, function).\n\
+             pub(crate) const ENTRY_RULES: &[(&str, &str, EntryRule)] = &["
+        );
+        for (iface, func, e) in rows {
+            let opt = |v: Option<usize>| v.map_or("None".to_string(), |i| format!("Some({i})"));
+            let resource = match e.resource {
+                None => "None".to_string(),
+                Some((at, None)) => format!("Some(({at}, None))"),
+                Some((at, Some(t))) => format!("Some(({at}, Some({t:?})))"),
+            };
+            let callback = match e.callback {
+                None => "None".to_string(),
+                Some((at, kind)) => format!("Some(({at}, CallbackKind::{kind:?}))"),
+            };
+            let _ = writeln!(
+                s,
+                "    ({iface:?}, {func:?}, EntryRule {{ instance: {}, resource: {resource}, callback: {callback} }}),",
+                opt(e.instance)
+            );
+        }
+        s.push_str("];\n");
+        s
+    }
+}

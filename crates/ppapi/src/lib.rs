@@ -33,9 +33,38 @@ mod table;
 use std::sync::OnceLock;
 
 pub use check::{HostFunction, HostMismatch};
-pub use generate::{js_signature, JS_CONTRACT_PATH, REGENERATE, RUST_CONTRACT_PATH};
+pub use generate::{js_signature, EntryFacts, JS_CONTRACT_PATH, REGENERATE, RUST_CONTRACT_PATH};
 pub use model::*;
 pub use parse::{parse, ParseError, ParseErrorKind};
+
+/// What a converted Pepper module exports for its host besides `_start` and its memory:
+/// the entry points through which the host calls PPP functions and callbacks, and the
+/// page allocator for the host's array buffers. A pexe's module exports all of them in
+/// this order; a nexe's all but [`PEXE_ONLY_EXPORTS`].
+pub const MODULE_EXPORTS: &[&str] = &[
+    "__ppp_call_v",
+    "__ppp_call_i_v",
+    "__ppp_call_i_i",
+    "__ppp_call_ii_v",
+    "__ppp_call_ii_i",
+    "__ppp_call_iii_v",
+    "__ppp_call_iii_i",
+    "__ppp_call_iidi_v",
+    "__ppp_initialize_module",
+    "__ppp_callbuf_i_i",
+    "__ppp_callbuf_ii_v",
+    "__ppp_callbuf_iii_v",
+    "__ppp_callbuf_iii_i",
+    "__ppp_callbuf_iiii_v",
+    "__ppp_callbuf_iiii_i",
+    "__ppapi_host_thread_slot",
+    "__ppapi_alloc",
+    "__ppapi_free",
+];
+
+/// The exports of [`MODULE_EXPORTS`] only the pexe runtime has (the slot of the browser
+/// host's own threads).
+pub const PEXE_ONLY_EXPORTS: &[&str] = &["__ppapi_host_thread_slot"];
 
 /// The description text, as embedded in the crate.
 pub const DESCRIPTION_TEXT: &str = include_str!("../interfaces.pepper");

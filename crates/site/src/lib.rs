@@ -284,6 +284,24 @@ fn reserved(p: &SitePath, packages: &[Package]) -> bool {
         })
 }
 
+/// A program's module: a pexe by the caller's converter; an x86-64 Pepper nexe translated
+/// here into the browser host's form (pexe2wasm_nexe's `lift::browser`), any other nexe
+/// named.
+fn convert_program(bytes: &[u8], convert: &Converter) -> Result<Module, String> {
+    match pexe2wasm_nexe::x86_64::lift::browser::nexe_plugin(bytes) {
+        None => convert(bytes),
+        Some(Err(e)) => Err(e.to_string()),
+        Some(Ok(p)) => Ok(Module {
+            wasm: p.wasm,
+            needs: format!(
+                "a Pepper (PPAPI) plugin translated from an x86-64 nexe ({} of {} functions translated)",
+                p.lifted, p.functions
+            ),
+            plugin: true,
+        }),
+    }
+}
+
 /// The site for `input` (module documentation).
 pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site, SiteError> {
     let tree = &input.tree;
@@ -307,7 +325,7 @@ pub fn build(input: &Input, opts: &Options, convert: &Converter) -> Result<Site,
             .collect();
         let result = done
             .entry(bytes.clone())
-            .or_insert_with(|| convert(&bytes).map(Arc::new))
+            .or_insert_with(|| convert_program(&bytes, convert).map(Arc::new))
             .clone();
         let target = scan::module_path(pexe);
         let mut report = ModuleReport {

@@ -65,6 +65,18 @@ pub fn scan(tree: &Tree) -> Scan {
             s.pexes.push(path.clone());
         }
     }
+    // The x86-64 nexes manifests name as their program are programs too.
+    for n in &s.nmfs {
+        if let Some(p) = &n.pnacl {
+            if !s.pexes.contains(p)
+                && tree
+                    .get(p)
+                    .is_some_and(|c| c.head(4).is_ok_and(|h| pexe2wasm_nexe::is_elf(&h)))
+            {
+                s.pexes.push(p.clone());
+            }
+        }
+    }
     for n in &s.nmfs {
         if let Some(problem) = &n.problem {
             s.warnings.push(format!("{}: {problem}", n.path));
@@ -109,9 +121,25 @@ fn read_nmf(tree: &Tree, path: &SitePath) -> Nmf {
         .map(|(arch, _)| arch)
         .collect();
     nmf.native_app = pexe2wasm_nexe::native::manifest_native_app(&v);
+    // Without a pexe, the x86-64 nexe is the program (the browser host reads
+    // `program["x86-64"]`, web/src/embed.js), when the site has it; glibc's dynamic apps
+    // stay native apps.
+    let nexe = v
+        .pointer("/program/x86-64/url")
+        .and_then(Value::as_str)
+        .filter(|u| {
+            nmf.native_app.as_ref().is_some_and(|a| !a.dynamic)
+                && path
+                    .join_url(u.split(['?', '#']).next().unwrap_or_default())
+                    .is_some_and(|p| tree.contains(&p))
+        });
+    if nexe.is_some() {
+        nmf.native_app = None;
+    }
     let url = v
         .pointer("/program/portable/pnacl-translate/url")
-        .and_then(Value::as_str);
+        .and_then(Value::as_str)
+        .or(nexe);
     match url {
         Some(url) => {
             nmf.pnacl_url = Some(url.to_owned());
@@ -134,10 +162,10 @@ fn read_nmf(tree: &Tree, path: &SitePath) -> Nmf {
     nmf
 }
 
-/// Where the host looks for the module of the pexe at `pexe` (web/src/embed.js:
-/// `.pexe` replaced by `.wasm`, or `.wasm` added).
+/// Where the host looks for the module of the pexe (or x86-64 nexe) at `pexe`
+/// (web/src/embed.js: `.pexe` or `.nexe` replaced by `.wasm`, or `.wasm` added).
 pub fn module_path(pexe: &SitePath) -> SitePath {
-    if pexe.ext() == "pexe" {
+    if pexe.ext() == "pexe" || pexe.ext() == "nexe" {
         pexe.with_ext("wasm")
     } else {
         SitePath::new(&format!("{pexe}.wasm")).unwrap_or_else(|_| pexe.with_ext("wasm"))

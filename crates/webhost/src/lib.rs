@@ -49,6 +49,7 @@ pub const HOST_FILES: &[(&str, &str)] = host_files![
     "host/context.js",
     "host/contract.js",
     "host/heap.js",
+    "host/in-order.js",
     "host/instance-worker.js",
     "host/io-worker.js",
     "host/io/loader.js",

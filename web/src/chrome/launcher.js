@@ -74,8 +74,19 @@ export async function loadPackage(baseURL, { fetchImpl = fetch, nav = navigator,
   if (kind === "hosted-app") {
     throw new LaunchFailure("A hosted app", `its pages were on the web (${manifest.app.launch?.web_url ?? "its urls"}), not in the package`);
   }
-  if (list && list.some((p) => /\.nexe$/i.test(p)) && !list.some((p) => /\.pexe$/i.test(p))) {
-    const nexes = list.filter((p) => /\.nexe$/i.test(p));
+  const nexes = list?.filter((p) => /\.nexe$/i.test(p)) ?? [];
+  // A nexe with its module beside it (`pexe2wasm web` translates x86-64 Pepper nexes; the
+  // module is the site's, not in the package's list) runs as a pexe does.
+  const translated = async () => {
+    const heads = nexes.map((p) =>
+      fetchImpl(new URL(p.replace(/\.nexe$/i, ".wasm"), baseURL).href, { method: "HEAD" }).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    );
+    return (await Promise.all(heads)).some(Boolean);
+  };
+  if (list && nexes.length && !list.some((p) => /\.pexe$/i.test(p)) && !(await translated())) {
     throw new LaunchFailure(
       "Only native NaCl modules",
       `this package ships ${nexes.length} .nexe file(s) (${nexes.slice(0, 3).join(", ")}${nexes.length > 3 ? ", …" : ""}) and no .pexe: those are machine code for one processor, and pexe2wasm converts portable (.pexe) modules only`,

@@ -8,12 +8,11 @@ import { Context, INSTANCE, MODULE, ThreadExit } from "./context.js";
 import { createEvent } from "./ppb/input.js";
 import { createView } from "./ppb/view.js";
 import { didCreateSpace, handleMessage, pppInterface } from "./ppp.js";
-import { ITEM_MESSAGE, post } from "./ppb/message_loop.js";
+import { createMainLoop, ITEM_MESSAGE, post } from "./ppb/message_loop.js";
 import { H } from "./ppb/messaging.js";
 import { openDocument } from "./ppb/url.js";
 import { PostedTasks } from "./posted.js";
-import { KIND } from "./resources.js";
-import { createSharedBlock, FULLSCREEN, HANDLER, MAIN_LOOP, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
+import { createSharedBlock, FULLSCREEN, HANDLER, NEXT_TID, SCREEN_H, SCREEN_W } from "./shared.js";
 import { Exit } from "./wasi.js";
 import { importedMemory } from "./wasm-info.js";
 import { convertedModule } from "../convert/converter.js";
@@ -122,7 +121,7 @@ function changeView(view) {
 /** `pexe2wasm_ppapi.start`: the start-up PPP calls, then the unwind. */
 function onStart(cx, init, _shutdown, gi) {
   const ex = cx.exports;
-  Atomics.store(cx.h, MAIN_LOOP, cx.res.create(KIND.MESSAGE_LOOP));
+  createMainLoop(cx);
   const r = ex.__ppp_initialize_module(init, MODULE);
   if (r !== 0) {
     end({ t: TO_PAGE.ERROR, error: `the app's PPP_InitializeModule failed (${r})` });
@@ -341,8 +340,13 @@ async function init(m) {
   // The page starts the thread pool and keeps it full from then on (embed.js): everything
   // a thread worker's start needs is in this message, so no refill waits for this
   // worker's event loop. The module starts once the first workers are ready.
-  toPage({ t: TO_PAGE.THREADS, module, memory, hostSab, args: state.args });
-  await state.threadsReady;
+  // A module that never starts threads (a translated nexe: no wasi_thread_start) gets no
+  // pool, whose workers, instantiating it later, would write its data segments again over
+  // the running program's memory.
+  if (WebAssembly.Module.exports(module).some((e) => e.name === "wasi_thread_start")) {
+    toPage({ t: TO_PAGE.THREADS, module, memory, hostSab, args: state.args });
+    await state.threadsReady;
+  }
   toPage({ t: TO_PAGE.PROGRESS, what: "instantiate" });
   const instance = await WebAssembly.instantiate(module, cx.imports(module));
   cx.setExports(instance.exports);

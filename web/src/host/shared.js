@@ -23,6 +23,7 @@ export const SCREEN_W = 20; // the screen's size in CSS pixels (from the page at
 export const SCREEN_H = 21;
 export const GAMEPAD_ON = 22; // 1 once the page has been asked to sample gamepads
 export const CREATOR = 23; // the app's PP_ThreadFunctions: thread_create, then thread_join (24)
+export const MESSAGE_SEQ = 25; // the next PostMessage's place in the page's order (ppb/messaging.js)
 export const HEAP_FREE = 32; // CLASSES words: heads of the size classes' free lists
 export const CLASSES = 12; // 16 B … 32 KiB
 export const POOL = 48; // POOL_SLOTS slots of 4 words: state, tid, arg, spare

@@ -51,6 +51,13 @@ test("the failure names the cause: no manifest, bad JSON, a theme, a hosted app,
   );
   const ok = await load({ "manifest.json": '{"name": "n", "app": {"background": {"scripts": ["b.js"]}}}', "pexe2wasm-files.json": '["a.nexe", "a.pexe"]' });
   assert.deepEqual(ok.files, ["a.nexe", "a.pexe"]);
+  // An x86-64 nexe whose module `pexe2wasm web` wrote beside it runs.
+  const nexe = await load({
+    "manifest.json": '{"name": "n", "app": {"background": {"scripts": ["b.js"]}}}',
+    "pexe2wasm-files.json": '["manifest.json", "x86-64/app.nexe", "x86-32/app.nexe", "app.nmf"]',
+    "x86-64/app.wasm": "\0asm",
+  });
+  assert.deepEqual(nexe.files, ["manifest.json", "x86-64/app.nexe", "x86-32/app.nexe", "app.nmf"]);
 });
 
 test("package kinds and icons", () => {

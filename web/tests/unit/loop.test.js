@@ -2,8 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { buildRegistry } from "../../src/host/context.js";
-import { LOOP, loopAt, post } from "../../src/host/ppb/message_loop.js";
-import { KIND } from "../../src/host/resources.js";
+import { createMainLoop, LOOP, loopAt, post } from "../../src/host/ppb/message_loop.js";
 import { MAIN_LOOP } from "../../src/host/shared.js";
 import { fakeInstance } from "./helpers.js";
 
@@ -21,7 +20,7 @@ function thread(tid) {
     callOnMainThread: (f, ud, r, d) => cx.calls.push(["main", f, ud, r, d]),
     releaseResource: (r) => cx.res.release(r),
   });
-  cx.h[MAIN_LOOP] = cx.res.create(KIND.MESSAGE_LOOP);
+  createMainLoop(cx);
   const reg = buildRegistry(cx);
   const fn = (name) => reg.get("PPB_MessageLoop;1.0", name).impl;
   return { cx, fn };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { buildRegistry } from "../../src/host/context.js";
+import { InOrder } from "../../src/host/in-order.js";
 import { handleMessage, PppFrames } from "../../src/host/ppp.js";
 import { LIVE_VARS } from "../../src/host/shared.js";
 import { fakeInstance } from "./helpers.js";
@@ -67,11 +68,53 @@ test("HandleMessage is given the message's reference: the app can keep it past t
   const { posted, console, live } = deliver([first, bytes.buffer, dict, last]);
   assert.deepEqual(console, [], "no PostMessage of a dead var");
   assert.equal(posted.length, 3, JSON.stringify(posted));
-  assert.deepEqual(posted[0], { t: "message", data: first });
+  assert.deepEqual(posted[0], { t: "message", data: first, seq: 0 });
   assert.equal(posted[1].t, "message");
   assert.ok(posted[1].data instanceof ArrayBuffer, `an array buffer: ${posted[1].data}`);
   assert.deepEqual(new Uint8Array(posted[1].data), bytes);
-  assert.deepEqual(posted[2], { t: "message", data: dict });
+  assert.deepEqual(posted[2], { t: "message", data: dict, seq: 2 });
   // The app released what it posted; it holds the last message, and nothing else is alive.
   assert.equal(live, 1);
+});
+
+test("two threads' messages reach the page's listener in the order they were posted", () => {
+  // Both threads' contexts share the host block, as every worker of an instance does; each
+  // posts to its own line, and the lines deliver in any order.
+  const main = fakeInstance();
+  const lines = [[], []];
+  const contexts = [main, { ...main }].map((cx, i) => {
+    const c = Object.assign(Object.create(Object.getPrototypeOf(cx)), cx, {
+      isMain: i === 0,
+      tid: i,
+      instance: 2,
+      toPage: (m) => lines[i].push(m),
+      console: () => assert.fail("no console line"),
+    });
+    return buildRegistry(c).get("PPB_Messaging;1.0", "PostMessage").impl;
+  });
+  const posts = [0, 1, 1, 0, 1, 0, 0, 1];
+  for (const [n, who] of posts.entries()) {
+    main.mem.setI32(4096, 3); // PP_VARTYPE_INT32
+    main.mem.setI32(4104, n);
+    contexts[who](2, 4096);
+  }
+  // The second thread's line arrives first, all of it, then the main thread's.
+  const got = [];
+  const page = new InOrder((data) => got.push(data));
+  for (const m of [...lines[1], ...lines[0]]) page.arrive(m.seq, m.data);
+  assert.deepEqual(got, posts.map((_, n) => n));
+  assert.equal(page.waiting.size, 0);
+});
+
+test("a numbered item waits for every one before it", () => {
+  const got = [];
+  const order = new InOrder((x) => got.push(x));
+  order.arrive(2, "c");
+  order.arrive(1, "b");
+  assert.deepEqual(got, [], "0 has not come");
+  order.arrive(0, "a");
+  assert.deepEqual(got, ["a", "b", "c"]);
+  order.arrive(4, "e");
+  order.arrive(3, "d");
+  assert.deepEqual(got, ["a", "b", "c", "d", "e"]);
 });

@@ -80,6 +80,37 @@ fn extension_writes_chromium_and_firefox_folders_and_refuses_a_foreign_one() {
     assert_eq!(c["background"]["service_worker"], "background.js");
     assert!(chromium.join("background.js").is_file());
     assert_eq!(f["background"]["scripts"][0], "background.js");
+    // Firefox's player in place: a blocking webRequest rewrites a direct link's response
+    // into the console page, whose host comes from the content scripts, not the page.
+    for p in [
+        "webRequest",
+        "webRequestBlocking",
+        "webRequestFilterResponse",
+    ] {
+        assert!(
+            f["permissions"].as_array().unwrap().contains(&json!(p)),
+            "{p}"
+        );
+        assert!(
+            !c["permissions"].as_array().unwrap().contains(&json!(p)),
+            "{p}"
+        );
+    }
+    let document = std::fs::read_to_string(firefox.join("player-document.html")).unwrap();
+    for part in [
+        "{{TITLE}}",
+        "src=\"{{NMF}}\"",
+        "id=\"options\" href=\"{{OPTIONS}}\"",
+        "id=\"app\"",
+        "<script>",
+    ] {
+        assert!(document.contains(part), "{part} in {document}");
+    }
+    assert!(
+        !document.contains("pexe2wasm/") && !document.contains("isolation"),
+        "{document}"
+    );
+    assert!(!chromium.join("player-document.html").exists());
     assert!(f["browser_specific_settings"]["gecko"]["id"].is_string());
     assert!(c.get("browser_specific_settings").is_none());
     // The host and the converter are the same files `host` writes.
@@ -247,24 +278,33 @@ fn extension_sites(browser: Browser) {
         json!({"wait": "window.got?.includes('hello from NaCl')", "ms": 120000}),
         json!({"eval": "crossOriginIsolated && window.__wm?.wombat === true && document.getElementById('wm-ipp').dataset.ready === '1'"}),
     ];
-    // A direct link to the pexe (the archive's id_ URL) opens the player. In Chromium its
-    // console talks to the module; Firefox gives extension pages no shared memory (they
-    // cannot be cross-origin isolated), so there the player says the module cannot start.
+    // A direct link to the pexe (the archive's id_ URL, served as octet-stream) opens the
+    // player, whose console talks to the module. Chromium redirects to the extension's
+    // player page; Firefox gives extension pages no shared memory, so there the response
+    // becomes the player in place, isolated on the link's own origin.
+    let pexe_link = format!("{base}/web/{TS}id_/http://nacl.example/demo/part2.pexe");
+    let (player_at, options) = if browser == Browser::Chromium {
+        (
+            format!("location.href.endsWith('/player.html?src={pexe_link}')"),
+            "'options.html'",
+        )
+    } else {
+        (
+            format!("location.href === '{pexe_link}' && crossOriginIsolated && document.contentType === 'text/html'"),
+            "document.getElementById('options').href",
+        )
+    };
     steps.extend([
-        json!({"goto": format!("{base}/web/{TS}id_/http://nacl.example/demo/part2.pexe"), "nowait": true}),
-        json!({"wait": format!("location.href.endsWith('/player.html?src={base}/web/{TS}id_/http://nacl.example/demo/part2.pexe') && document.getElementById('status')?.textContent !== 'loading…'"), "ms": 120000}),
+        json!({"goto": pexe_link, "nowait": true}),
+        json!({"wait": format!("{player_at} && document.getElementById('status')?.textContent !== 'loading…'"), "ms": 120000}),
+        json!({"wait": "document.getElementById('status').textContent === 'running'", "ms": 120000}),
+        json!({"eval": "(document.getElementById('message').value = 'hello', document.querySelector('#console button').click(), true)"}),
+        json!({"wait": "document.getElementById('log').textContent.includes('← hello from NaCl')"}),
     ]);
-    if browser == Browser::Chromium {
-        steps.extend([
-            json!({"wait": "document.getElementById('status').textContent === 'running'", "ms": 120000}),
-            json!({"eval": "(document.getElementById('message').value = 'hello', document.querySelector('#console button').click(), true)"}),
-            json!({"wait": "document.getElementById('log').textContent.includes('← hello from NaCl')"}),
-        ]);
-    }
     steps.extend([
         // The options page (opened from the player: Firefox's driver may not navigate to an
         // extension's page) turns localhost off: lpdevs there stays as the browser has it.
-        json!({"eval": "(location.href = 'options.html', true)"}),
+        json!({"eval": format!("(location.href = {options}, true)")}),
         json!({"wait": format!("document.body?.dataset.loaded === 'true' && (document.getElementById('disabled').value = 'localhost', document.getElementById('urlmap').value = {:?}, document.getElementById('save').click(), true)", url_map.join("\n"))}),
         json!({"wait": "document.getElementById('status').textContent === 'saved'"}),
         json!({"goto": format!("http://localhost:{port}{lpdevs_page}")}),

@@ -42,3 +42,4 @@ mod run_stdio;
 mod sites;
 mod stdout_buffer;
 mod web;
+mod web_nexe;

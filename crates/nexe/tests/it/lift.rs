@@ -168,8 +168,9 @@ const REGS: [&str; 16] = [
     "r14", "r15",
 ];
 
-/// Lifts `snippet` followed by `jmp *%r11` at [`BASE`] and instantiates it.
-fn lift(engine: &Engine, snippet: &[u8]) -> Result<Wasm, LiftError> {
+/// Lifts `snippet` followed by `jmp *%r11` at [`BASE`] (`threads`: as for a threaded
+/// program, locked instructions as wasm atomics); the module.
+fn lift_module(snippet: &[u8], threads: bool) -> Result<Vec<u8>, LiftError> {
     let mut code = snippet.to_vec();
     code.extend_from_slice(&[0x41, 0xff, 0xe3]); // jmp *%r11
     let opts = Options {
@@ -180,12 +181,18 @@ fn lift(engine: &Engine, snippet: &[u8]) -> Result<Wasm, LiftError> {
         runtime: false,
         pepper: None,
         translator: false,
+        threads,
     };
-    let t = translate_code(&code, BASE, &[BASE], &opts)?;
+    Ok(translate_code(&code, BASE, &[BASE], &opts)?.wasm)
+}
+
+/// Lifts `snippet` followed by `jmp *%r11` at [`BASE`] and instantiates it.
+fn lift(engine: &Engine, snippet: &[u8], threads: bool) -> Result<Wasm, LiftError> {
+    let wasm = lift_module(snippet, threads)?;
     wasmparser::Validator::new()
-        .validate_all(&t.wasm)
+        .validate_all(&wasm)
         .unwrap_or_else(|e| panic!("invalid module for {snippet:02x?}: {e}"));
-    let module = wasmtime::Module::new(engine, &t.wasm).expect("compile");
+    let module = wasmtime::Module::new(engine, &wasm).expect("compile");
     let mut store = Store::new(engine, ());
     let inst = Instance::new(&mut store, &module, &[]).expect("instantiate");
     let f = inst
@@ -287,12 +294,17 @@ fn form(name: impl Into<String>, bytes: Vec<u8>, defined: impl Fn(&Case) -> u64 
 
 /// Runs every form natively and lifted over [`CASES`] inputs each; returns the failures.
 fn check(forms: Vec<Form>) {
+    check_with(forms, false)
+}
+
+/// [`check`], lifted as for a threaded program or not.
+fn check_with(forms: Vec<Form>, threads: bool) {
     let engine = Engine::default();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut failures = Vec::new();
     let mut runs = 0;
     for f in &forms {
-        let mut w = match lift(&engine, &f.bytes) {
+        let mut w = match lift(&engine, &f.bytes, threads) {
             Ok(w) => w,
             Err(e) => {
                 failures.push(format!("{}: {e}", f.name));
@@ -1015,6 +1027,7 @@ fn run_called(
         runtime: false,
         pepper: None,
         translator: false,
+        threads: false,
     };
     let t = translate_code(code, BASE, known, &opts).expect("lifts");
     wasmparser::Validator::new()
@@ -1161,7 +1174,7 @@ fn what_is_not_translated_is_named_with_its_address() {
     ];
     let engine = Engine::default();
     for (bytes, words) in cases {
-        match lift(&engine, bytes) {
+        match lift(&engine, bytes, false) {
             Err(e @ LiftError::NotTranslatedYet { .. }) => assert_eq!(e.to_string(), *words),
             Err(e) => panic!("{words}: another error: {e}"),
             Ok(_) => panic!("{words}: lifted"),
@@ -1876,7 +1889,7 @@ fn cpuid_answers_the_fixed_cpu() {
     let engine = Engine::default();
     let code = asm(|a| a.cpuid());
     for leaf in [0u32, 1, 2, 7, 0x8000_0000, 0x8000_0001, 0x8000_0008] {
-        let mut w = lift(&engine, &code).unwrap();
+        let mut w = lift(&engine, &code, false).unwrap();
         let mut c = random_case(&mut Rng(u64::from(leaf) + 7));
         c.regs[0] = 0xdead_beef_0000_0000 | u64::from(leaf);
         let out = run_wasm(&mut w, &c);
@@ -1898,4 +1911,146 @@ fn cpuid_answers_the_fixed_cpu() {
     let l1 = CPUID.iter().find(|(l, _)| *l == 1).unwrap().1;
     assert_eq!(l1[3] >> 25 & 3, 3);
     assert_eq!(l1[2], 0);
+}
+
+/// Whether `wasm`'s code uses a wasm atomic instruction.
+fn uses_atomics(wasm: &[u8]) -> bool {
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        if let Ok(wasmparser::Payload::CodeSectionEntry(body)) = payload {
+            let mut ops = body.get_operators_reader().unwrap();
+            while !ops.eof() {
+                let op = ops.read().unwrap();
+                if format!("{op:?}").contains("Atomic") {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// With threads (shared memory), `lock`-prefixed read-modify-writes and `xchg` with
+/// memory lift as wasm atomics (`xchg`, `xadd` and `cmpxchg` as one atomic each, the
+/// others as a compare-exchange loop) and still match the CPU: registers, memory and
+/// flags, in every width. Without threads the same forms use no atomics.
+#[test]
+fn locked_instructions_lift_as_wasm_atomics_and_match_the_cpu() {
+    let mut forms = Vec::new();
+    type Defined = fn(&Case) -> u64;
+    let locked: [(&str, Defined); 10] = [
+        ("add", arith),
+        ("sub", arith),
+        ("adc", arith),
+        ("sbb", arith),
+        ("and", logic),
+        ("or", logic),
+        ("xor", logic),
+        ("xadd", arith),
+        ("cmpxchg", arith),
+        ("xchg", all),
+    ];
+    for (op, defined) in locked {
+        for w in [1u32, 2, 4, 8] {
+            let name = format!(
+                "{} [r15+0x100],{} ({w} bytes)",
+                op,
+                ["bl", "dx", "ecx", "rsi"][w.trailing_zeros() as usize]
+            );
+            let bytes = asm(|a| {
+                macro_rules! both {
+                    ($m:ident, $r:expr) => {
+                        match op {
+                            "add" => a.lock().add($m(r15 + 0x100), $r),
+                            "sub" => a.lock().sub($m(r15 + 0x100), $r),
+                            "adc" => a.lock().adc($m(r15 + 0x100), $r),
+                            "sbb" => a.lock().sbb($m(r15 + 0x100), $r),
+                            "and" => a.lock().and($m(r15 + 0x100), $r),
+                            "or" => a.lock().or($m(r15 + 0x100), $r),
+                            "xor" => a.lock().xor($m(r15 + 0x100), $r),
+                            "xadd" => a.lock().xadd($m(r15 + 0x100), $r),
+                            "cmpxchg" => a.lock().cmpxchg($m(r15 + 0x100), $r),
+                            _ => a.xchg($m(r15 + 0x100), $r),
+                        }
+                    };
+                }
+                match w {
+                    1 => both!(byte_ptr, bl),
+                    2 => both!(word_ptr, dx),
+                    4 => both!(dword_ptr, ecx),
+                    _ => both!(qword_ptr, rsi),
+                }
+            });
+            let mut f = form(name, bytes, defined);
+            if op == "cmpxchg" {
+                // it stores only when the accumulator equals the destination: half the time
+                f.fix = Box::new(move |c: &mut Case| {
+                    if c.regs[3] & 1 == 0 {
+                        let mut v = [0u8; 8];
+                        v[..w as usize].copy_from_slice(&c.mem[0x100..0x100 + w as usize]);
+                        c.regs[0] = u64::from_le_bytes(v);
+                    }
+                    true
+                });
+            }
+            forms.push(f);
+        }
+    }
+    forms.extend([
+        form(
+            "lock inc dword [r15+0x104]",
+            asm(|a| a.lock().inc(dword_ptr(r15 + 0x104))),
+            arith,
+        ),
+        form(
+            "lock dec word [r15+0x102]",
+            asm(|a| a.lock().dec(word_ptr(r15 + 0x102))),
+            arith,
+        ),
+        form(
+            "lock neg qword [r15+0x108]",
+            asm(|a| a.lock().neg(qword_ptr(r15 + 0x108))),
+            arith,
+        ),
+        form(
+            "lock not byte [r15+0x101]",
+            asm(|a| a.lock().not(byte_ptr(r15 + 0x101))),
+            all,
+        ),
+        form(
+            "lock add qword [r15+0x100],-5",
+            asm(|a| a.lock().add(qword_ptr(r15 + 0x100), -5)),
+            arith,
+        ),
+        form(
+            "lock bts dword [r15+0x104],3",
+            asm(|a| a.lock().bts(dword_ptr(r15 + 0x104), 3)),
+            |_: &Case| CF,
+        ),
+        form(
+            "lock btr qword [r15+0x100],63",
+            asm(|a| a.lock().btr(qword_ptr(r15 + 0x100), 63)),
+            |_: &Case| CF,
+        ),
+        form(
+            "lock btc word [r15+0x102],9",
+            asm(|a| a.lock().btc(word_ptr(r15 + 0x102), 9)),
+            |_: &Case| CF,
+        ),
+        form(
+            "xchg [rsp+8],rax",
+            asm(|a| a.xchg(qword_ptr(rsp + 8), rax)),
+            all,
+        ),
+        form("mfence", asm(|a| a.mfence()), all),
+    ]);
+    for f in &forms {
+        if f.name == "mfence" {
+            continue;
+        }
+        let threaded = lift_module(&f.bytes, true).expect("lifts");
+        assert!(uses_atomics(&threaded), "{}: no wasm atomic", f.name);
+        let plain = lift_module(&f.bytes, false).expect("lifts");
+        assert!(!uses_atomics(&plain), "{}: atomics without threads", f.name);
+    }
+    check_with(forms, true);
 }

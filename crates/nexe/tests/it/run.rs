@@ -25,8 +25,17 @@ struct Ran {
 }
 
 fn mem<'a>(c: &'a mut Caller<'_, Host>) -> (&'a mut [u8], &'a mut Host) {
-    let m = c.get_export("memory").unwrap().into_memory().unwrap();
-    m.data_and_store_mut(c)
+    match c.get_export("memory").unwrap() {
+        wasmtime::Extern::SharedMemory(m) => {
+            let data = m.data();
+            // SAFETY: these runs have one thread (thread-spawn fails), so nothing else
+            // touches the shared memory while a host function has it.
+            let bytes =
+                unsafe { std::slice::from_raw_parts_mut(data.as_ptr() as *mut u8, data.len()) };
+            (bytes, c.data_mut())
+        }
+        e => e.into_memory().unwrap().data_and_store_mut(c),
+    }
 }
 
 fn u32_at(m: &[u8], at: u32) -> u32 {
@@ -38,7 +47,9 @@ fn run(wasm: &[u8], args: &[&str]) -> Ran {
     wasmparser::Validator::new()
         .validate_all(wasm)
         .expect("the translated program validates");
-    let engine = Engine::default();
+    let mut config = wasmtime::Config::new();
+    config.shared_memory(true);
+    let engine = Engine::new(&config).expect("engine");
     let module = Module::new(&engine, wasm).expect("wasmtime compiles it");
     let mut linker: Linker<Host> = Linker::new(&engine);
     let w = "wasi_snapshot_preview1";
@@ -186,6 +197,30 @@ fn run(wasm: &[u8], args: &[&str]) -> Ran {
         ..Host::default()
     };
     let mut store = Store::new(&engine, host);
+    // A threaded program (it names `nacl-irt-thread`): its shared memory, and no threads
+    // (`thread-spawn` fails, as when a runtime has none to give).
+    let shared = module.imports().find_map(|i| match i.ty() {
+        wasmtime::ExternType::Memory(t) if t.is_shared() => Some(t),
+        _ => None,
+    });
+    if let Some(t) = shared {
+        let m = wasmtime::SharedMemory::new(&engine, t).expect("shared memory");
+        linker.define(&store, "env", "memory", m).unwrap();
+        linker
+            .func_wrap(
+                "wasi",
+                "thread-spawn",
+                |_: Caller<'_, Host>, _: i32| -> i32 { -1 },
+            )
+            .unwrap();
+        linker
+            .func_wrap(
+                "pexe2wasm",
+                "thread_exit",
+                |_: Caller<'_, Host>| -> wasmtime::Result<()> { wasmtime::bail!("thread_exit") },
+            )
+            .unwrap();
+    }
     let inst = linker
         .instantiate(&mut store, &module)
         .expect("instantiates");
@@ -389,6 +424,7 @@ fn query_module() -> Vec<u8> {
         runtime: true,
         pepper: None,
         translator: false,
+        threads: false,
     };
     translate_code(&query_program(), 0x20000, &[0x20000], &options)
         .expect("lifts")
@@ -425,7 +461,9 @@ fn irt_dyncode_says_not_translated_yet() {
 
 /// A static Pepper nexe translates into a module with the Pepper ABI of converted pexes
 /// (docs/PEPPER-ABI.md): the host imports, one import per function of each PPB interface
-/// it names with the description's wasm signature, and the `__ppp_*`/`__ppapi_*` exports.
+/// it names with the description's wasm signature, and the `__ppp_*`/`__ppapi_*` exports;
+/// it names `nacl-irt-thread`, so it is threaded as such a pexe is (a shared memory,
+/// wasi-threads, the host's `wait`).
 #[test]
 fn pepper_nexe_has_the_pexe_pepper_abi() {
     let Some(p) = program("ckauth-x86_64.nexe") else {
@@ -437,6 +475,7 @@ fn pepper_nexe_has_the_pexe_pepper_abi() {
     let d = pexe2wasm_ppapi::description();
     let mut types: Vec<wasmparser::FuncType> = Vec::new();
     let mut host = Vec::new();
+    let mut threads = Vec::new();
     let mut exports = Vec::new();
     let mut ppb = 0;
     for payload in wasmparser::Parser::new(0).parse_all(&p.wasm) {
@@ -450,10 +489,15 @@ fn pepper_nexe_has_the_pexe_pepper_abi() {
                 for i in r.into_imports() {
                     let i = i.unwrap();
                     let wasmparser::TypeRef::Func(t) = i.ty else {
+                        if let wasmparser::TypeRef::Memory(m) = i.ty {
+                            assert!(m.shared, "{}.{}", i.module, i.name);
+                            threads.push(format!("{}.{}", i.module, i.name));
+                        }
                         continue;
                     };
                     match i.module {
                         "pexe2wasm_ppapi" => host.push(i.name.to_string()),
+                        "wasi" | "pexe2wasm" => threads.push(format!("{}.{}", i.module, i.name)),
                         "wasi_snapshot_preview1" => {}
                         m => {
                             let iface = d.interface(m).unwrap_or_else(|| panic!("{m}"));
@@ -485,32 +529,23 @@ fn pepper_nexe_has_the_pexe_pepper_abi() {
             "get_interface",
             "register_thread_creator",
             "fill",
-            "done"
+            "done",
+            "wait"
         ]
+    );
+    assert_eq!(
+        threads,
+        ["wasi.thread-spawn", "pexe2wasm.thread_exit", "env.memory"]
     );
     // ckauth names 21 PPB interfaces, 126 functions in all
     assert_eq!(ppb, 126);
-    for e in [
-        "_start",
-        "memory",
-        "__ppp_initialize_module",
-        "__ppp_call_v",
-        "__ppp_call_i_v",
-        "__ppp_call_i_i",
-        "__ppp_call_ii_v",
-        "__ppp_call_ii_i",
-        "__ppp_call_iii_v",
-        "__ppp_call_iii_i",
-        "__ppp_call_iidi_v",
-        "__ppp_callbuf_i_i",
-        "__ppp_callbuf_ii_v",
-        "__ppp_callbuf_iii_v",
-        "__ppp_callbuf_iii_i",
-        "__ppp_callbuf_iiii_v",
-        "__ppp_callbuf_iiii_i",
-        "__ppapi_alloc",
-        "__ppapi_free",
-    ] {
+    let module = pexe2wasm_ppapi::MODULE_EXPORTS.iter();
+    let wanted = module.filter(|e| !pexe2wasm_ppapi::PEXE_ONLY_EXPORTS.contains(e));
+    // ckauth names nacl-irt-thread: a threaded module, which threads start through
+    for e in ["_start", "memory", "wasi_thread_start"]
+        .iter()
+        .chain(wanted)
+    {
         assert!(exports.iter().any(|x| x == e), "{e} is not exported");
     }
 }

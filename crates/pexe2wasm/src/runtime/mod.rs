@@ -64,27 +64,9 @@ pub const PEPPER_HOST: &str = "pexe2wasm_ppapi";
 /// (`emit/pepper.rs` writes it; `PPB_GetInterface` reads it).
 pub const PEPPER_DIRECTORY_OFFSET: u32 = 65536;
 /// Exports of the Pepper runtime that the output exports too: the PPP entry points and
-/// the page allocator for the host's array buffers.
-pub const PEPPER_EXPORTS: &[&str] = &[
-    "__ppp_call_v",
-    "__ppp_call_i_v",
-    "__ppp_call_i_i",
-    "__ppp_call_ii_v",
-    "__ppp_call_ii_i",
-    "__ppp_call_iii_v",
-    "__ppp_call_iii_i",
-    "__ppp_call_iidi_v",
-    "__ppp_initialize_module",
-    "__ppp_callbuf_i_i",
-    "__ppp_callbuf_ii_v",
-    "__ppp_callbuf_iii_v",
-    "__ppp_callbuf_iii_i",
-    "__ppp_callbuf_iiii_v",
-    "__ppp_callbuf_iiii_i",
-    "__ppapi_host_thread_slot",
-    "__ppapi_alloc",
-    "__ppapi_free",
-];
+/// the page allocator for the host's array buffers (`pexe2wasm_ppapi::MODULE_EXPORTS`, the
+/// list the nexe translator's Pepper modules export as well).
+pub const PEPPER_EXPORTS: &[&str] = pexe2wasm_ppapi::MODULE_EXPORTS;
 
 /// Size of the runtime's state page at `align_up(__heap_base, 64 KiB)`.
 pub const STATE_BYTES: u32 = 65536;

@@ -89,3 +89,67 @@ fn rust_contract_matches_the_description() {
     assert_eq!(contract::pp_vartype::RESOURCE, 10);
     assert_eq!(contract::pp_inputevent_type::UNDEFINED, -1);
 }
+
+#[test]
+fn entry_facts_say_where_the_instance_resource_and_callback_are() {
+    use pexe2wasm_ppapi::{CallbackKind, EntryFacts};
+    let d = description();
+    let facts = |i: &str, f: &str| {
+        let iface = d.interface(i).unwrap();
+        iface.function(f).unwrap().entry_facts(iface)
+    };
+    let cases = [
+        (
+            ("PPB_TCPSocket;1.1", "Bind"),
+            EntryFacts {
+                instance: None,
+                resource: Some((0, Some("TCPSocket".into()))),
+                callback: Some((2, CallbackKind::Completion)),
+            },
+        ),
+        (
+            // The struct result's hidden pointer comes first.
+            ("PPB_MouseInputEvent;1.1", "GetPosition"),
+            EntryFacts {
+                instance: None,
+                resource: Some((1, Some("MouseInputEvent".into()))),
+                callback: None,
+            },
+        ),
+        (
+            // PPB_Core has no IsX: its resources are of any type.
+            ("PPB_Core;1.0", "AddRefResource"),
+            EntryFacts {
+                instance: None,
+                resource: Some((0, None)),
+                callback: None,
+            },
+        ),
+        (
+            ("PPB_Core;1.0", "CallOnMainThread"),
+            EntryFacts {
+                instance: None,
+                resource: None,
+                callback: Some((1, CallbackKind::Schedules)),
+            },
+        ),
+        (
+            ("PPB_FileIO;1.0", "Create"),
+            EntryFacts {
+                instance: Some(0),
+                resource: None,
+                callback: None,
+            },
+        ),
+    ];
+    for ((i, f), want) in cases {
+        assert_eq!(facts(i, f), want, "{i} {f}");
+    }
+    let rules = d.rust_entry_rules(hosts::CLI);
+    assert!(
+        rules.contains("    (\"PPB_FileIO;1.0\", \"Read\", EntryRule { instance: None, resource: Some((0, Some(\"FileIO\"))), callback: Some((4, CallbackKind::Completion)) }),\n"),
+        "{rules}"
+    );
+    // Only what the host offers.
+    assert!(!rules.contains("PPB_Audio;"), "{rules}");
+}

@@ -50,7 +50,7 @@ use crate::{Process, RunOptions};
 use resources::Resources;
 use var::VarStore;
 
-pub use ppb::OFFERED;
+pub use ppb::{entered_calls, OFFERED};
 
 /// The module id handed to `PPP_InitializeModule`.
 pub const MODULE: i32 = 1;

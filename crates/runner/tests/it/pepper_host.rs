@@ -108,3 +108,59 @@ fn the_check_catches_a_wrong_signature_and_a_missing_function() {
     );
     assert!(text.len() >= 2, "{text:?}");
 }
+
+/// Calls with a completion callback that keep an entry of their own, and why.
+const OWN_ENTRY: &[(&str, &str, &str)] = &[
+    (
+        "PPB_Graphics2D;1.0",
+        "Flush",
+        "finds the context and marks its flush pending under one lock",
+    ),
+    (
+        "PPB_Graphics2D;1.1",
+        "Flush",
+        "finds the context and marks its flush pending under one lock",
+    ),
+    (
+        "PPB_Graphics2D;1.2",
+        "Flush",
+        "finds the context and marks its flush pending under one lock",
+    ),
+];
+
+#[test]
+fn calls_with_a_completion_callback_take_the_generated_entry_check() {
+    // Linking the host records which calls went through the common check.
+    registered_ppb_functions();
+    let entered = pexe2wasm_runner::pepper::entered_calls();
+    let d = description();
+    let mut wrong = Vec::new();
+    for name in OFFERED {
+        let iface = d.interface(name).unwrap();
+        for f in &iface.functions {
+            let completion = matches!(
+                f.callback,
+                Some(c) if c.kind == pexe2wasm_ppapi::CallbackKind::Completion
+            );
+            let is_entered = entered.contains(&(iface.name.as_str(), f.name.as_str()));
+            let own = OWN_ENTRY
+                .iter()
+                .any(|(i, n, _)| *i == iface.name && *n == f.name);
+            match (completion, is_entered, own) {
+                (true, false, false) => wrong.push(format!("{name} {}: not entered", f.name)),
+                (_, true, true) => {
+                    wrong.push(format!("{name} {}: entered, yet listed as own", f.name))
+                }
+                (false, true, _) => {
+                    wrong.push(format!("{name} {}: entered without a callback", f.name))
+                }
+                _ => {}
+            }
+        }
+    }
+    for (i, n, _) in OWN_ENTRY {
+        assert!(OFFERED.contains(i), "{i} {n}: listed but not offered");
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(entered.len() > 30, "only {} calls entered", entered.len());
+}

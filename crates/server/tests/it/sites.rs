@@ -155,3 +155,68 @@ fn bad_packages_are_400_problems_naming_the_entry() {
     }
     assert_eq!(post(b"x".to_vec(), "text/html").status(), 415);
 }
+
+/// A Chrome app whose manifest names an x86-64 nexe and no pexe (the ckauth dump of the
+/// nexe corpus, its nexe where its manifest says): the site has the nexe's browser module
+/// beside it, valid and importing a shared memory, and the service serves it.
+#[test]
+fn a_package_of_an_x86_64_pepper_nexe_gets_its_module() {
+    let (Some(nexe), Some(_)) = (
+        corpus::real_nexe("ckauth-x86_64.nexe"),
+        corpus::real_nexe("ckauth-x86_64/manifest.json"),
+    ) else {
+        return;
+    };
+    let dir = corpus::nexe_corpus_dir().join("ckauth-x86_64");
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e
+                    .path()
+                    .strip_prefix(&dir)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_owned();
+                files.push((rel, std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    files.push(("newlib/Release/ckauth_x86_64.nexe".into(), nexe));
+    let s = Server::start(&[]);
+    let c = Client::new();
+    let r = c
+        .post(s.url("/v1/site"))
+        .header("content-type", "application/zip")
+        .body(zip_of(&files, None))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["x-site-runs"],
+        "true",
+        "{:?}",
+        r.headers()["x-site-summary"]
+    );
+    let url = r.headers()["x-site-url"].to_str().unwrap().to_owned();
+    let site = read_zip(&r.bytes().unwrap());
+    let wasm = &site["newlib/Release/ckauth_x86_64.wasm"];
+    wasmparser::Validator::new().validate_all(wasm).unwrap();
+    let shared = wasmparser::Parser::new(0).parse_all(wasm).any(|p| {
+        matches!(p, Ok(wasmparser::Payload::ImportSection(r)) if r.clone().into_imports().any(|i| {
+            matches!(i, Ok(i) if i.name == "memory" && matches!(i.ty, wasmparser::TypeRef::Memory(t) if t.shared))
+        }))
+    });
+    assert!(shared, "the module imports a shared memory");
+    let base = &url[..url.rfind('/').unwrap() + 1];
+    let m = c
+        .get(s.url(&format!("{base}newlib/Release/ckauth_x86_64.wasm")))
+        .send()
+        .unwrap();
+    assert_eq!(m.headers()["content-type"], "application/wasm");
+    assert_eq!(&m.bytes().unwrap()[..], &wasm[..]);
+}

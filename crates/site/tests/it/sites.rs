@@ -353,3 +353,74 @@ fn native_apps_say_they_are_native() {
     );
     assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing was converted");
 }
+
+/// An app whose manifest names an x86-64 nexe and no pexe, with the nexe where it says (the
+/// ckauth dump of the nexe corpus, its nexe put beside its manifest): the nexe is
+/// translated here into the browser host's module, beside it where the host looks
+/// (`.nexe` → `.wasm`), and the app runs; the caller's pexe converter is not called. A
+/// file there that is no nexe is named as what it is.
+#[test]
+fn an_app_with_an_x86_64_nexe_gets_its_module() {
+    let stand_in = zip_of(&[
+        ("index.html", b"<embed type=application/x-nacl src=n.nmf>"),
+        (
+            "n.nmf",
+            br#"{"program":{"x86-64":{"url":"n_x86_64.nexe"}}}"#,
+        ),
+        ("n_x86_64.nexe", b"\x7fELF stand-in"),
+    ]);
+    let calls = AtomicUsize::new(0);
+    let input = open_archive(&stand_in, "n.zip", &Limits::default()).unwrap();
+    let site = build(&input, &Options::default(), &fake(&calls)).unwrap();
+    let r = &site.report;
+    assert!(!r.runs);
+    assert!(r.native.is_empty(), "{:?}", r.native);
+    assert_eq!(r.modules[0].pexe.as_str(), "n_x86_64.nexe");
+    let e = r.modules[0].error.as_deref().unwrap_or_default();
+    assert!(e.starts_with("an ELF file, not a pexe"), "{e}");
+
+    let (Some(nexe), Some(nmf)) = (
+        pexe2wasm_testkit::corpus::real_nexe("ckauth-x86_64.nexe"),
+        pexe2wasm_testkit::corpus::real_nexe("ckauth-x86_64/newlib/Release/ckauth.nmf"),
+    ) else {
+        return;
+    };
+    let app = zip_of(&[
+        (
+            "index.html",
+            b"<embed type=application/x-nacl src=newlib/Release/ckauth.nmf>",
+        ),
+        ("newlib/Release/ckauth.nmf", &nmf),
+        ("newlib/Release/ckauth_x86_64.nexe", &nexe),
+    ]);
+    let input = open_archive(&app, "ckauth.zip", &Limits::default()).unwrap();
+    let site = build(&input, &Options::default(), &fake(&calls)).unwrap();
+    let r = &site.report;
+    assert!(r.runs, "{}", r.summary);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "the pexe converter was not called"
+    );
+    let m = &r.modules[0];
+    assert_eq!(m.pexe.as_str(), "newlib/Release/ckauth_x86_64.nexe");
+    assert_eq!(
+        m.module.as_ref().map(|p| p.as_str()),
+        Some("newlib/Release/ckauth_x86_64.wasm")
+    );
+    assert!(m.plugin);
+    assert_eq!(m.manifests[0].as_str(), "newlib/Release/ckauth.nmf");
+    let wasm = site
+        .files
+        .get(m.module.as_ref().unwrap())
+        .unwrap()
+        .read()
+        .unwrap();
+    wasmparser::Validator::new().validate_all(&wasm).unwrap();
+    let shared = wasmparser::Parser::new(0).parse_all(&wasm).any(|p| {
+        matches!(p, Ok(wasmparser::Payload::ImportSection(r)) if r.clone().into_imports().any(|i| {
+            matches!(i, Ok(i) if i.name == "memory" && matches!(i.ty, wasmparser::TypeRef::Memory(t) if t.shared))
+        }))
+    });
+    assert!(shared, "the module imports a shared memory");
+}

@@ -7,6 +7,7 @@
 import { FIELDS, KIND } from "../resources.js";
 import { now } from "../clock.js";
 import { PP_ERROR as E } from "../contract.js";
+import { MAIN_LOOP } from "../shared.js";
 
 // State words of a loop (after FIELDS).
 export const LOOP = { TID: 0, QADDR: 1, QCAP: 2, QLEN: 3, QUIT: 4, DESTROYED: 5, RUNNING: 6, WAKE: 7 };
@@ -16,6 +17,17 @@ export const ITEM_CALL = 0; // func(user_data, result)
 export const ITEM_MESSAGE = 1; // a Messaging 1.2 handler's HandleMessage(instance, user_data, &var)
 export const ITEM_FINISH = 2; // the IO worker's answer to request `func`: result, payload (addr, len)
 
+
+/**
+ * Creates the main thread's loop and publishes it (MAIN_LOOP): attached to thread 0 from
+ * the start, as Chrome's is_main_thread_loop_, so the rules below need no special case.
+ */
+export function createMainLoop(cx) {
+  const res = cx.res.create(KIND.MESSAGE_LOOP);
+  cx.h[loopAt(cx, res) + LOOP.TID] = 1; // thread 0, stored as tid + 1
+  Atomics.store(cx.h, MAIN_LOOP, res);
+  return res;
+}
 
 /** The base of a live loop's state words, or -1. */
 export function loopAt(cx, res) {
@@ -79,8 +91,7 @@ function run(cx, res) {
   // As Chrome's MessageLoopResource::Run: a loop not current on this thread first (the
   // main thread's is current there from the start), then the main loop, which the browser
   // runs, or one already running.
-  const current = cx.isMain ? res === cx.mainLoop() : h[b + LOOP.TID] === cx.tid + 1;
-  if (!current) return E.WRONG_THREAD;
+  if (h[b + LOOP.TID] !== cx.tid + 1) return E.WRONG_THREAD;
   if (cx.isMain || h[b + LOOP.RUNNING]) return E.INPROGRESS;
   h[b + LOOP.RUNNING] = 1;
   for (;;) {
@@ -153,8 +164,8 @@ export function register(reg, cx) {
     cx.vars.locked(() => {
       const b = loopAt(cx, res);
       if (b < 0) return E.BADRESOURCE;
-      // The main thread's loop is attached from the start (Chrome's is_main_thread_loop_).
-      if (res === cx.mainLoop() || cx.isMain || cx.currentLoop || cx.h[b + LOOP.TID] !== 0) return E.INPROGRESS;
+      // The main thread's loop is attached from the start (createMainLoop).
+      if (cx.isMain || cx.currentLoop || cx.h[b + LOOP.TID] !== 0) return E.INPROGRESS;
       cx.h[b + LOOP.TID] = cx.tid + 1;
       cx.currentLoop = res;
       // The loop belongs to this thread now: a reference of its own keeps it.

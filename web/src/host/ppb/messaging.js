@@ -1,9 +1,10 @@
 // PPB_Messaging;1.0/1.2 and PPB_Console;1.0: messages and console lines to the page,
 // posted from whichever thread makes the call, straight to the page (each worker has its
-// own port to it), as Chrome delivered them whatever the main thread was doing.
+// own port to it), as Chrome delivered them whatever the main thread was doing. Messages
+// carry a sequence number so the page delivers them in the order they were posted.
 
 import { VarError } from "../vars.js";
-import { HANDLER } from "../shared.js";
+import { HANDLER, MESSAGE_SEQ } from "../shared.js";
 import { LOOP, loopAt, post as postToLoop } from "./message_loop.js";
 import { PP_ERROR as E } from "../contract.js";
 import { TO_PAGE } from "../protocol.js";
@@ -24,7 +25,8 @@ export function register(reg, cx) {
       cx.console(3, `PostMessage: ${e.message}`);
       return;
     }
-    cx.toPage({ t: TO_PAGE.MESSAGE, data });
+    // Its place in the order, taken just before it leaves: every place taken is posted.
+    cx.toPage({ t: TO_PAGE.MESSAGE, data, seq: Atomics.add(cx.h, MESSAGE_SEQ, 1) });
   };
   reg.def("PPB_Messaging;1.0", "PostMessage", post);
   reg.def("PPB_Messaging;1.2", "PostMessage", post);

@@ -56,6 +56,9 @@ const F1: u32 = 47;
 /// Vector scratch (v128).
 const V0: u32 = 48;
 const V1: u32 = 49;
+/// The value a `lock`-prefixed read-modify-write loaded (i64): its compare-exchange
+/// expects it.
+const OLD: u32 = 50;
 
 #[path = "packed.rs"]
 mod packed;
@@ -114,13 +117,16 @@ pub(crate) struct Ctx<'a> {
     pub end: u32,
     /// Function start address → wasm function index.
     pub funcs: &'a HashMap<u32, u32>,
+    /// The memory is shared (threads): `lock`-prefixed read-modify-writes and `xchg`
+    /// with memory are wasm atomics, fences `atomic.fence`.
+    pub threads: bool,
 }
 
 thread_local! {
     /// The encoded local declarations every lifted function starts with.
     static LOCALS_BODY: Vec<u8> = wasm_encoder::Function::new(LOCALS).into_raw_body();
 }
-const LOCALS: [(u32, ValType); 7] = [
+const LOCALS: [(u32, ValType); 8] = [
     (16, ValType::I64),
     (1, ValType::I32),
     (8, ValType::I64),
@@ -128,6 +134,7 @@ const LOCALS: [(u32, ValType); 7] = [
     (16, ValType::V128),
     (2, ValType::F64),
     (2, ValType::V128),
+    (1, ValType::I64),
 ];
 
 fn mask(w: u32) -> i64 {
@@ -170,9 +177,21 @@ struct Em<'a> {
     ctx: &'a Ctx<'a>,
     func: &'a Function,
     dispatch: u32,
+    /// Inside a `lock`-prefixed instruction's compare-exchange loop: the loop's level.
+    /// Its memory operand is loaded atomically (into [`OLD`]) and stored by a
+    /// compare-exchange with that value, which starts the loop again when it fails.
+    cas: Option<u32>,
 }
 
 type R<T = ()> = Result<T, LiftError>;
+
+/// The wasm read-modify-writes the lifter uses.
+#[derive(Clone, Copy)]
+enum Rmw {
+    Xchg,
+    Add,
+    Cmpxchg,
+}
 
 impl<'a> Em<'a> {
     /// The number of the block starting at `a`.
@@ -711,6 +730,18 @@ impl<'a> Em<'a> {
 
     fn load(&mut self, w: u32) {
         self.i().local_get(EA);
+        if self.cas.is_some() {
+            let mut s = self.i();
+            let mut s = s.w();
+            match w {
+                1 => s.i64_atomic_load8_u(mem(1)),
+                2 => s.i64_atomic_load16_u(mem(2)),
+                4 => s.i64_atomic_load32_u(mem(4)),
+                _ => s.i64_atomic_load(mem(8)),
+            };
+            self.i().local_tee(OLD);
+            return;
+        }
         match w {
             1 => self.i().i64_load8_u(mem(1)),
             2 => self.i().i64_load16_u(mem(2)),
@@ -720,6 +751,17 @@ impl<'a> Em<'a> {
     }
     fn store(&mut self, w: u32) {
         // value on the stack
+        if let Some(level) = self.cas {
+            self.i()
+                .local_set(T3)
+                .local_get(EA)
+                .local_get(OLD)
+                .local_get(T3);
+            self.rmw(w, Rmw::Cmpxchg);
+            let depth = self.level - level;
+            self.i().local_get(OLD).i64_ne().br_if(depth);
+            return;
+        }
         self.i().local_set(T3).local_get(EA).local_get(T3);
         match w {
             1 => self.i().i64_store8(mem(1)),
@@ -969,6 +1011,39 @@ impl<'a> Em<'a> {
         if needs_ea {
             self.ea(ins)?;
         }
+        let atomic = self.ctx.threads
+            && needs_ea
+            && (ins.has_lock_prefix() || (m == M::Xchg && ins.op_count() == 2));
+        if atomic {
+            match m {
+                M::Xchg | M::Xadd | M::Cmpxchg => return self.atomic(ins, m, w),
+                _ if ins.op_kind(0) == OpKind::Memory => {
+                    // the plain lifting inside a compare-exchange loop
+                    if matches!(m, M::Adc | M::Sbb) {
+                        self.eflags();
+                        self.i()
+                            .i32_const(1)
+                            .i32_and()
+                            .i64_extend_i32_u()
+                            .local_set(T2);
+                    }
+                    self.open(BlockType::Empty, 1);
+                    self.cas = Some(self.level);
+                    let r = self.lift_op(ins, m, w, next);
+                    self.cas = None;
+                    self.end();
+                    return r;
+                }
+                _ => {}
+            }
+        }
+        self.lift_op(ins, m, w, next)
+    }
+
+    /// The lifting of `ins` (mnemonic `m`, operand 0's width `w`, the next instruction
+    /// at `next`) once its memory operand's address is in EA.
+    fn lift_op(&mut self, ins: &Instruction, m: Mnemonic, w: u32, next: u32) -> R {
+        use Mnemonic as M;
         if self.packed(ins, m)? {
             return Ok(());
         }
@@ -1042,7 +1117,9 @@ impl<'a> Em<'a> {
                 self.read(ins, 1, w)?;
                 self.i().local_set(T1);
                 let carry = matches!(m, M::Adc | M::Sbb);
-                if carry {
+                // (in a compare-exchange loop the carry was taken before it: a retry
+                // must not read the failed attempt's flags)
+                if carry && self.cas.is_none() {
                     self.eflags();
                     self.i()
                         .i32_const(1)
@@ -1165,8 +1242,12 @@ impl<'a> Em<'a> {
                 self.i().local_get(T0);
                 self.write(ins, 1, w)?;
             }
-            // No other agent sees memory yet: fences order nothing.
-            M::Mfence | M::Lfence | M::Sfence => {}
+            // Without threads no other agent sees memory: fences order nothing.
+            M::Mfence | M::Lfence | M::Sfence => {
+                if self.ctx.threads {
+                    self.i().w().atomic_fence(wasm_encoder::Ordering::SeqCst);
+                }
+            }
             // The direction flag is always clear (`std` is not translated).
             M::Cld => {}
             M::Xadd => {
@@ -1430,6 +1511,94 @@ impl<'a> Em<'a> {
                 self.end();
             }
             _ => return Err(LiftError::not_yet(ins, "instruction")),
+        }
+        Ok(())
+    }
+
+    /// A read-modify-write of memory at EA (i64 operands on the stack, `w` bytes wide):
+    /// leaves the old value, zero-extended.
+    fn rmw(&mut self, w: u32, op: Rmw) {
+        let a = mem(w);
+        let mut s = self.i();
+        let mut s = s.w();
+        match (op, w) {
+            (Rmw::Xchg, 1) => s.i64_atomic_rmw8_xchg_u(a),
+            (Rmw::Xchg, 2) => s.i64_atomic_rmw16_xchg_u(a),
+            (Rmw::Xchg, 4) => s.i64_atomic_rmw32_xchg_u(a),
+            (Rmw::Xchg, _) => s.i64_atomic_rmw_xchg(a),
+            (Rmw::Add, 1) => s.i64_atomic_rmw8_add_u(a),
+            (Rmw::Add, 2) => s.i64_atomic_rmw16_add_u(a),
+            (Rmw::Add, 4) => s.i64_atomic_rmw32_add_u(a),
+            (Rmw::Add, _) => s.i64_atomic_rmw_add(a),
+            (Rmw::Cmpxchg, 1) => s.i64_atomic_rmw8_cmpxchg_u(a),
+            (Rmw::Cmpxchg, 2) => s.i64_atomic_rmw16_cmpxchg_u(a),
+            (Rmw::Cmpxchg, 4) => s.i64_atomic_rmw32_cmpxchg_u(a),
+            (Rmw::Cmpxchg, _) => s.i64_atomic_rmw_cmpxchg(a),
+        };
+    }
+
+    /// `xchg` with memory, `lock xadd` and `lock cmpxchg` as one wasm atomic each (the
+    /// memory operand's address in EA); their register results and flags as the plain
+    /// forms give them.
+    fn atomic(&mut self, ins: &Instruction, m: Mnemonic, w: u32) -> R {
+        use Mnemonic as M;
+        match m {
+            M::Xchg => {
+                let r = if ins.op_kind(0) == OpKind::Memory {
+                    1
+                } else {
+                    0
+                };
+                self.i().local_get(EA);
+                self.read(ins, r, w)?;
+                self.rmw(w, Rmw::Xchg);
+                self.write(ins, r, w)?;
+            }
+            M::Xadd => {
+                // dst += src; src = the old dst; flags of the addition
+                self.read(ins, 1, w)?;
+                self.i().local_tee(T1).local_set(T3);
+                self.i().local_get(EA).local_get(T3);
+                self.rmw(w, Rmw::Add);
+                self.i()
+                    .local_tee(T0)
+                    .local_get(T1)
+                    .i64_add()
+                    .i64_const(mask(w))
+                    .i64_and();
+                self.record(flags::ADD, w, false);
+                self.i().local_get(T0);
+                self.write(ins, 1, w)?;
+            }
+            _ => {
+                // the destination becomes src where it equals the accumulator, which
+                // gets the old value otherwise; flags of cmp acc, old
+                let acc = match w {
+                    1 => Register::AL,
+                    2 => Register::AX,
+                    4 => Register::EAX,
+                    _ => Register::RAX,
+                };
+                self.reg_read(ins, acc)?;
+                self.i().local_set(T0);
+                self.read(ins, 1, w)?;
+                self.i().local_set(T3);
+                self.i().local_get(EA).local_get(T0).local_get(T3);
+                self.rmw(w, Rmw::Cmpxchg);
+                self.i()
+                    .local_set(T1)
+                    .local_get(T0)
+                    .local_get(T1)
+                    .i64_sub()
+                    .i64_const(mask(w))
+                    .i64_and();
+                self.record(flags::SUB, w, false);
+                self.i().local_get(T0).local_get(T1).i64_ne();
+                self.open(BlockType::Empty, 2);
+                self.i().local_get(T1);
+                self.reg_write(ins, acc)?;
+                self.end();
+            }
         }
         Ok(())
     }
@@ -2156,6 +2325,7 @@ pub(crate) fn lift(
         ctx,
         func,
         dispatch: n,
+        cas: None,
     };
     e.reload();
     // Segments 0..n are the blocks, n the indirect-jump dispatch.

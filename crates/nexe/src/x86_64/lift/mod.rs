@@ -18,6 +18,7 @@
 //! jmp`) went to, which the caller checks. Registers and the flag record live in wasm
 //! globals between functions and in locals within one.
 
+pub mod browser;
 pub mod cfg;
 pub mod flags;
 mod func;

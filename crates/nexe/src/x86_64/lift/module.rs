@@ -16,6 +16,11 @@ use crate::{ImageSegment, Nexe, Translation};
 use iced_x86::Instruction;
 use rayon::prelude::*;
 use std::collections::HashMap;
+/// The imports a threaded module adds after WASI's and Pepper's: `wasi`.`thread-spawn`
+/// and `pexe2wasm`.`thread_exit`, then for a Pepper plugin `pexe2wasm_ppapi`.`wait` (its
+/// memory, `env`.`memory`, is not a function).
+const THREAD_IMPORTS: u32 = 2;
+
 use wasm_encoder::{
     CodeSection, ConstExpr, DataSection, ElementSection, Elements, Encode, ExportKind,
     ExportSection, FunctionSection, GlobalSection, GlobalType, MemorySection, MemoryType, Module,
@@ -41,9 +46,15 @@ pub struct Options {
     pub runtime: bool,
     /// With the runtime: a Pepper plugin's imports, exports and adapters (`pepper.rs`).
     pub pepper: Option<Pepper>,
-    /// With the runtime: the PNaCl translator's compile interface, its deferred thread and
-    /// its object file (`translator.rs`).
+    /// With the runtime: the PNaCl translator's compile interface and its object file
+    /// (`translator.rs`).
     pub translator: bool,
+    /// With the runtime: threads as converted pexes have them (docs/RUNTIME-ABI.md,
+    /// "Threads"): the memory is imported and shared (`env`.`memory`, its data copied in
+    /// once by `_start`), `thread_create` is `wasi`.`thread-spawn` and each thread an
+    /// instance of its own (`wasi_thread_start`), futexes are wasm's wait and notify, and
+    /// `lock`-prefixed instructions and `xchg` with memory are wasm atomics.
+    pub threads: bool,
 }
 
 impl Default for Options {
@@ -56,6 +67,7 @@ impl Default for Options {
             runtime: false,
             pepper: None,
             translator: false,
+            threads: false,
         }
     }
 }
@@ -78,6 +90,8 @@ pub struct Translated {
     pub wasm: Vec<u8>,
     /// Start address of each lifted function, in function-index order (after the helpers).
     pub functions: Vec<u32>,
+    /// A Pepper plugin's host heap (`__ppapi_alloc`'s room): its start and end.
+    pub host_heap: Option<(u32, u32)>,
 }
 
 /// The register names in x86's numbering (the exported globals' names).
@@ -109,7 +123,13 @@ fn lift_decoded(
     let functions = cfg::discover(insns, base, end, known, options.padded_starts);
     let (fbase, tbase) = if options.runtime && base >= runtime::TRAMPOLINES + 0x1_0000 {
         (
-            runtime::IMPORTS.len() as u32 + options.pepper.as_ref().map_or(0, |p| p.import_count()),
+            runtime::IMPORTS.len() as u32
+                + options.pepper.as_ref().map_or(0, |p| p.import_count())
+                + if options.threads {
+                    THREAD_IMPORTS + u32::from(options.pepper.is_some())
+                } else {
+                    0
+                },
             runtime::TRAMPOLINES,
         )
     } else {
@@ -126,6 +146,8 @@ fn lift_decoded(
             image_top: 0,
             heap: 0,
             translator: options.translator,
+            threads: None,
+            wait: None,
         };
         funcs.extend(rt.trampolines());
     }
@@ -135,6 +157,7 @@ fn lift_decoded(
         tbase,
         end,
         funcs: &funcs,
+        threads: options.threads,
     };
     // Functions lift independently: in parallel, in jobs of a few dozen so that no thread
     // ends the pass alone on a long run (decision 0010's rule for the converter).
@@ -203,6 +226,9 @@ impl Lifted {
             .next_multiple_of(65536);
         let fbase = self.fbase;
         let pepper = options.pepper.as_ref().filter(|_| fbase > 0);
+        let threads = options.threads && fbase > 0;
+        // the thread imports follow WASI's and Pepper's
+        let spawn = runtime::IMPORTS.len() as u32 + pepper.map_or(0, |p| p.import_count());
         let rt = (fbase > 0).then(|| Runtime {
             first: fbase + 3 + bodies.len() as u32,
             image_top: image_top as u32,
@@ -212,9 +238,23 @@ impl Lifted {
                 0
             },
             translator: options.translator,
+            threads: threads.then_some(spawn),
+            wait: (threads && pepper.is_some()).then_some(spawn + THREAD_IMPORTS),
         });
+        let top = match rt {
+            Some(rt) => rt.initial_break() as u64,
+            None => image_top,
+        };
+        let pages = top.div_ceil(65536).max(options.min_pages as u64);
+        let memory_type = |shared| MemoryType {
+            minimum: pages,
+            maximum: Some(65536),
+            memory64: false,
+            shared,
+            page_size_log2: None,
+        };
         // Pepper's types follow the runtime's.
-        let pepper_types = runtime::TY_CLOCK + 1;
+        let pepper_types = runtime::TY_THREAD_START + 1;
         let pepper_data = match pepper {
             Some(p) => Some(p.data(runtime::irt_slot_count())?),
             None => None,
@@ -241,6 +281,23 @@ impl Lifted {
             if let Some(p) = pepper {
                 p.imports(&mut imports, pepper_types);
             }
+            if threads {
+                use wasm_encoder::EntityType;
+                imports.import("wasi", "thread-spawn", EntityType::Function(TY_LIFTED));
+                imports.import(
+                    "pexe2wasm",
+                    "thread_exit",
+                    EntityType::Function(runtime::TY_START),
+                );
+                if pepper.is_some() {
+                    imports.import(
+                        "pexe2wasm_ppapi",
+                        "wait",
+                        EntityType::Function(runtime::TY_EXIT),
+                    );
+                }
+                imports.import("env", "memory", EntityType::Memory(memory_type(true)));
+            }
             m.section(&imports);
         } else {
             m.section(&types);
@@ -261,6 +318,9 @@ impl Lifted {
                     fs.function(t);
                 }
             }
+            if threads {
+                fs.function(runtime::TY_THREAD_START);
+            }
         }
         m.section(&fs);
 
@@ -275,28 +335,10 @@ impl Lifted {
         });
         m.section(&tables);
 
-        let top = match rt {
-            Some(rt) => rt.initial_break() as u64,
-            None => image_top,
-        };
-        let pages = top.div_ceil(65536).max(options.min_pages as u64);
-        let mut mems = MemorySection::new();
-        mems.memory(MemoryType {
-            minimum: pages,
-            maximum: Some(65536),
-            memory64: false,
-            shared: false,
-            page_size_log2: None,
-        });
-        m.section(&mems);
-        if rt.is_some_and(|rt| rt.translator) {
-            // the deferred thread's exit (translator.rs)
-            let mut tags = wasm_encoder::TagSection::new();
-            tags.tag(wasm_encoder::TagType {
-                kind: wasm_encoder::TagKind::Exception,
-                func_type_idx: runtime::TY_START,
-            });
-            m.section(&tags);
+        if !threads {
+            let mut mems = MemorySection::new();
+            mems.memory(memory_type(false));
+            m.section(&mems);
         }
 
         let mut globals = GlobalSection::new();
@@ -318,15 +360,14 @@ impl Lifted {
         // the x87 control word (func::G_X87CW): x87's default after `fninit`
         globals.global(g(ValType::I32), &ConstExpr::i32_const(0x037f));
         if rt.is_some() {
-            // the break, the thread pointer, the mappings' top (runtime::G_BRK, G_TLS,
-            // G_MAPTOP)
-            globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
+            // the thread pointer, HandleMessage, the thread's scratch (runtime::G_TLS,
+            // G_PPP_HANDLE_MESSAGE, G_SCRATCH: the main thread's)
             globals.global(g(ValType::I64), &ConstExpr::i64_const(0));
             globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
-            // the host heap's top, HandleMessage (runtime::G_HOST_HEAP,
-            // G_PPP_HANDLE_MESSAGE)
-            globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
-            globals.global(g(ValType::I32), &ConstExpr::i32_const(0));
+            globals.global(
+                g(ValType::I32),
+                &ConstExpr::i32_const(runtime::TRAMPOLINES as i32),
+            );
         }
         m.section(&globals);
 
@@ -359,6 +400,14 @@ impl Lifted {
                     for (name, f) in p.exports(rt.first + Runtime::count()) {
                         ex.export(name, ExportKind::Func, f);
                     }
+                }
+                if threads {
+                    let pepper_fns = pepper.map_or(0, |p| p.function_types(0).len() as u32);
+                    ex.export(
+                        "wasi_thread_start",
+                        ExportKind::Func,
+                        rt.first + Runtime::count() + pepper_fns,
+                    );
                 }
             }
             None => {
@@ -402,6 +451,31 @@ impl Lifted {
         }
         m.section(&els);
 
+        // The data: with threads, passive segments `_start` copies into the shared
+        // memory once (an instance per thread must not copy them again).
+        let mut segments: Vec<(u32, &[u8])> = image
+            .iter()
+            .filter(|s| !s.bytes.is_empty())
+            .map(|s| (s.vaddr, s.bytes))
+            .collect();
+        let irt_data = rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator));
+        if let Some(d) = &irt_data {
+            segments.push((runtime::IRT_DATA as u32, d));
+        }
+        if let Some(d) = &pepper_data {
+            segments.push((super::pepper::PEPPER_DATA as u32, d));
+        }
+        let passive: Vec<(u32, u32)> = if threads {
+            segments.iter().map(|(a, b)| (*a, b.len() as u32)).collect()
+        } else {
+            Vec::new()
+        };
+        if threads {
+            m.section(&wasm_encoder::DataCountSection {
+                count: segments.len() as u32,
+            });
+        }
+
         // The code section is written into one buffer of its final size (CodeSection
         // would grow by doubling, copying the bodies as it goes).
         let mut head = CodeSection::new();
@@ -413,7 +487,7 @@ impl Lifted {
             let e = entry_index.ok_or_else(|| {
                 LiftError::Verdict("the entry point is not a function start".into())
             })?;
-            for b in rt.bodies(e) {
+            for b in rt.bodies(e, &passive) {
                 tail.function(&b);
             }
             if let Some(p) = pepper {
@@ -421,6 +495,9 @@ impl Lifted {
                 for b in p.bodies(import_base, runtime::irt_slot_count(), rt.host_heap()) {
                     tail.function(&b);
                 }
+            }
+            if let Some(b) = rt.thread_start() {
+                tail.function(&b);
             }
         }
         let count = head.len() + bodies.len() as u32 + tail.len();
@@ -444,24 +521,12 @@ impl Lifted {
         drop(code);
 
         let mut data = DataSection::new();
-        for s in image {
-            if !s.bytes.is_empty() {
-                data.active(
-                    0,
-                    &ConstExpr::i32_const(s.vaddr as i32),
-                    s.bytes.iter().copied(),
-                );
+        for (addr, bytes) in segments {
+            if threads {
+                data.passive(bytes.iter().copied());
+            } else {
+                data.active(0, &ConstExpr::i32_const(addr as i32), bytes.iter().copied());
             }
-        }
-        if rt.is_some() {
-            data.active(
-                0,
-                &ConstExpr::i32_const(runtime::IRT_DATA),
-                runtime::irt_data(pepper.is_some(), options.translator),
-            );
-        }
-        if let Some(d) = pepper_data {
-            data.active(0, &ConstExpr::i32_const(super::pepper::PEPPER_DATA), d);
         }
         m.section(&data);
 
@@ -469,6 +534,7 @@ impl Lifted {
         Ok(Translated {
             wasm: m.finish(),
             functions: self.functions.iter().map(|f| f.start).collect(),
+            host_heap: rt.filter(|r| r.heap > 0).map(|r| r.host_heap()),
         })
     }
 }
@@ -651,6 +717,8 @@ pub struct Program {
     /// `first_function` (a trap's wasm function index names its x86 function).
     pub starts: Vec<u32>,
     pub first_function: u32,
+    /// A Pepper plugin's host heap: its start and end (browser::for_browser's input).
+    pub host_heap: Option<(u32, u32)>,
 }
 
 /// The options [`translate_program`] translates `nexe` with (a Pepper plugin's glue for a
@@ -665,6 +733,12 @@ pub fn program_options(nexe: &Nexe<'_>) -> Options {
         pepper: matches!(nexe.info.app, crate::AppKind::Pepper { pre_1_0: false })
             .then(|| Pepper::new(&nexe.info.ppb_interfaces)),
         translator: is_compile_translator(&nexe.info),
+        // threaded when the program can ask for threads, as pexes are (`Threads::Auto`)
+        threads: nexe
+            .info
+            .irt_interfaces
+            .iter()
+            .any(|i| i.starts_with("nacl-irt-thread")),
     }
 }
 
@@ -683,6 +757,7 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
     let first_function = lifted.fbase + 3;
     let t = lifted.assemble(&nexe.memory_image(), Some(nexe.info.entry), &options)?;
     Ok(Program {
+        host_heap: t.host_heap,
         starts: t.functions,
         first_function,
         wasm: t.wasm,

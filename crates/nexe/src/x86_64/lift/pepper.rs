@@ -878,7 +878,8 @@ fn alloc(end: u32) -> Function {
         .i32_and()
         .local_tee(0)
         .i64_extend_i32_u()
-        .global_get(runtime::G_HOST_HEAP)
+        .i32_const(0)
+        .i32_load(runtime::at(runtime::HOST_HEAP_AT))
         .i64_extend_i32_u()
         .i64_add()
         .i64_const(end as i64)
@@ -887,15 +888,17 @@ fn alloc(end: u32) -> Function {
         .i32_const(0)
         .return_()
         .end();
-    s.global_get(runtime::G_HOST_HEAP)
+    s.i32_const(0)
+        .i32_load(runtime::at(runtime::HOST_HEAP_AT))
         .local_tee(1)
         .i32_const(0)
         .local_get(0)
         .memory_fill(0);
-    s.local_get(1)
+    s.i32_const(0)
+        .local_get(1)
         .local_get(0)
         .i32_add()
-        .global_set(runtime::G_HOST_HEAP);
+        .i32_store(runtime::at(runtime::HOST_HEAP_AT));
     s.local_get(1).end();
     f
 }
@@ -911,11 +914,13 @@ fn free() -> Function {
         .i32_const(-0x1_0000)
         .i32_and()
         .i32_add()
-        .global_get(runtime::G_HOST_HEAP)
+        .i32_const(0)
+        .i32_load(runtime::at(runtime::HOST_HEAP_AT))
         .i32_eq()
         .if_(BlockType::Empty)
+        .i32_const(0)
         .local_get(0)
-        .global_set(runtime::G_HOST_HEAP)
+        .i32_store(runtime::at(runtime::HOST_HEAP_AT))
         .end();
     s.end();
     f

@@ -30,12 +30,27 @@ pub const TRAMPOLINES: u32 = 0x10000;
 pub const SYSCALL_SLOTS: u32 = 128;
 /// The main thread's stack.
 pub const STACK_SIZE: u32 = 8 << 20;
-/// Scratch memory of the runtime (iovecs, result words, the argv pointers).
-pub(crate) const SCRATCH: i32 = TRAMPOLINES as i32;
-/// `argc` as WASI's `args_sizes_get` gave it.
+/// The main thread's scratch memory (iovecs, result words, the argv pointers); every
+/// other thread has [`THREAD_SCRATCH`] bytes of its own below its initial stack pointer.
+/// The runtime's functions address it through the per-instance global [`G_SCRATCH`].
+const SCRATCH: i32 = TRAMPOLINES as i32;
+/// `argc` as WASI's `args_sizes_get` gave it (in the main thread's scratch).
 pub(crate) const ARGC: i32 = SCRATCH + 16;
-pub(crate) const ARGV_TMP: i32 = SCRATCH + 0x100;
-const MAX_ARGS: i32 = (super::translator::WORDS - ARGV_TMP) / 4 - 1;
+/// The size of a thread's scratch (the `S_*` words fit).
+pub(crate) const THREAD_SCRATCH: i32 = 0x100;
+pub(crate) const ARGV_TMP: i32 = SCRATCH + THREAD_SCRATCH;
+/// The runtime's state that all threads share (words in memory, as globals are per
+/// instance): the break, the mappings' top, the host heap's top, the handle counter and
+/// the lock of the memory functions.
+const SHARED: i32 = IRT_DATA - 0x40;
+pub(crate) const BRK_AT: u64 = SHARED as u64;
+/// The end of the highest anonymous mapping (0: none yet).
+pub(crate) const MAPTOP_AT: u64 = SHARED as u64 + 4;
+/// Pepper: the top of the host heap (`__ppapi_alloc`).
+pub(crate) const HOST_HEAP_AT: u64 = SHARED as u64 + 8;
+const HANDLES_AT: u64 = SHARED as u64 + 12;
+const LOCK_AT: i32 = SHARED + 16;
+const MAX_ARGS: i32 = (SHARED - ARGV_TMP) / 4 - 1;
 /// The IRT query function's address (`AT_SYSINFO`): the table slot after the syscall
 /// trampolines; the IRT functions' slots follow it.
 pub const IRT_QUERY: u32 = TRAMPOLINES + 32 * SYSCALL_SLOTS;
@@ -50,15 +65,14 @@ const DIRECTORY: i32 = IRT_DATA + 0x200;
 /// The return address `_start` gives the entry: a trampoline slot (`ENOSYS`) no code
 /// returns to.
 const START_RETURN: i32 = TRAMPOLINES as i32 + 32 * 126;
-/// Scratch words of the IRT functions.
-const S_WORD: i32 = SCRATCH + 0x20;
-const S_TSC: i32 = SCRATCH + 0x28;
-const S_HANDLES: i32 = SCRATCH + 0x30;
-const S_FILESTAT: i32 = SCRATCH + 0x40;
-const S_FDSTAT: i32 = SCRATCH + 0x80;
-const S_SUBSCRIPTION: i32 = SCRATCH + 0xa0;
-const S_EVENT: i32 = SCRATCH + 0xd0;
-const S_NEVENTS: i32 = SCRATCH + 0xf0;
+/// Scratch words of the IRT functions (offsets in the thread's scratch).
+const S_WORD: i32 = 0x20;
+const S_TSC: i32 = 0x28;
+const S_FILESTAT: i32 = 0x40;
+const S_FDSTAT: i32 = 0x80;
+const S_SUBSCRIPTION: i32 = 0xa0;
+const S_EVENT: i32 = 0xd0;
+const S_NEVENTS: i32 = 0xf0;
 
 /// NaCl's syscall numbers (`nacl_syscalls.h`) that the runtime implements.
 pub const SYS_CLOSE: u32 = 11;
@@ -127,17 +141,17 @@ pub(crate) const TY_ARGS: u32 = 6;
 pub(crate) const TY_START: u32 = 7;
 pub(crate) const TY_SEEK: u32 = 8;
 pub(crate) const TY_CLOCK: u32 = 9;
+/// `wasi_thread_start(tid, arg)`.
+pub(crate) const TY_THREAD_START: u32 = 10;
 
 /// Globals the runtime adds after the registers, the flag record, the XMM registers and
 /// the x87 control word.
-pub(crate) const G_BRK: u32 = G_X87CW + 1;
-pub(crate) const G_TLS: u32 = G_X87CW + 2;
-/// The end of the highest anonymous mapping (0: none yet).
-pub(crate) const G_MAPTOP: u32 = G_X87CW + 3;
-/// Pepper: the top of the host heap (`__ppapi_alloc`), and the app's
-/// `PPP_Messaging.HandleMessage` once known (`pepper.rs`).
-pub(crate) const G_HOST_HEAP: u32 = G_X87CW + 4;
-pub(crate) const G_PPP_HANDLE_MESSAGE: u32 = G_X87CW + 5;
+/// The thread pointer (`tls_init`/`tls_get`): each thread's own.
+pub(crate) const G_TLS: u32 = G_X87CW + 1;
+/// Pepper: the app's `PPP_Messaging.HandleMessage` once known (`pepper.rs`).
+pub(crate) const G_PPP_HANDLE_MESSAGE: u32 = G_X87CW + 2;
+/// The address of this thread's scratch ([`SCRATCH`] in the main thread).
+pub(crate) const G_SCRATCH: u32 = G_X87CW + 3;
 
 const G_RAX: u32 = 0;
 const G_RCX: u32 = 1;
@@ -158,6 +172,7 @@ pub(crate) fn types(t: &mut wasm_encoder::TypeSection) {
     );
     t.ty()
         .function([ValType::I32, ValType::I64, ValType::I32], [ValType::I32]);
+    t.ty().function([ValType::I32; 2], []);
 }
 
 pub(crate) fn m32() -> MemArg {
@@ -174,6 +189,21 @@ pub(crate) fn m64() -> MemArg {
 fn m8() -> MemArg {
     MemArg { align: 0, ..m32() }
 }
+/// The shared word at `at` (an address: a memory argument's offset from 0).
+pub(crate) fn at(at: u64) -> MemArg {
+    MemArg {
+        offset: at,
+        ..m32()
+    }
+}
+
+/// Pushes the address `off` bytes into this thread's scratch.
+fn sc(s: &mut InstructionSink<'_>, off: i32) {
+    s.global_get(G_SCRATCH);
+    if off != 0 {
+        s.i32_const(off).i32_add();
+    }
+}
 
 /// Where the runtime's functions go in the module.
 #[derive(Debug, Clone, Copy)]
@@ -185,9 +215,14 @@ pub(crate) struct Runtime {
     pub image_top: u32,
     /// The host heap above the stack (Pepper's `__ppapi_alloc`; 0 for other programs).
     pub heap: u32,
-    /// PNaCl's compiler: the compile interface, the deferred thread and the object file
-    /// (`translator.rs`).
+    /// PNaCl's compiler: the compile interface and the object file (`translator.rs`).
     pub translator: bool,
+    /// Threads: the function index of the `wasi`.`thread-spawn` import
+    /// (`pexe2wasm`.`thread_exit` follows it); `None`: one thread, memory not shared.
+    pub threads: Option<u32>,
+    /// A threaded Pepper plugin: the function index of `pexe2wasm_ppapi`.`wait`, told
+    /// around every futex wait (the command-line host's end-of-input rule).
+    pub wait: Option<u32>,
 }
 
 impl Runtime {
@@ -220,31 +255,67 @@ impl Runtime {
         (self.image_top + STACK_SIZE, self.initial_break())
     }
 
-    /// The functions' bodies, in index order.
-    pub fn bodies(&self, entry: u32) -> Vec<Function> {
-        let mut v = vec![self.start(entry), adapter(enosys)];
+    /// The functions' bodies, in index order. `passive`: with threads, the data
+    /// segments (their addresses and sizes, in order) `_start` copies into the shared
+    /// memory, once, before anything else.
+    pub fn bodies(&self, entry: u32, passive: &[(u32, u32)]) -> Vec<Function> {
+        let locked = self.threads.is_some();
+        let mut v = vec![self.start(entry, passive), adapter(false, enosys)];
         for &n in IMPLEMENTED {
-            v.push(adapter(|f| syscall(f, n)));
+            v.push(adapter(locked && n == SYS_SYSBRK, |f| {
+                syscall(f, n, locked)
+            }));
         }
         for k in irt_functions() {
-            let saved = if self.translator && k == FutexWait {
-                super::translator::SAVED_LOCALS
-            } else {
-                0
-            };
-            v.push(adapter_with(saved, |f| irt(f, k, self.translator)));
+            let memory = matches!(k, Sysbrk | Mmap | Munmap);
+            v.push(adapter(locked && memory, |f| irt(f, k, self)));
         }
         v
     }
 
+    /// `wasi_thread_start(tid, arg)`: a thread made by `thread_create`, in an instance of
+    /// its own. `arg` is its scratch, just below its stack, where `thread_create` left
+    /// `{start @0, thread pointer @8}`: the registers start at zero, `%rsp` = `arg`, the
+    /// thread pointer is its own, then the start function runs; if it returns, the thread
+    /// exits.
+    pub fn thread_start(&self) -> Option<Function> {
+        let spawn = self.threads?;
+        let mut f = Function::new([]);
+        let s = &mut f.instructions();
+        s.local_get(1).global_set(G_SCRATCH);
+        s.local_get(1)
+            .i64_load(MemArg { offset: 8, ..m64() })
+            .global_set(G_TLS);
+        s.local_get(1).i64_extend_i32_u().global_set(G_RSP);
+        s.i32_const(START_RETURN)
+            .local_get(1)
+            .i32_load(m32())
+            .i32_const(TRAMPOLINES as i32)
+            .i32_sub()
+            .i32_const(5)
+            .i32_shr_u()
+            .call_indirect(0, TY_LIFTED)
+            .drop()
+            .call(spawn + 1)
+            .end();
+        Some(f)
+    }
+
     /// `_start`: the startup blocks, the registers, then the program's entry.
-    fn start(&self, entry: u32) -> Function {
+    fn start(&self, entry: u32, passive: &[(u32, u32)]) -> Function {
         // locals: 0 argc, 1 strings, 2 info block (IRT era), 3 pre-IRT block, 4 i
         let (argc, strs, info, old, i) = (0, 1, 2, 3, 4);
         let mut f = Function::new([(5, ValType::I32)]);
         let top = self.initial_break() as i32;
         let mut s = f.instructions();
-        s.i32_const(ARGC)
+        for (k, &(addr, len)) in passive.iter().enumerate() {
+            s.i32_const(addr as i32)
+                .i32_const(0)
+                .i32_const(len as i32)
+                .memory_init(0, k as u32)
+                .data_drop(k as u32);
+        }
+        s.i32_const(SCRATCH + 16)
             .i32_const(SCRATCH + 20)
             .call(I_ARGS_SIZES_GET)
             .drop();
@@ -343,9 +414,12 @@ impl Runtime {
         }
         s.local_get(old).i64_extend_i32_u().global_set(G_RSP);
         s.local_get(info).i64_extend_i32_u().global_set(G_RDI);
-        s.i32_const(self.initial_break() as i32).global_set(G_BRK);
-        s.i32_const(self.host_heap().0 as i32)
-            .global_set(G_HOST_HEAP);
+        s.i32_const(0)
+            .i32_const(self.initial_break() as i32)
+            .i32_store(at(BRK_AT));
+        s.i32_const(0)
+            .i32_const(self.host_heap().0 as i32)
+            .i32_store(at(HOST_HEAP_AT));
         // The entry never returns (it calls exit); returning is a crash, as in NaCl. Its
         // return address is one no code jumps to, so a jump to address 0 traps where it
         // is made rather than looking like the entry's return.
@@ -360,19 +434,13 @@ impl Runtime {
 
 /// An adapter: pops the return address its call pushed, runs `body` (which leaves the
 /// i64 result), puts the result in `%rax` and returns to the caller's return address.
-fn adapter(body: impl FnOnce(&mut Function)) -> Function {
-    adapter_with(0, body)
-}
-
-/// An adapter with `saved` more i64 locals (from 10).
-fn adapter_with(saved: u32, body: impl FnOnce(&mut Function)) -> Function {
+///
+/// `locked` (the memory functions, with threads): the body runs holding the runtime's
+/// lock; its early returns go through [`early_return`], which gives it back.
+fn adapter(locked: bool, body: impl FnOnce(&mut Function)) -> Function {
     // param 0: the return address; locals 1..=6 scratch i32, 7 and 8 scratch i64, 9 the
     // return address on the stack
-    let mut locals = vec![(6, ValType::I32), (2, ValType::I64), (1, ValType::I32)];
-    if saved > 0 {
-        locals.push((saved, ValType::I64));
-    }
-    let mut f = Function::new(locals);
+    let mut f = Function::new([(6, ValType::I32), (2, ValType::I64), (1, ValType::I32)]);
     f.instructions()
         .global_get(G_RSP)
         .i32_wrap_i64()
@@ -382,12 +450,54 @@ fn adapter_with(saved: u32, body: impl FnOnce(&mut Function)) -> Function {
         .i64_const(8)
         .i64_add()
         .global_set(G_RSP);
+    if locked {
+        lock(&mut f.instructions());
+    }
     body(&mut f);
-    f.instructions()
-        .global_set(G_RAX)
-        .return_to_caller(L_RA)
-        .end();
+    let s = &mut f.instructions();
+    if locked {
+        unlock(s);
+    }
+    s.global_set(G_RAX).return_to_caller(L_RA).end();
     f
+}
+
+/// Takes the runtime's lock (a word that is 1 while held; waiters sleep on it).
+fn lock(s: &mut InstructionSink<'_>) {
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.i32_const(0)
+        .i32_const(0)
+        .i32_const(1)
+        .i32_atomic_rmw_cmpxchg(at(LOCK_AT as u64))
+        .i32_eqz()
+        .br_if(1);
+    s.i32_const(LOCK_AT)
+        .i32_const(1)
+        .i64_const(-1)
+        .memory_atomic_wait32(m32())
+        .drop()
+        .br(0);
+    s.end().end();
+}
+
+/// Gives the runtime's lock back and wakes a waiter.
+fn unlock(s: &mut InstructionSink<'_>) {
+    s.i32_const(0)
+        .i32_const(0)
+        .i32_atomic_store(at(LOCK_AT as u64))
+        .i32_const(LOCK_AT)
+        .i32_const(1)
+        .memory_atomic_notify(m32())
+        .drop();
+}
+
+/// An adapter's return before its end, with the result (i64) on the stack: `locked`
+/// gives the lock back first.
+fn early_return(s: &mut InstructionSink<'_>, locked: bool) {
+    if locked {
+        unlock(s);
+    }
+    s.global_set(G_RAX).return_to_caller(L_RA);
 }
 
 /// The adapters' local holding the return address their call pushed.
@@ -455,20 +565,21 @@ fn wasi_errno(s: &mut InstructionSink<'_>) {
         .i32_load8_u(m8());
 }
 
-fn syscall(f: &mut Function, n: u32) {
+fn syscall(f: &mut Function, n: u32, locked: bool) {
     match n {
         SYS_WRITE | SYS_READ => {
             // write(fd, buf, count) / read(fd, buf, count): one iovec, the count done
-            f.instructions().i32_const(SCRATCH);
+            sc(&mut f.instructions(), 0);
             arg(f, G_RSI);
-            f.instructions().i32_store(m32()).i32_const(SCRATCH + 4);
+            f.instructions().i32_store(m32());
+            sc(&mut f.instructions(), 4);
             arg(f, G_RDX);
             f.instructions().i32_store(m32());
             arg(f, G_RDI);
+            sc(&mut f.instructions(), 0);
+            f.instructions().i32_const(1);
+            sc(&mut f.instructions(), 8);
             f.instructions()
-                .i32_const(SCRATCH)
-                .i32_const(1)
-                .i32_const(SCRATCH + 8)
                 .call(if n == SYS_WRITE {
                     I_FD_WRITE
                 } else {
@@ -478,12 +589,9 @@ fn syscall(f: &mut Function, n: u32) {
                 .if_(BlockType::Result(ValType::I64))
                 .local_get(2);
             errno(f);
-            f.instructions()
-                .else_()
-                .i32_const(SCRATCH + 8)
-                .i32_load(m32())
-                .i64_extend_i32_u()
-                .end();
+            f.instructions().else_();
+            sc(&mut f.instructions(), 8);
+            f.instructions().i32_load(m32()).i64_extend_i32_u().end();
         }
         SYS_CLOSE => {
             arg(f, G_RDI);
@@ -526,15 +634,14 @@ fn syscall(f: &mut Function, n: u32) {
                 .i32_const(-1)
                 .i32_eq()
                 .if_(BlockType::Empty)
-                .global_get(G_BRK)
-                .i64_extend_i32_u()
-                .global_set(G_RAX)
-                .return_to_caller(L_RA)
-                .end()
-                .end();
-            s.local_get(1).global_set(G_BRK);
+                .i32_const(0)
+                .i32_load(at(BRK_AT))
+                .i64_extend_i32_u();
+            early_return(s, locked);
+            s.end().end();
+            s.i32_const(0).local_get(1).i32_store(at(BRK_AT));
             s.end();
-            s.global_get(G_BRK).i64_extend_i32_u();
+            s.i32_const(0).i32_load(at(BRK_AT)).i64_extend_i32_u();
         }
         SYS_EXIT => {
             arg(f, G_RDI);
@@ -637,7 +744,6 @@ enum Irt {
     ClockGettime,
     Random,
     Getpid,
-    /// `thread_create`: `EAGAIN`, but the translator's one deferred thread.
     ThreadCreate,
     ThreadExit,
     FutexWait,
@@ -666,9 +772,12 @@ const FDIO: &[Irt] = &[
 ];
 
 /// The interfaces answered, with their tables in slot order (`irt.h`). Others (and a
-/// table too small) answer 0, as NaCl's IRT did. Mutexes, conditions and futexes are
-/// those of a single thread: a lock always succeeds, a wait that nothing could end
-/// answers `EDEADLK`, a timed one `ETIMEDOUT`; threads cannot be created (`EAGAIN`).
+/// table too small) answer 0, as NaCl's IRT did. With threads (`Runtime::threads`),
+/// `thread_create` starts a wasi-threads thread and futexes are `memory.atomic.wait32`/
+/// `notify`; without, futexes are those of a single thread (a wait that nothing could
+/// end answers `EDEADLK`, a timed one `ETIMEDOUT`) and `thread_create` answers `EAGAIN`.
+/// The 2011 mutex and condition interfaces are always a single thread's: a lock always
+/// succeeds.
 /// Files: no file access (`open`, `stat` answer `EACCES`, as `sel_ldr` without `-a`).
 const INTERFACES: &[(&str, &[Irt])] = &[
     (
@@ -828,26 +937,21 @@ fn put_time(
 /// Reads clock `id` (an i32 on the stack: NaCl's ids, realtime 0 and the rest
 /// monotonic) into local 7 (ns); leaves WASI's errno.
 fn read_clock(s: &mut InstructionSink<'_>) {
-    s.i32_const(0)
-        .i32_ne()
-        .i64_const(1)
-        .i32_const(S_WORD)
-        .call(I_CLOCK_TIME_GET)
-        .i32_const(S_WORD)
-        .i64_load(m64())
-        .local_set(7);
+    s.i32_const(0).i32_ne().i64_const(1);
+    sc(s, S_WORD);
+    s.call(I_CLOCK_TIME_GET);
+    sc(s, S_WORD);
+    s.i64_load(m64()).local_set(7);
 }
 
 /// Pushes the monotonic clock's nanoseconds (i64; what `rdtsc` reads): for lifted code
 /// of a module with the runtime linked.
 pub(crate) fn clock_ns(s: &mut InstructionSink<'_>) {
-    s.i32_const(1)
-        .i64_const(1)
-        .i32_const(S_TSC)
-        .call(I_CLOCK_TIME_GET)
-        .drop()
-        .i32_const(S_TSC)
-        .i64_load(m64());
+    s.i32_const(1).i64_const(1);
+    sc(s, S_TSC);
+    s.call(I_CLOCK_TIME_GET).drop();
+    sc(s, S_TSC);
+    s.i64_load(m64());
 }
 
 /// Grows the memory to hold `[0, end)` (an i64 local): leaves 1 when it does.
@@ -875,9 +979,12 @@ pub(crate) fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
 }
 
 /// The body of IRT function `k`: leaves the i64 for `%rax`.
-fn irt(f: &mut Function, k: Irt, translator: bool) {
+fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
     use super::translator as tr;
     let s = &mut f.instructions();
+    let threads = rt.threads;
+    let locked = threads.is_some();
+    let translator = rt.translator;
     // the translator's object file and standard streams (translator.rs)
     if translator && matches!(k, Write | Seek | Close) {
         tr::is_object(s);
@@ -939,13 +1046,15 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
                 .global_set(G_RAX)
                 .return_to_caller(L_RA)
                 .end();
-            s.i32_const(sub).i32_const(0).i32_const(48).memory_fill(0);
-            s.i32_const(sub).i32_const(1).i32_store(MemArg {
+            sc(s, sub);
+            s.i32_const(0).i32_const(48).memory_fill(0);
+            sc(s, sub);
+            s.i32_const(1).i32_store(MemArg {
                 offset: 16,
                 ..m32()
             });
-            s.i32_const(sub)
-                .local_get(7)
+            sc(s, sub);
+            s.local_get(7)
                 .i64_const(1_000_000_000)
                 .i64_mul()
                 .local_get(1)
@@ -955,11 +1064,11 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
                     offset: 24,
                     ..m64()
                 });
-            s.i32_const(sub)
-                .i32_const(S_EVENT)
-                .i32_const(1)
-                .i32_const(S_NEVENTS)
-                .call(I_POLL_ONEOFF);
+            sc(s, sub);
+            sc(s, S_EVENT);
+            s.i32_const(1);
+            sc(s, S_NEVENTS);
+            s.call(I_POLL_ONEOFF);
             on_success(s, |s| {
                 a32(s, G_RSI);
                 s.if_(BlockType::Empty);
@@ -1001,19 +1110,21 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
         }
         Read | Write => {
             // read/write(fd, buf, count, *done): one iovec
-            s.i32_const(SCRATCH);
+            sc(s, 0);
             a32(s, G_RSI);
-            s.i32_store(m32()).i32_const(SCRATCH + 4);
+            s.i32_store(m32());
+            sc(s, 4);
             a32(s, G_RDX);
             s.i32_store(m32());
             a32(s, G_RDI);
-            s.i32_const(SCRATCH)
-                .i32_const(1)
-                .i32_const(SCRATCH + 8)
-                .call(if k == Write { I_FD_WRITE } else { I_FD_READ });
+            sc(s, 0);
+            s.i32_const(1);
+            sc(s, 8);
+            s.call(if k == Write { I_FD_WRITE } else { I_FD_READ });
             on_success(s, |s| {
                 a32(s, G_RCX);
-                s.i32_const(SCRATCH + 8).i32_load(m32()).i32_store(m32());
+                sc(s, 8);
+                s.i32_load(m32()).i32_store(m32());
             });
         }
         Seek => {
@@ -1021,10 +1132,12 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
             a32(s, G_RDI);
             s.global_get(G_RSI);
             a32(s, G_RDX);
-            s.i32_const(S_WORD).call(I_FD_SEEK);
+            sc(s, S_WORD);
+            s.call(I_FD_SEEK);
             on_success(s, |s| {
                 a32(s, G_RCX);
-                s.i32_const(S_WORD).i64_load(m64()).i64_store(m64());
+                sc(s, S_WORD);
+                s.i64_load(m64()).i64_store(m64());
             });
         }
         Fstat => irt_fstat(s),
@@ -1033,32 +1146,34 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
             // there (the memory grows) unless a mapping lies above it (ENOMEM)
             a32(s, G_RDI);
             s.i32_load(m32()).local_tee(1).if_(BlockType::Empty);
-            s.global_get(G_MAPTOP)
-                .global_get(G_BRK)
+            s.i32_const(0)
+                .i32_load(at(MAPTOP_AT))
+                .i32_const(0)
+                .i32_load(at(BRK_AT))
                 .i32_gt_u()
                 .local_get(1)
-                .global_get(G_BRK)
+                .i32_const(0)
+                .i32_load(at(BRK_AT))
                 .i32_gt_u()
                 .i32_and()
                 .if_(BlockType::Empty)
-                .i64_const(ENOMEM as i64)
-                .global_set(G_RAX)
-                .return_to_caller(L_RA)
-                .end();
+                .i64_const(ENOMEM as i64);
+            early_return(s, locked);
+            s.end();
             s.local_get(1).i64_extend_i32_u().local_set(7);
             grow_to(s, 7);
-            s.i32_eqz()
-                .if_(BlockType::Empty)
-                .i64_const(ENOMEM as i64)
-                .global_set(G_RAX)
-                .return_to_caller(L_RA)
-                .end();
-            s.local_get(1).global_set(G_BRK);
+            s.i32_eqz().if_(BlockType::Empty).i64_const(ENOMEM as i64);
+            early_return(s, locked);
+            s.end();
+            s.i32_const(0).local_get(1).i32_store(at(BRK_AT));
             s.end();
             a32(s, G_RDI);
-            s.global_get(G_BRK).i32_store(m32()).i32_const(0);
+            s.i32_const(0)
+                .i32_load(at(BRK_AT))
+                .i32_store(m32())
+                .i32_const(0);
         }
-        Mmap => irt_mmap(s),
+        Mmap => irt_mmap(s, locked),
         Munmap => {
             // munmap(addr, len): the top mapping gives its room back; any other stays
             // (its memory is not reused)
@@ -1070,15 +1185,18 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
                 .i32_const(-0x1_0000)
                 .i32_and()
                 .i32_add()
-                .global_get(G_MAPTOP)
+                .i32_const(0)
+                .i32_load(at(MAPTOP_AT))
                 .i32_eq()
                 .local_get(1)
-                .global_get(G_BRK)
+                .i32_const(0)
+                .i32_load(at(BRK_AT))
                 .i32_ge_u()
                 .i32_and()
                 .if_(BlockType::Empty)
+                .i32_const(0)
                 .local_get(1)
-                .global_set(G_MAPTOP)
+                .i32_store(at(MAPTOP_AT))
                 .end()
                 .i32_const(0);
         }
@@ -1132,13 +1250,6 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
             a32(s, G_RDI);
             s.i32_const(1).i32_store(m32()).i32_const(0);
         }
-        ThreadCreate => {
-            if translator {
-                tr::thread_create(s);
-            } else {
-                s.i32_const(EAGAIN);
-            }
-        }
         ServeTranslate => {
             if translator {
                 tr::serve(s);
@@ -1147,26 +1258,133 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
             // never in the directory
             s.unreachable();
         }
-        ThreadExit => {
-            if translator {
-                tr::thread_exit(s);
+        ThreadCreate => match threads {
+            // thread_create(start, stack, thread_ptr): the thread's scratch is the top
+            // of its stack (`stack` - THREAD_SCRATCH, where its stack pointer starts);
+            // its start record goes there for `wasi_thread_start`
+            Some(spawn) => {
+                a32(s, G_RSI);
+                s.i32_const(THREAD_SCRATCH).i32_sub().local_tee(1);
+                a32(s, G_RDI);
+                s.i32_store(m32())
+                    .local_get(1)
+                    .global_get(G_RDX)
+                    .i64_store(MemArg { offset: 8, ..m64() });
+                s.local_get(1)
+                    .call(spawn)
+                    .i32_const(0)
+                    .i32_lt_s()
+                    .if_(BlockType::Result(ValType::I32))
+                    .i32_const(EAGAIN)
+                    .else_()
+                    .i32_const(0)
+                    .end();
             }
-            // the only thread: *stack_flag = 0, then the process ends
+            None => {
+                s.i32_const(EAGAIN);
+            }
+        },
+        ThreadExit => {
+            // thread_exit(stack_flag): *stack_flag = 0 (its joiner waits on it as a
+            // futex), then this thread ends; with one thread, the process
             a32(s, G_RDI);
             s.if_(BlockType::Empty);
             a32(s, G_RDI);
-            s.i32_const(0).i32_store(m32()).end();
-            s.i32_const(0).call(I_PROC_EXIT).unreachable();
+            match threads {
+                Some(spawn) => {
+                    s.i32_const(0).i32_atomic_store(m32());
+                    a32(s, G_RDI);
+                    s.i32_const(-1)
+                        .memory_atomic_notify(m32())
+                        .drop()
+                        .end()
+                        .call(spawn + 1)
+                        .unreachable();
+                }
+                None => {
+                    s.i32_const(0).i32_store(m32()).end();
+                    s.i32_const(0).call(I_PROC_EXIT).unreachable();
+                }
+            }
+        }
+        FutexWait if locked => {
+            // futex_wait_abs(addr, value, abstime): wait32, without a timeout or until
+            // the absolute realtime `abstime` ({int64 sec; int32 nsec})
+            s.i64_const(-1).local_set(8);
+            a32(s, G_RDX);
+            s.if_(BlockType::Empty);
+            s.i32_const(0);
+            read_clock(s);
+            s.drop();
+            a32(s, G_RDX);
+            s.i64_load(m64()).i64_const(1_000_000_000).i64_mul();
+            a32(s, G_RDX);
+            s.i64_load32_s(MemArg { offset: 8, ..m32() })
+                .i64_add()
+                .local_get(7)
+                .i64_sub()
+                .local_tee(8)
+                .i64_const(0)
+                .i64_le_s()
+                .if_(BlockType::Empty);
+            // the time has passed: EAGAIN if the value differs, else ETIMEDOUT
+            a32(s, G_RDI);
+            s.i32_atomic_load(m32());
+            a32(s, G_RSI);
+            s.i32_ne()
+                .i64_extend_i32_u()
+                .i64_const(EAGAIN as i64 - ETIMEDOUT as i64)
+                .i64_mul()
+                .i64_const(ETIMEDOUT as i64)
+                .i64_add();
+            early_return(s, false);
+            s.end().end();
+            // the host is told of the wait: 1 without a deadline (or one more than a
+            // minute away), 0 with one
+            if let Some(wait) = rt.wait {
+                s.local_get(8)
+                    .i64_const(60_000_000_000)
+                    .i64_gt_u()
+                    .call(wait);
+            }
+            // 0 woken, 1 not equal, 2 timed out
+            a32(s, G_RDI);
+            a32(s, G_RSI);
+            s.local_get(8).memory_atomic_wait32(m32()).local_set(1);
+            if let Some(wait) = rt.wait {
+                s.i32_const(-1).call(wait);
+            }
+            s.local_get(1)
+                .if_(BlockType::Result(ValType::I32))
+                .i32_const(EAGAIN)
+                .i32_const(ETIMEDOUT)
+                .local_get(1)
+                .i32_const(1)
+                .i32_eq()
+                .select()
+                .else_()
+                .i32_const(0)
+                .end();
+        }
+        FutexWake if locked => {
+            // futex_wake(addr, nwake, *count)
+            a32(s, G_RDI);
+            a32(s, G_RSI);
+            s.local_tee(1)
+                .i32_const(0)
+                .local_get(1)
+                .i32_const(0)
+                .i32_gt_s()
+                .select()
+                .memory_atomic_notify(m32())
+                .local_set(1);
+            a32(s, G_RDX);
+            s.if_(BlockType::Empty);
+            a32(s, G_RDX);
+            s.local_get(1).i32_store(m32()).end();
+            s.i32_const(0);
         }
         FutexWait => {
-            if translator {
-                // the translator's deferred thread runs while this one would wait
-                tr::deadlock(s);
-                tr::would_run_thread(s);
-                s.if_(BlockType::Result(ValType::I32));
-                tr::run_thread(s);
-                s.i32_const(0).else_();
-            }
             // futex_wait_abs(addr, value, abstime): nothing else could wake it
             a32(s, G_RDI);
             s.i32_load(m32());
@@ -1179,40 +1397,34 @@ fn irt(f: &mut Function, k: Irt, translator: bool) {
                 .i32_const(EDEADLK);
             a32(s, G_RDX);
             s.select().end();
-            if translator {
-                s.end();
-            }
         }
         FutexWake => {
             a32(s, G_RDX);
             s.i32_const(0).i32_store(m32()).i32_const(0);
         }
         Create => {
-            s.i32_const(S_HANDLES)
-                .i32_const(S_HANDLES)
-                .i32_load(m32())
+            // a fresh number (atomic: threads create too)
+            s.i32_const(0)
+                .i32_const(1)
+                .i32_atomic_rmw_add(at(HANDLES_AT))
                 .i32_const(1)
                 .i32_add()
-                .local_tee(1)
-                .i32_store(m32());
+                .local_set(1);
             a32(s, G_RDI);
             s.local_get(1).i32_store(m32()).i32_const(0);
         }
         Dyncode => {
             let words = dyncode_words();
-            s.i32_const(SCRATCH)
-                .i32_const(DYNCODE_WORDS)
+            sc(s, 0);
+            s.i32_const(DYNCODE_WORDS).i32_store(m32());
+            sc(s, 4);
+            s.i32_const(words.len() as i32)
                 .i32_store(m32())
-                .i32_const(SCRATCH + 4)
-                .i32_const(words.len() as i32)
-                .i32_store(m32())
-                .i32_const(2)
-                .i32_const(SCRATCH)
-                .i32_const(1)
-                .i32_const(SCRATCH + 8)
-                .call(I_FD_WRITE)
-                .drop()
-                .unreachable();
+                .i32_const(2);
+            sc(s, 0);
+            s.i32_const(1);
+            sc(s, 8);
+            s.call(I_FD_WRITE).drop().unreachable();
         }
         Ret(e) => {
             s.i32_const(e);
@@ -1278,24 +1490,24 @@ fn irt_query(s: &mut InstructionSink<'_>) {
 /// filetype u8 @16, nlink @24, size @32, atim @40, mtim @48, ctim @56); a stream with no
 /// filestat gets the mode of its fdstat's filetype.
 fn irt_fstat(s: &mut InstructionSink<'_>) {
-    let fs = S_FILESTAT;
+    // local 5: the filestat
+    sc(s, S_FILESTAT);
+    s.local_set(5);
     a32(s, G_RDI);
-    s.i32_const(fs).call(I_FD_FILESTAT_GET).local_tee(2);
+    s.local_get(5).call(I_FD_FILESTAT_GET).local_tee(2);
     s.if_(BlockType::Empty);
     a32(s, G_RDI);
-    s.i32_const(S_FDSTAT)
-        .call(I_FD_FDSTAT_GET)
-        .if_(BlockType::Empty)
-        .local_get(2);
+    sc(s, S_FDSTAT);
+    s.call(I_FD_FDSTAT_GET).if_(BlockType::Empty).local_get(2);
     wasi_errno(s);
     s.i64_extend_i32_u()
         .global_set(G_RAX)
         .return_to_caller(L_RA)
         .end();
-    s.i32_const(fs).i32_const(0).i32_const(64).memory_fill(0);
-    s.i32_const(fs)
-        .i32_const(S_FDSTAT)
-        .i32_load8_u(m8())
+    s.local_get(5).i32_const(0).i32_const(64).memory_fill(0);
+    s.local_get(5);
+    sc(s, S_FDSTAT);
+    s.i32_load8_u(m8())
         .i32_store8(MemArg { offset: 16, ..m8() });
     s.end();
     // local 1: the stat
@@ -1303,7 +1515,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
     s.local_tee(1).i32_const(0).i32_const(104).memory_fill(0);
     for (to, from) in [(0, 0), (8, 8), (40, 32)] {
         s.local_get(1)
-            .i32_const(fs)
+            .local_get(5)
             .i64_load(MemArg {
                 offset: from,
                 ..m64()
@@ -1314,7 +1526,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
             });
     }
     s.local_get(1)
-        .i32_const(fs)
+        .local_get(5)
         .i32_load8_u(MemArg { offset: 16, ..m8() })
         .local_tee(3)
         .i32_const(0)
@@ -1332,7 +1544,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
             ..m32()
         });
     s.local_get(1)
-        .i32_const(fs)
+        .local_get(5)
         .i64_load(MemArg {
             offset: 24,
             ..m64()
@@ -1347,7 +1559,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
         ..m32()
     });
     s.local_get(1)
-        .i32_const(fs)
+        .local_get(5)
         .i64_load(MemArg {
             offset: 32,
             ..m64()
@@ -1363,7 +1575,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
         });
     // the times as {int64 sec; int64 nsec}
     for (to, from) in [(56u64, 40u64), (72, 48), (88, 56)] {
-        s.i32_const(fs)
+        s.local_get(5)
             .i64_load(MemArg {
                 offset: from,
                 ..m64()
@@ -1392,15 +1604,13 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
 /// `mmap(void **addr, len, prot, flags, fd, off)`: anonymous mappings only (`ENODEV`
 /// for files; `MAP_FIXED` is `EINVAL`), placed at 64 KiB above the break and the
 /// mappings so far (the hint is not followed), zeroed; the memory grows to hold them.
-fn irt_mmap(s: &mut InstructionSink<'_>) {
+fn irt_mmap(s: &mut InstructionSink<'_>, locked: bool) {
     const MAP_FIXED: i32 = 0x10;
     const MAP_ANONYMOUS: i32 = 0x20;
     let fail = |s: &mut InstructionSink<'_>, e: i32| {
-        s.if_(BlockType::Empty)
-            .i64_const(e as i64)
-            .global_set(G_RAX)
-            .return_to_caller(L_RA)
-            .end();
+        s.if_(BlockType::Empty).i64_const(e as i64);
+        early_return(s, locked);
+        s.end();
     };
     a32(s, G_RCX);
     s.i32_const(MAP_ANONYMOUS).i32_and().i32_eqz();
@@ -1419,10 +1629,14 @@ fn irt_mmap(s: &mut InstructionSink<'_>) {
         .i64_eqz();
     fail(s, EINVAL as i32);
     // local 1: the start, max(break, top) rounded up; local 8: the end
-    s.global_get(G_BRK)
-        .global_get(G_MAPTOP)
-        .global_get(G_BRK)
-        .global_get(G_MAPTOP)
+    s.i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
+        .i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
         .i32_gt_u()
         .select()
         .i64_extend_i32_u()
@@ -1444,7 +1658,10 @@ fn irt_mmap(s: &mut InstructionSink<'_>) {
         .local_get(7)
         .i32_wrap_i64()
         .memory_fill(0);
-    s.local_get(8).i32_wrap_i64().global_set(G_MAPTOP);
+    s.i32_const(0)
+        .local_get(8)
+        .i32_wrap_i64()
+        .i32_store(at(MAPTOP_AT));
     a32(s, G_RDI);
     s.local_get(1).i32_store(m32()).i32_const(0);
 }

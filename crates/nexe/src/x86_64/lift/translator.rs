@@ -12,18 +12,20 @@
 //!   back to write the ELF header, which a pipe cannot take) and written to stdout when
 //!   the compiler closes it. Closing the standard streams is ignored meanwhile.
 //! - Threads: Subzero's compile server parses and translates in a thread it starts while
-//!   the IRT feeds it (`std::thread`); with 0 translation threads there is no other. That
-//!   thread is deferred: `thread_create` notes it, and it runs, on its own stack and
-//!   thread pointer, when the main thread would wait on a futex (its `join`, once the
-//!   input is all queued); its `thread_exit` throws the exception that ends the run. So a
-//!   pexe has to fit in the compiler's input queue (256 KiB), which its producer fills
-//!   without waiting; a bigger one ends with an error when the thread would wait.
+//!   the IRT feeds it (`std::thread`; with 0 translation threads there is no other). It
+//!   names `nacl-irt-thread`, so its module has the runtime's real threads
+//!   (`Options::threads`): that thread is an instance of its own, and `data_callback`
+//!   waits on the compiler's input queue (256 KiB) while it drains it, so a pexe of any
+//!   size streams through.
+//! - The runtime's code here runs on either thread (`close` of the object is the compile
+//!   thread's), so it addresses its scratch through the per-thread [`G_SCRATCH`].
 
 use super::func::TY_LIFTED;
 use super::runtime::{
-    a32, grow_to, m32, m64, IRT_DATA, I_FD_READ, I_FD_WRITE, I_PROC_EXIT, SCRATCH, TRAMPOLINES,
+    a32, at, grow_to, m32, m64, BRK_AT, G_SCRATCH, IRT_DATA, I_FD_READ, I_FD_WRITE, I_PROC_EXIT,
+    MAPTOP_AT, TRAMPOLINES,
 };
-use wasm_encoder::{BlockType, Catch, InstructionSink, ValType};
+use wasm_encoder::{BlockType, InstructionSink, ValType};
 
 /// The name of the compile interface the translator asks for, without its version.
 pub const COMPILE_INTERFACE_PREFIX: &str = "nacl-irt-private-pnacl-translator-compile-";
@@ -37,18 +39,14 @@ pub const OBJECT_MAX: u32 = 64 << 20;
 /// The chunk of the pexe each `data_callback` gets.
 const CHUNK: i32 = 0x1_0000;
 
-/// The translator's words of runtime scratch, below the runtime's constants.
-pub(crate) const WORDS: i32 = IRT_DATA - 0x20;
-/// The deferred thread's start function (0: none; 1: running), stack and thread pointer.
-const THREAD: i32 = WORDS;
-const THREAD_STACK: i32 = WORDS + 4;
-const THREAD_TP: i32 = WORDS + 8;
+/// The translator's words, below the runtime's constants (above its shared words).
+const WORDS: i32 = IRT_DATA - 0x20;
 /// The object's buffer (0: the descriptor is closed), position and length.
-const OBJECT: i32 = WORDS + 12;
-const POS: i32 = WORDS + 16;
-const LEN: i32 = WORDS + 20;
+const OBJECT: i32 = WORDS;
+const POS: i32 = WORDS + 4;
+const LEN: i32 = WORDS + 8;
 /// The descriptor array `init_callback` gets.
-const FDS: i32 = WORDS + 24;
+const FDS: i32 = WORDS + 12;
 
 /// The translator's messages, in the runtime's constants (`runtime::irt_data`).
 pub(crate) const MESSAGES_AT: i32 = IRT_DATA + 0x180;
@@ -56,18 +54,15 @@ const PREFIX: &str = "translator: ";
 const NO_MEMORY: &str = "no memory for the object\n";
 const REFUSED: &str = "input refused\n";
 const NO_INPUT: &str = "cannot read stdin\n";
-const DEADLOCK: &str = "the pexe needs threads (over 256 KiB)\n";
 
 /// The messages' bytes (at [`MESSAGES_AT`]).
 pub(crate) fn messages() -> Vec<u8> {
-    [PREFIX, NO_MEMORY, REFUSED, NO_INPUT, DEADLOCK]
-        .concat()
-        .into_bytes()
+    [PREFIX, NO_MEMORY, REFUSED, NO_INPUT].concat().into_bytes()
 }
 
 fn message(m: &str) -> (i32, i32) {
     let mut at = MESSAGES_AT;
-    for w in [PREFIX, NO_MEMORY, REFUSED, NO_INPUT, DEADLOCK] {
+    for w in [PREFIX, NO_MEMORY, REFUSED, NO_INPUT] {
         if w == m {
             return (at, w.len() as i32);
         }
@@ -76,7 +71,6 @@ fn message(m: &str) -> (i32, i32) {
     unreachable!("a translator message")
 }
 
-const EAGAIN: i32 = 11;
 const EFBIG: i32 = 27;
 const EINVAL: i32 = 22;
 const EIO: i32 = 5;
@@ -95,25 +89,24 @@ const SENTINEL: i32 = (super::runtime::IRT_QUERY - 32) as i32;
 /// x86-64's red zone below the caller's stack pointer.
 const RED_ZONE: i32 = 128;
 
-/// Locals the futex adapter adds (after the adapter's ten): the 16 registers and the
-/// thread pointer of the waiting thread.
-pub(crate) const SAVED_LOCALS: u32 = 17;
-const L_SAVED: u32 = 10;
+/// This thread's scratch word at `off`.
+fn sc(s: &mut InstructionSink<'_>, off: i32) {
+    s.global_get(G_SCRATCH);
+    if off != 0 {
+        s.i32_const(off).i32_add();
+    }
+}
 
 /// Writes `len` bytes at `at` (constants) to stderr.
 fn say(s: &mut InstructionSink<'_>, at: i32, len: i32) {
-    s.i32_const(SCRATCH)
-        .i32_const(at)
-        .i32_store(m32())
-        .i32_const(SCRATCH + 4)
-        .i32_const(len)
-        .i32_store(m32())
-        .i32_const(2)
-        .i32_const(SCRATCH)
-        .i32_const(1)
-        .i32_const(SCRATCH + 8)
-        .call(I_FD_WRITE)
-        .drop();
+    sc(s, 0);
+    s.i32_const(at).i32_store(m32());
+    sc(s, 4);
+    s.i32_const(len).i32_store(m32()).i32_const(2);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_WRITE).drop();
 }
 
 /// Says message `m` after the prefix and exits 1.
@@ -180,18 +173,14 @@ fn check_error(s: &mut InstructionSink<'_>) {
     s.end().end();
     let (at, len) = message(PREFIX);
     say(s, at, len);
-    s.i32_const(SCRATCH)
-        .local_get(5)
-        .i32_store(m32())
-        .i32_const(SCRATCH + 4)
-        .local_get(6)
-        .i32_store(m32())
-        .i32_const(2)
-        .i32_const(SCRATCH)
-        .i32_const(1)
-        .i32_const(SCRATCH + 8)
-        .call(I_FD_WRITE)
-        .drop();
+    sc(s, 0);
+    s.local_get(5).i32_store(m32());
+    sc(s, 4);
+    s.local_get(6).i32_store(m32()).i32_const(2);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_WRITE).drop();
     // its last byte is not always a newline
     let (at, len) = message(NO_MEMORY);
     say(s, at + len - 1, 1);
@@ -207,10 +196,15 @@ pub(crate) fn serve(s: &mut InstructionSink<'_>) {
     s.local_set(1);
     s.global_get(G_RSP).i32_wrap_i64().local_set(4);
     // the chunk buffer and the object above the break and every mapping
-    s.global_get(super::runtime::G_BRK)
-        .global_get(super::runtime::G_MAPTOP)
-        .global_get(super::runtime::G_BRK)
-        .global_get(super::runtime::G_MAPTOP)
+    // (the only thread yet: init_callback starts the compile thread)
+    s.i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
+        .i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
         .i32_gt_u()
         .select()
         .i64_extend_i32_u()
@@ -234,9 +228,10 @@ pub(crate) fn serve(s: &mut InstructionSink<'_>) {
     s.i32_eqz().if_(BlockType::Empty);
     fail(s, NO_MEMORY);
     s.end();
-    s.local_get(8)
+    s.i32_const(0)
+        .local_get(8)
         .i32_wrap_i64()
-        .global_set(super::runtime::G_MAPTOP);
+        .i32_store(at(MAPTOP_AT));
     s.i32_const(OBJECT)
         .local_get(2)
         .i32_const(CHUNK)
@@ -263,25 +258,18 @@ pub(crate) fn serve(s: &mut InstructionSink<'_>) {
     check_error(s);
     // data_callback(chunk, n) until stdin ends
     s.block(BlockType::Empty).loop_(BlockType::Empty);
-    s.i32_const(SCRATCH)
-        .local_get(2)
-        .i32_store(m32())
-        .i32_const(SCRATCH + 4)
-        .i32_const(CHUNK)
-        .i32_store(m32())
-        .i32_const(0)
-        .i32_const(SCRATCH)
-        .i32_const(1)
-        .i32_const(SCRATCH + 8)
-        .call(I_FD_READ)
-        .if_(BlockType::Empty);
+    sc(s, 0);
+    s.local_get(2).i32_store(m32());
+    sc(s, 4);
+    s.i32_const(CHUNK).i32_store(m32()).i32_const(0);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_READ).if_(BlockType::Empty);
     fail(s, NO_INPUT);
     s.end();
-    s.i32_const(SCRATCH + 8)
-        .i32_load(m32())
-        .local_tee(5)
-        .i32_eqz()
-        .br_if(1);
+    sc(s, 8);
+    s.i32_load(m32()).local_tee(5).i32_eqz().br_if(1);
     s.local_get(2).i64_extend_i32_u().global_set(G_RDI);
     s.local_get(5).i64_extend_i32_u().global_set(G_RSI);
     s.local_get(1)
@@ -300,108 +288,6 @@ pub(crate) fn serve(s: &mut InstructionSink<'_>) {
     call_nexe(s, 3, 4);
     check_error(s);
     s.i64_const(0);
-}
-
-/// `thread_create(start, stack, thread_ptr)`: notes the one deferred thread; leaves the
-/// errno (i32).
-pub(crate) fn thread_create(s: &mut InstructionSink<'_>) {
-    s.i32_const(THREAD)
-        .i32_load(m32())
-        .if_(BlockType::Result(ValType::I32))
-        .i32_const(EAGAIN)
-        .else_();
-    for (w, g) in [(THREAD, G_RDI), (THREAD_STACK, G_RSI), (THREAD_TP, G_RDX)] {
-        s.i32_const(w);
-        a32(s, g);
-        s.i32_store(m32());
-    }
-    s.i32_const(0).end();
-}
-
-/// Before `thread_exit(stack_flag)`'s own body: the deferred thread's exit clears the
-/// flag and ends its run.
-pub(crate) fn thread_exit(s: &mut InstructionSink<'_>) {
-    s.i32_const(THREAD)
-        .i32_load(m32())
-        .i32_const(1)
-        .i32_eq()
-        .if_(BlockType::Empty);
-    a32(s, G_RDI);
-    s.if_(BlockType::Empty);
-    a32(s, G_RDI);
-    s.i32_const(0).i32_store(m32()).end();
-    s.throw(0).end();
-}
-
-/// Whether the futex wait would block with a deferred thread to run (an i32 condition).
-pub(crate) fn would_run_thread(s: &mut InstructionSink<'_>) {
-    a32(s, G_RDI);
-    s.i32_load(m32());
-    a32(s, G_RSI);
-    s.i32_eq()
-        .i32_const(THREAD)
-        .i32_load(m32())
-        .i32_const(1)
-        .i32_gt_u()
-        .i32_and();
-}
-
-/// When the deferred thread itself would wait with no deadline: only the main thread, suspended below it,
-/// could wake it (Subzero's input queue is full before the input ends), so the program
-/// says so and exits 1 rather than wait forever.
-pub(crate) fn deadlock(s: &mut InstructionSink<'_>) {
-    a32(s, G_RDI);
-    s.i32_load(m32());
-    a32(s, G_RSI);
-    s.i32_eq()
-        .i32_const(THREAD)
-        .i32_load(m32())
-        .i32_const(1)
-        .i32_eq()
-        .i32_and();
-    // a timed wait times out instead
-    a32(s, G_RDX);
-    s.i32_eqz().i32_and().if_(BlockType::Empty);
-    fail(s, DEADLOCK);
-    s.end();
-}
-
-/// Runs the deferred thread to its exit, then restores the waiting thread's registers
-/// and thread pointer. Uses local 5 and the [`SAVED_LOCALS`].
-pub(crate) fn run_thread(s: &mut InstructionSink<'_>) {
-    s.i32_const(THREAD).i32_load(m32()).local_set(5);
-    s.i32_const(THREAD).i32_const(1).i32_store(m32());
-    for g in 0..16 {
-        s.global_get(g).local_set(L_SAVED + g);
-    }
-    s.global_get(super::runtime::G_TLS).local_set(L_SAVED + 16);
-    s.i32_const(THREAD_STACK)
-        .i32_load(m32())
-        .i64_extend_i32_u()
-        .global_set(G_RSP);
-    s.i32_const(THREAD_TP)
-        .i32_load(m32())
-        .i64_extend_i32_u()
-        .global_set(super::runtime::G_TLS);
-    s.block(BlockType::Empty);
-    s.try_table(BlockType::Empty, [Catch::One { tag: 0, label: 0 }]);
-    // the return address libc left at the stack's top (NaCl's thread start has none)
-    s.i32_const(THREAD_STACK)
-        .i32_load(m32())
-        .i32_load(m32())
-        .local_get(5)
-        .i32_const(TRAMPOLINES as i32)
-        .i32_sub()
-        .i32_const(5)
-        .i32_shr_u()
-        .call_indirect(0, TY_LIFTED)
-        .drop();
-    s.end().end();
-    for g in 0..16 {
-        s.local_get(L_SAVED + g).global_set(g);
-    }
-    s.local_get(L_SAVED + 16).global_set(super::runtime::G_TLS);
-    s.i32_const(THREAD).i32_const(0).i32_store(m32());
 }
 
 /// Whether the descriptor in `%rdi` is the open object (an i32 condition).
@@ -502,19 +388,16 @@ pub(crate) fn object_close(s: &mut InstructionSink<'_>) {
     s.i32_const(0).local_set(3);
     s.block(BlockType::Empty).loop_(BlockType::Empty);
     s.local_get(2).i32_eqz().br_if(1);
-    s.i32_const(SCRATCH)
-        .local_get(1)
-        .i32_store(m32())
-        .i32_const(SCRATCH + 4)
-        .local_get(2)
-        .i32_store(m32())
-        .i32_const(1)
-        .i32_const(SCRATCH)
-        .i32_const(1)
-        .i32_const(SCRATCH + 8)
-        .call(I_FD_WRITE)
-        .i32_const(SCRATCH + 8)
-        .i32_load(m32())
+    sc(s, 0);
+    s.local_get(1).i32_store(m32());
+    sc(s, 4);
+    s.local_get(2).i32_store(m32()).i32_const(1);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_WRITE);
+    sc(s, 8);
+    s.i32_load(m32())
         .local_tee(4)
         .i32_eqz()
         .i32_or()

@@ -15,10 +15,11 @@ use super::super::resources::Resource;
 use super::super::storage::{self, fs_type, FileIo, FileRef, FileSystem, IoOp};
 use super::super::var::PpVar;
 use super::super::{
-    answer_now, callback_error, lock, mem, pp_error, start_async, start_async_finishing, state,
-    state_for, Completion, Finish, PepperState,
+    answer_now, lock, mem, pp_error, start_async, start_async_finishing, state, state_for,
+    Completion, Finish, PepperState,
 };
 use super::{link_create, link_is, link_query};
+use super::{link_entered, Entered, Kind};
 use crate::call_export;
 use crate::host::Ctx;
 
@@ -28,6 +29,19 @@ const IO_VERSIONS: [&str; 2] = ["PPB_FileIO;1.0", "PPB_FileIO;1.1"];
 
 /// Chrome read at most this much in one `Read` (a partial read is allowed).
 const MAX_READ: i32 = 32 << 20;
+
+const FILE_SYSTEM: Kind<Arc<FileSystem>> = Kind {
+    name: "FileSystem",
+    find: file_system,
+};
+const FILE_REF: Kind<FileRef> = Kind {
+    name: "FileRef",
+    find: file_ref,
+};
+const FILE_IO: Kind<Arc<FileIo>> = Kind {
+    name: "FileIO",
+    find: file_io,
+};
 
 fn file_system(s: &PepperState, id: i32) -> Option<Arc<FileSystem>> {
     match s.resources().get(id) {
@@ -110,20 +124,20 @@ fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_is(linker, FS, "IsFileSystem", |r| {
         matches!(r, Resource::FileSystem(_))
     })?;
-    linker.func_wrap(
+    link_entered(
+        linker,
         FS,
         "Open",
-        |mut caller: Caller<'_, Ctx>,
-         fs: i32,
-         _expected_size: i64,
-         cb: i32|
+        &FILE_SYSTEM,
+        |caller: &mut Caller<'_, Ctx>,
+         Entered { s, cb, on: fs }: Entered<Arc<FileSystem>>,
+         _: (i32, i64, i32)|
          -> wasmtime::Result<i32> {
-            let (s, cb, fs) = enter_or_return!(&mut caller, fs, cb, file_system, answer_now);
             if !fs.begin_open() {
-                return answer_now(&mut caller, cb, pp_error::FAILED);
+                return answer_now(caller, cb, pp_error::FAILED);
             }
             let s2 = s.clone();
-            start_async(&mut caller, cb, move || {
+            start_async(caller, cb, move || {
                 let r = match fs.ty {
                     fs_type::LOCALPERSISTENT | fs_type::LOCALTEMPORARY => s2.storage.root(fs.ty),
                     // Chrome's browser would not open a file system that is not sandboxed.
@@ -146,28 +160,16 @@ fn link_file_system(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
 /// a bad resource, a file system not open yet.
 fn ref_op(
     caller: &mut Caller<'_, Ctx>,
-    file: i32,
-    cb: i32,
+    e: Entered<FileRef>,
     op: impl FnOnce(&FileRef, std::path::PathBuf) -> Completion + Send + 'static,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, f) = enter_or_return!(caller, file, cb, file_ref, answer_now);
+    let Entered { cb, on: f, .. } = e;
     if f.fs.root().is_none() {
         return answer_now(caller, cb, pp_error::FAILED);
     }
     start_async(caller, cb, move || match f.disk_path() {
         Ok(p) => op(&f, p),
         Err(e) => Completion::result(e),
-    })
-}
-
-fn make_directory(
-    caller: &mut Caller<'_, Ctx>,
-    file: i32,
-    flags: i32,
-    cb: i32,
-) -> wasmtime::Result<i32> {
-    ref_op(caller, file, cb, move |_, p| {
-        Completion::result(storage::make_directory(&p, flags))
     })
 }
 
@@ -233,75 +235,70 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
             };
             s.resources().add(Resource::FileRef(parent))
         })?;
-        if version < 2 {
-            // 1.0 and 1.1 take a PP_Bool: with ancestors or not (never exclusive).
-            linker.func_wrap(
-                iface,
-                "MakeDirectory",
-                |mut caller: Caller<'_, Ctx>,
-                 file: i32,
-                 ancestors: i32,
-                 cb: i32|
-                 -> wasmtime::Result<i32> {
-                    let flags = if ancestors != 0 {
-                        storage::make_dir_flag::WITH_ANCESTORS
-                    } else {
-                        0
-                    };
-                    make_directory(&mut caller, file, flags, cb)
-                },
-            )?;
-        } else {
-            linker.func_wrap(
-                iface,
-                "MakeDirectory",
-                |mut caller: Caller<'_, Ctx>,
-                 file: i32,
-                 flags: i32,
-                 cb: i32|
-                 -> wasmtime::Result<i32> {
-                    make_directory(&mut caller, file, flags, cb)
-                },
-            )?;
-        }
-        linker.func_wrap(
+        // 1.0 and 1.1 take a PP_Bool: with ancestors or not (never exclusive); 1.2 takes
+        // PP_MakeDirectoryFlags.
+        let takes_bool = version < 2;
+        link_entered(
+            linker,
+            iface,
+            "MakeDirectory",
+            &FILE_REF,
+            move |caller: &mut Caller<'_, Ctx>,
+                  e: Entered<FileRef>,
+                  (_, flags, _): (i32, i32, i32)|
+                  -> wasmtime::Result<i32> {
+                let flags = match (takes_bool, flags) {
+                    (true, 0) => 0,
+                    (true, _) => storage::make_dir_flag::WITH_ANCESTORS,
+                    (false, flags) => flags,
+                };
+                ref_op(caller, e, move |_, p| {
+                    Completion::result(storage::make_directory(&p, flags))
+                })
+            },
+        )?;
+        link_entered(
+            linker,
             iface,
             "Touch",
-            |mut caller: Caller<'_, Ctx>,
-             file: i32,
-             atime: f64,
-             mtime: f64,
-             cb: i32|
+            &FILE_REF,
+            |caller: &mut Caller<'_, Ctx>,
+             e: Entered<FileRef>,
+             (_, atime, mtime, _): (i32, f64, f64, i32)|
              -> wasmtime::Result<i32> {
-                ref_op(&mut caller, file, cb, move |_, p| {
+                ref_op(caller, e, move |_, p| {
                     Completion::result(storage::touch(&p, atime, mtime))
                 })
             },
         )?;
-        linker.func_wrap(
+        link_entered(
+            linker,
             iface,
             "Delete",
-            |mut caller: Caller<'_, Ctx>, file: i32, cb: i32| -> wasmtime::Result<i32> {
-                ref_op(&mut caller, file, cb, move |f, p| {
+            &FILE_REF,
+            |caller: &mut Caller<'_, Ctx>, e: Entered<FileRef>, _: (i32, i32)| {
+                ref_op(caller, e, move |f, p| {
                     Completion::result(storage::delete(&p, storage::is_root(&f.path)))
                 })
             },
         )?;
-        linker.func_wrap(
+        link_entered(
+            linker,
             iface,
             "Rename",
-            |mut caller: Caller<'_, Ctx>,
-             file: i32,
-             new_file: i32,
-             cb: i32|
+            &FILE_REF,
+            |caller: &mut Caller<'_, Ctx>,
+             Entered { s, cb, on: from }: Entered<FileRef>,
+             (_, new_file, _): (i32, i32, i32)|
              -> wasmtime::Result<i32> {
-                let both = |s: &PepperState, file| file_ref(s, file).zip(file_ref(s, new_file));
-                let (_, cb, (from, to)) = enter_or_return!(&mut caller, file, cb, both, answer_now);
+                let Some(to) = file_ref(&s, new_file) else {
+                    return answer_now(caller, cb, pp_error::BADRESOURCE);
+                };
                 // Both open, and the same file system.
                 if from.fs.root().is_none() || to.fs.root().is_none() || from.fs.ty != to.fs.ty {
-                    return answer_now(&mut caller, cb, pp_error::FAILED);
+                    return answer_now(caller, cb, pp_error::FAILED);
                 }
-                start_async(&mut caller, cb, move || {
+                start_async(caller, cb, move || {
                     let code = match (from.disk_path(), to.disk_path()) {
                         (Ok(p), Ok(q)) => storage::rename(&p, &q, storage::is_root(&to.path)),
                         (Err(e), _) | (_, Err(e)) => e,
@@ -313,47 +310,42 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         if version == 0 {
             continue;
         }
-        linker.func_wrap(
+        link_entered(
+            linker,
             iface,
             "Query",
-            |mut caller: Caller<'_, Ctx>, file: i32, info: i32, cb: i32| -> wasmtime::Result<i32> {
+            &FILE_REF,
+            |caller: &mut Caller<'_, Ctx>,
+             e: Entered<FileRef>,
+             (_, info, _): (i32, i32, i32)|
+             -> wasmtime::Result<i32> {
                 if info == 0 {
-                    let cbv = mem::read_callback(&mut caller, cb as u32)?;
-                    return answer_now(&mut caller, cbv, pp_error::BADARGUMENT);
+                    return answer_now(caller, e.cb, pp_error::BADARGUMENT);
                 }
-                ref_op(&mut caller, file, cb, move |f, p| {
-                    match std::fs::metadata(&p) {
-                        Ok(m) => Completion {
-                            result: pp_error::OK,
-                            writes: vec![(info as u32, storage::file_info(&m, f.fs.ty).to_vec())],
-                        },
-                        Err(e) => Completion::result(storage::error_of(&e)),
-                    }
+                ref_op(caller, e, move |f, p| match std::fs::metadata(&p) {
+                    Ok(m) => Completion {
+                        result: pp_error::OK,
+                        writes: vec![(info as u32, storage::file_info(&m, f.fs.ty).to_vec())],
+                    },
+                    Err(e) => Completion::result(storage::error_of(&e)),
                 })
             },
         )?;
-        linker.func_wrap(
+        link_entered(
+            linker,
             iface,
             "ReadDirectoryEntries",
-            |mut caller: Caller<'_, Ctx>,
-             file: i32,
-             output: i32,
-             cb: i32|
+            &FILE_REF,
+            |caller: &mut Caller<'_, Ctx>,
+             Entered { s, cb, on: f }: Entered<FileRef>,
+             (_, output, _): (i32, i32, i32)|
              -> wasmtime::Result<i32> {
-                let s = state(&caller)?;
-                let cbv = mem::read_callback(&mut caller, cb as u32)?;
-                let out = read_array_output(&mut caller, output as u32)?;
-                if let Some(e) = callback_error(&caller, &cbv) {
-                    return Ok(e);
-                }
-                let Some(f) = file_ref(&s, file) else {
-                    return answer_now(&mut caller, cbv, pp_error::BADRESOURCE);
-                };
+                let out = read_array_output(&mut *caller, output as u32)?;
                 if f.fs.root().is_none() {
-                    return answer_now(&mut caller, cbv, pp_error::FAILED);
+                    return answer_now(caller, cb, pp_error::FAILED);
                 }
                 let s2 = s.clone();
-                start_async_finishing(&mut caller, cbv, move || {
+                start_async_finishing(caller, cb, move || {
                     let entries = f.disk_path().and_then(|p| storage::read_directory(&p));
                     let finish: Finish = Box::new(move |mut cx| {
                         let entries = match entries {
@@ -408,36 +400,23 @@ fn link_file_ref(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     Ok(())
 }
 
-/// A `PPB_FileIO`, its open file (none once closed) and its open flags.
-type OpenIo = (Arc<FileIo>, Option<Arc<std::fs::File>>, i32);
-
 /// Chrome's synchronous checks of a `PPB_FileIO` operation of kind `op` on an open file:
-/// the file and the operation's start, or the error.
-fn begin_io(s: &PepperState, io: i32, op: IoOp) -> Result<OpenIo, i32> {
-    let f = file_io(s, io).ok_or(pp_error::BADRESOURCE)?;
-    let (file, flags) = {
-        let st = f.lock();
-        st.check(op, true)?;
-        (st.file.clone(), st.flags)
-    };
-    Ok((f, file, flags))
+/// its open file (none once closed) and open flags, or the error.
+fn begin_io(f: &FileIo, op: IoOp) -> Result<(Option<Arc<std::fs::File>>, i32), i32> {
+    let st = f.lock();
+    st.check(op, true)?;
+    Ok((st.file.clone(), st.flags))
 }
 
 /// Runs `work` on the open file of `io` as operation `op`, Chrome's checks first.
 fn io_op(
     caller: &mut Caller<'_, Ctx>,
-    io: i32,
-    cb: i32,
+    Entered { cb, on: f, .. }: Entered<Arc<FileIo>>,
     op: IoOp,
     check: impl FnOnce() -> Result<(), i32>,
     work: impl FnOnce(&std::fs::File, i32) -> Completion + Send + 'static,
 ) -> wasmtime::Result<i32> {
-    let s = state(caller)?;
-    let cb = mem::read_callback(&mut *caller, cb as u32)?;
-    if let Some(e) = callback_error(caller, &cb) {
-        return Ok(e);
-    }
-    let (f, file, flags) = match begin_io(&s, io, op) {
+    let (file, flags) = match begin_io(&f, op) {
         Ok(v) => v,
         Err(e) => return answer_now(caller, cb, e),
     };
@@ -482,14 +461,13 @@ fn read_at(file: &std::fs::File, offset: i64, n: usize) -> Result<Vec<u8>, i32> 
 
 /// `PPB_FileIO.Open`: opens the file a `PPB_FileRef` names, on the operation thread.
 fn io_open(
-    mut caller: Caller<'_, Ctx>,
-    io: i32,
-    file: i32,
-    flags: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    Entered { s, cb, on: f }: Entered<Arc<FileIo>>,
+    (_, file, flags, _): (i32, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let both = |s: &PepperState, io| file_io(s, io).zip(file_ref(s, file));
-    let (_, cb, (f, r)) = enter_or_return!(&mut caller, io, cb, both, answer_now);
+    let Some(r) = file_ref(&s, file) else {
+        return answer_now(caller, cb, pp_error::BADRESOURCE);
+    };
     let checked = {
         let st = f.lock();
         st.check(IoOp::Exclusive, false)
@@ -503,7 +481,7 @@ fn io_open(
         }
     });
     if let Err(e) = checked {
-        return answer_now(&mut caller, cb, e);
+        return answer_now(caller, cb, e);
     }
     {
         let mut st = f.lock();
@@ -512,7 +490,7 @@ fn io_open(
         st.fs_type = r.fs.ty;
     }
     let f2 = f.clone();
-    let res = start_async(&mut caller, cb, move || {
+    let res = start_async(caller, cb, move || {
         let opened = r.disk_path().and_then(|p| storage::open(&p, flags));
         let mut st = f2.lock();
         st.finish();
@@ -533,13 +511,15 @@ fn io_open(
 }
 
 /// `PPB_FileIO.Query`: the open file's `PP_FileInfo`.
-fn io_query(mut caller: Caller<'_, Ctx>, io: i32, info: i32, cb: i32) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let fs_ty = file_io(&s, io).map_or(0, |f| f.lock().fs_type);
+fn io_query(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<FileIo>>,
+    (_, info, _): (i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let fs_ty = e.on.lock().fs_type;
     io_op(
-        &mut caller,
-        io,
-        cb,
+        caller,
+        e,
         IoOp::Exclusive,
         || {
             if info == 0 {
@@ -560,16 +540,13 @@ fn io_query(mut caller: Caller<'_, Ctx>, io: i32, info: i32, cb: i32) -> wasmtim
 
 /// `PPB_FileIO.Touch`: sets the open file's access and modification times.
 fn io_touch(
-    mut caller: Caller<'_, Ctx>,
-    io: i32,
-    atime: f64,
-    mtime: f64,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<FileIo>>,
+    (_, atime, mtime, _): (i32, f64, f64, i32),
 ) -> wasmtime::Result<i32> {
     io_op(
-        &mut caller,
-        io,
-        cb,
+        caller,
+        e,
         IoOp::Exclusive,
         || Ok(()),
         move |file, _| Completion::result(storage::set_times(file, atime, mtime)),
@@ -578,18 +555,14 @@ fn io_touch(
 
 /// `PPB_FileIO.Read`: up to `n` bytes at `offset` into the module's buffer.
 fn io_read(
-    mut caller: Caller<'_, Ctx>,
-    io: i32,
-    offset: i64,
-    buf: i32,
-    n: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<FileIo>>,
+    (_, offset, buf, n, _): (i32, i64, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
     let n = n.min(MAX_READ);
     io_op(
-        &mut caller,
-        io,
-        cb,
+        caller,
+        e,
         IoOp::Read,
         || if n < 0 { Err(pp_error::FAILED) } else { Ok(()) },
         move |file, _| match read_at(file, offset, n as usize) {
@@ -604,32 +577,23 @@ fn io_read(
 
 /// `PPB_FileIO.Write`: `n` bytes at `offset` (at the end when opened to append).
 fn io_write(
-    mut caller: Caller<'_, Ctx>,
-    io: i32,
-    offset: i64,
-    buf: i32,
-    n: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<FileIo>>,
+    (_, offset, buf, n, _): (i32, i64, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cbv = mem::read_callback(&mut caller, cb as u32)?;
-    if callback_error(&caller, &cbv).is_none()
-        && file_io(&s, io).is_some()
-        && (buf == 0 || offset < 0 || n < 0)
-    {
-        return answer_now(&mut caller, cbv, pp_error::FAILED);
+    if buf == 0 || offset < 0 || n < 0 {
+        return answer_now(caller, e.cb, pp_error::FAILED);
     }
     // The bytes are copied now: the app may reuse its buffer once the call
     // returns.
-    let bytes = if n > 0 && buf != 0 {
-        crate::read_memory(&mut caller, buf as u32, n as u32)?
+    let bytes = if n > 0 {
+        crate::read_memory(&mut *caller, buf as u32, n as u32)?
     } else {
         Vec::new()
     };
     io_op(
-        &mut caller,
-        io,
-        cb,
+        caller,
+        e,
         IoOp::Write,
         || Ok(()),
         move |file, flags| {
@@ -648,11 +612,14 @@ fn io_write(
 }
 
 /// `PPB_FileIO.SetLength`: truncates or extends the open file.
-fn io_set_length(mut caller: Caller<'_, Ctx>, io: i32, len: i64, cb: i32) -> wasmtime::Result<i32> {
+fn io_set_length(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<FileIo>>,
+    (_, len, _): (i32, i64, i32),
+) -> wasmtime::Result<i32> {
     io_op(
-        &mut caller,
-        io,
-        cb,
+        caller,
+        e,
         IoOp::Exclusive,
         || {
             if len < 0 {
@@ -671,11 +638,14 @@ fn io_set_length(mut caller: Caller<'_, Ctx>, io: i32, len: i64, cb: i32) -> was
 }
 
 /// `PPB_FileIO.Flush`: the file's data to disk.
-fn io_flush(mut caller: Caller<'_, Ctx>, io: i32, cb: i32) -> wasmtime::Result<i32> {
+fn io_flush(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<FileIo>>,
+    _: (i32, i32),
+) -> wasmtime::Result<i32> {
     io_op(
-        &mut caller,
-        io,
-        cb,
+        caller,
+        e,
         IoOp::Exclusive,
         || Ok(()),
         |file, _| {
@@ -699,36 +669,28 @@ fn io_close(caller: Caller<'_, Ctx>, io: i32) -> wasmtime::Result<()> {
 
 /// `PPB_FileIO.ReadToArray` (1.1): reads into a buffer the module's array output allocates.
 fn io_read_to_array(
-    mut caller: Caller<'_, Ctx>,
-    io: i32,
-    offset: i64,
-    max: i32,
-    output: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    Entered { cb: cbv, on: f, .. }: Entered<Arc<FileIo>>,
+    (_, offset, max, output, _): (i32, i64, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cbv = mem::read_callback(&mut caller, cb as u32)?;
-    if let Some(e) = callback_error(&caller, &cbv) {
-        return Ok(e);
-    }
-    let (f, file, _) = match begin_io(&s, io, IoOp::Read) {
+    let (file, _) = match begin_io(&f, IoOp::Read) {
         Ok(v) => v,
-        Err(e) => return answer_now(&mut caller, cbv, e),
+        Err(e) => return answer_now(&mut *caller, cbv, e),
     };
     if output == 0 {
-        return answer_now(&mut caller, cbv, pp_error::BADARGUMENT);
+        return answer_now(&mut *caller, cbv, pp_error::BADARGUMENT);
     }
-    let out = read_array_output(&mut caller, output as u32)?;
+    let out = read_array_output(&mut *caller, output as u32)?;
     if max < 0 {
-        return answer_now(&mut caller, cbv, pp_error::FAILED);
+        return answer_now(&mut *caller, cbv, pp_error::FAILED);
     }
     let Some(file) = file else {
-        return answer_now(&mut caller, cbv, pp_error::FAILED);
+        return answer_now(&mut *caller, cbv, pp_error::FAILED);
     };
     let n = max.min(MAX_READ) as usize;
     f.lock().begin(IoOp::Read);
     let f2 = f.clone();
-    start_async_finishing(&mut caller, cbv, move || {
+    start_async_finishing(&mut *caller, cbv, move || {
         let got = read_at(&file, offset, n);
         f2.lock().finish();
         let finish: Finish = Box::new(move |mut cx| {
@@ -756,16 +718,16 @@ fn link_file_io(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         link_is(linker, iface, "IsFileIO", |r| {
             matches!(r, Resource::FileIo(_))
         })?;
-        linker.func_wrap(iface, "Open", io_open)?;
-        linker.func_wrap(iface, "Query", io_query)?;
-        linker.func_wrap(iface, "Touch", io_touch)?;
-        linker.func_wrap(iface, "Read", io_read)?;
-        linker.func_wrap(iface, "Write", io_write)?;
-        linker.func_wrap(iface, "SetLength", io_set_length)?;
-        linker.func_wrap(iface, "Flush", io_flush)?;
+        link_entered(linker, iface, "Open", &FILE_IO, io_open)?;
+        link_entered(linker, iface, "Query", &FILE_IO, io_query)?;
+        link_entered(linker, iface, "Touch", &FILE_IO, io_touch)?;
+        link_entered(linker, iface, "Read", &FILE_IO, io_read)?;
+        link_entered(linker, iface, "Write", &FILE_IO, io_write)?;
+        link_entered(linker, iface, "SetLength", &FILE_IO, io_set_length)?;
+        link_entered(linker, iface, "Flush", &FILE_IO, io_flush)?;
         linker.func_wrap(iface, "Close", io_close)?;
         if version > 0 {
-            linker.func_wrap(iface, "ReadToArray", io_read_to_array)?;
+            link_entered(linker, iface, "ReadToArray", &FILE_IO, io_read_to_array)?;
         }
     }
     Ok(())

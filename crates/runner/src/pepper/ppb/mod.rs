@@ -2,29 +2,17 @@
 //! call is answered. Each function is one import (module = the interface string, name =
 //! the function), with the description's PNaCl/wasm signature (`pexe2wasm-ppapi`; a test
 //! checks every one, `tests/it/pepper_host.rs`). What several families register the same
-//! way (`Create`, `Is*`, the checks on entering a call with a callback) is here.
-
-use std::sync::Arc;
+//! way (`Create`, `Is*`) is here; the common entry check of a call on a resource with a
+//! completion callback, generated from the description, is `entry.rs`.
 
 use wasmtime::{Caller, Linker, WasmRet};
 
-use super::mem::{self, Callback};
 use super::resources::{Resource, Resources};
-use super::{callback_error, lock, pp_error, state, PepperState, INSTANCE};
+use super::{lock, state, PepperState, INSTANCE};
 use crate::host::Ctx;
 
-/// [`enter`]'s checks, or a return from the host function with what the call returns
-/// when they fail: `let (s, cb, x) = enter_or_return!(caller, res, cb, find, answer);`.
-macro_rules! enter_or_return {
-    ($caller:expr, $res:expr, $cb:expr, $find:expr, $answer:expr) => {
-        match super::enter($caller, $res, $cb, $find, $answer)? {
-            Ok(v) => v,
-            Err(r) => return Ok(r),
-        }
-    };
-}
-
 mod core;
+mod entry;
 mod files;
 mod graphics_2d;
 mod image_data;
@@ -38,6 +26,9 @@ mod url;
 mod var;
 mod view;
 mod websocket;
+
+pub use entry::entered_calls;
+use entry::{link_entered, Entered, Kind};
 
 /// The interfaces this host offers (`PPB_GetInterface` answers NULL for the rest): the
 /// description crate's list for this host (`pexe2wasm_ppapi::hosts::CLI`).
@@ -99,37 +90,6 @@ fn link_is(
     link_query(linker, iface, name, move |s, res| {
         s.resources().get(res).is_some_and(is) as i32
     })
-}
-
-/// How a call that ends at once answers through its callback: [`super::answer_now`], or
-/// the socket families' `net::finish_now`.
-type Answer = fn(&mut Caller<'_, Ctx>, Callback, i32) -> wasmtime::Result<i32>;
-
-/// What [`enter`] found: the state, the callback and the resource; or what the call
-/// returns.
-type Entered<T> = Result<(Arc<PepperState>, Callback, T), i32>;
-
-/// Chrome's checks on entering a call on resource `res` that takes the completion
-/// callback at `cb` (ppapi/thunk/enter.cc): the callback errors ([`callback_error`]),
-/// then the resource `find` finds. A bad resource wins: `PP_ERROR_BADRESOURCE` through
-/// `answer`, or returned at once when the callback was refused as well (Chrome dropped
-/// the refused callback, then reported the resource). `Ok(Err(r))`: the call returns `r`.
-fn enter<T>(
-    caller: &mut Caller<'_, Ctx>,
-    res: i32,
-    cb: i32,
-    find: impl FnOnce(&PepperState, i32) -> Option<T>,
-    answer: Answer,
-) -> wasmtime::Result<Entered<T>> {
-    let s = state(caller)?;
-    let cb = mem::read_callback(&mut *caller, cb as u32)?;
-    let refused = callback_error(caller, &cb);
-    match (find(&s, res), refused) {
-        (Some(_), Some(e)) => Ok(Err(e)),
-        (Some(x), None) => Ok(Ok((s, cb, x))),
-        (None, Some(_)) => Ok(Err(pp_error::BADRESOURCE)),
-        (None, None) => answer(caller, cb, pp_error::BADRESOURCE).map(Err),
-    }
 }
 
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {

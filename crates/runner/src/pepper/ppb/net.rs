@@ -3,57 +3,21 @@
 //! at once, the network rule (`pepper::net`), addresses as resources.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
-use std::time::Duration;
 
 use socket2::SockRef;
 use wasmtime::{Caller, Linker};
 
-use super::super::mem::{self, Callback, CALLBACK_OPTIONAL};
+use super::super::mem;
 use super::super::net::{self as pnet, HostResolver, Verdict};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{
-    complete_later, has_attached_loop, lock, pp_error, process, state, state_for, PepperState,
-};
+use super::super::{answer_now, lock, pp_error, state, state_for, PepperState};
 use super::{link_create, link_is, link_query};
+use super::{link_entered, Entered, Kind};
 use crate::host::Ctx;
 
 const NA: &str = "PPB_NetAddress;1.0";
 const HR: &str = "PPB_HostResolver;1.0";
-
-/// Chrome's check on entering a function that takes a callback: a blocking callback on
-/// the main thread, or a callback on a thread without a message loop, is refused.
-fn callback_refusal(caller: &Caller<'_, Ctx>, cb: Callback) -> wasmtime::Result<Option<i32>> {
-    let tid = caller.data().thread().tid;
-    if cb.is_blocking() {
-        return Ok((tid == 0).then_some(pp_error::BLOCKS_MAIN_THREAD));
-    }
-    let s = state(caller)?;
-    Ok((!has_attached_loop(&s, tid)).then_some(pp_error::NO_MESSAGE_LOOP))
-}
-
-/// Chrome's answer for an operation that ends at once with `result` (an error found
-/// before it starts, or a result at hand): a required callback runs later with it and the
-/// call returns `PP_OK_COMPLETIONPENDING`; an optional or blocking one is not called and
-/// the call returns `result`. Call it holding no socket's lock (it reads the loops and
-/// the resources).
-pub(super) fn finish_now(
-    caller: &mut Caller<'_, Ctx>,
-    cb: Callback,
-    result: i32,
-) -> wasmtime::Result<i32> {
-    if let Some(r) = callback_refusal(caller, cb)? {
-        return Ok(r);
-    }
-    if cb.is_blocking() || cb.flags & CALLBACK_OPTIONAL != 0 {
-        return Ok(result);
-    }
-    let s = state(caller)?;
-    let p = process(caller)?;
-    let tid = caller.data().thread().tid;
-    complete_later(&s, &p, tid, cb, result, Duration::ZERO);
-    Ok(pp_error::COMPLETIONPENDING)
-}
 
 /// The network rule for `interface` reaching `target` at `ip` (see `pepper::net`).
 pub(super) fn allow(s: &PepperState, interface: &str, target: &str, loopback: bool) -> Verdict {
@@ -199,35 +163,36 @@ fn link_net_address(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
 /// `PP_HOSTRESOLVER_FLAG_CANONNAME`.
 const CANONNAME: i32 = 1;
 
-/// `Resolve`: under `--net loopback` it needs no lookup (see `pepper::net`), so it ends at
-/// once; without it, `PP_ERROR_NOACCESS`.
-fn resolve(
-    mut caller: Caller<'_, Ctx>,
-    res: i32,
-    host: i32,
-    port: i32,
-    hint: i32,
-    cb: i32,
-) -> wasmtime::Result<i32> {
-    // The results of an earlier Resolve are dropped.
-    let clear = |s: &PepperState, res| match lock(&s.resources).get_mut(res) {
+/// A host resolver; finding one for `Resolve` drops the results of an earlier Resolve.
+const RESOLVER: Kind<()> = Kind {
+    name: "HostResolver",
+    find: |s, res| match lock(&s.resources).get_mut(res) {
         Some(Resource::HostResolver(h)) => {
             h.results = None;
             Some(())
         }
         _ => None,
-    };
-    let (s, cb, ()) = enter_or_return!(&mut caller, res, cb, clear, finish_now);
+    },
+};
+
+/// `Resolve`: under `--net loopback` it needs no lookup (see `pepper::net`), so it ends at
+/// once; without it, `PP_ERROR_NOACCESS`.
+fn resolve(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<()>,
+    (res, host, port, hint, _): (i32, i32, i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { s, cb, on: () } = e;
     if host == 0 || hint == 0 {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     }
-    let [family, flags] = mem::read_i32s::<2>(&mut caller, hint as u32)?;
+    let [family, flags] = mem::read_i32s::<2>(&mut *caller, hint as u32)?;
     if !(0..=2).contains(&family) {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     }
-    let name = match mem::read_cstr(&mut caller, host as u32, 4096) {
+    let name = match mem::read_cstr(&mut *caller, host as u32, 4096) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(_) => return finish_now(&mut caller, cb, pp_error::BADARGUMENT),
+        Err(_) => return answer_now(caller, cb, pp_error::BADARGUMENT),
     };
     let literal = name
         .trim_start_matches('[')
@@ -242,7 +207,7 @@ fn resolve(
         &format!("resolving {name:?}"),
         loopback,
     ) {
-        return finish_now(&mut caller, cb, e);
+        return answer_now(caller, cb, e);
     }
     let result = match pnet::resolve_loopback(&name, family) {
         Ok(ips) if !ips.is_empty() => {
@@ -279,7 +244,7 @@ fn resolve(
             e
         }
     };
-    finish_now(&mut caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
 fn link_host_resolver(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
@@ -289,7 +254,7 @@ fn link_host_resolver(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_is(linker, HR, "IsHostResolver", |r| {
         matches!(r, Resource::HostResolver(_))
     })?;
-    linker.func_wrap(HR, "Resolve", resolve)?;
+    link_entered(linker, HR, "Resolve", &RESOLVER, resolve)?;
     linker.func_wrap(
         HR,
         "GetCanonicalName",

@@ -14,9 +14,10 @@ use super::super::mem;
 use super::super::net::{self as pnet, TcpInner, TcpPhase, TcpSocket, Verdict};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, Completion, PepperState};
-use super::net::{address_of, allow, finish_now, new_address, set_buffer_size};
+use super::super::{answer_now, lock, pp_error, start_async, Completion, PepperState};
+use super::net::{address_of, allow, new_address, set_buffer_size};
 use super::{link_create, link_is, link_query};
+use super::{link_entered, Entered, Kind};
 use crate::host::Ctx;
 
 const FAMILY: &str = "PPB_TCPSocket";
@@ -27,7 +28,14 @@ const MAX_BUFFER_SIZE: i32 = 1024 * MAX_WRITE;
 /// How long a connect may take (loopback answers at once).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
-fn tcp_of(s: &PepperState, id: i32) -> Option<Arc<Mutex<TcpInner>>> {
+type Tcp = Arc<Mutex<TcpInner>>;
+
+const TCP: Kind<Tcp> = Kind {
+    name: "TCPSocket",
+    find: tcp_of,
+};
+
+fn tcp_of(s: &PepperState, id: i32) -> Option<Tcp> {
     match lock(&s.resources).get(id) {
         Some(Resource::TcpSocket(t)) => Some(t.0.clone()),
         _ => None,
@@ -51,10 +59,14 @@ fn apply_options(t: &TcpInner, sock: &Socket) {
     }
 }
 
-fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
+fn bind(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Tcp>,
+    (_, addr, _): (i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { s, cb, on: tcp } = e;
     let Some(addr) = address_of(&s, addr) else {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     };
     let result = {
         let mut t = lock(&tcp);
@@ -91,23 +103,27 @@ fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::
             }
         }
     };
-    finish_now(&mut caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
-fn connect(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
+fn connect(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Tcp>,
+    (_, addr, _): (i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { s, cb, on: tcp } = e;
     let Some(addr) = address_of(&s, addr) else {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     };
     let bound = {
         let mut t = lock(&tcp);
         if t.pending == Some(TcpPhase::Connected) {
             drop(t);
-            return finish_now(&mut caller, cb, pp_error::INPROGRESS);
+            return answer_now(caller, cb, pp_error::INPROGRESS);
         }
         if !matches!(t.phase, TcpPhase::Initial | TcpPhase::Bound) || t.pending.is_some() {
             drop(t);
-            return finish_now(&mut caller, cb, pp_error::FAILED);
+            return answer_now(caller, cb, pp_error::FAILED);
         }
         if let Verdict::Refused(e) = allow(
             &s,
@@ -120,12 +136,12 @@ fn connect(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtim
                 t.close();
             }
             drop(t);
-            return finish_now(&mut caller, cb, e);
+            return answer_now(caller, cb, e);
         }
         t.pending = Some(TcpPhase::Connected);
         t.socket.clone()
     };
-    start_async(&mut caller, cb, move || {
+    start_async(caller, cb, move || {
         let connected = bound
             .map_or_else(|| new_socket(addr).map(Arc::new), Ok)
             .and_then(|sock| {
@@ -181,17 +197,21 @@ fn begin_transfer(
     Ok(sock)
 }
 
-fn read(mut caller: Caller<'_, Ctx>, res: i32, buf: i32, n: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
+fn read(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Tcp>,
+    (_, buf, n, _): (i32, i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { cb, on: tcp, .. } = e;
     if buf == 0 || n <= 0 {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     }
     let sock = match begin_transfer(&tcp, |t| &mut t.read_pending) {
         Ok(sock) => sock,
-        Err(e) => return finish_now(&mut caller, cb, e),
+        Err(e) => return answer_now(caller, cb, e),
     };
     let n = n.min(MAX_READ) as usize;
-    start_async(&mut caller, cb, move || {
+    start_async(caller, cb, move || {
         let mut b = vec![0u8; n];
         let got = (&*sock).read(&mut b);
         let mut t = lock(&tcp);
@@ -213,23 +233,21 @@ fn read(mut caller: Caller<'_, Ctx>, res: i32, buf: i32, n: i32, cb: i32) -> was
 }
 
 fn write(
-    mut caller: Caller<'_, Ctx>,
-    res: i32,
-    buf: i32,
-    n: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Tcp>,
+    (_, buf, n, _): (i32, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
+    let Entered { cb, on: tcp, .. } = e;
     if buf == 0 || n <= 0 {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     }
     // The bytes are taken now, as Chrome copied them into its message.
-    let data = crate::read_memory(&mut caller, buf as u32, n.min(MAX_WRITE) as u32)?;
+    let data = crate::read_memory(&mut *caller, buf as u32, n.min(MAX_WRITE) as u32)?;
     let sock = match begin_transfer(&tcp, |t| &mut t.write_pending) {
         Ok(sock) => sock,
-        Err(e) => return finish_now(&mut caller, cb, e),
+        Err(e) => return answer_now(caller, cb, e),
     };
-    start_async(&mut caller, cb, move || {
+    start_async(caller, cb, move || {
         let wrote = (&*sock).write(&data);
         let mut t = lock(&tcp);
         t.write_pending = false;
@@ -243,8 +261,12 @@ fn write(
     })
 }
 
-fn listen(mut caller: Caller<'_, Ctx>, res: i32, backlog: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
+fn listen(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Tcp>,
+    (_, backlog, _): (i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { cb, on: tcp, .. } = e;
     let result = if backlog <= 0 {
         pp_error::BADARGUMENT
     } else {
@@ -261,19 +283,23 @@ fn listen(mut caller: Caller<'_, Ctx>, res: i32, backlog: i32, cb: i32) -> wasmt
             _ => pp_error::FAILED,
         }
     };
-    finish_now(&mut caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
-fn accept(mut caller: Caller<'_, Ctx>, res: i32, out: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, tcp) = enter_or_return!(&mut caller, res, cb, tcp_of, finish_now);
+fn accept(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Tcp>,
+    (_, out, _): (i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { s, cb, on: tcp } = e;
     if out == 0 {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     }
     let sock = {
         let mut t = lock(&tcp);
         if t.accept_pending {
             drop(t);
-            return finish_now(&mut caller, cb, pp_error::INPROGRESS);
+            return answer_now(caller, cb, pp_error::INPROGRESS);
         }
         match (&t.socket, t.phase) {
             (Some(sock), TcpPhase::Listening) => {
@@ -283,12 +309,12 @@ fn accept(mut caller: Caller<'_, Ctx>, res: i32, out: i32, cb: i32) -> wasmtime:
             }
             _ => {
                 drop(t);
-                return finish_now(&mut caller, cb, pp_error::FAILED);
+                return answer_now(caller, cb, pp_error::FAILED);
             }
         }
     };
     let s2 = s.clone();
-    start_async(&mut caller, cb, move || {
+    start_async(caller, cb, move || {
         let got = sock.accept();
         {
             let mut t = lock(&tcp);
@@ -322,13 +348,11 @@ fn accept(mut caller: Caller<'_, Ctx>, res: i32, out: i32, cb: i32) -> wasmtime:
 /// them until the connect.
 fn set_option(
     caller: &mut Caller<'_, Ctx>,
-    res: i32,
-    name: i32,
-    value: i32,
-    cb: i32,
+    e: Entered<Tcp>,
+    (_, name, value, _): (i32, i32, i32, i32),
     check_connected: bool,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, tcp) = enter_or_return!(caller, res, cb, tcp_of, finish_now);
+    let Entered { cb, on: tcp, .. } = e;
     let value = mem::read_var(&mut *caller, value as u32)?;
     let result = {
         let mut t = lock(&tcp);
@@ -358,7 +382,7 @@ fn set_option(
             _ => pp_error::BADARGUMENT,
         }
     };
-    finish_now(caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
 fn link_common(linker: &mut Linker<Ctx>, iface: &'static str, v1_0: bool) -> wasmtime::Result<()> {
@@ -368,7 +392,7 @@ fn link_common(linker: &mut Linker<Ctx>, iface: &'static str, v1_0: bool) -> was
     link_is(linker, iface, "IsTCPSocket", |r| {
         matches!(r, Resource::TcpSocket(_))
     })?;
-    linker.func_wrap(iface, "Connect", connect)?;
+    link_entered(linker, iface, "Connect", &TCP, connect)?;
     link_query(linker, iface, "GetLocalAddress", |s, res| {
         let addr = tcp_of(s, res).and_then(|t| {
             let t = lock(&t);
@@ -390,19 +414,21 @@ fn link_common(linker: &mut Linker<Ctx>, iface: &'static str, v1_0: bool) -> was
         });
         addr.map_or(0, |a| new_address(s, a))
     })?;
-    linker.func_wrap(iface, "Read", read)?;
-    linker.func_wrap(iface, "Write", write)?;
+    link_entered(linker, iface, "Read", &TCP, read)?;
+    link_entered(linker, iface, "Write", &TCP, write)?;
     link_query(linker, iface, "Close", |s, res| {
         if let Some(t) = tcp_of(s, res) {
             lock(&t).close();
         }
     })?;
     let check_connected = iface != "PPB_TCPSocket;1.2";
-    linker.func_wrap(
+    link_entered(
+        linker,
         iface,
         "SetOption",
-        move |mut caller: Caller<'_, Ctx>, res: i32, name: i32, value: i32, cb: i32| {
-            set_option(&mut caller, res, name, value, cb, check_connected)
+        &TCP,
+        move |caller: &mut Caller<'_, Ctx>, e: Entered<Tcp>, args: (i32, i32, i32, i32)| {
+            set_option(caller, e, args, check_connected)
         },
     )?;
     Ok(())
@@ -412,9 +438,9 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_common(linker, "PPB_TCPSocket;1.0", true)?;
     for iface in ["PPB_TCPSocket;1.1", "PPB_TCPSocket;1.2"] {
         link_common(linker, iface, false)?;
-        linker.func_wrap(iface, "Bind", bind)?;
-        linker.func_wrap(iface, "Listen", listen)?;
-        linker.func_wrap(iface, "Accept", accept)?;
+        link_entered(linker, iface, "Bind", &TCP, bind)?;
+        link_entered(linker, iface, "Listen", &TCP, listen)?;
+        link_entered(linker, iface, "Accept", &TCP, accept)?;
     }
     Ok(())
 }

@@ -13,9 +13,10 @@ use super::super::mem;
 use super::super::net::{self as pnet, UdpInner, UdpSocket, Verdict, UDP_POLL};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, Completion, PepperState};
-use super::net::{address_of, allow, finish_now, new_address, set_buffer_size};
+use super::super::{answer_now, lock, pp_error, start_async, Completion, PepperState};
+use super::net::{address_of, allow, new_address, set_buffer_size};
 use super::{link_create, link_is, link_query};
+use super::{link_entered, Entered, Kind};
 use crate::host::Ctx;
 
 const FAMILY: &str = "PPB_UDPSocket";
@@ -32,7 +33,14 @@ const RECV_BUFFER: i32 = 3;
 const MULTICAST_LOOP: i32 = 4;
 const MULTICAST_TTL: i32 = 5;
 
-fn udp_of(s: &PepperState, id: i32) -> Option<Arc<Mutex<UdpInner>>> {
+type Udp = Arc<Mutex<UdpInner>>;
+
+const UDP: Kind<Udp> = Kind {
+    name: "UDPSocket",
+    find: udp_of,
+};
+
+fn udp_of(s: &PepperState, id: i32) -> Option<Udp> {
     match lock(&s.resources).get(id) {
         Some(Resource::UdpSocket(u)) => Some(u.0.clone()),
         _ => None,
@@ -58,10 +66,14 @@ fn bind_socket(u: &UdpInner, addr: SocketAddr) -> std::io::Result<std::net::UdpS
     Ok(sock.into())
 }
 
-fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, udp) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
+fn bind(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Udp>,
+    (_, addr, _): (i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { s, cb, on: udp } = e;
     let Some(addr) = address_of(&s, addr) else {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     };
     let result = {
         let mut u = lock(&udp);
@@ -89,18 +101,15 @@ fn bind(mut caller: Caller<'_, Ctx>, res: i32, addr: i32, cb: i32) -> wasmtime::
             }
         }
     };
-    finish_now(&mut caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
 fn recv_from(
-    mut caller: Caller<'_, Ctx>,
-    res: i32,
-    buf: i32,
-    n: i32,
-    addr_out: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Udp>,
+    (_, buf, n, addr_out, _): (i32, i32, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (s, cb, udp) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
+    let Entered { s, cb, on: udp } = e;
     let sock = {
         let mut u = lock(&udp);
         match &u.socket {
@@ -116,13 +125,13 @@ fn recv_from(
         }
     };
     let sock = match sock {
-        None => return finish_now(&mut caller, cb, pp_error::FAILED),
-        Some(Err(e)) => return finish_now(&mut caller, cb, e),
+        None => return answer_now(caller, cb, pp_error::FAILED),
+        Some(Err(e)) => return answer_now(caller, cb, e),
         Some(Ok(sock)) => sock,
     };
     let n = n.min(MAX_READ) as usize;
     let s2 = s.clone();
-    start_async(&mut caller, cb, move || {
+    start_async(caller, cb, move || {
         let mut b = vec![0u8; n];
         let got = loop {
             match sock.recv_from(&mut b) {
@@ -163,20 +172,17 @@ fn recv_from(
 }
 
 fn send_to(
-    mut caller: Caller<'_, Ctx>,
-    res: i32,
-    buf: i32,
-    n: i32,
-    addr: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Udp>,
+    (_, buf, n, addr, _): (i32, i32, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (s, cb, udp) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
+    let Entered { s, cb, on: udp } = e;
     let target = address_of(&s, addr);
     let (Some(target), true) = (target, buf != 0 && n > 0) else {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     };
     let Some(sock) = lock(&udp).socket.clone() else {
-        return finish_now(&mut caller, cb, pp_error::FAILED);
+        return answer_now(caller, cb, pp_error::FAILED);
     };
     if let Verdict::Refused(e) = allow(
         &s,
@@ -184,28 +190,26 @@ fn send_to(
         &format!("sending to {target}"),
         pnet::is_loopback(target.ip()),
     ) {
-        return finish_now(&mut caller, cb, e);
+        return answer_now(caller, cb, e);
     }
-    let data = crate::read_memory(&mut caller, buf as u32, n.min(MAX_WRITE) as u32)?;
+    let data = crate::read_memory(&mut *caller, buf as u32, n.min(MAX_WRITE) as u32)?;
     let result = match sock.send_to(&data, target) {
         Ok(k) => k as i32,
         Err(e) => pnet::io_error(&e),
     };
-    finish_now(&mut caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
 /// `SetOption`; `v1_0`: 1.0's rules (reuse and broadcast before Bind, buffer sizes after);
 /// `multicast`: 1.2's options are known.
 fn set_option(
     caller: &mut Caller<'_, Ctx>,
-    res: i32,
-    name: i32,
-    value: i32,
-    cb: i32,
+    e: Entered<Udp>,
+    (_, name, value, _): (i32, i32, i32, i32),
     v1_0: bool,
     multicast: bool,
 ) -> wasmtime::Result<i32> {
-    let (_, cb, udp) = enter_or_return!(caller, res, cb, udp_of, finish_now);
+    let Entered { cb, on: udp, .. } = e;
     let value = mem::read_var(&mut *caller, value as u32)?;
     let result = {
         let mut u = lock(&udp);
@@ -257,7 +261,7 @@ fn set_option(
             }
         }
     };
-    finish_now(caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
 fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Result<()> {
@@ -265,7 +269,7 @@ fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Resu
     link_is(linker, iface, "IsUDPSocket", |r| {
         matches!(r, Resource::UdpSocket(_))
     })?;
-    linker.func_wrap(iface, "Bind", bind)?;
+    link_entered(linker, iface, "Bind", &UDP, bind)?;
     link_query(linker, iface, "GetBoundAddress", |s, res| {
         let addr = udp_of(s, res).and_then(|u| {
             let u = lock(&u);
@@ -273,8 +277,8 @@ fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Resu
         });
         addr.map_or(0, |a| new_address(s, a))
     })?;
-    linker.func_wrap(iface, "RecvFrom", recv_from)?;
-    linker.func_wrap(iface, "SendTo", send_to)?;
+    link_entered(linker, iface, "RecvFrom", &UDP, recv_from)?;
+    link_entered(linker, iface, "SendTo", &UDP, send_to)?;
     link_query(linker, iface, "Close", |s, res| {
         if let Some(u) = udp_of(s, res) {
             lock(&u).close();
@@ -282,21 +286,27 @@ fn link_version(linker: &mut Linker<Ctx>, iface: &'static str) -> wasmtime::Resu
     })?;
     let v1_0 = iface == "PPB_UDPSocket;1.0";
     let multicast = iface == "PPB_UDPSocket;1.2";
-    linker.func_wrap(
+    link_entered(
+        linker,
         iface,
         "SetOption",
-        move |mut caller: Caller<'_, Ctx>, res: i32, name: i32, value: i32, cb: i32| {
-            set_option(&mut caller, res, name, value, cb, v1_0, multicast)
+        &UDP,
+        move |caller: &mut Caller<'_, Ctx>, e: Entered<Udp>, args: (i32, i32, i32, i32)| {
+            set_option(caller, e, args, v1_0, multicast)
         },
     )?;
     Ok(())
 }
 
 /// `JoinGroup`/`LeaveGroup`: a multicast group is not loopback.
-fn group(mut caller: Caller<'_, Ctx>, res: i32, group: i32, cb: i32) -> wasmtime::Result<i32> {
-    let (s, cb, _) = enter_or_return!(&mut caller, res, cb, udp_of, finish_now);
+fn group(
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Udp>,
+    (_, group, _): (i32, i32, i32),
+) -> wasmtime::Result<i32> {
+    let Entered { s, cb, on: _ } = e;
     let Some(group) = address_of(&s, group) else {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     };
     let result = match allow(
         &s,
@@ -307,7 +317,7 @@ fn group(mut caller: Caller<'_, Ctx>, res: i32, group: i32, cb: i32) -> wasmtime
         Verdict::Refused(e) => e,
         Verdict::Allowed => pp_error::ADDRESS_INVALID,
     };
-    finish_now(&mut caller, cb, result)
+    answer_now(caller, cb, result)
 }
 
 pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
@@ -318,7 +328,7 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     ] {
         link_version(linker, iface)?;
     }
-    linker.func_wrap("PPB_UDPSocket;1.2", "JoinGroup", group)?;
-    linker.func_wrap("PPB_UDPSocket;1.2", "LeaveGroup", group)?;
+    link_entered(linker, "PPB_UDPSocket;1.2", "JoinGroup", &UDP, group)?;
+    link_entered(linker, "PPB_UDPSocket;1.2", "LeaveGroup", &UDP, group)?;
     Ok(())
 }

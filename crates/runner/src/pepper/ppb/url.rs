@@ -25,6 +25,7 @@ use super::super::{
     PepperState,
 };
 use super::{link_create, link_is};
+use super::{link_entered, Entered, Kind};
 use crate::host::Ctx;
 
 const REQ: &str = "PPB_URLRequestInfo;1.0";
@@ -40,6 +41,11 @@ mod response_property {
     pub const STATUSLINE: i32 = 4;
     pub const HEADERS: i32 = 5;
 }
+
+const URL_LOADER: Kind<Arc<Loader>> = Kind {
+    name: "URLLoader",
+    find: loader_of,
+};
 
 fn loader_of(s: &PepperState, id: i32) -> Option<Arc<Loader>> {
     match s.resources().get(id) {
@@ -221,12 +227,11 @@ fn open_async(
 
 /// `PPB_URLLoader.Open`: starts the request a `PPB_URLRequestInfo` describes.
 fn loader_open(
-    mut caller: Caller<'_, Ctx>,
-    loader: i32,
-    request: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<Loader>>,
+    (_, request, _): (i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (s, cb, l) = enter_or_return!(&mut caller, loader, cb, loader_of, answer_now);
+    let Entered { s, cb, on: l } = e;
     let info = match s.resources().get(request) {
         Some(Resource::UrlRequestInfo(i)) => Some((**i).clone()),
         _ => None,
@@ -237,37 +242,37 @@ fn loader_open(
             None,
             "PPB_URLLoader.Open: invalid request resource ID. (Hint to C++ wrapper users: use the ResourceRequest constructor that takes an instance or else the request will be null.)",
         );
-        return answer_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     };
     {
         let mut st = l.lock();
         if st.pending || st.mode != Mode::WaitingToOpen {
             drop(st);
-            return answer_now(&mut caller, cb, pp_error::INPROGRESS);
+            return answer_now(caller, cb, pp_error::INPROGRESS);
         }
         st.mode = Mode::Opening;
         st.pending = true;
         st.request = Some(info.clone());
     }
-    open_async(&mut caller, cb, l, Some(info))
+    open_async(caller, cb, l, Some(info))
 }
 
 /// `PPB_URLLoader.FollowRedirect`: goes on to a redirect the request chose to stop at.
 fn loader_follow_redirect(
-    mut caller: Caller<'_, Ctx>,
-    loader: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<Loader>>,
+    (_, _): (i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (_, cb, l) = enter_or_return!(&mut caller, loader, cb, loader_of, answer_now);
+    let Entered { cb, on: l, .. } = e;
     {
         let mut st = l.lock();
         if st.pending || st.mode != Mode::Opening || st.deferred.is_none() {
             drop(st);
-            return answer_now(&mut caller, cb, pp_error::INPROGRESS);
+            return answer_now(caller, cb, pp_error::INPROGRESS);
         }
         st.pending = true;
     }
-    open_async(&mut caller, cb, l, None)
+    open_async(caller, cb, l, None)
 }
 
 /// `PPB_URLLoader.GetResponseInfo`: the response's `PPB_URLResponseInfo`, the same resource each time.
@@ -298,13 +303,11 @@ fn loader_get_response_info(caller: Caller<'_, Ctx>, loader: i32) -> wasmtime::R
 
 /// `PPB_URLLoader.ReadResponseBody`: up to `n` bytes of the body, at once when they are there.
 fn loader_read_response_body(
-    mut caller: Caller<'_, Ctx>,
-    loader: i32,
-    buf: i32,
-    n: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<Loader>>,
+    (_, buf, n, _): (i32, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (_, cb, l) = enter_or_return!(&mut caller, loader, cb, loader_of, answer_now);
+    let Entered { cb, on: l, .. } = e;
     let at_once = cb.is_blocking() || cb.flags & mem::CALLBACK_OPTIONAL != 0;
     let now = {
         let mut st = l.lock();
@@ -325,22 +328,22 @@ fn loader_read_response_body(
     };
     match now {
         Some(Ok(bytes)) if at_once => {
-            crate::write_memory(&mut caller, buf as u32, &bytes)?;
+            crate::write_memory(&mut *caller, buf as u32, &bytes)?;
             Ok(bytes.len() as i32)
         }
         Some(Ok(bytes)) => {
             // A required callback: it gets the count later; the bytes are there
             // before it runs.
             let k = bytes.len() as i32;
-            start_async(&mut caller, cb, move || Completion {
+            start_async(caller, cb, move || Completion {
                 result: k,
                 writes: vec![(buf as u32, bytes)],
             })
         }
-        Some(Err(code)) => answer_now(&mut caller, cb, code),
+        Some(Err(code)) => answer_now(caller, cb, code),
         None => {
             let l2 = l.clone();
-            let r = start_async(&mut caller, cb, move || match l2.read(n as usize) {
+            let r = start_async(caller, cb, move || match l2.read(n as usize) {
                 Ok(bytes) => Completion {
                     result: bytes.len() as i32,
                     writes: vec![(buf as u32, bytes)],
@@ -358,18 +361,11 @@ fn loader_read_response_body(
 /// `PPB_URLLoader.FinishStreamingToFile`: `PP_ERROR_NOTSUPPORTED`, as this host does not
 /// stream to files.
 fn loader_finish_streaming_to_file(
-    mut caller: Caller<'_, Ctx>,
-    loader: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<Loader>>,
+    _: (i32, i32),
 ) -> wasmtime::Result<i32> {
-    let s = state(&caller)?;
-    let cb = mem::read_callback(&mut caller, cb as u32)?;
-    let code = if loader_of(&s, loader).is_some() {
-        pp_error::NOTSUPPORTED
-    } else {
-        pp_error::BADRESOURCE
-    };
-    answer_now(&mut caller, cb, code)
+    answer_now(caller, e.cb, pp_error::NOTSUPPORTED)
 }
 
 /// `PPB_URLLoader.Close`: the load ends; what is buffered stays readable, then the end is
@@ -424,8 +420,14 @@ fn link_loader(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_is(linker, LOADER, "IsURLLoader", |r| {
         matches!(r, Resource::UrlLoader(_))
     })?;
-    linker.func_wrap(LOADER, "Open", loader_open)?;
-    linker.func_wrap(LOADER, "FollowRedirect", loader_follow_redirect)?;
+    link_entered(linker, LOADER, "Open", &URL_LOADER, loader_open)?;
+    link_entered(
+        linker,
+        LOADER,
+        "FollowRedirect",
+        &URL_LOADER,
+        loader_follow_redirect,
+    )?;
     for (name, upload) in [("GetUploadProgress", true), ("GetDownloadProgress", false)] {
         linker.func_wrap(
             LOADER,
@@ -436,10 +438,18 @@ fn link_loader(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
         )?;
     }
     linker.func_wrap(LOADER, "GetResponseInfo", loader_get_response_info)?;
-    linker.func_wrap(LOADER, "ReadResponseBody", loader_read_response_body)?;
-    linker.func_wrap(
+    link_entered(
+        linker,
+        LOADER,
+        "ReadResponseBody",
+        &URL_LOADER,
+        loader_read_response_body,
+    )?;
+    link_entered(
+        linker,
         LOADER,
         "FinishStreamingToFile",
+        &URL_LOADER,
         loader_finish_streaming_to_file,
     )?;
     linker.func_wrap(LOADER, "Close", loader_close)?;

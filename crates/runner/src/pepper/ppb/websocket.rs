@@ -27,9 +27,10 @@ use super::super::mem;
 use super::super::net::{self as pnet, ready, Verdict, WebSocket, WsCommand, WsMessage, WsShared};
 use super::super::resources::Resource;
 use super::super::var::PpVar;
-use super::super::{lock, pp_error, start_async, state, Completion, PepperState};
-use super::net::{allow, finish_now, string_var};
+use super::super::{answer_now, lock, pp_error, start_async, state, Completion, PepperState};
+use super::net::{allow, string_var};
 use super::{link_create, link_is, link_query};
+use super::{link_entered, Entered, Kind};
 use crate::host::Ctx;
 
 const WS: &str = "PPB_WebSocket;1.0";
@@ -48,6 +49,11 @@ const MAX_PROTOCOLS: u32 = 1024;
 /// handshake may take before the connection is dropped.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+const WEB_SOCKET: Kind<Arc<WsShared>> = Kind {
+    name: "WebSocket",
+    find: ws_of,
+};
 
 fn ws_of(s: &PepperState, id: i32) -> Option<Arc<WsShared>> {
     match lock(&s.resources).get(id) {
@@ -416,45 +422,42 @@ fn run_connection(
 }
 
 fn connect(
-    mut caller: Caller<'_, Ctx>,
-    res: i32,
-    url: i32,
-    protocols: i32,
-    count: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<WsShared>>,
+    (_, url, protocols, count, _): (i32, i32, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (s, cb, ws) = enter_or_return!(&mut caller, res, cb, ws_of, finish_now);
+    let Entered { s, cb, on: ws } = e;
     {
         let mut w = lock(&ws.inner);
         if w.connect_pending || w.state != ready::INVALID {
             drop(w);
-            return finish_now(&mut caller, cb, pp_error::INPROGRESS);
+            return answer_now(caller, cb, pp_error::INPROGRESS);
         }
         // Connect can be called once: from here on the socket is closed until it opens.
         w.state = ready::CLOSED;
     }
-    let url = mem::read_var(&mut caller, url as u32)?;
+    let url = mem::read_var(&mut *caller, url as u32)?;
     let Some(given) = s.vars().string(url).map(str::to_string) else {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     };
     lock(&ws.inner).url = Some(given.clone());
     let count = count as u32;
     if count > MAX_PROTOCOLS || (count > 0 && protocols == 0) {
-        return finish_now(&mut caller, cb, pp_error::BADARGUMENT);
+        return answer_now(caller, cb, pp_error::BADARGUMENT);
     }
     let mut names = Vec::new();
     let mut seen = BTreeSet::new();
     for i in 0..count {
-        let v = mem::read_var(&mut caller, protocols as u32 + 16 * i)?;
+        let v = mem::read_var(&mut *caller, protocols as u32 + 16 * i)?;
         let name = s.vars().string(v).map(str::to_string);
         match name {
             Some(n) if valid_protocol(&n) && seen.insert(n.clone()) => names.push(n),
-            _ => return finish_now(&mut caller, cb, pp_error::BADARGUMENT),
+            _ => return answer_now(caller, cb, pp_error::BADARGUMENT),
         }
     }
     let t = match target(&s, &given) {
         Ok(t) => t,
-        Err(e) => return finish_now(&mut caller, cb, e),
+        Err(e) => return answer_now(caller, cb, e),
     };
     {
         let mut w = lock(&ws.inner);
@@ -463,7 +466,7 @@ fn connect(
     }
     let origin = origin(&s);
     let shared = ws.clone();
-    start_async(&mut caller, cb, move || {
+    start_async(caller, cb, move || {
         let opened = open(&t, &names, origin.as_deref());
         let mut w = lock(&shared.inner);
         w.connect_pending = false;
@@ -517,13 +520,11 @@ fn connect(
 }
 
 fn close(
-    mut caller: Caller<'_, Ctx>,
-    res: i32,
-    code: i32,
-    reason: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<WsShared>>,
+    (_, code, reason, _): (i32, i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (s, cb, ws) = enter_or_return!(&mut caller, res, cb, ws_of, finish_now);
+    let Entered { s, cb, on: ws } = e;
     {
         let w = lock(&ws.inner);
         let early = if w.close_pending {
@@ -535,20 +536,20 @@ fn close(
         };
         if let Some(e) = early {
             drop(w);
-            return finish_now(&mut caller, cb, e);
+            return answer_now(caller, cb, e);
         }
     }
     let code = code as u16;
-    let reason = mem::read_var(&mut caller, reason as u32)?;
+    let reason = mem::read_var(&mut *caller, reason as u32)?;
     let mut reason_text = String::new();
     if code != NOT_SPECIFIED {
         if code != NORMAL_CLOSURE && !(USER_REGISTERED_MIN..=USER_PRIVATE_MAX).contains(&code) {
-            return finish_now(&mut caller, cb, pp_error::NOACCESS);
+            return answer_now(caller, cb, pp_error::NOACCESS);
         }
         if reason != PpVar::Undefined {
             match s.vars().string(reason) {
                 Some(r) if r.len() <= MAX_REASON_BYTES => reason_text = r.to_string(),
-                _ => return finish_now(&mut caller, cb, pp_error::BADARGUMENT),
+                _ => return answer_now(caller, cb, pp_error::BADARGUMENT),
             }
         }
     }
@@ -557,11 +558,11 @@ fn close(
         match w.state {
             ready::CLOSING => {
                 drop(w);
-                return finish_now(&mut caller, cb, pp_error::INPROGRESS);
+                return answer_now(caller, cb, pp_error::INPROGRESS);
             }
             ready::CLOSED => {
                 drop(w);
-                return finish_now(&mut caller, cb, pp_error::OK);
+                return answer_now(caller, cb, pp_error::OK);
             }
             ready::CONNECTING => {
                 // The connect's callback gets PP_ERROR_ABORTED; this one runs once the
@@ -582,7 +583,7 @@ fn close(
     }
     ws.changed.notify_all();
     let shared = ws.clone();
-    start_async(&mut caller, cb, move || {
+    start_async(caller, cb, move || {
         let mut w = lock(&shared.inner);
         while w.state != ready::CLOSED {
             w = shared.changed.wait(w).unwrap_or_else(|p| p.into_inner());
@@ -602,12 +603,11 @@ fn message_var(s: &PepperState, m: WsMessage) -> PpVar {
 }
 
 fn receive_message(
-    mut caller: Caller<'_, Ctx>,
-    res: i32,
-    out: i32,
-    cb: i32,
+    caller: &mut Caller<'_, Ctx>,
+    e: Entered<Arc<WsShared>>,
+    (_, out, _): (i32, i32, i32),
 ) -> wasmtime::Result<i32> {
-    let (s, cb, ws) = enter_or_return!(&mut caller, res, cb, ws_of, finish_now);
+    let Entered { s, cb, on: ws } = e;
     let at_hand = {
         let mut w = lock(&ws.inner);
         if w.receive_pending {
@@ -627,17 +627,17 @@ fn receive_message(
         }
     };
     match at_hand {
-        Err(e) => finish_now(&mut caller, cb, e),
+        Err(e) => answer_now(caller, cb, e),
         Ok(Some(m)) => {
             // A message already here is the call's result (and the var is written now).
             let v = message_var(&s, m);
-            mem::write_var(&mut caller, out as u32, v)?;
-            finish_now(&mut caller, cb, pp_error::OK)
+            mem::write_var(&mut *caller, out as u32, v)?;
+            answer_now(caller, cb, pp_error::OK)
         }
         Ok(None) => {
             let shared = ws.clone();
             let s2 = s.clone();
-            start_async(&mut caller, cb, move || {
+            start_async(caller, cb, move || {
                 let mut w = lock(&shared.inner);
                 let got = loop {
                     if w.receive_aborted {
@@ -734,9 +734,9 @@ pub fn link(linker: &mut Linker<Ctx>) -> wasmtime::Result<()> {
     link_is(linker, WS, "IsWebSocket", |r| {
         matches!(r, Resource::WebSocket(_))
     })?;
-    linker.func_wrap(WS, "Connect", connect)?;
-    linker.func_wrap(WS, "Close", close)?;
-    linker.func_wrap(WS, "ReceiveMessage", receive_message)?;
+    link_entered(linker, WS, "Connect", &WEB_SOCKET, connect)?;
+    link_entered(linker, WS, "Close", &WEB_SOCKET, close)?;
+    link_entered(linker, WS, "ReceiveMessage", &WEB_SOCKET, receive_message)?;
     linker.func_wrap(WS, "SendMessage", send_message)?;
     link_query(linker, WS, "GetBufferedAmount", |s, res| {
         let n = ws_of(s, res).map_or(0, |ws| {

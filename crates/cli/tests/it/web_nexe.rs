@@ -1,0 +1,233 @@
+//! Pepper nexes in the browser through `pexe2wasm web`, as pexes: the app's own manifest
+//! (`program["x86-64"]`, no pexe) picks the x86-64 nexe, which is translated into the
+//! module the browser host runs (its memory imported shared, docs/NEXE.md); ckauth
+//! (../shared/fixtures/nexe, SOURCES.md) answers its page's messages in Chromium, Firefox
+//! and WebKitGTK as it does on the command-line host.
+
+use std::path::{Path, PathBuf};
+
+use pexe2wasm_testkit::corpus::{nexe_corpus_dir, real_nexe};
+
+use crate::web::{bin, run_page, scratch, text, web_dir, Browser};
+
+const CKAUTH: &str = "ckauth-x86_64.nexe";
+const PLAIN: &str = "<x>10.0.0.7</x><ip>127.0.0.1</ip>";
+
+/// The app's folder as its manifest lays it out, in DIR/app: the corpus's own `ckauth.nmf`
+/// and the x86-64 nexe under the name it gives (the dump keeps the nexe elsewhere).
+/// `None` without the corpus.
+fn ckauth_app(dir: &Path) -> Option<PathBuf> {
+    let nexe = real_nexe(CKAUTH)?;
+    let nmf = real_nexe("ckauth-x86_64/newlib/Release/ckauth.nmf")?;
+    let app = dir.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(app.join("ckauth.nmf"), nmf).unwrap();
+    std::fs::write(app.join("ckauth_x86_64.nexe"), nexe).unwrap();
+    Some(app.join("ckauth.nmf"))
+}
+
+/// The module `web` wrote: valid, its memory imported shared as the browser host needs.
+fn browser_module(path: &Path) -> Vec<u8> {
+    let wasm = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    wasmparser::Validator::new()
+        .validate_all(&wasm)
+        .expect("the nexe's browser module validates");
+    let mem = wasmparser::Parser::new(0)
+        .parse_all(&wasm)
+        .find_map(|p| match p.unwrap() {
+            wasmparser::Payload::ImportSection(r) => r
+                .into_imports()
+                .map(Result::unwrap)
+                .find(|i| i.module == "env" && i.name == "memory"),
+            _ => None,
+        })
+        .expect("env.memory is imported");
+    assert!(
+        matches!(mem.ty, wasmparser::TypeRef::Memory(t) if t.shared && t.maximum == Some(65536)),
+        "{mem:?}"
+    );
+    wasm
+}
+
+/// `web` given the app's manifest writes the module beside the nexe it names, keeps the
+/// manifest as it is; given the nexe itself, a manifest naming it by architecture.
+#[test]
+fn web_translates_the_x86_64_nexe_an_app_manifest_names() {
+    let d = scratch("nexe-folder");
+    let Some(nmf) = ckauth_app(&d) else { return };
+    let site = d.join("site");
+    let o = bin()
+        .arg("web")
+        .arg(&nmf)
+        .arg("-o")
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    browser_module(&site.join("ckauth_x86_64.wasm"));
+    assert_eq!(
+        std::fs::read(site.join("ckauth.nmf")).unwrap(),
+        std::fs::read(&nmf).unwrap(),
+        "the app's manifest is kept"
+    );
+    assert!(site.join("ckauth_x86_64.nexe").exists());
+
+    let direct = d.join("direct");
+    let nexe = nexe_corpus_dir().join(CKAUTH);
+    let o = bin()
+        .arg("web")
+        .arg(&nexe)
+        .arg("-o")
+        .arg(&direct)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    browser_module(&direct.join("ckauth-x86_64.wasm"));
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(direct.join("ckauth-x86_64.nmf")).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        serde_json::json!({"program": {"x86-64": {"url": CKAUTH}}})
+    );
+    let page = std::fs::read_to_string(direct.join("index.html")).unwrap();
+    assert!(page.contains("ckauth-x86_64.nmf"), "{page}");
+
+    // A command-line nexe is no plugin: `run` runs it.
+    let hello = nexe_corpus_dir().join("nacl-hello_world-x86_64.nexe");
+    let o = bin()
+        .arg("web")
+        .arg(&hello)
+        .arg("-o")
+        .arg(d.join("hello"))
+        .output()
+        .unwrap();
+    crate::cmd::fails_saying(&o, 1, "not a Pepper plugin; run it with `pexe2wasm run`");
+    assert!(!d.join("hello").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `batch --site` over a dump holding the ckauth app with its nexe where its manifest
+/// says: the app is built with the nexe's module beside it and counted as running.
+#[test]
+fn batch_site_builds_an_app_of_an_x86_64_nexe() {
+    let d = scratch("nexe-batch-site");
+    let corpus = nexe_corpus_dir().join("ckauth-x86_64");
+    let Some(nexe) = real_nexe(CKAUTH) else {
+        return;
+    };
+    if real_nexe("ckauth-x86_64/manifest.json").is_none() {
+        return;
+    }
+    let app = d.join("dump/ckauth");
+    for f in crate::web::files_under(&corpus) {
+        let dest = app.join(&f);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(corpus.join(&f), dest).unwrap();
+    }
+    std::fs::write(app.join("newlib/Release/ckauth_x86_64.nexe"), nexe).unwrap();
+    let out = d.join("out");
+    let o = bin()
+        .arg("batch")
+        .arg(d.join("dump"))
+        .arg("--site")
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stdout).contains("1 apps: 1 built, 0 unchanged, 0 failed;")
+            && text(&o.stdout).contains("; 1 run here"),
+        "{}",
+        text(&o.stdout)
+    );
+    let g: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("gallery.json")).unwrap()).unwrap();
+    let entry = &g[0];
+    assert_eq!(entry["runs"], true, "{g:#}");
+    let start = entry["start"].as_str().unwrap();
+    let root = out.join(start.split('/').next().unwrap());
+    browser_module(&root.join("newlib/Release/ckauth_x86_64.wasm"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// What ckauth sealed on the command-line host (`encrypted|…` without the prefix).
+fn sealed_on_the_command_line() -> String {
+    let nexe = nexe_corpus_dir().join(CKAUTH);
+    let o = pexe2wasm_testkit::output_with_stdin(
+        std::process::Command::new(env!("CARGO_BIN_EXE_pexe2wasm")).args([
+            "run",
+            nexe.to_str().unwrap(),
+            "--timeout",
+            "60",
+        ]),
+        format!("encrypt|{PLAIN}\n").as_bytes(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    out.strip_prefix("encrypted|")
+        .unwrap_or_else(|| panic!("{out:?}"))
+        .trim_end()
+        .to_owned()
+}
+
+/// ckauth on the SDK-style page, from its own manifest: it loads, seals a text
+/// (`encrypted|…`, the text not readable in it) and opens what the command-line host
+/// sealed (`decrypted|` and the text).
+fn ckauth(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let d = scratch(&format!("nexe-ckauth-{}", browser.name()));
+    let Some(nmf) = ckauth_app(&d) else { return };
+    let sealed = sealed_on_the_command_line();
+    let o = bin()
+        .arg("web")
+        .arg("--refuse-unmapped")
+        .arg(&nmf)
+        .arg("-o")
+        .arg(d.join("site"))
+        .arg("--page")
+        .arg(web_dir().join("tests/browser/pages/sdk-page.html"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let sends = serde_json::json!([format!("encrypt|{PLAIN}"), format!("decrypt|{sealed}")]);
+    let r = run_page(
+        browser,
+        &d,
+        "sdk-page.html?nmf=ckauth.nmf",
+        "messages",
+        &[("MESSAGES", &sends.to_string()), ("EXPECT", "2")],
+    );
+    assert_eq!(r["events"], serde_json::json!(["load"]), "{r:#}");
+    let m = r["messages"].as_array().unwrap();
+    assert_eq!(m.len(), 2, "{r:#}");
+    let first = m[0].as_str().unwrap_or_default();
+    let got = first
+        .strip_prefix("encrypted|")
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert!(!got.is_empty() && !got.contains("10.0.0.7"), "{r:#}");
+    assert_eq!(m[1], format!("decrypted|{PLAIN}"), "{r:#}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn ckauth_nexe_answers_its_messages_in_chromium() {
+    ckauth(Browser::Chromium);
+}
+
+#[test]
+fn ckauth_nexe_answers_its_messages_in_firefox() {
+    ckauth(Browser::Firefox);
+}
+
+#[test]
+fn ckauth_nexe_answers_its_messages_in_webkit() {
+    ckauth(Browser::WebKit);
+}
