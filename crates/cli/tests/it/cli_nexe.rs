@@ -11,8 +11,10 @@ use std::path::PathBuf;
 const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
 const SSH: &str = "nassh-ssh_client-x86_64.nexe";
 const CKAUTH: &str = "ckauth-x86_64.nexe";
-/// The static x86-64 command-line and Pepper nexes: these convert and run (pre-IRT through
-/// the runtime's trampolines, the IRT era through its `nacl_irt_query`, Pepper as plugins).
+/// The static x86-64 command-line and Pepper nexes and PNaCl's compiler: these convert and
+/// run (pre-IRT through the runtime's trampolines, the IRT era through its
+/// `nacl_irt_query`, Pepper as plugins, Subzero through the translator's compile
+/// interface).
 const RUNS: &[&str] = &[
     "nacl-hello_world-x86_64.nexe",
     "nacl-nullptr-x86_64.nexe",
@@ -20,7 +22,9 @@ const RUNS: &[&str] = &[
     "glibc-sln-x86_64.nexe",
     CKAUTH,
     SSH,
+    SUBZERO,
 ];
+const SUBZERO: &str = "pnacl-sz-x86_64.nexe";
 const SSH_IS: &str = "a native NaCl executable for x86-64 (static, newlib, Pepper)";
 const PEPPER_CONVERTS: &str =
     "translated with the runtime into a Pepper plugin (`pexe2wasm convert`, `run`)";
@@ -477,4 +481,75 @@ fn nassh_pepper_nexe_refuses_a_bad_session_and_answers_version_on_its_thread() {
         serde_json::json!([0]),
         "{lines:?}\n{err}"
     );
+}
+
+/// PNaCl's compiler, Subzero (`pnacl-sz-x86_64.nexe`), runs on the runtime's translator
+/// compile interface: `pexe2wasm run` feeds it a corpus pexe on stdin and it writes an
+/// x86-64 ELF object to stdout with one function symbol in `.text` per function the pexe
+/// defines (our decoder's count and names), a pexe over its 256 KiB input queue too (its
+/// compile thread a real thread). The converted module validates.
+#[test]
+fn subzero_translates_a_pexe_into_an_object_with_its_functions() {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let (Some(sz), Some(pexe)) = (
+        nexe(SUBZERO),
+        pexe2wasm_testkit::corpus::real_pexe("binji-puts.pexe"),
+    ) else {
+        return;
+    };
+    let d = tempdir("subzero");
+    let wasm = convert_validated(&sz, &d);
+    let input = d.join("in.pexe");
+    std::fs::write(&input, &pexe).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+        .args(["run", wasm.to_str().unwrap()])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
+    let obj = object::File::parse(&o.stdout[..]).expect("an ELF object on stdout");
+    assert_eq!(obj.kind(), object::ObjectKind::Relocatable);
+    assert_eq!(obj.architecture(), object::Architecture::X86_64);
+    let text_section = obj.section_by_name(".text").expect("a .text section");
+    assert!(text_section.size() > 0);
+    let mut got: Vec<String> = obj
+        .symbols()
+        .filter(|s| s.section_index() == Some(text_section.index()))
+        .map(|s| s.name().unwrap().to_string())
+        .collect();
+    got.sort();
+    let module = pexe2wasm::decode::decode(&pexe).unwrap();
+    let mut want: Vec<String> = module
+        .functions
+        .iter()
+        .filter(|f| !f.is_proto)
+        .map(|f| f.name.clone().expect("binji-puts names its functions"))
+        .collect();
+    want.sort();
+    assert_eq!(want.len(), 32, "binji-puts defines 32 functions");
+    assert_eq!(got, want);
+    // A pexe over Subzero's 256 KiB input queue streams through: its compile thread is
+    // a real thread, draining the queue while the main thread feeds it.
+    let Some(big) = pexe2wasm_testkit::corpus::real_pexe("webpenc.pexe") else {
+        return;
+    };
+    assert!(big.len() > 256 << 10);
+    std::fs::write(&input, &big).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+        .args(["run", wasm.to_str().unwrap()])
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
+    let obj = object::File::parse(&o.stdout[..]).expect("an ELF object on stdout");
+    let text_section = obj.section_by_name(".text").expect("a .text section");
+    let got = obj
+        .symbols()
+        .filter(|s| s.section_index() == Some(text_section.index()))
+        .count();
+    let module = pexe2wasm::decode::decode(&big).unwrap();
+    let want = module.functions.iter().filter(|f| !f.is_proto).count();
+    assert_eq!(want, 301, "webpenc defines 301 functions");
+    assert_eq!(got, want);
+    let _ = std::fs::remove_dir_all(&d);
 }

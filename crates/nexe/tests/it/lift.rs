@@ -180,6 +180,7 @@ fn lift_module(snippet: &[u8], threads: bool) -> Result<Vec<u8>, LiftError> {
         stub_failures: false,
         runtime: false,
         pepper: None,
+        translator: false,
         threads,
     };
     Ok(translate_code(&code, BASE, &[BASE], &opts)?.wasm)
@@ -1025,6 +1026,7 @@ fn run_called(
         stub_failures: false,
         runtime: false,
         pepper: None,
+        translator: false,
         threads: false,
     };
     let t = translate_code(code, BASE, known, &opts).expect("lifts");
@@ -1110,6 +1112,36 @@ fn indirect_jumps_reach_blocks_of_the_function_or_other_functions() {
     let code = place(&[(0x20000, f0), (0x20020, target)]);
     for padded in [false, true] {
         let regs = run_called(&code, &[BASE], padded, BASE, &[(0, 1)]);
+        assert_eq!(regs[0], 7, "padded_starts {padded}");
+    }
+}
+
+/// A function may start inside a bundle (a jump target); its indirect jumps still count
+/// bundles from the bundle it starts in, so a jump to the next bundle (another
+/// function's) leaves it rather than going back to its start (which traps here: the
+/// second time through, %ecx is 1).
+#[test]
+fn indirect_jumps_from_a_function_starting_inside_a_bundle() {
+    let f = asm(|a| {
+        let mut again = a.create_label();
+        a.test(ecx, ecx)?;
+        a.jne(again)?;
+        a.mov(ecx, 1u32)?;
+        a.mov(r11d, 0x20020u32)?;
+        a.and(r11d, -32)?;
+        a.add(r11, r15)?;
+        a.jmp(r11)?;
+        a.set_label(&mut again)?;
+        a.hlt()
+    });
+    assert!(f.len() <= 0x1e, "fits before the next bundle");
+    let target = asm(|a| {
+        a.mov(eax, 7u32)?;
+        naclret(a)
+    });
+    let code = place(&[(0x20002, f), (0x20020, target)]);
+    for padded in [false, true] {
+        let regs = run_called(&code, &[0x20002, 0x20020], padded, 0x20002, &[(1, 0)]);
         assert_eq!(regs[0], 7, "padded_starts {padded}");
     }
 }

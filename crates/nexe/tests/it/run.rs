@@ -423,6 +423,7 @@ fn query_module() -> Vec<u8> {
         stub_failures: false,
         runtime: true,
         pepper: None,
+        translator: false,
         threads: false,
     };
     translate_code(&query_program(), 0x20000, &[0x20000], &options)

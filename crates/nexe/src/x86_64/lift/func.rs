@@ -2403,12 +2403,17 @@ fn finish(code: &[u8], spills: &[(usize, bool)], used: u32) -> Vec<u8> {
 /// anything else to the function table (a tail call).
 fn dispatch(e: &mut Em<'_>) -> R {
     let func = e.func;
-    let bundles = (func.end - func.start).div_ceil(32);
+    // indirect targets are bundle starts: the table counts bundles from the one the
+    // function starts in (a function may start inside a bundle: a jump target)
+    let first = func.start & !31;
+    let bundles = (func.end - first).div_ceil(32);
     let mut stubs: Vec<u32> = Vec::new();
     let mut labels = Vec::with_capacity(bundles as usize);
     for b in 0..bundles {
-        let a = func.start + 32 * b;
-        if let Some(blk) = e.block(a) {
+        let a = first + 32 * b;
+        if a < func.start {
+            labels.push(u32::MAX);
+        } else if let Some(blk) = e.block(a) {
             labels.push(stubs.len() as u32);
             stubs.push(blk);
         } else {
@@ -2428,7 +2433,7 @@ fn dispatch(e: &mut Em<'_>) -> R {
     e.i().local_get(TGT).i32_const(31).i32_and().br_if(m);
     e.i()
         .local_get(TGT)
-        .i32_const(func.start as i32)
+        .i32_const(first as i32)
         .i32_sub()
         .i32_const(5)
         .i32_shr_u()

@@ -46,6 +46,9 @@ pub struct Options {
     pub runtime: bool,
     /// With the runtime: a Pepper plugin's imports, exports and adapters (`pepper.rs`).
     pub pepper: Option<Pepper>,
+    /// With the runtime: the PNaCl translator's compile interface and its object file
+    /// (`translator.rs`).
+    pub translator: bool,
     /// With the runtime: threads as converted pexes have them (docs/RUNTIME-ABI.md,
     /// "Threads"): the memory is imported and shared (`env`.`memory`, its data copied in
     /// once by `_start`), `thread_create` is `wasi`.`thread-spawn` and each thread an
@@ -63,6 +66,7 @@ impl Default for Options {
             stub_failures: false,
             runtime: false,
             pepper: None,
+            translator: false,
             threads: false,
         }
     }
@@ -141,6 +145,7 @@ fn lift_decoded(
             first: fbase + 3 + functions.len() as u32,
             image_top: 0,
             heap: 0,
+            translator: options.translator,
             threads: None,
             wait: None,
         };
@@ -232,6 +237,7 @@ impl Lifted {
             } else {
                 0
             },
+            translator: options.translator,
             threads: threads.then_some(spawn),
             wait: (threads && pepper.is_some()).then_some(spawn + THREAD_IMPORTS),
         });
@@ -452,7 +458,7 @@ impl Lifted {
             .filter(|s| !s.bytes.is_empty())
             .map(|s| (s.vaddr, s.bytes))
             .collect();
-        let irt_data = rt.map(|_| runtime::irt_data(pepper.is_some()));
+        let irt_data = rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator));
         if let Some(d) = &irt_data {
             segments.push((runtime::IRT_DATA as u32, d));
         }
@@ -726,6 +732,7 @@ pub fn program_options(nexe: &Nexe<'_>) -> Options {
         runtime: true,
         pepper: matches!(nexe.info.app, crate::AppKind::Pepper { pre_1_0: false })
             .then(|| Pepper::new(&nexe.info.ppb_interfaces)),
+        translator: is_compile_translator(&nexe.info),
         // threaded when the program can ask for threads, as pexes are (`Threads::Auto`)
         threads: nexe
             .info
@@ -763,15 +770,22 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
 /// Whether `translate_program` gives a module our runtime runs: a static x86-64
 /// command-line program, pre-IRT (its syscalls go through the trampolines) or of the IRT
 /// era (it queries the interfaces through `AT_SYSINFO`; the 2011 libc falls back to the
-/// trampolines for the interfaces not answered). Pepper, SRPC, translators and
+/// trampolines for the interfaces not answered), a Pepper plugin, or PNaCl's compiler
+/// (Subzero, through the translator's compile interface). SRPC, the linker and
 /// libc-dynamic programs need more than the runtime gives.
 pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
     use crate::RuntimeAbi::*;
     info.arch == crate::Arch::X86_64
         && info.translation == Translation::Translatable
         && matches!(info.runtime_abi, PreIrt | EarlyIrt | StableIrt)
-        && matches!(
+        && (matches!(
             info.app,
             crate::AppKind::Cli | crate::AppKind::Pepper { pre_1_0: false }
-        )
+        ) || is_compile_translator(info))
+}
+
+/// Whether the nexe is PNaCl's compiler: it asks for the translator's compile interface.
+pub fn is_compile_translator(info: &crate::NexeInfo) -> bool {
+    matches!(&info.app, crate::AppKind::Translator { interface }
+        if interface.starts_with(super::translator::COMPILE_INTERFACE_PREFIX))
 }

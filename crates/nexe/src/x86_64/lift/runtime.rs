@@ -34,16 +34,18 @@ pub const STACK_SIZE: u32 = 8 << 20;
 /// other thread has [`THREAD_SCRATCH`] bytes of its own below its initial stack pointer.
 /// The runtime's functions address it through the per-instance global [`G_SCRATCH`].
 const SCRATCH: i32 = TRAMPOLINES as i32;
+/// `argc` as WASI's `args_sizes_get` gave it (in the main thread's scratch).
+pub(crate) const ARGC: i32 = SCRATCH + 16;
 /// The size of a thread's scratch (the `S_*` words fit).
 pub(crate) const THREAD_SCRATCH: i32 = 0x100;
-const ARGV_TMP: i32 = SCRATCH + THREAD_SCRATCH;
+pub(crate) const ARGV_TMP: i32 = SCRATCH + THREAD_SCRATCH;
 /// The runtime's state that all threads share (words in memory, as globals are per
 /// instance): the break, the mappings' top, the host heap's top, the handle counter and
 /// the lock of the memory functions.
 const SHARED: i32 = IRT_DATA - 0x40;
 pub(crate) const BRK_AT: u64 = SHARED as u64;
 /// The end of the highest anonymous mapping (0: none yet).
-const MAPTOP_AT: u64 = SHARED as u64 + 4;
+pub(crate) const MAPTOP_AT: u64 = SHARED as u64 + 4;
 /// Pepper: the top of the host heap (`__ppapi_alloc`).
 pub(crate) const HOST_HEAP_AT: u64 = SHARED as u64 + 8;
 const HANDLES_AT: u64 = SHARED as u64 + 12;
@@ -119,10 +121,10 @@ pub(crate) const IMPORTS: &[(&str, u32)] = &[
     ("random_get", TY_ARGS),
     ("poll_oneoff", TY_RW),
 ];
-const I_FD_WRITE: u32 = 0;
-const I_FD_READ: u32 = 1;
+pub(crate) const I_FD_WRITE: u32 = 0;
+pub(crate) const I_FD_READ: u32 = 1;
 const I_FD_CLOSE: u32 = 2;
-const I_PROC_EXIT: u32 = 3;
+pub(crate) const I_PROC_EXIT: u32 = 3;
 const I_ARGS_SIZES_GET: u32 = 4;
 const I_ARGS_GET: u32 = 5;
 const I_FD_SEEK: u32 = 6;
@@ -173,7 +175,7 @@ pub(crate) fn types(t: &mut wasm_encoder::TypeSection) {
     t.ty().function([ValType::I32; 2], []);
 }
 
-fn m32() -> MemArg {
+pub(crate) fn m32() -> MemArg {
     MemArg {
         offset: 0,
         align: 2,
@@ -181,7 +183,7 @@ fn m32() -> MemArg {
         ordering: None,
     }
 }
-fn m64() -> MemArg {
+pub(crate) fn m64() -> MemArg {
     MemArg { align: 3, ..m32() }
 }
 fn m8() -> MemArg {
@@ -213,6 +215,8 @@ pub(crate) struct Runtime {
     pub image_top: u32,
     /// The host heap above the stack (Pepper's `__ppapi_alloc`; 0 for other programs).
     pub heap: u32,
+    /// PNaCl's compiler: the compile interface and the object file (`translator.rs`).
+    pub translator: bool,
     /// Threads: the function index of the `wasi`.`thread-spawn` import
     /// (`pexe2wasm`.`thread_exit` follows it); `None`: one thread, memory not shared.
     pub threads: Option<u32>,
@@ -315,7 +319,7 @@ impl Runtime {
             .i32_const(SCRATCH + 20)
             .call(I_ARGS_SIZES_GET)
             .drop();
-        s.i32_const(SCRATCH + 16).i32_load(m32()).local_set(argc);
+        s.i32_const(ARGC).i32_load(m32()).local_set(argc);
         s.local_get(argc)
             .i32_const(MAX_ARGS)
             .i32_gt_u()
@@ -743,6 +747,8 @@ enum Irt {
     ThreadCreate,
     ThreadExit,
     FutexWait,
+    /// The translator's `serve_translate_request`.
+    ServeTranslate,
     FutexWake,
     /// `mutex_create`, `cond_create`: a fresh handle.
     Create,
@@ -800,6 +806,8 @@ const INTERFACES: &[(&str, &[Irt])] = &[
     ),
     ("nacl-irt-blockhook-0.1", &[Ret(0)]),
     ("nacl-irt-dyncode-0.1", &[Dyncode, Dyncode, Dyncode]),
+    // answered to PNaCl's compiler only (`irt_data`)
+    (super::translator::COMPILE_INTERFACE, &[ServeTranslate]),
 ];
 
 /// The interfaces' names the query answers.
@@ -831,7 +839,7 @@ fn irt_functions() -> Vec<Irt> {
 /// address; a zero name ends it), then the names and tables.
 ///
 /// A Pepper nexe's also answers `nacl-irt-ppapihook-0.1` with Pepper's first two slots.
-pub(crate) fn irt_data(pepper: bool) -> Vec<u8> {
+pub(crate) fn irt_data(pepper: bool, translator: bool) -> Vec<u8> {
     let funcs = irt_functions();
     let slot = |f: &Irt| IRT_QUERY + 32 * funcs.iter().position(|g| g == f).unwrap() as u32;
     let hook = super::pepper::Pepper::ppapihook_table(funcs.len() as u32);
@@ -846,8 +854,12 @@ pub(crate) fn irt_data(pepper: bool) -> Vec<u8> {
     let words = dyncode_words();
     let at = (DYNCODE_WORDS - IRT_DATA) as usize;
     d[at..at + words.len()].copy_from_slice(words.as_bytes());
+    let m = super::translator::messages();
+    let at = (super::translator::MESSAGES_AT - IRT_DATA) as usize;
+    d[at..at + m.len()].copy_from_slice(&m);
     let slots: Vec<(&str, Vec<u32>)> = INTERFACES
         .iter()
+        .filter(|(name, _)| translator || *name != super::translator::COMPILE_INTERFACE)
         .map(|(name, table)| (*name, table.iter().map(slot).collect()))
         .chain(pepper.then(|| ("nacl-irt-ppapihook-0.1", hook.to_vec())))
         .collect();
@@ -883,7 +895,7 @@ fn dyncode_words() -> String {
 }
 
 /// Pushes `%rdi`-like argument register `g` as an i32.
-fn a32(s: &mut InstructionSink<'_>, g: u32) {
+pub(crate) fn a32(s: &mut InstructionSink<'_>, g: u32) {
     s.global_get(g).i32_wrap_i64();
 }
 
@@ -943,7 +955,7 @@ pub(crate) fn clock_ns(s: &mut InstructionSink<'_>) {
 }
 
 /// Grows the memory to hold `[0, end)` (an i64 local): leaves 1 when it does.
-fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
+pub(crate) fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
     // pages needed = ceil(end / 64 KiB) - pages now
     s.local_get(end)
         .i64_const(0xffff)
@@ -968,9 +980,26 @@ fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
 
 /// The body of IRT function `k`: leaves the i64 for `%rax`.
 fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
+    use super::translator as tr;
     let s = &mut f.instructions();
     let threads = rt.threads;
     let locked = threads.is_some();
+    let translator = rt.translator;
+    // the translator's object file and standard streams (translator.rs)
+    if translator && matches!(k, Write | Seek | Close) {
+        tr::is_object(s);
+        s.if_(BlockType::Result(ValType::I32));
+        match k {
+            Write => tr::object_write(s),
+            Seek => tr::object_seek(s),
+            _ => tr::object_close(s),
+        }
+        s.else_();
+        if k == Close {
+            tr::is_standard_stream(s);
+            s.if_(BlockType::Result(ValType::I32)).i32_const(0).else_();
+        }
+    }
     match k {
         Query => irt_query(s),
         Exit => {
@@ -1221,6 +1250,14 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
             a32(s, G_RDI);
             s.i32_const(1).i32_store(m32()).i32_const(0);
         }
+        ServeTranslate => {
+            if translator {
+                tr::serve(s);
+                return;
+            }
+            // never in the directory
+            s.unreachable();
+        }
         ThreadCreate => match threads {
             // thread_create(start, stack, thread_ptr): the thread's scratch is the top
             // of its stack (`stack` - THREAD_SCRATCH, where its stack pointer starts);
@@ -1391,6 +1428,12 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
         }
         Ret(e) => {
             s.i32_const(e);
+        }
+    }
+    if translator && matches!(k, Write | Seek | Close) {
+        s.end();
+        if k == Close {
+            s.end();
         }
     }
     s.i64_extend_i32_u();

@@ -1,0 +1,433 @@
+//! PNaCl's compiler (Subzero, `pnacl-sz.nexe`) on the runtime: the IRT's private
+//! interface `nacl-irt-private-pnacl-translator-compile-0.1`, the one thread the compiler
+//! starts, and the object file it writes.
+//!
+//! - `serve_translate_request(funcs)` serves one request, as NaCl's command-line IRT did
+//!   from its environment: `funcs->init_callback(0 threads, [OBJECT_FD], 1, flags,
+//!   nflags)` with the program's arguments as the compiler's flags, then
+//!   `funcs->data_callback(buf, n)` for each chunk of the pexe read from stdin, then
+//!   `funcs->end_callback()`. A callback's error string goes to stderr and the program
+//!   exits 1.
+//! - The object file is the descriptor [`OBJECT_FD`], kept in memory (the compiler seeks
+//!   back to write the ELF header, which a pipe cannot take) and written to stdout when
+//!   the compiler closes it. Closing the standard streams is ignored meanwhile.
+//! - Threads: Subzero's compile server parses and translates in a thread it starts while
+//!   the IRT feeds it (`std::thread`; with 0 translation threads there is no other). It
+//!   names `nacl-irt-thread`, so its module has the runtime's real threads
+//!   (`Options::threads`): that thread is an instance of its own, and `data_callback`
+//!   waits on the compiler's input queue (256 KiB) while it drains it, so a pexe of any
+//!   size streams through.
+//! - The runtime's code here runs on either thread (`close` of the object is the compile
+//!   thread's), so it addresses its scratch through the per-thread [`G_SCRATCH`].
+
+use super::func::TY_LIFTED;
+use super::runtime::{
+    a32, at, grow_to, m32, m64, BRK_AT, G_SCRATCH, IRT_DATA, I_FD_READ, I_FD_WRITE, I_PROC_EXIT,
+    MAPTOP_AT, TRAMPOLINES,
+};
+use wasm_encoder::{BlockType, InstructionSink, ValType};
+
+/// The name of the compile interface the translator asks for, without its version.
+pub const COMPILE_INTERFACE_PREFIX: &str = "nacl-irt-private-pnacl-translator-compile-";
+/// The interface the runtime answers.
+pub(crate) const COMPILE_INTERFACE: &str = "nacl-irt-private-pnacl-translator-compile-0.1";
+
+/// The object file's descriptor (above any WASI gives).
+pub const OBJECT_FD: i32 = 0x7f00;
+/// The most object a translation writes.
+pub const OBJECT_MAX: u32 = 64 << 20;
+/// The chunk of the pexe each `data_callback` gets.
+const CHUNK: i32 = 0x1_0000;
+
+/// The translator's words, below the runtime's constants (above its shared words).
+const WORDS: i32 = IRT_DATA - 0x20;
+/// The object's buffer (0: the descriptor is closed), position and length.
+const OBJECT: i32 = WORDS;
+const POS: i32 = WORDS + 4;
+const LEN: i32 = WORDS + 8;
+/// The descriptor array `init_callback` gets.
+const FDS: i32 = WORDS + 12;
+
+/// The translator's messages, in the runtime's constants (`runtime::irt_data`).
+pub(crate) const MESSAGES_AT: i32 = IRT_DATA + 0x180;
+const PREFIX: &str = "translator: ";
+const NO_MEMORY: &str = "no memory for the object\n";
+const REFUSED: &str = "input refused\n";
+const NO_INPUT: &str = "cannot read stdin\n";
+
+/// The messages' bytes (at [`MESSAGES_AT`]).
+pub(crate) fn messages() -> Vec<u8> {
+    [PREFIX, NO_MEMORY, REFUSED, NO_INPUT].concat().into_bytes()
+}
+
+fn message(m: &str) -> (i32, i32) {
+    let mut at = MESSAGES_AT;
+    for w in [PREFIX, NO_MEMORY, REFUSED, NO_INPUT] {
+        if w == m {
+            return (at, w.len() as i32);
+        }
+        at += w.len() as i32;
+    }
+    unreachable!("a translator message")
+}
+
+const EFBIG: i32 = 27;
+const EINVAL: i32 = 22;
+const EIO: i32 = 5;
+
+const G_RSP: u32 = 4;
+const G_RDI: u32 = 7;
+const G_RSI: u32 = 6;
+const G_RDX: u32 = 2;
+const G_RCX: u32 = 1;
+const G_R8: u32 = 8;
+const G_RAX: u32 = 0;
+
+/// The return address the runtime pushes when it calls the compiler's callbacks: a
+/// trampoline slot no code returns to.
+const SENTINEL: i32 = (super::runtime::IRT_QUERY - 32) as i32;
+/// x86-64's red zone below the caller's stack pointer.
+const RED_ZONE: i32 = 128;
+
+/// This thread's scratch word at `off`.
+fn sc(s: &mut InstructionSink<'_>, off: i32) {
+    s.global_get(G_SCRATCH);
+    if off != 0 {
+        s.i32_const(off).i32_add();
+    }
+}
+
+/// Writes `len` bytes at `at` (constants) to stderr.
+fn say(s: &mut InstructionSink<'_>, at: i32, len: i32) {
+    sc(s, 0);
+    s.i32_const(at).i32_store(m32());
+    sc(s, 4);
+    s.i32_const(len).i32_store(m32()).i32_const(2);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_WRITE).drop();
+}
+
+/// Says message `m` after the prefix and exits 1.
+fn fail(s: &mut InstructionSink<'_>, m: &str) {
+    let (at, len) = message(PREFIX);
+    say(s, at, len);
+    let (at, len) = message(m);
+    say(s, at, len);
+    s.i32_const(1).call(I_PROC_EXIT).unreachable();
+}
+
+/// Calls the compiler's function at the address in local `f`, the stack below the one in
+/// local `sp` (the red zone left alone), and checks it returned to the runtime.
+fn call_nexe(s: &mut InstructionSink<'_>, f: u32, sp: u32) {
+    s.local_get(sp)
+        .i32_const(RED_ZONE)
+        .i32_sub()
+        .i32_const(-16)
+        .i32_and()
+        .i32_const(8)
+        .i32_sub()
+        .i64_extend_i32_u()
+        .global_set(G_RSP)
+        .global_get(G_RSP)
+        .i32_wrap_i64()
+        .i64_const(SENTINEL as i64)
+        .i64_store(m64());
+    s.i32_const(SENTINEL)
+        .local_get(f)
+        .i32_const(TRAMPOLINES as i32)
+        .i32_sub()
+        .i32_const(5)
+        .i32_shr_u()
+        .call_indirect(0, TY_LIFTED)
+        .i32_const(SENTINEL)
+        .i32_ne()
+        .if_(BlockType::Empty)
+        .unreachable()
+        .end();
+    s.local_get(sp).i64_extend_i32_u().global_set(G_RSP);
+}
+
+/// A callback's result in `%rax`, a C string or NULL: a string is the compiler's error,
+/// said on stderr before the program exits 1. Uses locals 5 and 6.
+fn check_error(s: &mut InstructionSink<'_>) {
+    s.global_get(G_RAX)
+        .i32_wrap_i64()
+        .local_tee(5)
+        .if_(BlockType::Empty);
+    // its length
+    s.i32_const(0).local_set(6);
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(5)
+        .local_get(6)
+        .i32_add()
+        .i32_load8_u(wasm_encoder::MemArg { align: 0, ..m32() })
+        .i32_eqz()
+        .br_if(1)
+        .local_get(6)
+        .i32_const(1)
+        .i32_add()
+        .local_set(6)
+        .br(0);
+    s.end().end();
+    let (at, len) = message(PREFIX);
+    say(s, at, len);
+    sc(s, 0);
+    s.local_get(5).i32_store(m32());
+    sc(s, 4);
+    s.local_get(6).i32_store(m32()).i32_const(2);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_WRITE).drop();
+    // its last byte is not always a newline
+    let (at, len) = message(NO_MEMORY);
+    say(s, at + len - 1, 1);
+    s.i32_const(1).call(I_PROC_EXIT).unreachable();
+    s.end();
+}
+
+/// `serve_translate_request(funcs)`: leaves the i64 for `%rax` (0).
+pub(crate) fn serve(s: &mut InstructionSink<'_>) {
+    // locals: 1 funcs, 2 the chunk buffer, 3 a callback, 4 the caller's stack pointer,
+    // 5 and 6 scratch, 8 the reservation's end (i64)
+    a32(s, G_RDI);
+    s.local_set(1);
+    s.global_get(G_RSP).i32_wrap_i64().local_set(4);
+    // the chunk buffer and the object above the break and every mapping
+    // (the only thread yet: init_callback starts the compile thread)
+    s.i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
+        .i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
+        .i32_gt_u()
+        .select()
+        .i64_extend_i32_u()
+        .i64_const(0xffff)
+        .i64_add()
+        .i64_const(-0x1_0000)
+        .i64_and()
+        .local_tee(8)
+        .i32_wrap_i64()
+        .local_set(2);
+    s.local_get(8)
+        .i64_const(CHUNK as i64 + OBJECT_MAX as i64)
+        .i64_add()
+        .local_tee(8)
+        .i64_const(1 << 32)
+        .i64_ge_u()
+        .if_(BlockType::Empty);
+    fail(s, NO_MEMORY);
+    s.end();
+    grow_to(s, 8);
+    s.i32_eqz().if_(BlockType::Empty);
+    fail(s, NO_MEMORY);
+    s.end();
+    s.i32_const(0)
+        .local_get(8)
+        .i32_wrap_i64()
+        .i32_store(at(MAPTOP_AT));
+    s.i32_const(OBJECT)
+        .local_get(2)
+        .i32_const(CHUNK)
+        .i32_add()
+        .i32_store(m32());
+    for w in [POS, LEN] {
+        s.i32_const(w).i32_const(0).i32_store(m32());
+    }
+    s.i32_const(FDS).i32_const(OBJECT_FD).i32_store(m32());
+    // init_callback(0, fds, 1, argv + 1, argc - 1)
+    s.i64_const(0).global_set(G_RDI);
+    s.i64_const(FDS as i64).global_set(G_RSI);
+    s.i64_const(1).global_set(G_RDX);
+    s.i64_const(super::runtime::ARGV_TMP as i64 + 4)
+        .global_set(G_RCX);
+    s.i32_const(super::runtime::ARGC)
+        .i32_load(m32())
+        .i32_const(1)
+        .i32_sub()
+        .i64_extend_i32_u()
+        .global_set(G_R8);
+    s.local_get(1).i32_load(m32()).local_set(3);
+    call_nexe(s, 3, 4);
+    check_error(s);
+    // data_callback(chunk, n) until stdin ends
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    sc(s, 0);
+    s.local_get(2).i32_store(m32());
+    sc(s, 4);
+    s.i32_const(CHUNK).i32_store(m32()).i32_const(0);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_READ).if_(BlockType::Empty);
+    fail(s, NO_INPUT);
+    s.end();
+    sc(s, 8);
+    s.i32_load(m32()).local_tee(5).i32_eqz().br_if(1);
+    s.local_get(2).i64_extend_i32_u().global_set(G_RDI);
+    s.local_get(5).i64_extend_i32_u().global_set(G_RSI);
+    s.local_get(1)
+        .i32_load(wasm_encoder::MemArg { offset: 4, ..m32() })
+        .local_set(3);
+    call_nexe(s, 3, 4);
+    s.global_get(G_RAX).i32_wrap_i64().if_(BlockType::Empty);
+    fail(s, REFUSED);
+    s.end();
+    s.br(0);
+    s.end().end();
+    // end_callback()
+    s.local_get(1)
+        .i32_load(wasm_encoder::MemArg { offset: 8, ..m32() })
+        .local_set(3);
+    call_nexe(s, 3, 4);
+    check_error(s);
+    s.i64_const(0);
+}
+
+/// Whether the descriptor in `%rdi` is the open object (an i32 condition).
+pub(crate) fn is_object(s: &mut InstructionSink<'_>) {
+    a32(s, G_RDI);
+    s.i32_const(OBJECT_FD)
+        .i32_eq()
+        .i32_const(OBJECT)
+        .i32_load(m32())
+        .i32_const(0)
+        .i32_ne()
+        .i32_and();
+}
+
+/// `write(fd, buf, count, *nwrote)` into the object: leaves the errno (i32).
+pub(crate) fn object_write(s: &mut InstructionSink<'_>) {
+    s.i32_const(POS).i32_load(m32()).i64_extend_i32_u();
+    a32(s, G_RDX);
+    s.i64_extend_i32_u()
+        .i64_add()
+        .local_tee(7)
+        .i64_const(OBJECT_MAX as i64)
+        .i64_gt_u()
+        .if_(BlockType::Result(ValType::I32))
+        .i32_const(EFBIG)
+        .else_();
+    s.i32_const(OBJECT)
+        .i32_load(m32())
+        .i32_const(POS)
+        .i32_load(m32())
+        .i32_add();
+    a32(s, G_RSI);
+    a32(s, G_RDX);
+    s.memory_copy(0, 0);
+    s.i32_const(POS)
+        .local_get(7)
+        .i32_wrap_i64()
+        .i32_store(m32());
+    s.i32_const(LEN)
+        .local_get(7)
+        .i32_wrap_i64()
+        .local_tee(1)
+        .i32_const(LEN)
+        .i32_load(m32())
+        .local_get(1)
+        .i32_const(LEN)
+        .i32_load(m32())
+        .i32_gt_u()
+        .select()
+        .i32_store(m32());
+    a32(s, G_RCX);
+    a32(s, G_RDX);
+    s.i32_store(m32()).i32_const(0).end();
+}
+
+/// `seek(fd, offset, whence, *new)` in the object: leaves the errno (i32).
+pub(crate) fn object_seek(s: &mut InstructionSink<'_>) {
+    a32(s, G_RDX);
+    s.local_tee(1)
+        .i32_eqz()
+        .if_(BlockType::Result(ValType::I64))
+        .i64_const(0)
+        .else_()
+        .i32_const(LEN)
+        .i32_const(POS)
+        .local_get(1)
+        .i32_const(1)
+        .i32_eq()
+        .select()
+        .i32_load(m32())
+        .i64_extend_i32_u()
+        .end();
+    s.global_get(G_RSI)
+        .i64_add()
+        .local_tee(7)
+        .i64_const(OBJECT_MAX as i64)
+        .i64_gt_u()
+        .local_get(1)
+        .i32_const(2)
+        .i32_gt_u()
+        .i32_or()
+        .if_(BlockType::Result(ValType::I32))
+        .i32_const(EINVAL)
+        .else_()
+        .i32_const(POS)
+        .local_get(7)
+        .i32_wrap_i64()
+        .i32_store(m32());
+    a32(s, G_RCX);
+    s.local_get(7).i64_store(m64()).i32_const(0).end();
+}
+
+/// `close(fd)` of the object: its bytes go to stdout; leaves the errno (i32).
+pub(crate) fn object_close(s: &mut InstructionSink<'_>) {
+    // locals: 1 where, 2 left, 3 the errno
+    s.i32_const(OBJECT).i32_load(m32()).local_set(1);
+    s.i32_const(LEN).i32_load(m32()).local_set(2);
+    s.i32_const(0).local_set(3);
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(2).i32_eqz().br_if(1);
+    sc(s, 0);
+    s.local_get(1).i32_store(m32());
+    sc(s, 4);
+    s.local_get(2).i32_store(m32()).i32_const(1);
+    sc(s, 0);
+    s.i32_const(1);
+    sc(s, 8);
+    s.call(I_FD_WRITE);
+    sc(s, 8);
+    s.i32_load(m32())
+        .local_tee(4)
+        .i32_eqz()
+        .i32_or()
+        .if_(BlockType::Empty)
+        .i32_const(EIO)
+        .local_set(3)
+        .br(2)
+        .end();
+    s.local_get(1).local_get(4).i32_add().local_set(1);
+    s.local_get(2).local_get(4).i32_sub().local_set(2);
+    s.br(0);
+    s.end().end();
+    s.i32_const(OBJECT).i32_const(0).i32_store(m32());
+    s.local_get(3);
+}
+
+/// Whether the descriptor in `%rdi` is a standard stream (an i32 condition): the
+/// translator's closing of them is ignored, so the object still reaches stdout.
+pub(crate) fn is_standard_stream(s: &mut InstructionSink<'_>) {
+    a32(s, G_RDI);
+    s.i32_const(2).i32_le_u();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_fit_before_the_directory() {
+        assert!(MESSAGES_AT as usize + messages().len() <= IRT_DATA as usize + 0x200);
+        assert_eq!(message(REFUSED).1, REFUSED.len() as i32);
+    }
+}
