@@ -684,7 +684,7 @@ fn ppb_adapter(f: &PpbFunction, import: u32) -> Function {
 /// Calls the nexe's function at the address in local `fn_local` with the registers as
 /// set: pushes the sentinel return address, calls through the table and checks that the
 /// function returned to it.
-fn call_x86(s: &mut InstructionSink<'_>, fn_local: u32) {
+pub(super) fn call_x86(s: &mut InstructionSink<'_>, fn_local: u32) {
     s.global_get(G_RSP)
         .i64_const(8)
         .i64_sub()

@@ -1629,24 +1629,7 @@ fn irt_mmap(s: &mut InstructionSink<'_>, locked: bool) {
         .i64_eqz();
     fail(s, EINVAL as i32);
     // local 1: the start, max(break, top) rounded up; local 8: the end
-    s.i32_const(0)
-        .i32_load(at(BRK_AT))
-        .i32_const(0)
-        .i32_load(at(MAPTOP_AT))
-        .i32_const(0)
-        .i32_load(at(BRK_AT))
-        .i32_const(0)
-        .i32_load(at(MAPTOP_AT))
-        .i32_gt_u()
-        .select()
-        .i64_extend_i32_u()
-        .i64_const(0xffff)
-        .i64_add()
-        .i64_const(-0x1_0000)
-        .i64_and()
-        .local_tee(8)
-        .i32_wrap_i64()
-        .local_set(1);
+    unmapped_start(s, 8, 1);
     s.local_get(8).local_get(7).i64_add().local_tee(8);
     s.i64_const(1 << 32).i64_ge_u();
     fail(s, ENOMEM);
@@ -1664,4 +1647,27 @@ fn irt_mmap(s: &mut InstructionSink<'_>, locked: bool) {
         .i32_store(at(MAPTOP_AT));
     a32(s, G_RDI);
     s.local_get(1).i32_store(m32()).i32_const(0);
+}
+
+/// Sets i64 local `wide` and i32 local `narrow` to the first 64 KiB page above both the
+/// break and every mapping (where new memory can go).
+pub(super) fn unmapped_start(s: &mut InstructionSink<'_>, wide: u32, narrow: u32) {
+    s.i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
+        .i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_const(0)
+        .i32_load(at(MAPTOP_AT))
+        .i32_gt_u()
+        .select()
+        .i64_extend_i32_u()
+        .i64_const(0xffff)
+        .i64_add()
+        .i64_const(-0x1_0000)
+        .i64_and()
+        .local_tee(wide)
+        .i32_wrap_i64()
+        .local_set(narrow);
 }

@@ -20,10 +20,8 @@
 //! - The runtime's code here runs on either thread (`close` of the object is the compile
 //!   thread's), so it addresses its scratch through the per-thread [`G_SCRATCH`].
 
-use super::func::TY_LIFTED;
 use super::runtime::{
-    a32, at, grow_to, m32, m64, BRK_AT, G_SCRATCH, IRT_DATA, I_FD_READ, I_FD_WRITE, I_PROC_EXIT,
-    MAPTOP_AT, TRAMPOLINES,
+    a32, at, grow_to, m32, m64, G_SCRATCH, IRT_DATA, I_FD_READ, I_FD_WRITE, I_PROC_EXIT, MAPTOP_AT,
 };
 use wasm_encoder::{BlockType, InstructionSink, ValType};
 
@@ -83,9 +81,6 @@ const G_RCX: u32 = 1;
 const G_R8: u32 = 8;
 const G_RAX: u32 = 0;
 
-/// The return address the runtime pushes when it calls the compiler's callbacks: a
-/// trampoline slot no code returns to.
-const SENTINEL: i32 = (super::runtime::IRT_QUERY - 32) as i32;
 /// x86-64's red zone below the caller's stack pointer.
 const RED_ZONE: i32 = 128;
 
@@ -126,26 +121,9 @@ fn call_nexe(s: &mut InstructionSink<'_>, f: u32, sp: u32) {
         .i32_sub()
         .i32_const(-16)
         .i32_and()
-        .i32_const(8)
-        .i32_sub()
         .i64_extend_i32_u()
-        .global_set(G_RSP)
-        .global_get(G_RSP)
-        .i32_wrap_i64()
-        .i64_const(SENTINEL as i64)
-        .i64_store(m64());
-    s.i32_const(SENTINEL)
-        .local_get(f)
-        .i32_const(TRAMPOLINES as i32)
-        .i32_sub()
-        .i32_const(5)
-        .i32_shr_u()
-        .call_indirect(0, TY_LIFTED)
-        .i32_const(SENTINEL)
-        .i32_ne()
-        .if_(BlockType::Empty)
-        .unreachable()
-        .end();
+        .global_set(G_RSP);
+    super::pepper::call_x86(s, f);
     s.local_get(sp).i64_extend_i32_u().global_set(G_RSP);
 }
 
@@ -197,24 +175,7 @@ pub(crate) fn serve(s: &mut InstructionSink<'_>) {
     s.global_get(G_RSP).i32_wrap_i64().local_set(4);
     // the chunk buffer and the object above the break and every mapping
     // (the only thread yet: init_callback starts the compile thread)
-    s.i32_const(0)
-        .i32_load(at(BRK_AT))
-        .i32_const(0)
-        .i32_load(at(MAPTOP_AT))
-        .i32_const(0)
-        .i32_load(at(BRK_AT))
-        .i32_const(0)
-        .i32_load(at(MAPTOP_AT))
-        .i32_gt_u()
-        .select()
-        .i64_extend_i32_u()
-        .i64_const(0xffff)
-        .i64_add()
-        .i64_const(-0x1_0000)
-        .i64_and()
-        .local_tee(8)
-        .i32_wrap_i64()
-        .local_set(2);
+    super::runtime::unmapped_start(s, 8, 2);
     s.local_get(8)
         .i64_const(CHUNK as i64 + OBJECT_MAX as i64)
         .i64_add()
