@@ -2,7 +2,7 @@
 //! (`program["x86-64"]`, no pexe) picks the x86-64 nexe, which is translated into the
 //! module the browser host runs (its memory imported shared, docs/NEXE.md); ckauth
 //! (../shared/fixtures/nexe, SOURCES.md) answers its page's messages in Chromium, Firefox
-//! and WebKitGTK as it does on the command-line host.
+//! and WebKitGTK as it does on the command-line host; nassh (threaded) runs a `-V` session.
 
 use std::path::{Path, PathBuf};
 
@@ -290,7 +290,4 @@ fn nassh(browser: Browser) {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-#[test]
-fn nassh_nexe_runs_a_version_session_in_chromium() {
-    nassh(Browser::Chromium);
-}
+three_browsers!(nassh: nassh_nexe_runs_a_version_session_in_chromium, nassh_nexe_runs_a_version_session_in_firefox, nassh_nexe_runs_a_version_session_in_webkit);
