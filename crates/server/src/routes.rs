@@ -440,12 +440,18 @@ pub(crate) async fn convert_handler(
                 locals: Locals::for_small_code(q.small_code),
                 ..ConvertOptions::default()
             };
-            let (c, needs) =
-                convert_with_needs(&pexe, &opts).map_err(|e| Problem::conversion(&e))?;
+            let (wasm, features, imports, needs) = match translate_nexe(&pexe)? {
+                Some(t) => t,
+                None => {
+                    let (c, needs) =
+                        convert_with_needs(&pexe, &opts).map_err(|e| Problem::conversion(&e))?;
+                    (c.wasm, c.features.names(), c.imports, needs)
+                }
+            };
             let (body, content_type) = match q.format {
-                Format::Wasm => (Bytes::from(c.wasm), "application/wasm"),
+                Format::Wasm => (Bytes::from(wasm), "application/wasm"),
                 Format::Wat => {
-                    let text = wasmprinter::print_bytes(&c.wasm).map_err(|e| {
+                    let text = wasmprinter::print_bytes(&wasm).map_err(|e| {
                         Problem::new(
                             StatusCode::INTERNAL_SERVER_ERROR,
                             "internal",
@@ -459,8 +465,8 @@ pub(crate) async fn convert_handler(
             Ok(Cached {
                 body,
                 content_type,
-                features: c.features.names(),
-                imports: c.imports,
+                features,
+                imports,
                 needs,
                 convert_micros: start.elapsed().as_micros() as u64,
             })
@@ -472,6 +478,72 @@ pub(crate) async fn convert_handler(
     })?);
     state.cache.insert(key, converted.clone());
     Ok(converted_response(&converted, &sha, false))
+}
+
+/// A translated nexe: its module, the wasm features and imports, what it needs to run.
+type TranslatedNexe = (
+    Vec<u8>,
+    Vec<&'static str>,
+    Vec<(String, String)>,
+    pexe2wasm::needs::Needs,
+);
+
+/// When `data` is a static x86-64 nexe the translator's runtime runs (a command-line
+/// program, a Pepper plugin, PNaCl's compiler), its module as `pexe2wasm convert` makes it
+/// (docs/NEXE.md); `None` for anything else (the decoder names other nexes: 422
+/// unsupported).
+fn translate_nexe(data: &[u8]) -> Result<Option<TranslatedNexe>, Problem> {
+    use pexe2wasm_nexe::x86_64::lift::{runs_with_runtime, translate_program};
+    if !pexe2wasm_nexe::is_elf(data) {
+        return Ok(None);
+    }
+    let Ok(nexe) = pexe2wasm_nexe::inspect(data) else {
+        return Ok(None);
+    };
+    if !runs_with_runtime(&nexe.info) {
+        return Ok(None);
+    }
+    let p = translate_program(&nexe).map_err(|e| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unsupported",
+            "The pexe uses something the converter does not support",
+            e.to_string(),
+        )
+    })?;
+    let mut imports = Vec::new();
+    let mut threads = false;
+    for payload in wasmparser::Parser::new(0).parse_all(&p.wasm) {
+        if let Ok(wasmparser::Payload::ImportSection(r)) = payload {
+            for imp in r.into_imports().flatten() {
+                match imp.ty {
+                    wasmparser::TypeRef::Func(_) => {
+                        imports.push((imp.module.to_string(), imp.name.to_string()))
+                    }
+                    wasmparser::TypeRef::Memory(m) => threads |= m.shared,
+                    _ => {}
+                }
+            }
+        }
+    }
+    // What the translator's modules use: SIMD for the XMM registers, tail calls for the
+    // returns through the table, bulk memory in the runtime; threads when the memory is
+    // shared.
+    let mut features = vec![
+        "mutable-globals",
+        "bulk-memory",
+        "sign-ext",
+        "nontrapping-fptoint",
+        "simd",
+        "tail-call",
+    ];
+    if threads {
+        features.push("threads");
+    }
+    let info = &nexe.info;
+    let needs = pexe2wasm::needs::needs(&info.irt_interfaces, &info.ppb_interfaces, true)
+        .for_output(threads);
+    Ok(Some((p.wasm, features, imports, needs)))
 }
 
 /// `pexe` converted with `opts`, and what the output needs to run, from one decode.

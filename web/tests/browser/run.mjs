@@ -273,11 +273,19 @@ async function waitFor(page, f, arg, ms) {
   }
 }
 
-/** The page's messages so far, ArrayBuffers as {arrayBuffer: [bytes…]} (JSON-safe). */
+/**
+ * The page's messages so far, ArrayBuffers as {arrayBuffer: [bytes…]} (JSON-safe), also
+ * inside arrays and dictionaries (nassh's `write` carries one in its arguments).
+ */
 function pageMessages() {
-  return (window.messages ?? []).map((m) =>
-    m instanceof ArrayBuffer ? { arrayBuffer: Array.from(new Uint8Array(m)) } : m,
-  );
+  /** @param {unknown} m @returns {unknown} */
+  const safe = (m) => {
+    if (m instanceof ArrayBuffer) return { arrayBuffer: Array.from(new Uint8Array(m)) };
+    if (Array.isArray(m)) return m.map(safe);
+    if (m && typeof m === "object") return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, safe(v)]));
+    return m;
+  };
+  return (window.messages ?? []).map(safe);
 }
 
 const scenarios = {

@@ -327,6 +327,122 @@ fn irt_command_line_nexes_convert_and_run() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Files for nexes, as for pexes: the directories `--dir` grants are the nexe's (its IRT
+/// `open`, `stat`, `read`, `write`, `seek` over WASI's preopens). fftw-wisdom writes its
+/// wisdom through `-o` into one (relative and absolute guest paths), reads it back with
+/// `-w` (a file that is not wisdom is an error it names), and names a missing file; without
+/// `--dir` a file is `EACCES`, as in NaCl's sandbox without file access. glibc's `sln src
+/// dest` fails saying why (its `lstat` is not NaCl's: ENOSYS) instead of crashing.
+#[test]
+fn irt_nexes_reach_files_in_dir_preopens() {
+    let (Some(fftw), Some(sln)) = (
+        nexe("fftw-wisdom-x86_64.nexe"),
+        nexe("glibc-sln-x86_64.nexe"),
+    ) else {
+        return;
+    };
+    let d = tempdir("files");
+    let wasm = convert_validated(&fftw, &d);
+    let wasm = wasm.to_str().unwrap();
+    let data = d.join("data");
+    std::fs::create_dir_all(data.join("sub")).unwrap();
+    let grant = format!("{}::/data", data.display());
+    // to stdout: the wisdom to expect in the files
+    let o = pexe2wasm(&["run", wasm, "--", "-n", "-e", "c16"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let wisdom = text(&o.stdout);
+    assert!(wisdom.starts_with("(fftw-3.3.2 fftw_wisdom"), "{wisdom}");
+    let o = pexe2wasm(&[
+        "run",
+        wasm,
+        "--dir",
+        &grant,
+        "--",
+        "-n",
+        "-e",
+        "-o",
+        "/data/sub/../w",
+        "c16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(data.join("w")).unwrap(), wisdom);
+    // read back (and written again, relative to the current directory "/")
+    let o = pexe2wasm(&[
+        "run",
+        wasm,
+        "--dir",
+        &grant,
+        "--",
+        "-n",
+        "-e",
+        "-w",
+        "/data/w",
+        "-o",
+        "data/sub/again",
+        "c16",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(data.join("sub/again")).unwrap(),
+        wisdom
+    );
+    std::fs::write(data.join("bad"), "not wisdom\n").unwrap();
+    let o = pexe2wasm(&[
+        "run",
+        wasm,
+        "--dir",
+        &grant,
+        "--",
+        "-n",
+        "-w",
+        "/data/bad",
+        "c16",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("error reading wisdom from \"/data/bad\""),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = pexe2wasm(&[
+        "run", wasm, "--dir", &grant, "--", "-n", "-w", "/data/no", "c16",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("error opening \"/data/no\": No such file or directory"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = pexe2wasm(&["run", wasm, "--", "-n", "-e", "-o", "/data/x", "c16"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("error creating \"/data/x\"Permission denied"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!data.join("x").exists());
+
+    let sln_wasm = d.join("sln.wasm");
+    std::fs::rename(convert_validated(&sln, &d), &sln_wasm).unwrap();
+    std::fs::write(data.join("src"), "x").unwrap();
+    let o = pexe2wasm(&[
+        "run",
+        sln_wasm.to_str().unwrap(),
+        "--dir",
+        &grant,
+        "--",
+        "/data/src",
+        "/data/dest",
+    ]);
+    assert_eq!(o.status.code(), Some(255), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        "/data/dest: invalid destination: Function not implemented\n"
+    );
+    assert!(!data.join("dest").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// `verify` says a nexe is translated with the runtime.
 fn verify_says_it_translates(nexe: &str) {
     verify_says(

@@ -2,7 +2,7 @@
 //! (`program["x86-64"]`, no pexe) picks the x86-64 nexe, which is translated into the
 //! module the browser host runs (its memory imported shared, docs/NEXE.md); ckauth
 //! (../shared/fixtures/nexe, SOURCES.md) answers its page's messages in Chromium, Firefox
-//! and WebKitGTK as it does on the command-line host.
+//! and WebKitGTK as it does on the command-line host; nassh (threaded) runs a `-V` session.
 
 use std::path::{Path, PathBuf};
 
@@ -218,3 +218,76 @@ fn ckauth(browser: Browser) {
 }
 
 three_browsers!(ckauth: ckauth_nexe_answers_its_messages_in_chromium, ckauth_nexe_answers_its_messages_in_firefox, ckauth_nexe_answers_its_messages_in_webkit);
+
+const SSH: &str = "nassh-ssh_client-x86_64.nexe";
+
+/// nassh's plugin (PNaCl-translated, threaded: its module keeps its shared memory and the
+/// host gives it a thread pool) on the SDK-style page, from its own manifest: given its
+/// standard streams (`onOpenFile`) and a session with ssh's argv `-V`, its session thread
+/// writes the version to fd 2 and ends with `exit [0]`, as on the command-line host.
+fn nassh(browser: Browser) {
+    if !browser.ready() {
+        return;
+    }
+    let (Some(nexe), Some(nmf)) = (
+        real_nexe(SSH),
+        real_nexe("nassh-ssh_client-x86_64/plugin/pnacl/ssh_client.nmf"),
+    ) else {
+        return;
+    };
+    let d = scratch(&format!("nexe-nassh-{}", browser.name()));
+    let app = d.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(app.join("ssh_client.nmf"), nmf).unwrap();
+    std::fs::write(app.join("ssh_client_nl_x86_64.nexe"), nexe).unwrap();
+    let o = bin()
+        .arg("web")
+        .arg(app.join("ssh_client.nmf"))
+        .arg("-o")
+        .arg(d.join("site"))
+        .arg("--page")
+        .arg(web_dir().join("tests/browser/pages/sdk-page.html"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    browser_module(&d.join("site/ssh_client_nl_x86_64.wasm"));
+    let open = |fd: u32| serde_json::json!({"name": "onOpenFile", "arguments": [fd, true, true]});
+    let sends = serde_json::json!([
+        open(0),
+        open(1),
+        open(2),
+        {"name": "startSession", "arguments": [{"terminalWidth": 80, "terminalHeight": 24,
+            "useJsSocket": false, "environment": {}, "writeWindow": 8192, "arguments": ["-V"]}]}
+    ]);
+    let r = run_page(
+        browser,
+        &d,
+        "sdk-page.html?nmf=ssh_client.nmf",
+        "messages",
+        &[("MESSAGES", &sends.to_string()), ("EXPECT", "5")],
+    );
+    assert_eq!(r["events"], serde_json::json!(["load"]), "{r:#}");
+    let m = r["messages"].as_array().unwrap();
+    let mut stderr = Vec::new();
+    for w in m.iter().filter(|m| m["name"] == "write") {
+        assert_eq!(w["arguments"][0], 2, "{r:#}");
+        for b in w["arguments"][1]["arrayBuffer"].as_array().unwrap() {
+            stderr.push(b.as_u64().unwrap() as u8);
+        }
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&stderr),
+        "OpenSSH_8.8p1, OpenSSL 1.0.2k  26 Jan 2017\r\n",
+        "{r:#}"
+    );
+    let exit = m.iter().position(|m| m["name"] == "exit");
+    assert!(exit > m.iter().rposition(|m| m["name"] == "write"), "{r:#}");
+    assert_eq!(
+        m[exit.unwrap()]["arguments"],
+        serde_json::json!([0]),
+        "{r:#}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+three_browsers!(nassh: nassh_nexe_runs_a_version_session_in_chromium, nassh_nexe_runs_a_version_session_in_firefox, nassh_nexe_runs_a_version_session_in_webkit);

@@ -10,6 +10,7 @@ use wasmtime::{Caller, Engine, Linker, Module, Store};
 #[derive(Default)]
 struct Host {
     args: Vec<Vec<u8>>,
+    env: Vec<Vec<u8>>,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
     exit: Option<i32>,
@@ -44,6 +45,11 @@ fn u32_at(m: &[u8], at: u32) -> u32 {
 }
 
 fn run(wasm: &[u8], args: &[&str]) -> Ran {
+    run_with(wasm, args, &[])
+}
+
+/// [`run`] with an environment.
+fn run_with(wasm: &[u8], args: &[&str], env: &[&str]) -> Ran {
     wasmparser::Validator::new()
         .validate_all(wasm)
         .expect("the translated program validates");
@@ -160,40 +166,56 @@ fn run(wasm: &[u8], args: &[&str]) -> Ran {
             },
         )
         .unwrap();
+    for (sizes, get, env) in [
+        ("args_sizes_get", "args_get", false),
+        ("environ_sizes_get", "environ_get", true),
+    ] {
+        let list = move |h: &Host| if env { h.env.clone() } else { h.args.clone() };
+        linker
+            .func_wrap(
+                w,
+                sizes,
+                move |mut c: Caller<'_, Host>, argc: i32, size: i32| -> i32 {
+                    let (m, h) = mem(&mut c);
+                    let l = list(h);
+                    let n = l.len() as u32;
+                    let s: u32 = l.iter().map(|a| a.len() as u32 + 1).sum();
+                    m[argc as usize..argc as usize + 4].copy_from_slice(&n.to_le_bytes());
+                    m[size as usize..size as usize + 4].copy_from_slice(&s.to_le_bytes());
+                    0
+                },
+            )
+            .unwrap();
+        linker
+            .func_wrap(
+                w,
+                get,
+                move |mut c: Caller<'_, Host>, argv: i32, buf: i32| -> i32 {
+                    let (m, h) = mem(&mut c);
+                    let mut at = buf as usize;
+                    for (k, a) in list(h).iter().enumerate() {
+                        let p = argv as usize + 4 * k;
+                        m[p..p + 4].copy_from_slice(&(at as u32).to_le_bytes());
+                        m[at..at + a.len()].copy_from_slice(a);
+                        m[at + a.len()] = 0;
+                        at += a.len() + 1;
+                    }
+                    0
+                },
+            )
+            .unwrap();
+    }
+    // No preopened directories; the functions on paths are never reached then.
     linker
         .func_wrap(
             w,
-            "args_sizes_get",
-            |mut c: Caller<'_, Host>, argc: i32, size: i32| -> i32 {
-                let (m, h) = mem(&mut c);
-                let n = h.args.len() as u32;
-                let s: u32 = h.args.iter().map(|a| a.len() as u32 + 1).sum();
-                m[argc as usize..argc as usize + 4].copy_from_slice(&n.to_le_bytes());
-                m[size as usize..size as usize + 4].copy_from_slice(&s.to_le_bytes());
-                0
-            },
-        )
-        .unwrap();
-    linker
-        .func_wrap(
-            w,
-            "args_get",
-            |mut c: Caller<'_, Host>, argv: i32, buf: i32| -> i32 {
-                let (m, h) = mem(&mut c);
-                let mut at = buf as usize;
-                for (k, a) in h.args.iter().enumerate() {
-                    let p = argv as usize + 4 * k;
-                    m[p..p + 4].copy_from_slice(&(at as u32).to_le_bytes());
-                    m[at..at + a.len()].copy_from_slice(a);
-                    m[at + a.len()] = 0;
-                    at += a.len() + 1;
-                }
-                0
-            },
+            "fd_prestat_get",
+            |_: Caller<'_, Host>, _: i32, _: i32| -> i32 { 8 },
         )
         .unwrap();
     let host = Host {
         args: args.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        env: env.iter().map(|a| a.as_bytes().to_vec()).collect(),
         ..Host::default()
     };
     let mut store = Store::new(&engine, host);
@@ -221,6 +243,9 @@ fn run(wasm: &[u8], args: &[&str]) -> Ran {
             )
             .unwrap();
     }
+    linker
+        .define_unknown_imports_as_traps(&module)
+        .expect("the path functions");
     let inst = linker
         .instantiate(&mut store, &module)
         .expect("instantiates");
@@ -443,6 +468,55 @@ fn irt_query_answers_sizes_and_fills_tables() {
     assert_eq!((r.exit, r.trap.as_deref()), (Some(24), None));
     let r = run(&wasm, &["q", "nacl-irt-basic-0.1", "nacl-irt-memory-0.3"]);
     assert_eq!((r.exit, r.trap.as_deref()), (Some(24 | 12 << 8), None));
+}
+
+/// The environment WASI gives is the program's, in both startup blocks: `envc` and
+/// `envp` after argv's NULL in the IRT era's (the same strings as the pre-IRT block's).
+/// The program exits with `envp[0][0] + envc` plus the difference of the two blocks'
+/// `envp[0]`.
+#[test]
+fn the_environment_reaches_both_startup_blocks() {
+    use iced_x86::code_asm::*;
+    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
+    let at = |ip: u64| {
+        let mut a = CodeAssembler::new(64).unwrap();
+        a.mov(ebx, edi).unwrap(); // the IRT era's block
+        a.mov(ecx, dword_ptr(rbx + 8)).unwrap(); // argc
+        a.mov(eax, dword_ptr(rbx + rcx * 4 + 16)).unwrap(); // envp[0]
+        a.mov(esi, dword_ptr(rsp + rcx * 4 + 12)).unwrap(); // the pre-IRT block's
+        a.sub(esi, eax).unwrap();
+        a.movzx(eax, byte_ptr(r15 + rax)).unwrap();
+        a.add(eax, dword_ptr(rbx + 4)).unwrap(); // envc
+        a.add(eax, esi).unwrap();
+        a.mov(edi, eax).unwrap();
+        // exit through the pre-IRT trampoline
+        a.mov(r11d, 0x10000 + 32 * 30).unwrap();
+        a.and(r11d, -32).unwrap();
+        a.add(r11, r15).unwrap();
+        a.call(r11).unwrap();
+        a.assemble(ip).unwrap()
+    };
+    let pad = (32 - at(0x20000).len() % 32) % 32;
+    let mut code = vec![0x90; pad];
+    code.extend(at(0x20000 + pad as u64));
+    code.resize(code.len() + 32, 0xf4);
+    let options = Options {
+        padded_starts: true,
+        export_state: false,
+        min_pages: 1,
+        stub_failures: false,
+        runtime: true,
+        pepper: None,
+        translator: false,
+        threads: false,
+    };
+    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
+        .expect("lifts")
+        .wasm;
+    let r = run_with(&wasm, &["e", "a"], &["X=1", "Y=22"]);
+    assert_eq!((r.exit, r.trap.as_deref()), (Some(b'X' as i32 + 2), None));
+    let r = run_with(&wasm, &["e"], &["HOME=/data"]);
+    assert_eq!((r.exit, r.trap.as_deref()), (Some(b'H' as i32 + 1), None));
 }
 
 /// The dynamic-code interface is answered (12 bytes), and calling it says that it is not

@@ -244,18 +244,42 @@ fn huge_global_pexe() -> Vec<u8> {
     pexe2wasm::text::asm::assemble(&pexe2wasm_testkit::huge_global_hello()).unwrap()
 }
 
-/// A nexe uploaded for conversion or inspection is unsupported input: 422 `unsupported`,
-/// the detail naming what it is (architecture, linking, kind) and that only pexes convert.
+/// A static x86-64 nexe the translator runs converts as `pexe2wasm convert` converts it
+/// (docs/NEXE.md): fftw-wisdom (a command-line nexe) answers the library's module, valid,
+/// a WASI command with file access; `inspect` and nexes that do not translate (a 2011
+/// Pepper nexe) are 422 `unsupported`, the detail naming what it is.
 #[test]
-fn nexes_are_422_problems_that_say_what_they_are() {
-    let Some(nexe) = pexe2wasm_testkit::corpus::real_nexe("nassh-ssh_client-x86_64.nexe") else {
+fn static_nexes_convert_and_others_are_422_problems_that_say_what_they_are() {
+    use pexe2wasm_testkit::corpus::real_nexe;
+    let (Some(fftw), Some(sine)) = (
+        real_nexe("fftw-wisdom-x86_64.nexe"),
+        real_nexe("naclports-gallery-sine_synth-x86_64.nexe"),
+    ) else {
         return;
     };
     let s = Server::start(&[]);
     let c = client();
-    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper): translating nexes is not supported yet; only PNaCl pexes convert";
+    let r = post_raw(&c, &s.url("/v1/convert"), fftw.clone());
+    assert_eq!(r.status(), 200);
+    assert_eq!(header(&r, "content-type"), "application/wasm");
+    assert_eq!(header(&r, "x-pexe-needs"), "wasi");
+    assert!(header(&r, "x-wasm-imports").contains("wasi_snapshot_preview1/path_open"));
+    let wasm = r.bytes().unwrap().to_vec();
+    validate_wasm(&wasm);
+    let want =
+        pexe2wasm_nexe::x86_64::lift::translate_program(&pexe2wasm_nexe::inspect(&fftw).unwrap())
+            .unwrap()
+            .wasm;
+    assert!(wasm == want, "the module `pexe2wasm convert` makes");
+    let p = problem(post_raw(&c, &s.url("/v1/inspect"), fftw.clone()), 422);
+    assert_eq!(p["class"], "unsupported");
+    assert_eq!(
+        p["detail"],
+        "a native NaCl executable for x86-64 (static, newlib, command-line): translating nexes is not supported yet; only PNaCl pexes convert"
+    );
+    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper, pre-1.0): translating nexes is not supported yet; only PNaCl pexes convert";
     for route in ["/v1/convert", "/v1/inspect"] {
-        let p = problem(post_raw(&c, &s.url(route), nexe.clone()), 422);
+        let p = problem(post_raw(&c, &s.url(route), sine.clone()), 422);
         assert_eq!(p["type"], "urn:pexe2wasm:problem:unsupported", "{route}");
         assert_eq!(p["class"], "unsupported", "{route}");
         assert_eq!(p["detail"], want, "{route}");

@@ -254,7 +254,7 @@ impl Lifted {
             page_size_log2: None,
         };
         // Pepper's types follow the runtime's.
-        let pepper_types = runtime::TY_THREAD_START + 1;
+        let pepper_types = runtime::TY_END;
         let pepper_data = match pepper {
             Some(p) => Some(p.data(runtime::irt_slot_count())?),
             None => None,
@@ -309,9 +309,8 @@ impl Lifted {
             fs.function(TY_LIFTED);
         }
         if rt.is_some() {
-            fs.function(runtime::TY_START);
-            for _ in 1..Runtime::count() {
-                fs.function(TY_LIFTED);
+            for t in Runtime::function_types() {
+                fs.function(t);
             }
             if let Some(p) = pepper {
                 for t in p.function_types(pepper_types) {

@@ -50,7 +50,33 @@ pub(crate) const MAPTOP_AT: u64 = SHARED as u64 + 4;
 pub(crate) const HOST_HEAP_AT: u64 = SHARED as u64 + 8;
 const HANDLES_AT: u64 = SHARED as u64 + 12;
 const LOCK_AT: i32 = SHARED + 16;
-const MAX_ARGS: i32 = (SHARED - ARGV_TMP) / 4 - 1;
+/// The argument and environment pointers as WASI gives them (the compiler's flags are
+/// read from here later), up to the files' state.
+const MAX_ARGS: i32 = (FILES - ARGV_TMP) / 4 - 1;
+/// Files: the state of path resolution, in the main thread's scratch region (with
+/// threads, the functions on paths hold the runtime's lock). Each path buffer starts with
+/// `{relative path, its length, the absolute path's length}` (what [`Helper::Resolve`]
+/// found), then the absolute, normalized path.
+const FILES: i32 = SCRATCH + 0x4000;
+const PATH_A: i32 = FILES;
+const PATH_B: i32 = FILES + 0x1000;
+const PATH_TEXT: i32 = 16;
+const PATH_MAX: i32 = 0x1000 - PATH_TEXT - 1;
+/// The current directory (absolute, normalized; initially "/").
+const CWD: i32 = FILES + 0x2000;
+const CWD_MAX: i32 = 0x800;
+/// The preopened directories: `{fd, name, name length, 0}` each, their names (absolute,
+/// normalized) after.
+const PREOPENS: i32 = FILES + 0x2800;
+const MAX_PREOPENS: i32 = 32;
+const PREOPEN_NAMES: i32 = FILES + 0x2a00;
+/// Words: the current directory's length, the preopens' count, the name bytes used, and
+/// "." (a preopen's own directory).
+const FILE_WORDS: i32 = SHARED - 0x40;
+const CWD_LEN_AT: u64 = FILE_WORDS as u64;
+const PREOPENS_AT: u64 = FILE_WORDS as u64 + 4;
+const NAMES_USED_AT: u64 = FILE_WORDS as u64 + 8;
+const DOT: i32 = FILE_WORDS + 12;
 /// The IRT query function's address (`AT_SYSINFO`): the table slot after the syscall
 /// trampolines; the IRT functions' slots follow it.
 pub const IRT_QUERY: u32 = TRAMPOLINES + 32 * SYSCALL_SLOTS;
@@ -75,10 +101,12 @@ const S_EVENT: i32 = 0xd0;
 const S_NEVENTS: i32 = 0xf0;
 
 /// NaCl's syscall numbers (`nacl_syscalls.h`) that the runtime implements.
+pub const SYS_OPEN: u32 = 10;
 pub const SYS_CLOSE: u32 = 11;
 pub const SYS_READ: u32 = 12;
 pub const SYS_WRITE: u32 = 13;
 pub const SYS_LSEEK: u32 = 14;
+pub const SYS_STAT: u32 = 16;
 pub const SYS_SYSBRK: u32 = 20;
 pub const SYS_EXIT: u32 = 30;
 pub const SYS_GETPID: u32 = 31;
@@ -87,6 +115,8 @@ pub const SYS_SYSCONF: u32 = 33;
 pub const SYS_TLS_INIT: u32 = 82;
 pub const SYS_TLS_GET: u32 = 84;
 const IMPLEMENTED: &[u32] = &[
+    SYS_OPEN,
+    SYS_STAT,
     SYS_CLOSE,
     SYS_READ,
     SYS_WRITE,
@@ -102,7 +132,6 @@ const IMPLEMENTED: &[u32] = &[
 
 const ENOSYS: i64 = 38;
 const EINVAL: i64 = 22;
-const ESPIPE: i64 = 29;
 const AT_SYSINFO: i32 = 32;
 
 /// The WASI functions imported, in import order, with their type indices (see
@@ -120,6 +149,19 @@ pub(crate) const IMPORTS: &[(&str, u32)] = &[
     ("clock_time_get", TY_CLOCK),
     ("random_get", TY_ARGS),
     ("poll_oneoff", TY_RW),
+    ("environ_sizes_get", TY_ARGS),
+    ("environ_get", TY_ARGS),
+    ("fd_prestat_get", TY_ARGS),
+    ("fd_prestat_dir_name", TY_I3),
+    ("path_open", TY_PATH_OPEN),
+    ("path_filestat_get", TY_I5),
+    ("path_create_directory", TY_I3),
+    ("path_remove_directory", TY_I3),
+    ("path_unlink_file", TY_I3),
+    ("path_rename", TY_I6),
+    ("path_readlink", TY_I6),
+    ("path_link", TY_I7),
+    ("path_symlink", TY_I5),
 ];
 pub(crate) const I_FD_WRITE: u32 = 0;
 pub(crate) const I_FD_READ: u32 = 1;
@@ -133,6 +175,19 @@ const I_FD_FDSTAT_GET: u32 = 8;
 const I_CLOCK_TIME_GET: u32 = 9;
 const I_RANDOM_GET: u32 = 10;
 const I_POLL_ONEOFF: u32 = 11;
+const I_ENVIRON_SIZES_GET: u32 = 12;
+const I_ENVIRON_GET: u32 = 13;
+const I_FD_PRESTAT_GET: u32 = 14;
+const I_FD_PRESTAT_DIR_NAME: u32 = 15;
+const I_PATH_OPEN: u32 = 16;
+const I_PATH_FILESTAT_GET: u32 = 17;
+const I_PATH_CREATE_DIRECTORY: u32 = 18;
+const I_PATH_REMOVE_DIRECTORY: u32 = 19;
+const I_PATH_UNLINK_FILE: u32 = 20;
+const I_PATH_RENAME: u32 = 21;
+const I_PATH_READLINK: u32 = 22;
+const I_PATH_LINK: u32 = 23;
+const I_PATH_SYMLINK: u32 = 24;
 
 /// Type indices the runtime adds after the translator's four.
 pub(crate) const TY_RW: u32 = 4;
@@ -143,6 +198,13 @@ pub(crate) const TY_SEEK: u32 = 8;
 pub(crate) const TY_CLOCK: u32 = 9;
 /// `wasi_thread_start(tid, arg)`.
 pub(crate) const TY_THREAD_START: u32 = 10;
+const TY_I3: u32 = 11;
+const TY_I5: u32 = 12;
+const TY_I6: u32 = 13;
+const TY_I7: u32 = 14;
+const TY_PATH_OPEN: u32 = 15;
+/// The first type index after the runtime's (Pepper's follow).
+pub(crate) const TY_END: u32 = 16;
 
 /// Globals the runtime adds after the registers, the flag record, the XMM registers and
 /// the x87 control word.
@@ -173,6 +235,23 @@ pub(crate) fn types(t: &mut wasm_encoder::TypeSection) {
     t.ty()
         .function([ValType::I32, ValType::I64, ValType::I32], [ValType::I32]);
     t.ty().function([ValType::I32; 2], []);
+    for n in [3, 5, 6, 7] {
+        t.ty().function(vec![ValType::I32; n], [ValType::I32]);
+    }
+    t.ty().function(
+        [
+            ValType::I32,
+            ValType::I32,
+            ValType::I32,
+            ValType::I32,
+            ValType::I32,
+            ValType::I64,
+            ValType::I64,
+            ValType::I32,
+            ValType::I32,
+        ],
+        [ValType::I32],
+    );
 }
 
 pub(crate) fn m32() -> MemArg {
@@ -235,7 +314,21 @@ impl Runtime {
     }
     /// Number of functions the runtime defines.
     pub fn count() -> u32 {
-        2 + IMPLEMENTED.len() as u32 + irt_functions().len() as u32
+        Self::function_types().len() as u32
+    }
+    /// The type of each function the runtime defines, in index order: `_start`, the
+    /// adapters, then the helpers.
+    pub fn function_types() -> Vec<u32> {
+        let adapters = 1 + IMPLEMENTED.len() + irt_functions().len();
+        let mut v = vec![TY_START];
+        v.extend(std::iter::repeat_n(TY_LIFTED, adapters));
+        v.extend(HELPERS.iter().map(|&(_, t)| t));
+        v
+    }
+    /// The function index of a helper.
+    fn helper(&self, h: Helper) -> u32 {
+        let k = HELPERS.iter().position(|&(g, _)| g == h).unwrap() as u32;
+        self.first + 2 + IMPLEMENTED.len() as u32 + irt_functions().len() as u32 + k
     }
     /// Every trampoline address and IRT function slot (the query's first) with its
     /// adapter.
@@ -262,13 +355,19 @@ impl Runtime {
         let locked = self.threads.is_some();
         let mut v = vec![self.start(entry, passive), adapter(false, enosys)];
         for &n in IMPLEMENTED {
-            v.push(adapter(locked && n == SYS_SYSBRK, |f| {
-                syscall(f, n, locked)
-            }));
+            let shared = matches!(n, SYS_SYSBRK | SYS_OPEN | SYS_STAT);
+            v.push(adapter(locked && shared, |f| syscall(f, n, locked, self)));
         }
         for k in irt_functions() {
-            let memory = matches!(k, Sysbrk | Mmap | Munmap);
-            v.push(adapter(locked && memory, |f| irt(f, k, self)));
+            let shared = matches!(k, Sysbrk | Mmap | Munmap) || k.on_paths();
+            v.push(adapter(locked && shared, |f| irt(f, k, self)));
+        }
+        for &(h, _) in HELPERS {
+            v.push(match h {
+                Helper::Normalize => normalize(),
+                Helper::Resolve => resolve(self),
+                Helper::Preopens => preopens(self),
+            });
         }
         v
     }
@@ -301,11 +400,13 @@ impl Runtime {
         Some(f)
     }
 
-    /// `_start`: the startup blocks, the registers, then the program's entry.
+    /// `_start`: the startup blocks (WASI's arguments and environment), the files'
+    /// state, the registers, then the program's entry.
     fn start(&self, entry: u32, passive: &[(u32, u32)]) -> Function {
-        // locals: 0 argc, 1 strings, 2 info block (IRT era), 3 pre-IRT block, 4 i
-        let (argc, strs, info, old, i) = (0, 1, 2, 3, 4);
-        let mut f = Function::new([(5, ValType::I32)]);
+        // locals: 0 argc, 1 strings, 2 info block (IRT era), 3 pre-IRT block, 4 i,
+        // 5 envc, 6 argc + envc
+        let (argc, strs, info, old, i, envc, n) = (0, 1, 2, 3, 4, 5, 6);
+        let mut f = Function::new([(7, ValType::I32)]);
         let top = self.initial_break() as i32;
         let mut s = f.instructions();
         for (k, &(addr, len)) in passive.iter().enumerate() {
@@ -319,16 +420,33 @@ impl Runtime {
             .i32_const(SCRATCH + 20)
             .call(I_ARGS_SIZES_GET)
             .drop();
+        s.i32_const(SCRATCH + 24)
+            .i32_const(SCRATCH + 28)
+            .call(I_ENVIRON_SIZES_GET)
+            .drop();
         s.i32_const(ARGC).i32_load(m32()).local_set(argc);
+        s.i32_const(SCRATCH + 24).i32_load(m32()).local_set(envc);
+        s.local_get(argc).local_get(envc).i32_add().local_set(n);
         s.local_get(argc)
             .i32_const(MAX_ARGS)
             .i32_gt_u()
+            .local_get(envc)
+            .i32_const(MAX_ARGS)
+            .i32_gt_u()
+            .i32_or()
+            .local_get(n)
+            .i32_const(MAX_ARGS)
+            .i32_gt_u()
+            .i32_or()
             .if_(BlockType::Empty)
             .unreachable()
             .end();
-        // the strings at the top of the stack
+        // the strings at the top of the stack: the arguments', then the environment's
         s.i32_const(top - 16)
             .i32_const(SCRATCH + 20)
+            .i32_load(m32())
+            .i32_sub()
+            .i32_const(SCRATCH + 28)
             .i32_load(m32())
             .i32_sub()
             .i32_const(-16)
@@ -338,9 +456,20 @@ impl Runtime {
             .local_get(strs)
             .call(I_ARGS_GET)
             .drop();
-        // info = (strs - 4 * (argc + 9)) & -16; old = (info - 4 * argc - 32) & -16
+        s.local_get(argc)
+            .i32_const(2)
+            .i32_shl()
+            .i32_const(ARGV_TMP)
+            .i32_add()
+            .local_get(strs)
+            .i32_const(SCRATCH + 20)
+            .i32_load(m32())
+            .i32_add()
+            .call(I_ENVIRON_GET)
+            .drop();
+        // info = (strs - 4 * (n + 9)) & -16; old = (info - 4 * n - 32) & -16
         s.local_get(strs)
-            .local_get(argc)
+            .local_get(n)
             .i32_const(9)
             .i32_add()
             .i32_const(2)
@@ -349,7 +478,7 @@ impl Runtime {
             .i32_const(-16)
             .i32_and()
             .local_tee(info)
-            .local_get(argc)
+            .local_get(n)
             .i32_const(2)
             .i32_shl()
             .i32_sub()
@@ -358,12 +487,12 @@ impl Runtime {
             .i32_const(-16)
             .i32_and()
             .local_set(old);
-        // info: fini 0, envc 0, argc; old: argc as 64 bits
+        // info: fini 0, envc, argc; old: argc as 64 bits
         s.local_get(info).i32_const(0).i32_store(m32());
         s.local_get(info)
             .i32_const(4)
             .i32_add()
-            .i32_const(0)
+            .local_get(envc)
             .i32_store(m32());
         s.local_get(info)
             .i32_const(8)
@@ -374,15 +503,19 @@ impl Runtime {
             .local_get(argc)
             .i64_extend_i32_u()
             .i64_store(m64());
-        // argv into both
+        // argv, then envp after argv's NULL, into both
         s.i32_const(0).local_set(i);
         s.block(BlockType::Empty).loop_(BlockType::Empty);
-        s.local_get(i).local_get(argc).i32_ge_u().br_if(1);
+        s.local_get(i).local_get(n).i32_ge_u().br_if(1);
         for (block, at) in [(info, 12), (old, 8)] {
             s.local_get(block)
                 .i32_const(at)
                 .i32_add()
                 .local_get(i)
+                .local_get(i)
+                .local_get(argc)
+                .i32_ge_u()
+                .i32_add()
                 .i32_const(2)
                 .i32_shl()
                 .i32_add()
@@ -396,15 +529,26 @@ impl Runtime {
         }
         s.local_get(i).i32_const(1).i32_add().local_set(i).br(0);
         s.end().end();
-        // then argv's NULL, an empty envp (its NULL) and the auxv: the IRT era's holds
-        // AT_SYSINFO (the query), the pre-IRT one is empty (AT_NULL)
-        let irt_auxv = [0, 0, AT_SYSINFO, IRT_QUERY as i32, 0, 0];
-        for (block, at, words) in [(info, 12, &irt_auxv[..]), (old, 8, &[0; 4][..])] {
+        // argv's NULL; then envp's NULL and the auxv: the IRT era's holds AT_SYSINFO (the
+        // query), the pre-IRT one is empty (AT_NULL)
+        for (block, at) in [(info, 12), (old, 8)] {
+            s.local_get(block)
+                .i32_const(at)
+                .i32_add()
+                .local_get(argc)
+                .i32_const(2)
+                .i32_shl()
+                .i32_add()
+                .i32_const(0)
+                .i32_store(m32());
+        }
+        let irt_auxv = [0, AT_SYSINFO, IRT_QUERY as i32, 0, 0];
+        for (block, at, words) in [(info, 16, &irt_auxv[..]), (old, 12, &[0; 3][..])] {
             for (k, &w) in words.iter().enumerate() {
                 s.local_get(block)
                     .i32_const(at + 4 * k as i32)
                     .i32_add()
-                    .local_get(argc)
+                    .local_get(n)
                     .i32_const(2)
                     .i32_shl()
                     .i32_add()
@@ -412,6 +556,11 @@ impl Runtime {
                     .i32_store(m32());
             }
         }
+        // the files: the current directory "/", ".", the preopened directories
+        s.i32_const(CWD).i32_const(b'/' as i32).i32_store8(m8());
+        s.i32_const(0).i32_const(1).i32_store(at(CWD_LEN_AT));
+        s.i32_const(DOT).i32_const(b'.' as i32).i32_store8(m8());
+        s.call(self.helper(Helper::Preopens));
         s.local_get(old).i64_extend_i32_u().global_set(G_RSP);
         s.local_get(info).i64_extend_i32_u().global_set(G_RDI);
         s.i32_const(0)
@@ -565,7 +714,7 @@ fn wasi_errno(s: &mut InstructionSink<'_>) {
         .i32_load8_u(m8());
 }
 
-fn syscall(f: &mut Function, n: u32, locked: bool) {
+fn syscall(f: &mut Function, n: u32, locked: bool, rt: &Runtime) {
     match n {
         SYS_WRITE | SYS_READ => {
             // write(fd, buf, count) / read(fd, buf, count): one iovec, the count done
@@ -603,9 +752,37 @@ fn syscall(f: &mut Function, n: u32, locked: bool) {
             errno(f);
             f.instructions().else_().i64_const(0).end();
         }
-        // The standard streams do not seek.
-        SYS_LSEEK => {
-            f.instructions().i64_const(-ESPIPE);
+        // The IRT's functions, with NaCl's negative errno: open's fd through this
+        // thread's scratch, lseek's offset through its pointer argument.
+        SYS_OPEN | SYS_STAT | SYS_LSEEK => {
+            let s = &mut f.instructions();
+            if n == SYS_OPEN {
+                sc(s, S_WORD);
+                s.i64_extend_i32_u().global_set(G_RCX);
+            }
+            if n == SYS_LSEEK {
+                // lseek(fd, off_t *offset, whence)
+                s.global_get(G_RSI).global_set(G_RCX);
+                a32(s, G_RSI);
+                s.i64_load(m64()).global_set(G_RSI);
+            }
+            let k = match n {
+                SYS_OPEN => Open,
+                SYS_STAT => Stat,
+                _ => Seek,
+            };
+            irt(f, k, rt);
+            let s = &mut f.instructions();
+            s.local_tee(7)
+                .i64_eqz()
+                .if_(BlockType::Result(ValType::I64));
+            if n == SYS_OPEN {
+                sc(s, S_WORD);
+                s.i64_load32_u(m32());
+            } else {
+                s.i64_const(0);
+            }
+            s.else_().i64_const(0).local_get(7).i64_sub().end();
         }
         SYS_SYSBRK => {
             // sysbrk(new): 0 asks for the break; else grow the memory to hold it (the
@@ -756,7 +933,58 @@ enum Irt {
     Dyncode,
     /// Answers a constant errno (0: success): what one thread with no file access gets.
     Ret(i32),
+    // Paths (`filename`, `dev-filename`): resolved onto WASI's preopened directories.
+    Open,
+    Stat,
+    Lstat,
+    Mkdir,
+    Rmdir,
+    Chdir,
+    Getcwd,
+    Unlink,
+    Link,
+    Rename,
+    Symlink,
+    Access,
+    Readlink,
 }
+
+impl Irt {
+    /// Whether it uses the path buffers (with threads: under the runtime's lock).
+    fn on_paths(self) -> bool {
+        matches!(
+            self,
+            Open | Stat
+                | Lstat
+                | Mkdir
+                | Rmdir
+                | Chdir
+                | Getcwd
+                | Unlink
+                | Link
+                | Rename
+                | Symlink
+                | Access
+                | Readlink
+        )
+    }
+}
+
+/// The runtime's helper functions (after the adapters), with their types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Helper {
+    /// `normalize(buf, len) -> len`.
+    Normalize,
+    /// `resolve(path, buf) -> dir fd or -errno`.
+    Resolve,
+    /// `preopens()`: records the preopened directories.
+    Preopens,
+}
+const HELPERS: &[(Helper, u32)] = &[
+    (Helper::Normalize, TY_ARGS),
+    (Helper::Resolve, TY_ARGS),
+    (Helper::Preopens, TY_START),
+];
 
 use Irt::*;
 
@@ -778,7 +1006,8 @@ const FDIO: &[Irt] = &[
 /// end answers `EDEADLK`, a timed one `ETIMEDOUT`) and `thread_create` answers `EAGAIN`.
 /// The 2011 mutex and condition interfaces are always a single thread's: a lock always
 /// succeeds.
-/// Files: no file access (`open`, `stat` answer `EACCES`, as `sel_ldr` without `-a`).
+/// Files: paths are resolved onto WASI's preopened directories (`resolve`); without any,
+/// every path answers `EACCES`, as `sel_ldr` without `-a` did.
 const INTERFACES: &[(&str, &[Irt])] = &[
     (
         "nacl-irt-basic-0.1",
@@ -786,7 +1015,32 @@ const INTERFACES: &[(&str, &[Irt])] = &[
     ),
     ("nacl-irt-fdio-0.1", FDIO),
     ("nacl-irt-dev-fdio-0.1", FDIO),
-    ("nacl-irt-filename-0.1", &[Ret(EACCES), Ret(EACCES)]),
+    ("nacl-irt-filename-0.1", &[Open, Stat]),
+    (
+        "nacl-irt-dev-filename-0.2",
+        &[Open, Stat, Mkdir, Rmdir, Chdir, Getcwd, Unlink],
+    ),
+    (
+        "nacl-irt-dev-filename-0.3",
+        &[
+            Open,
+            Stat,
+            Mkdir,
+            Rmdir,
+            Chdir,
+            Getcwd,
+            Unlink,
+            Ret(ENOSYS as i32), // truncate
+            Lstat,
+            Link,
+            Rename,
+            Symlink,
+            Ret(ENOSYS as i32), // chmod: WASI has no permissions
+            Access,
+            Readlink,
+            Ret(ENOSYS as i32), // utimes
+        ],
+    ),
     ("nacl-irt-memory-0.1", &[Sysbrk, Mmap, Munmap]),
     ("nacl-irt-memory-0.2", &[Sysbrk, Mmap, Munmap, Ret(0)]),
     ("nacl-irt-memory-0.3", &[Mmap, Munmap, Ret(0)]),
@@ -1429,6 +1683,8 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
         Ret(e) => {
             s.i32_const(e);
         }
+        k if k.on_paths() => irt_path(s, k, rt),
+        _ => unreachable!("every IRT function has a body"),
     }
     if translator && matches!(k, Write | Seek | Close) {
         s.end();
@@ -1510,6 +1766,11 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
     s.i32_load8_u(m8())
         .i32_store8(MemArg { offset: 16, ..m8() });
     s.end();
+    put_stat(s);
+}
+
+/// NaCl's stat at `%rsi` from the WASI filestat at local 5; leaves 0.
+fn put_stat(s: &mut InstructionSink<'_>) {
     // local 1: the stat
     a32(s, G_RSI);
     s.local_tee(1).i32_const(0).i32_const(104).memory_fill(0);
@@ -1670,4 +1931,680 @@ pub(super) fn unmapped_start(s: &mut InstructionSink<'_>, wide: u32, narrow: u32
         .local_tee(wide)
         .i32_wrap_i64()
         .local_set(narrow);
+}
+
+// ---------------------------------------------------------------------------------------
+// Files: paths onto WASI's preopened directories.
+
+const ENOENT: i32 = 2;
+const ENOTDIR: i32 = 20;
+const ERANGE: i32 = 34;
+const ENAMETOOLONG: i32 = 36;
+
+/// Pushes the relative path (address, length) [`Helper::Resolve`] left in `buf`.
+fn rel(s: &mut InstructionSink<'_>, buf: i32) {
+    s.i32_const(buf)
+        .i32_load(m32())
+        .i32_const(buf)
+        .i32_load(MemArg { offset: 4, ..m32() });
+}
+
+/// Resolves the path in register `reg` into `buf` and leaves its directory fd in local
+/// `dir`; `body` runs when it resolved (it leaves NaCl's errno), else the result is the
+/// resolution's errno.
+fn resolved(
+    s: &mut InstructionSink<'_>,
+    rt: &Runtime,
+    reg: u32,
+    buf: i32,
+    dir: u32,
+    body: impl FnOnce(&mut InstructionSink<'_>),
+) {
+    a32(s, reg);
+    s.i32_const(buf)
+        .call(rt.helper(Helper::Resolve))
+        .local_tee(dir)
+        .i32_const(0)
+        .i32_lt_s()
+        .if_(BlockType::Result(ValType::I32))
+        .i32_const(0)
+        .local_get(dir)
+        .i32_sub()
+        .else_();
+    body(s);
+    s.end();
+}
+
+/// The functions on paths (`irt.h`'s `nacl_irt_filename` and `nacl_irt_dev_filename`),
+/// over WASI's `path_*` functions. Leaves NaCl's errno (i32).
+fn irt_path(s: &mut InstructionSink<'_>, k: Irt, rt: &Runtime) {
+    // locals: 2 the directory fd (then the WASI errno), 3 the second one, 4 5 6 scratch,
+    // 7 8 i64 scratch
+    match k {
+        Open => {
+            // open(path, oflag, mode, *newfd): NaCl's flags are Linux's (O_ACCMODE 3,
+            // O_CREAT 0x40, O_EXCL 0x80, O_TRUNC 0x200, O_APPEND 0x400, O_NONBLOCK 0x800,
+            // O_SYNC 0x1000, O_DIRECTORY 0x10000); the mode is ignored (WASI has none)
+            a32(s, G_RSI);
+            s.i32_const(3)
+                .i32_and()
+                .local_tee(4)
+                .i32_const(3)
+                .i32_eq()
+                .if_(BlockType::Result(ValType::I32))
+                .i32_const(EINVAL as i32)
+                .else_();
+            resolved(s, rt, G_RDI, PATH_A, 2, |s| {
+                let flag = |s: &mut InstructionSink<'_>, bit: i32, to: i32| {
+                    a32(s, G_RSI);
+                    s.i32_const(bit)
+                        .i32_and()
+                        .i32_const(0)
+                        .i32_ne()
+                        .i32_const(to)
+                        .i32_shl();
+                };
+                // WASI oflags: CREAT 1, DIRECTORY 2, EXCL 4, TRUNC 8
+                flag(s, 0x40, 0);
+                flag(s, 0x10000, 1);
+                s.i32_or();
+                flag(s, 0x80, 2);
+                s.i32_or();
+                flag(s, 0x200, 3);
+                s.i32_or().local_set(3);
+                // fdflags: APPEND 1, NONBLOCK 4, SYNC 16
+                flag(s, 0x400, 0);
+                flag(s, 0x800, 2);
+                s.i32_or();
+                flag(s, 0x1000, 4);
+                s.i32_or().local_set(6);
+                // rights: what the directory passes on, with FD_READ (2) and FD_WRITE
+                // (64) as the access mode says
+                s.i64_const(0x3fff_ffff).local_set(7);
+                s.local_get(2);
+                sc(s, S_FDSTAT);
+                s.call(I_FD_FDSTAT_GET).i32_eqz().if_(BlockType::Empty);
+                sc(s, S_FDSTAT);
+                s.i64_load(MemArg {
+                    offset: 16,
+                    ..m64()
+                })
+                .local_set(7)
+                .end();
+                s.local_get(7)
+                    .i64_const(!66)
+                    .i64_and()
+                    .i64_const(2)
+                    .i64_const(0)
+                    .local_get(4)
+                    .i32_const(1)
+                    .i32_ne()
+                    .select()
+                    .i64_or()
+                    .i64_const(64)
+                    .i64_const(0)
+                    .local_get(4)
+                    .i32_const(0)
+                    .i32_ne()
+                    .select()
+                    .i64_or()
+                    .local_set(8);
+                s.local_get(2).i32_const(1);
+                rel(s, PATH_A);
+                s.local_get(3).local_get(8).local_get(7).local_get(6);
+                sc(s, S_WORD);
+                s.call(I_PATH_OPEN);
+                on_success(s, |s| {
+                    a32(s, G_RCX);
+                    sc(s, S_WORD);
+                    s.i32_load(m32()).i32_store(m32());
+                });
+            });
+            s.end();
+        }
+        Stat | Lstat | Access | Chdir => {
+            resolved(s, rt, G_RDI, PATH_A, 2, |s| {
+                s.local_get(2).i32_const(i32::from(k != Lstat));
+                rel(s, PATH_A);
+                sc(s, S_FILESTAT);
+                s.local_tee(5).call(I_PATH_FILESTAT_GET);
+                match k {
+                    Access => on_success(s, |_| {}),
+                    Chdir => {
+                        // a directory becomes the current one (its absolute path)
+                        s.local_tee(2)
+                            .if_(BlockType::Result(ValType::I32))
+                            .local_get(2);
+                        wasi_errno(s);
+                        s.else_()
+                            .local_get(5)
+                            .i32_load8_u(MemArg { offset: 16, ..m8() })
+                            .i32_const(3)
+                            .i32_ne()
+                            .if_(BlockType::Result(ValType::I32))
+                            .i32_const(ENOTDIR)
+                            .else_()
+                            .i32_const(PATH_A)
+                            .i32_load(MemArg { offset: 8, ..m32() })
+                            .local_tee(4)
+                            .i32_const(CWD_MAX)
+                            .i32_gt_u()
+                            .if_(BlockType::Result(ValType::I32))
+                            .i32_const(ENAMETOOLONG)
+                            .else_()
+                            .i32_const(CWD)
+                            .i32_const(PATH_A + PATH_TEXT)
+                            .local_get(4)
+                            .memory_copy(0, 0)
+                            .i32_const(0)
+                            .local_get(4)
+                            .i32_store(at(CWD_LEN_AT))
+                            .i32_const(0)
+                            .end()
+                            .end()
+                            .end();
+                    }
+                    _ => {
+                        s.local_tee(2)
+                            .if_(BlockType::Result(ValType::I32))
+                            .local_get(2);
+                        wasi_errno(s);
+                        s.else_();
+                        put_stat(s);
+                        s.end();
+                    }
+                }
+            });
+        }
+        Mkdir | Rmdir | Unlink => {
+            resolved(s, rt, G_RDI, PATH_A, 2, |s| {
+                s.local_get(2);
+                rel(s, PATH_A);
+                s.call(match k {
+                    Mkdir => I_PATH_CREATE_DIRECTORY,
+                    Rmdir => I_PATH_REMOVE_DIRECTORY,
+                    _ => I_PATH_UNLINK_FILE,
+                });
+                on_success(s, |_| {});
+            });
+        }
+        Rename | Link => {
+            resolved(s, rt, G_RDI, PATH_A, 3, |s| {
+                resolved(s, rt, G_RSI, PATH_B, 4, |s| {
+                    s.local_get(3);
+                    if k == Link {
+                        s.i32_const(0);
+                    }
+                    rel(s, PATH_A);
+                    s.local_get(4);
+                    rel(s, PATH_B);
+                    s.call(if k == Link {
+                        I_PATH_LINK
+                    } else {
+                        I_PATH_RENAME
+                    });
+                    on_success(s, |_| {});
+                });
+            });
+        }
+        Symlink => {
+            // symlink(target, path): the target as the program wrote it
+            resolved(s, rt, G_RSI, PATH_A, 2, |s| {
+                s.i32_const(0).local_set(4);
+                s.block(BlockType::Empty).loop_(BlockType::Empty);
+                a32(s, G_RDI);
+                s.local_get(4)
+                    .i32_add()
+                    .i32_load8_u(m8())
+                    .i32_eqz()
+                    .br_if(1)
+                    .local_get(4)
+                    .i32_const(1)
+                    .i32_add()
+                    .local_set(4)
+                    .br(0);
+                s.end().end();
+                a32(s, G_RDI);
+                s.local_get(4).local_get(2);
+                rel(s, PATH_A);
+                s.call(I_PATH_SYMLINK);
+                on_success(s, |_| {});
+            });
+        }
+        Readlink => {
+            // readlink(path, buf, count, *nread)
+            resolved(s, rt, G_RDI, PATH_A, 2, |s| {
+                s.local_get(2);
+                rel(s, PATH_A);
+                a32(s, G_RSI);
+                a32(s, G_RDX);
+                sc(s, S_WORD);
+                s.call(I_PATH_READLINK);
+                on_success(s, |s| {
+                    a32(s, G_RCX);
+                    sc(s, S_WORD);
+                    s.i32_load(m32()).i32_store(m32());
+                });
+            });
+        }
+        Getcwd => {
+            // getcwd(buf, len): the current directory and its NUL
+            s.i32_const(0)
+                .i32_load(at(CWD_LEN_AT))
+                .local_tee(4)
+                .global_get(G_RSI)
+                .i64_const(0xffff_ffff)
+                .i64_and()
+                .i32_wrap_i64()
+                .i32_ge_u()
+                .if_(BlockType::Result(ValType::I32))
+                .i32_const(ERANGE)
+                .else_();
+            a32(s, G_RDI);
+            s.i32_const(CWD).local_get(4).memory_copy(0, 0);
+            a32(s, G_RDI);
+            s.local_get(4)
+                .i32_add()
+                .i32_const(0)
+                .i32_store8(m8())
+                .i32_const(0)
+                .end();
+        }
+        _ => unreachable!("not a function on paths"),
+    }
+}
+
+/// `normalize(buf, len) -> len`: the absolute path at `buf` normalized in place ("." and
+/// ".." taken away, repeated "/" made one, no trailing "/" but for "/" itself).
+fn normalize() -> Function {
+    // params 0 buf, 1 len; locals 2 read, 3 write, 4 start, 5 n
+    let (buf, len, r, w, st, n) = (0, 1, 2, 3, 4, 5);
+    let mut f = Function::new([(4, ValType::I32)]);
+    let s = &mut f.instructions();
+    let byte_at = |s: &mut InstructionSink<'_>, i: u32| {
+        s.local_get(buf).local_get(i).i32_add().i32_load8_u(m8());
+    };
+    s.block(BlockType::Empty).loop_(BlockType::Empty); // components
+                                                       // the slashes
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(r).local_get(len).i32_ge_u().br_if(1);
+    byte_at(s, r);
+    s.i32_const(b'/' as i32).i32_ne().br_if(1);
+    s.local_get(r).i32_const(1).i32_add().local_set(r).br(0);
+    s.end().end();
+    s.local_get(r).local_get(len).i32_ge_u().br_if(1);
+    s.local_get(r).local_set(st);
+    // the name
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(r).local_get(len).i32_ge_u().br_if(1);
+    byte_at(s, r);
+    s.i32_const(b'/' as i32).i32_eq().br_if(1);
+    s.local_get(r).i32_const(1).i32_add().local_set(r).br(0);
+    s.end().end();
+    s.local_get(r).local_get(st).i32_sub().local_set(n);
+    // "."
+    s.local_get(n).i32_const(1).i32_eq();
+    byte_at(s, st);
+    s.i32_const(b'.' as i32).i32_eq().i32_and().br_if(0);
+    // "..": the last component written goes
+    s.local_get(n).i32_const(2).i32_eq();
+    s.local_get(buf)
+        .local_get(st)
+        .i32_add()
+        .i32_load16_u(MemArg { align: 0, ..m32() })
+        .i32_const(0x2e2e)
+        .i32_eq()
+        .i32_and()
+        .if_(BlockType::Empty);
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(w).i32_eqz().br_if(1);
+    s.local_get(w).i32_const(1).i32_sub().local_set(w);
+    byte_at(s, w);
+    s.i32_const(b'/' as i32).i32_eq().br_if(1);
+    s.br(0);
+    s.end().end();
+    s.br(1);
+    s.end();
+    // "/name" (the output never overtakes the input)
+    s.local_get(buf)
+        .local_get(w)
+        .i32_add()
+        .i32_const(b'/' as i32)
+        .i32_store8(m8());
+    s.local_get(w).i32_const(1).i32_add().local_set(w);
+    s.local_get(buf)
+        .local_get(w)
+        .i32_add()
+        .local_get(buf)
+        .local_get(st)
+        .i32_add()
+        .local_get(n)
+        .memory_copy(0, 0);
+    s.local_get(w).local_get(n).i32_add().local_set(w);
+    s.br(0);
+    s.end().end();
+    s.local_get(w).i32_eqz().if_(BlockType::Empty);
+    s.local_get(buf).i32_const(b'/' as i32).i32_store8(m8());
+    s.i32_const(1).local_set(w);
+    s.end();
+    s.local_get(w).end();
+    f
+}
+
+/// `resolve(path, buf) -> fd`: the C string `path` made absolute (against the current
+/// directory) and normalized at `buf + 16`, then split at the preopened directory with
+/// the longest name that holds it: its fd is the result, the rest (or ".") goes to
+/// `buf`'s first words. `-EACCES` without preopened directories (a sandbox without file
+/// access), `-ENOENT` for a path under none of them.
+fn resolve(rt: &Runtime) -> Function {
+    // params 0 path, 1 buf; locals 2 n, 3 text, 4 len, 5 i, 6 entry, 7 name, 8 name
+    // length, 9 match, 10 best, 11 best length, 12 j
+    let (path, buf, n, text, len, i, e, name, nlen, m, best, blen, j) =
+        (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+    let mut f = Function::new([(11, ValType::I32)]);
+    let s = &mut f.instructions();
+    s.i32_const(0)
+        .i32_load(at(PREOPENS_AT))
+        .i32_eqz()
+        .if_(BlockType::Empty)
+        .i32_const(-EACCES)
+        .return_()
+        .end();
+    // n = strnlen(path, PATH_MAX + 1)
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(n).i32_const(PATH_MAX).i32_gt_u().br_if(1);
+    s.local_get(path)
+        .local_get(n)
+        .i32_add()
+        .i32_load8_u(m8())
+        .i32_eqz()
+        .br_if(1);
+    s.local_get(n).i32_const(1).i32_add().local_set(n).br(0);
+    s.end().end();
+    s.local_get(n)
+        .i32_const(PATH_MAX)
+        .i32_gt_u()
+        .if_(BlockType::Empty)
+        .i32_const(-ENAMETOOLONG)
+        .return_()
+        .end();
+    s.local_get(n)
+        .i32_eqz()
+        .if_(BlockType::Empty)
+        .i32_const(-ENOENT)
+        .return_()
+        .end();
+    s.local_get(buf)
+        .i32_const(PATH_TEXT)
+        .i32_add()
+        .local_set(text);
+    s.local_get(path)
+        .i32_load8_u(m8())
+        .i32_const(b'/' as i32)
+        .i32_eq()
+        .if_(BlockType::Empty);
+    s.local_get(text)
+        .local_get(path)
+        .local_get(n)
+        .memory_copy(0, 0);
+    s.local_get(n).local_set(len);
+    s.else_();
+    // relative: the current directory, "/", the path
+    s.i32_const(0).i32_load(at(CWD_LEN_AT)).local_tee(len);
+    s.i32_const(1)
+        .i32_add()
+        .local_get(n)
+        .i32_add()
+        .i32_const(PATH_MAX)
+        .i32_gt_u()
+        .if_(BlockType::Empty)
+        .i32_const(-ENAMETOOLONG)
+        .return_()
+        .end();
+    s.local_get(text)
+        .i32_const(CWD)
+        .local_get(len)
+        .memory_copy(0, 0);
+    s.local_get(text)
+        .local_get(len)
+        .i32_add()
+        .i32_const(b'/' as i32)
+        .i32_store8(m8());
+    s.local_get(text)
+        .local_get(len)
+        .i32_add()
+        .i32_const(1)
+        .i32_add()
+        .local_get(path)
+        .local_get(n)
+        .memory_copy(0, 0);
+    s.local_get(len)
+        .i32_const(1)
+        .i32_add()
+        .local_get(n)
+        .i32_add()
+        .local_set(len);
+    s.end();
+    s.local_get(text)
+        .local_get(len)
+        .call(rt.helper(Helper::Normalize))
+        .local_set(len);
+    s.local_get(buf)
+        .local_get(len)
+        .i32_store(MemArg { offset: 8, ..m32() });
+    // the longest preopen name that holds it
+    s.i32_const(-1).local_set(best);
+    s.i32_const(-1).local_set(blen);
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(i)
+        .i32_const(0)
+        .i32_load(at(PREOPENS_AT))
+        .i32_ge_u()
+        .br_if(1);
+    s.local_get(i)
+        .i32_const(4)
+        .i32_shl()
+        .i32_const(PREOPENS)
+        .i32_add()
+        .local_tee(e)
+        .i32_load(MemArg { offset: 4, ..m32() })
+        .local_set(name);
+    s.local_get(e)
+        .i32_load(MemArg { offset: 8, ..m32() })
+        .local_set(nlen);
+    s.i32_const(-1).local_set(m);
+    s.local_get(nlen)
+        .i32_const(1)
+        .i32_eq()
+        .if_(BlockType::Empty);
+    s.i32_const(0).local_set(m); // "/" holds everything
+    s.else_();
+    s.local_get(len)
+        .local_get(nlen)
+        .i32_ge_u()
+        .if_(BlockType::Empty);
+    // equal bytes, then the end or a "/"
+    s.i32_const(0).local_set(j);
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(j).local_get(nlen).i32_ge_u().br_if(1);
+    s.local_get(text)
+        .local_get(j)
+        .i32_add()
+        .i32_load8_u(m8())
+        .local_get(name)
+        .local_get(j)
+        .i32_add()
+        .i32_load8_u(m8())
+        .i32_ne()
+        .br_if(1);
+    s.local_get(j).i32_const(1).i32_add().local_set(j).br(0);
+    s.end().end();
+    s.local_get(j).local_get(nlen).i32_eq();
+    s.local_get(len)
+        .local_get(nlen)
+        .i32_eq()
+        .local_get(text)
+        .local_get(nlen)
+        .i32_add()
+        .i32_load8_u(m8())
+        .i32_const(b'/' as i32)
+        .i32_eq()
+        .i32_or()
+        .i32_and()
+        .if_(BlockType::Empty)
+        .local_get(nlen)
+        .local_set(m)
+        .end();
+    s.end().end();
+    s.local_get(m)
+        .local_get(blen)
+        .i32_gt_s()
+        .if_(BlockType::Empty)
+        .local_get(e)
+        .i32_load(m32())
+        .local_set(best)
+        .local_get(m)
+        .local_set(blen)
+        .end();
+    s.local_get(i).i32_const(1).i32_add().local_set(i).br(0);
+    s.end().end();
+    s.local_get(best)
+        .i32_const(0)
+        .i32_lt_s()
+        .if_(BlockType::Empty)
+        .i32_const(-ENOENT)
+        .return_()
+        .end();
+    // the rest after the name and its "/", or "."
+    s.local_get(len)
+        .local_get(blen)
+        .i32_sub()
+        .i32_const(1)
+        .i32_sub()
+        .local_tee(n)
+        .i32_const(0)
+        .i32_le_s()
+        .if_(BlockType::Empty);
+    s.local_get(buf).i32_const(DOT).i32_store(m32());
+    s.local_get(buf)
+        .i32_const(1)
+        .i32_store(MemArg { offset: 4, ..m32() });
+    s.else_();
+    s.local_get(buf)
+        .local_get(text)
+        .local_get(blen)
+        .i32_add()
+        .i32_const(1)
+        .i32_add()
+        .i32_store(m32());
+    s.local_get(buf)
+        .local_get(n)
+        .i32_store(MemArg { offset: 4, ..m32() });
+    s.end();
+    s.local_get(best).end();
+    f
+}
+
+/// `preopens()`: records WASI's preopened directories (fds 3, 4, … until
+/// `fd_prestat_get` fails), their names made absolute ("/" before a relative one, as
+/// `--dir data` is seen at `/data`) and normalized.
+fn preopens(rt: &Runtime) -> Function {
+    // locals: 0 fd, 1 n, 2 used, 3 dst, 4 len, 5 entry
+    let (fd, n, used, dst, len, e) = (0, 1, 2, 3, 4, 5);
+    const PRESTAT: i32 = SCRATCH + 0x30;
+    let mut f = Function::new([(6, ValType::I32)]);
+    let s = &mut f.instructions();
+    s.i32_const(3).local_set(fd);
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.i32_const(0)
+        .i32_load(at(PREOPENS_AT))
+        .i32_const(MAX_PREOPENS)
+        .i32_ge_u()
+        .br_if(1);
+    s.local_get(fd)
+        .i32_const(PRESTAT)
+        .call(I_FD_PRESTAT_GET)
+        .br_if(1);
+    s.i32_const(PRESTAT)
+        .i32_load8_u(m8())
+        .i32_eqz()
+        .if_(BlockType::Empty);
+    s.i32_const(PRESTAT)
+        .i32_load(MemArg { offset: 4, ..m32() })
+        .local_set(n);
+    s.i32_const(0).i32_load(at(NAMES_USED_AT)).local_set(used);
+    s.i32_const(PREOPEN_NAMES)
+        .local_get(used)
+        .i32_add()
+        .local_tee(dst)
+        .local_get(n)
+        .i32_add()
+        .i32_const(1)
+        .i32_add()
+        .i32_const(FILE_WORDS)
+        .i32_le_u()
+        .local_get(n)
+        .i32_const(FILE_WORDS)
+        .i32_lt_u()
+        .i32_and()
+        .if_(BlockType::Empty);
+    s.local_get(dst).i32_const(b'/' as i32).i32_store8(m8());
+    s.local_get(fd)
+        .local_get(dst)
+        .i32_const(1)
+        .i32_add()
+        .local_get(n)
+        .call(I_FD_PRESTAT_DIR_NAME)
+        .i32_eqz()
+        .if_(BlockType::Empty);
+    // some hosts count a trailing NUL in the name
+    s.local_get(n).i32_const(1).i32_add().local_set(len);
+    s.block(BlockType::Empty).loop_(BlockType::Empty);
+    s.local_get(len).i32_const(1).i32_le_u().br_if(1);
+    s.local_get(dst)
+        .local_get(len)
+        .i32_add()
+        .i32_const(1)
+        .i32_sub()
+        .i32_load8_u(m8())
+        .br_if(1);
+    s.local_get(len).i32_const(1).i32_sub().local_set(len).br(0);
+    s.end().end();
+    s.local_get(dst)
+        .local_get(len)
+        .call(rt.helper(Helper::Normalize))
+        .local_set(len);
+    s.i32_const(0)
+        .i32_load(at(PREOPENS_AT))
+        .i32_const(4)
+        .i32_shl()
+        .i32_const(PREOPENS)
+        .i32_add()
+        .local_tee(e)
+        .local_get(fd)
+        .i32_store(m32());
+    s.local_get(e)
+        .local_get(dst)
+        .i32_store(MemArg { offset: 4, ..m32() });
+    s.local_get(e)
+        .local_get(len)
+        .i32_store(MemArg { offset: 8, ..m32() });
+    s.i32_const(0)
+        .i32_const(0)
+        .i32_load(at(PREOPENS_AT))
+        .i32_const(1)
+        .i32_add()
+        .i32_store(at(PREOPENS_AT));
+    s.i32_const(0)
+        .local_get(used)
+        .local_get(n)
+        .i32_add()
+        .i32_const(1)
+        .i32_add()
+        .i32_store(at(NAMES_USED_AT));
+    s.end().end().end();
+    s.local_get(fd).i32_const(1).i32_add().local_set(fd).br(0);
+    s.end().end();
+    s.end();
+    f
 }
