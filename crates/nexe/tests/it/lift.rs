@@ -6,6 +6,7 @@
 use super::native_x86::Native;
 use iced_x86::code_asm::*;
 use pexe2wasm_nexe::x86_64::lift::{translate_code, LiftError, Options};
+use pexe2wasm_testkit::Rng;
 use wasmtime::{Engine, Instance, Memory, Store, TypedFunc, Val};
 
 const CF: u64 = 1;
@@ -56,15 +57,13 @@ const EDGES: &[u64] = &[
     u64::MAX - 1,
 ];
 
-/// xorshift64*: deterministic, so a failure names a reproducible case.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
+/// Register and memory values: mostly edges, deterministic so a failure names a
+/// reproducible case.
+trait Values {
+    fn value(&mut self) -> u64;
+}
+
+impl Values for Rng {
     fn value(&mut self) -> u64 {
         match self.next() % 8 {
             0..=2 => EDGES[(self.next() % EDGES.len() as u64) as usize],
