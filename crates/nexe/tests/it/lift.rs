@@ -65,11 +65,11 @@ trait Values {
 
 impl Values for Rng {
     fn value(&mut self) -> u64 {
-        match self.next() % 8 {
-            0..=2 => EDGES[(self.next() % EDGES.len() as u64) as usize],
+        match self.next_u64() % 8 {
+            0..=2 => EDGES[(self.next_u64() % EDGES.len() as u64) as usize],
             // an edge value with random low bits, or sign-filled
-            3 => EDGES[(self.next() % EDGES.len() as u64) as usize] ^ (self.next() & 0xff),
-            _ => self.next(),
+            3 => EDGES[(self.next_u64() % EDGES.len() as u64) as usize] ^ (self.next_u64() & 0xff),
+            _ => self.next_u64(),
         }
     }
 }
@@ -94,7 +94,7 @@ fn random_case(rng: &mut Rng) -> Case {
     regs[15] = 0;
     let mut mem = vec![0u8; BUF];
     for k in DATA.chain(0xe00..STACK_TOP) {
-        mem[k] = rng.next() as u8;
+        mem[k] = rng.next_u64() as u8;
     }
     // some memory words are edge values too
     for k in 0..8 {
@@ -112,7 +112,7 @@ fn random_case(rng: &mut Rng) -> Case {
         regs,
         addr_regs: Vec::new(),
         xmm,
-        flags: rng.next() & ALL,
+        flags: rng.next_u64() & ALL,
         mem,
     }
 }

@@ -110,9 +110,9 @@ trait Nums {
 
 impl Nums for Rng {
     fn num(&mut self) -> u32 {
-        match self.next() % 4 {
-            0 => u32::MAX - (self.next() % 4) as u32,
-            _ => (self.next() % 64) as u32,
+        match self.next_u64() % 4 {
+            0 => u32::MAX - (self.next_u64() % 4) as u32,
+            _ => (self.next_u64() % 64) as u32,
         }
     }
 }
@@ -122,7 +122,7 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
     use pexe2wasm::ir::{Align, BlockId, Callee, FuncId, InstKind, Type, TypeId, ValueId};
     let nb = m.function_bodies.len();
     let fi = r.below(nb);
-    match r.next() % 10 {
+    match r.next_u64() % 10 {
         0 => {
             // Retype an instruction.
             let f = &mut m.function_bodies[fi];
@@ -186,7 +186,7 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
         5 => {
             // Corrupt the type table, including self-referential composites.
             let n = m.types.len() as u32;
-            let t = match r.next() % 3 {
+            let t = match r.next_u64() % 3 {
                 0 => Type::Vector {
                     len: r.num(),
                     elem: TypeId(r.below(n as usize + 2) as u32),
@@ -201,7 +201,7 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
         }
         6 => {
             let k = r.below(m.functions.len());
-            let (a, b) = (r.num(), r.next());
+            let (a, b) = (r.num(), r.next_u64());
             if let Some(d) = m.functions.get_mut(k) {
                 match b % 4 {
                     0 => d.ty = TypeId(a),
@@ -213,7 +213,7 @@ fn mutate(m: &mut pexe2wasm::ir::Module, r: &mut Rng) {
         }
         7 => {
             let f = &mut m.function_bodies[fi];
-            match r.next() % 3 {
+            match r.next_u64() % 3 {
                 0 => f.base = r.num(),
                 1 => f.num_params = r.num(),
                 _ => f.decl = FuncId(r.num()),
