@@ -119,7 +119,12 @@ pub const NOT_RUNNABLE: &[&str] = &["binji-bitcast.pexe", "pnacl-llvm-array-of-l
 #[macro_export]
 macro_rules! well_formed_pexes {
     ($m:ident) => {
-        $m! {
+        $crate::well_formed_pexes!([$m] ());
+    };
+    // `[path of the macro] (tokens it gets before the rows)`.
+    ([$($m:tt)+] ($($before:tt)*)) => {
+        $($m)+! {
+            $($before)*
             astar_star => "astar-star.pexe",
             binji_binarytrees => "binji-binarytrees.pexe",
             binji_bitcast => "binji-bitcast.pexe",
@@ -151,6 +156,29 @@ macro_rules! well_formed_pexes {
             supernet_iguana => "supernet-iguana.pexe",
             webpenc => "webpenc.pexe",
         }
+    };
+}
+
+/// One `#[test]` per well-formed real pexe, named as in [`well_formed_pexes`], that calls
+/// `$check("file.pexe")`.
+#[macro_export]
+macro_rules! test_each_well_formed_pexe {
+    ($check:ident) => {
+        $crate::well_formed_pexes!([$crate::test_each_row]($check));
+    };
+}
+
+/// A row of [`test_each_well_formed_pexe`]: one test.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! test_each_row {
+    ($check:ident $($test:ident => $file:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                $check($file);
+            }
+        )*
     };
 }
 

@@ -30,18 +30,7 @@ fn round_trip(name: &str) {
     );
 }
 
-macro_rules! real {
-    ($($test:ident => $file:literal,)*) => {
-        $(
-            #[test]
-            fn $test() {
-                round_trip($file);
-            }
-        )*
-    };
-}
-
-pexe2wasm_testkit::well_formed_pexes!(real);
+pexe2wasm_testkit::test_each_well_formed_pexe!(round_trip);
 
 /// Whatever the disassembler accepts must round-trip; everything else is a clean error.
 fn dis_or_error(name: &str, data: &[u8]) -> bool {

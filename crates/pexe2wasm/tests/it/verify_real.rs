@@ -89,18 +89,12 @@ fn not_runnable_files_are_the_corpus_list() {
     }
 }
 
-macro_rules! real {
-    ($($test:ident => $file:literal,)*) => {
-        $(
-            #[test]
-            fn $test() {
-                check($file, expected_run($file));
-            }
-        )*
-    };
+/// [`check`] of a file with what [`expected_run`] says of it.
+fn check_file(name: &str) {
+    check(name, expected_run(name));
 }
 
-pexe2wasm_testkit::well_formed_pexes!(real);
+pexe2wasm_testkit::test_each_well_formed_pexe!(check_file);
 
 /// Numbers for corruptions, from the deterministic generator so failures reproduce.
 trait Nums {

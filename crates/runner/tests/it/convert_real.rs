@@ -78,18 +78,7 @@ fn check(name: &str) {
     }
 }
 
-macro_rules! real {
-    ($($test:ident => $file:literal,)*) => {
-        $(
-            #[test]
-            fn $test() {
-                check($file);
-            }
-        )*
-    };
-}
-
-pexe2wasm_testkit::well_formed_pexes!(real);
+pexe2wasm_testkit::test_each_well_formed_pexe!(check);
 
 /// With `threads`, atomics become wasm atomic instructions on a shared memory.
 #[test]
