@@ -108,13 +108,9 @@ fn main() {
         let verify = t.elapsed();
         let t = Instant::now();
         let eopts = pexe2wasm::emit::EmitOptions {
-            stack_size: ConvertOptions::default().stack_size,
-            threads: false,
-            export_all_functions: false,
-            pepper: None,
             // Validation is its own stage here (below).
             validate: false,
-            liveness_locals: false,
+            ..Default::default()
         };
         let out = pexe2wasm::emit::emit(&m, Some(pexe2wasm::runtime::irt_module()), &eopts)
             .expect("converted once already");

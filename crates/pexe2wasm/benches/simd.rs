@@ -45,15 +45,7 @@ fn main() {
     let only = args.get(1).cloned();
     let path = pexe2wasm_testkit::repo_path("fixtures/bench/simd_saxpy.pexe");
     let pexe = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let out = convert(
-        &pexe,
-        &ConvertOptions {
-            link_runtime: false,
-            export_all_functions: true,
-            ..Default::default()
-        },
-    )
-    .expect("convert");
+    let out = convert(&pexe, &ConvertOptions::functions_only()).expect("convert");
     assert!(out.features.simd, "the SIMD loop must use wasm SIMD");
     if let Ok(p) = std::env::var("SIMD_BENCH_WAT") {
         std::fs::write(p, wasmprinter::print_bytes(&out.wasm).unwrap()).unwrap();

@@ -27,13 +27,10 @@ fn main() {
         })
         .collect();
     let eopts = pexe2wasm::emit::EmitOptions {
-        stack_size: ConvertOptions::default().stack_size,
-        threads: false,
-        export_all_functions: false,
-        pepper: None,
         // `validate` mode validates the whole module after `emit`.
         validate: false,
         liveness_locals: std::env::var("PEXE2WASM_LOCALS").as_deref() == Ok("liveness"),
+        ..Default::default()
     };
     // `PEXE2WASM_LOCALS=blocks|liveness` picks the local allocation (else the default).
     let copts = ConvertOptions {

@@ -38,6 +38,18 @@ impl Default for ConvertOptions {
     }
 }
 
+impl ConvertOptions {
+    /// The defaults but for a bare module with every function exported: what tests and
+    /// benchmarks use to call the lowered functions one by one.
+    pub fn functions_only() -> Self {
+        ConvertOptions {
+            link_runtime: false,
+            export_all_functions: true,
+            ..Default::default()
+        }
+    }
+}
+
 /// Whether a module is converted for threads.
 ///
 /// A threaded module imports one shared memory (`env`.`memory`), lowers atomics to wasm

@@ -60,6 +60,14 @@ pub fn real_pexe(name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// The real pexes of `names` that are present, read, with their names; a missing one is
+/// passed over as [`real_pexe`] says (a SKIPPED line, a panic under CI).
+pub fn real_pexes<'a>(names: &'a [&'a str]) -> impl Iterator<Item = (&'a str, Vec<u8>)> + 'a {
+    names
+        .iter()
+        .filter_map(|&name| real_pexe(name).map(|data| (name, data)))
+}
+
 /// Directory of the real nexes (`SOURCES.md` there): `$PEXE2WASM_NEXE_CORPUS`, else
 /// `../shared/fixtures/nexe` beside the repository.
 pub fn nexe_corpus_dir() -> PathBuf {
@@ -105,39 +113,83 @@ pub const NEXES: &[&str] = &[
 #[allow(dead_code)]
 pub const NOT_RUNNABLE: &[&str] = &["binji-bitcast.pexe", "pnacl-llvm-array-of-lit.pexe"];
 
-/// The 30 well-formed real pexes (every file except the binji-regress-* ones).
-pub const WELL_FORMED: &[&str] = &[
-    "astar-star.pexe",
-    "binji-binarytrees.pexe",
-    "binji-bitcast.pexe",
-    "binji-dedupe_incoming.pexe",
-    "binji-fannkuchredux.pexe",
-    "binji-fasta.pexe",
-    "binji-main.pexe",
-    "binji-mandelbrot.pexe",
-    "binji-meteor.pexe",
-    "binji-nbody.pexe",
-    "binji-printf.pexe",
-    "binji-puts.pexe",
-    "binji-sem.pexe",
-    "binji-setjmp.pexe",
-    "binji-spectralnorm.pexe",
-    "binji-start.pexe",
-    "binji-thread.pexe",
-    "bp2008-pnacl_player.pexe",
-    "cptaffe-hello_tutorial.pexe",
-    "ds923y-compress.pexe",
-    "ds923y-decompress.pexe",
-    "glbench27.pexe",
-    "lpdevs-part2.pexe",
-    "optionsplayers-hello_tutorial.pexe",
-    "path-tracer.pexe",
-    "pnacl-llvm-array-of-lit.pexe",
-    "shhnjk-url_loader.pexe",
-    "stockfish-170317.pexe",
-    "supernet-iguana.pexe",
-    "webpenc.pexe",
-];
+/// Calls the macro `$m` with the 30 well-formed real pexes (every file except the
+/// binji-regress-* ones) as rows `test_name => "file.pexe",`: the one list behind
+/// [`WELL_FORMED`] and behind the tests that test files one by one.
+#[macro_export]
+macro_rules! well_formed_pexes {
+    ($m:ident) => {
+        $crate::well_formed_pexes!([$m] ());
+    };
+    // `[path of the macro] (tokens it gets before the rows)`.
+    ([$($m:tt)+] ($($before:tt)*)) => {
+        $($m)+! {
+            $($before)*
+            astar_star => "astar-star.pexe",
+            binji_binarytrees => "binji-binarytrees.pexe",
+            binji_bitcast => "binji-bitcast.pexe",
+            binji_dedupe_incoming => "binji-dedupe_incoming.pexe",
+            binji_fannkuchredux => "binji-fannkuchredux.pexe",
+            binji_fasta => "binji-fasta.pexe",
+            binji_main => "binji-main.pexe",
+            binji_mandelbrot => "binji-mandelbrot.pexe",
+            binji_meteor => "binji-meteor.pexe",
+            binji_nbody => "binji-nbody.pexe",
+            binji_printf => "binji-printf.pexe",
+            binji_puts => "binji-puts.pexe",
+            binji_sem => "binji-sem.pexe",
+            binji_setjmp => "binji-setjmp.pexe",
+            binji_spectralnorm => "binji-spectralnorm.pexe",
+            binji_start => "binji-start.pexe",
+            binji_thread => "binji-thread.pexe",
+            bp2008_pnacl_player => "bp2008-pnacl_player.pexe",
+            cptaffe_hello_tutorial => "cptaffe-hello_tutorial.pexe",
+            ds923y_compress => "ds923y-compress.pexe",
+            ds923y_decompress => "ds923y-decompress.pexe",
+            glbench27 => "glbench27.pexe",
+            lpdevs_part2 => "lpdevs-part2.pexe",
+            optionsplayers_hello_tutorial => "optionsplayers-hello_tutorial.pexe",
+            path_tracer => "path-tracer.pexe",
+            pnacl_llvm_array_of_lit => "pnacl-llvm-array-of-lit.pexe",
+            shhnjk_url_loader => "shhnjk-url_loader.pexe",
+            stockfish_170317 => "stockfish-170317.pexe",
+            supernet_iguana => "supernet-iguana.pexe",
+            webpenc => "webpenc.pexe",
+        }
+    };
+}
+
+/// One `#[test]` per well-formed real pexe, named as in [`well_formed_pexes`], that calls
+/// `$check("file.pexe")`.
+#[macro_export]
+macro_rules! test_each_well_formed_pexe {
+    ($check:ident) => {
+        $crate::well_formed_pexes!([$crate::test_each_row]($check));
+    };
+}
+
+/// A row of [`test_each_well_formed_pexe`]: one test.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! test_each_row {
+    ($check:ident $($test:ident => $file:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                $check($file);
+            }
+        )*
+    };
+}
+
+macro_rules! well_formed_const {
+    ($($test:ident => $file:literal,)*) => {
+        /// The 30 well-formed real pexes (every file except the binji-regress-* ones).
+        pub const WELL_FORMED: &[&str] = &[$($file),*];
+    };
+}
+
+well_formed_pexes!(well_formed_const);
 
 /// The fuzzer-found malformed pexes from pnacl.c's regression suite.
 pub const MALFORMED: &[&str] = &[

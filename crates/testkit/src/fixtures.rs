@@ -17,6 +17,29 @@
 //! both are up to date (`PEXE2WASM_UPDATE_FIXTURES=1` rewrites them).
 #![allow(dead_code)]
 
+/// The edge values of float type `$t` the fixtures test with: zeros of both signs, finite
+/// values, a denormal, `$extra` (a type's own extreme), infinities and NaN.
+macro_rules! edge_floats {
+    ($t:ident, $extra:expr) => {
+        [
+            0.0,
+            -0.0,
+            1.0,
+            -1.5,
+            3.25,
+            0.1,
+            7.0,
+            1e30,
+            -3e38,
+            1e-40,
+            $extra,
+            $t::INFINITY,
+            $t::NEG_INFINITY,
+            $t::NAN,
+        ]
+    };
+}
+
 mod atomics;
 mod bits;
 mod casts;

@@ -202,34 +202,35 @@ pub fn program(ops: &[Op]) -> String {
     writeln!(body, "    {wp} = add i32 {frame}, {};\n    {write} = load i32* {wp}, align 1;\n    {rp} = add i32 {frame}, {};\n    {read} = load i32* {rp}, align 1;\n    {exit} = load i32* {basic}, align 1;", c(16), c(12)).unwrap();
     writeln!(body, "    {nw} = add i32 {frame}, {};\n    {nr} = add i32 {frame}, {};\n    {buf} = add i32 {frame}, {};", c(56), c(60), c(64)).unwrap();
     let _ = (r1, r2);
+    let exit_call = |status: u32| {
+        format!(
+            "    call void {exit}(i32 {});\n    unreachable;\n",
+            c(status)
+        )
+    };
+    // One IRT write of a whole text, its result in `r`.
+    let write_call = |r: &str, fd: u32, text: &[u8]| {
+        format!(
+            "    {r} = call i32 {write}(i32 {}, i32 {}, i32 {}, i32 {nw});\n",
+            c(fd),
+            g(text),
+            c(text.len() as u32)
+        )
+    };
     let mut block = 4usize;
     let mut ended = false;
     for op in ops {
         match op {
             Op::Write { fd, text, times: 1 } => {
                 let r = val();
-                writeln!(
-                    body,
-                    "    {r} = call i32 {write}(i32 {}, i32 {}, i32 {}, i32 {nw});",
-                    c(*fd),
-                    g(text),
-                    c(text.len() as u32)
-                )
-                .unwrap();
+                body.push_str(&write_call(&r, *fd, text));
             }
             Op::Write { fd, text, times } => {
                 let (i, r, i2, done) = (val(), val(), val(), val());
                 let lp = block + 1;
                 let after = block + 2;
                 writeln!(body, "    br label %b{lp};\n  %b{lp}:\n    {i} = phi i32 [{}, %b{block}], [{i2}, %b{lp}];", c(0)).unwrap();
-                writeln!(
-                    body,
-                    "    {r} = call i32 {write}(i32 {}, i32 {}, i32 {}, i32 {nw});",
-                    c(*fd),
-                    g(text),
-                    c(text.len() as u32)
-                )
-                .unwrap();
+                body.push_str(&write_call(&r, *fd, text));
                 writeln!(body, "    {i2} = add i32 {i}, {};\n    {done} = icmp eq i32 {i2}, {};\n    br i1 {done}, label %b{after}, label %b{lp};\n  %b{after}:", c(1), c(*times)).unwrap();
                 block = after;
             }
@@ -290,38 +291,19 @@ pub fn program(ops: &[Op]) -> String {
                     c(0)
                 )
                 .unwrap();
-                ended = true;
-                break;
             }
-            Op::Return => {
-                body.push_str("    ret void;\n");
-                ended = true;
-                break;
-            }
-            Op::Exit(status) => {
-                writeln!(
-                    body,
-                    "    call void {exit}(i32 {});\n    unreachable;",
-                    c(*status)
-                )
-                .unwrap();
-                ended = true;
-                break;
-            }
-            Op::Trap => {
-                body.push_str("    call void @f1();\n    unreachable;\n");
-                ended = true;
-                break;
-            }
+            Op::Return => body.push_str("    ret void;\n"),
+            Op::Exit(status) => body.push_str(&exit_call(*status)),
+            Op::Trap => body.push_str("    call void @f1();\n    unreachable;\n"),
+        }
+        // These end the program: nothing after them would run.
+        if matches!(op, Op::ThreadExit | Op::Return | Op::Exit(_) | Op::Trap) {
+            ended = true;
+            break;
         }
     }
     if !ended {
-        writeln!(
-            body,
-            "    call void {exit}(i32 {});\n    unreachable;",
-            c(0)
-        )
-        .unwrap();
+        body.push_str(&exit_call(0));
     }
     writeln!(
         s,

@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { RING, recommendFrames, register, runThread } from "../../src/host/ppb/audio.js";
-import { Registry } from "../../src/host/registry.js";
 import { CREATOR } from "../../src/host/shared.js";
-import { fakeInstance } from "./helpers.js";
+import { fakeInstance, registered } from "./helpers.js";
 
 function audio() {
   const inst = fakeInstance({ pages: 4 });
@@ -16,9 +15,7 @@ function audio() {
     toPage: () => {},
     releaseResource: (r) => inst.res.release(r),
   };
-  const reg = new Registry();
-  register(reg, /** @type {any} */ (cx)); // a fake Context
-  return { ...inst, cx, notes, f: (i, n) => reg.get(i, n).impl };
+  return { ...inst, cx, notes, f: registered(cx, register) };
 }
 
 test("configs: Chrome's rates and frame counts", () => {

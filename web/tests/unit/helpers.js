@@ -3,6 +3,7 @@
 
 import { Heap } from "../../src/host/heap.js";
 import { Mem } from "../../src/host/mem.js";
+import { Registry } from "../../src/host/registry.js";
 import { Resources } from "../../src/host/resources.js";
 import { createSharedBlock } from "../../src/host/shared.js";
 import { Vars } from "../../src/host/vars.js";
@@ -30,4 +31,29 @@ export function fakeInstance({ pages = 2 } = {}) {
   const vars = new Vars(h, mem, heap);
   const res = new Resources(h, vars);
   return { memory, exports, freed, h, mem, heap, vars, res };
+}
+
+/**
+ * The functions that `registers` (ppb/*.js `register`s) define for the fake context `cx`,
+ * by interface and name.
+ * @param {any} cx a fake Context
+ * @param {...(reg: Registry, cx: any) => void} registers
+ * @returns {(iface: string, name: string) => any}
+ */
+export function registered(cx, ...registers) {
+  const reg = new Registry();
+  for (const register of registers) register(reg, cx);
+  return (iface, name) => reg.get(iface, name).impl;
+}
+
+/** The least of a page that embed.js needs to load: a document with no elements to adopt. */
+export function fakeEmbedPage() {
+  const element = { nodeType: 1, localName: "html", querySelectorAll: () => [] };
+  globalThis.document = /** @type {any} */ ({ currentScript: null, querySelector: () => null, documentElement: element, baseURI: "http://127.0.0.1/" });
+  globalThis.addEventListener = () => {};
+  globalThis.MutationObserver = /** @type {any} */ (
+    class {
+      observe() {}
+    }
+  );
 }

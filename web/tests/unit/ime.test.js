@@ -9,20 +9,15 @@ import { Composer } from "../../src/ime.js";
 import { createEvent, freeEvent, register as registerInput } from "../../src/host/ppb/input.js";
 import { register as registerText, utf16Offset } from "../../src/host/ppb/text_input.js";
 import { imeFields, register as registerIme, utf8Offsets } from "../../src/host/ppb/touch_ime.js";
-import { Registry } from "../../src/host/registry.js";
 import { T } from "../../src/host/vars.js";
-import { fakeInstance } from "./helpers.js";
+import { fakeInstance, registered } from "./helpers.js";
 
 function host() {
   const inst = fakeInstance();
   const page = [];
   const warnings = [];
   const cx = { ...inst, instance: 2, toPage: (m) => page.push(m), console: (level, text) => warnings.push([level, text]) };
-  const reg = new Registry();
-  registerInput(reg, cx);
-  registerIme(reg, cx);
-  registerText(reg, cx);
-  return { ...inst, cx, page, warnings, f: (i, n) => reg.get(i, n).impl };
+  return { ...inst, cx, page, warnings, f: registered(cx, registerInput, registerIme, registerText) };
 }
 
 test("UTF-16 offsets become UTF-8 byte offsets; one inside a surrogate pair or past the end converts to nothing", () => {

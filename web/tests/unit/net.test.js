@@ -2,17 +2,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { ipv6Text, register } from "../../src/host/ppb/net.js";
-import { Registry } from "../../src/host/registry.js";
-import { fakeInstance } from "./helpers.js";
+import { fakeInstance, registered } from "./helpers.js";
 
 /** The net family over a fake instance: its functions by "Interface.Function", and the console. */
 function net() {
   const inst = fakeInstance();
   const lines = [];
   const cx = { ...inst, instance: 2, console: (level, text) => lines.push(`${level}: ${text}`) };
-  const reg = new Registry();
-  register(reg, cx);
-  const f = (iface, name) => reg.get(iface, name).impl;
+  const f = registered(cx, register);
   return { ...inst, cx, lines, f };
 }
 

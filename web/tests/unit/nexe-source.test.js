@@ -4,18 +4,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { fakeEmbedPage } from "./helpers.js";
+
 /** Files the fake server has (URL path -> JSON text); 404 for the rest. */
 const files = new Map();
 
 async function embed() {
-  const element = { nodeType: 1, localName: "html", querySelectorAll: () => [] };
-  globalThis.document = /** @type {any} */ ({ currentScript: null, querySelector: () => null, documentElement: element, baseURI: "http://127.0.0.1/" });
-  globalThis.addEventListener = () => {};
-  globalThis.MutationObserver = /** @type {any} */ (
-    class {
-      observe() {}
-    }
-  );
+  fakeEmbedPage();
   Object.defineProperty(globalThis, "location", { configurable: true, value: new URL("http://127.0.0.1/app/index.html") });
   globalThis.fetch = /** @type {any} */ (
     async (/** @type {string} */ url) => {

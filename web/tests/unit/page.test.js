@@ -2,10 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { register, sampleGamepads } from "../../src/host/ppb/page.js";
-import { Registry } from "../../src/host/registry.js";
 import { KIND } from "../../src/host/resources.js";
 import { FULLSCREEN, GAMEPAD, GAMEPAD_ON, SCREEN_H, SCREEN_W } from "../../src/host/shared.js";
-import { fakeInstance } from "./helpers.js";
+import { fakeInstance, registered } from "./helpers.js";
 
 function page() {
   const inst = fakeInstance();
@@ -18,9 +17,7 @@ function page() {
     toPage: (m) => sent.push(m),
     pageCall: (cb, what) => (calls.push([cb, what]), -1),
   };
-  const reg = new Registry();
-  register(reg, /** @type {any} */ (cx)); // a fake Context
-  return { ...inst, sent, calls, f: (i, n) => reg.get(i, n).impl };
+  return { ...inst, sent, calls, f: registered(cx, register) };
 }
 
 test("SetCursor sends the cursor type; a custom one its RGBA pixels and hot spot", () => {

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { CHANNELS, FROM_IO, FROM_IO_PORT, IO_OP, REPLY_TO, TO_AUDIO_WORKLET, TO_INSTANCE, TO_IO, TO_IO_PORT, TO_PAGE } from "../../src/host/protocol.js";
+import { fakeEmbedPage } from "./helpers.js";
 
 /** Every kind any channel carries, and every reply target. */
 const KINDS = new Set([...Object.values(CHANNELS).flatMap((k) => Object.values(k)), ...Object.values(REPLY_TO)]);
@@ -137,15 +138,7 @@ test("a thread worker reports anything but its init", async () => {
 });
 
 test("the page reports an unknown kind from the instance worker and from a thread worker", async () => {
-  // The least of a page embed.js needs to load: no elements to adopt.
-  const element = { nodeType: 1, localName: "html", querySelectorAll: () => [] };
-  globalThis.document = /** @type {any} */ ({ currentScript: null, querySelector: () => null, documentElement: element, baseURI: "http://127.0.0.1/" });
-  globalThis.addEventListener = () => {};
-  globalThis.MutationObserver = /** @type {any} */ (
-    class {
-      observe() {}
-    }
-  );
+  fakeEmbedPage();
   const { Instance } = await import("../../src/embed.js");
   const page = /** @type {any} */ ({ el: {}, ended: false, onMessage: Instance.prototype.onMessage });
   await rejects("host worker -> page", () => Instance.prototype.onMessage.call(page, bogus));

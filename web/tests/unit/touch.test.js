@@ -3,16 +3,12 @@ import { test } from "node:test";
 
 import { createEvent, freeEvent, register as registerInput } from "../../src/host/ppb/input.js";
 import { register } from "../../src/host/ppb/touch_ime.js";
-import { Registry } from "../../src/host/registry.js";
-import { fakeInstance } from "./helpers.js";
+import { fakeInstance, registered } from "./helpers.js";
 
 function events() {
   const inst = fakeInstance();
   const cx = { ...inst, instance: 2 };
-  const reg = new Registry();
-  registerInput(reg, cx);
-  register(reg, cx);
-  return { ...inst, cx, f: (i, n) => reg.get(i, n).impl };
+  return { ...inst, cx, f: registered(cx, registerInput, register) };
 }
 
 test("touch events: created by the app, points added and read by index and id", () => {

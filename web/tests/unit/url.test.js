@@ -4,8 +4,7 @@ import { test } from "node:test";
 import { PP_ERROR as E } from "../../src/host/contract.js";
 import { IO_OP } from "../../src/host/protocol.js";
 import { register } from "../../src/host/ppb/url.js";
-import { Registry } from "../../src/host/registry.js";
-import { fakeInstance } from "./helpers.js";
+import { fakeInstance, registered } from "./helpers.js";
 
 /**
  * The URL family over a fake instance whose IO requests are kept, not sent: `answer(i, r)`
@@ -27,9 +26,7 @@ function urls() {
     },
     ioTell: (op, a) => told.push({ op, a }),
   };
-  const reg = new Registry();
-  register(reg, cx);
-  const f = (iface, name) => reg.get(iface, name).impl;
+  const f = registered(cx, register);
   const answer = (i, r) => requests[i].finish(r, null);
   return { ...inst, f, requests, told, answer };
 }

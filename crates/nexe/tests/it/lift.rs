@@ -6,6 +6,7 @@
 use super::native_x86::Native;
 use iced_x86::code_asm::*;
 use pexe2wasm_nexe::x86_64::lift::{translate_code, LiftError, Options};
+use pexe2wasm_testkit::Rng;
 use wasmtime::{Engine, Instance, Memory, Store, TypedFunc, Val};
 
 const CF: u64 = 1;
@@ -56,21 +57,19 @@ const EDGES: &[u64] = &[
     u64::MAX - 1,
 ];
 
-/// xorshift64*: deterministic, so a failure names a reproducible case.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
+/// Register and memory values: mostly edges, deterministic so a failure names a
+/// reproducible case.
+trait Values {
+    fn value(&mut self) -> u64;
+}
+
+impl Values for Rng {
     fn value(&mut self) -> u64 {
-        match self.next() % 8 {
-            0..=2 => EDGES[(self.next() % EDGES.len() as u64) as usize],
+        match self.next_u64() % 8 {
+            0..=2 => EDGES[(self.next_u64() % EDGES.len() as u64) as usize],
             // an edge value with random low bits, or sign-filled
-            3 => EDGES[(self.next() % EDGES.len() as u64) as usize] ^ (self.next() & 0xff),
-            _ => self.next(),
+            3 => EDGES[(self.next_u64() % EDGES.len() as u64) as usize] ^ (self.next_u64() & 0xff),
+            _ => self.next_u64(),
         }
     }
 }
@@ -95,7 +94,7 @@ fn random_case(rng: &mut Rng) -> Case {
     regs[15] = 0;
     let mut mem = vec![0u8; BUF];
     for k in DATA.chain(0xe00..STACK_TOP) {
-        mem[k] = rng.next() as u8;
+        mem[k] = rng.next_u64() as u8;
     }
     // some memory words are edge values too
     for k in 0..8 {
@@ -113,7 +112,7 @@ fn random_case(rng: &mut Rng) -> Case {
         regs,
         addr_regs: Vec::new(),
         xmm,
-        flags: rng.next() & ALL,
+        flags: rng.next_u64() & ALL,
         mem,
     }
 }

@@ -52,6 +52,21 @@ pub struct EmitOptions {
     pub liveness_locals: bool,
 }
 
+/// A command-line program's options as [`crate::convert::convert`] gives them by default:
+/// no threads, no Pepper, the default stack, validated as it is built.
+impl Default for EmitOptions {
+    fn default() -> Self {
+        EmitOptions {
+            stack_size: crate::convert::ConvertOptions::default().stack_size,
+            threads: false,
+            export_all_functions: false,
+            pepper: None,
+            validate: true,
+            liveness_locals: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EmitStats {
     pub functions: usize,

@@ -5,10 +5,7 @@ use pexe2wasm_testkit::corpus as common;
 #[test]
 fn reencode_is_bit_identical_on_real_pexes() {
     let mut checked = 0;
-    for name in common::WELL_FORMED {
-        let Some(data) = common::real_pexe(name) else {
-            continue;
-        };
+    for (name, data) in common::real_pexes(common::WELL_FORMED) {
         let out = pexe2wasm::bitstream::reencode(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             out == data,

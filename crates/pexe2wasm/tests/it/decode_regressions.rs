@@ -51,6 +51,24 @@ fn one_function(blocks: u64, body: &[&[u64]]) -> Vec<u8> {
     build(&items)
 }
 
+/// A module with no types and a globals block that says it holds `count` globals and
+/// defines one (alignment 1) whose initializer is `init`.
+fn one_global(count: u64, init: &[u64]) -> Vec<u8> {
+    build(&[
+        It::Enter(8),
+        It::Rec(&[1, 1]),
+        It::Enter(17),
+        It::Rec(&[1, 0]),
+        It::Exit,
+        It::Enter(19),
+        It::Rec(&[5, count]),
+        It::Rec(&[0, 1, 0]),
+        It::Rec(init),
+        It::Exit,
+        It::Exit,
+    ])
+}
+
 #[test]
 fn builder_makes_a_valid_module() {
     // The scaffolding itself must decode, or the regressions below prove nothing.
@@ -81,19 +99,7 @@ fn phi_operand_of_i64_min_is_an_error_not_an_overflow() {
 #[test]
 fn relocation_target_with_huge_globals_count_is_an_error() {
     // A globals count near u64::MAX must not overflow the relocation range check.
-    let data = build(&[
-        It::Enter(8),
-        It::Rec(&[1, 1]),
-        It::Enter(17),
-        It::Rec(&[1, 0]),
-        It::Exit,
-        It::Enter(19),
-        It::Rec(&[5, u64::MAX]),
-        It::Rec(&[0, 1, 0]),
-        It::Rec(&[4, 7]),
-        It::Exit,
-        It::Exit,
-    ]);
+    let data = one_global(u64::MAX, &[4, 7]);
     let err = pexe2wasm::decode::decode(&data).unwrap_err().to_string();
     assert!(err.contains("globals"), "{err}");
 }
@@ -108,19 +114,7 @@ fn data_byte_over_255_is_an_error_in_short_and_long_records() {
     ] {
         let mut rec = vec![3u64];
         rec.extend_from_slice(bytes);
-        let data = build(&[
-            It::Enter(8),
-            It::Rec(&[1, 1]),
-            It::Enter(17),
-            It::Rec(&[1, 0]),
-            It::Exit,
-            It::Enter(19),
-            It::Rec(&[5, 1]),
-            It::Rec(&[0, 1, 0]),
-            It::Rec(&rec),
-            It::Exit,
-            It::Exit,
-        ]);
+        let data = one_global(1, &rec);
         let err = pexe2wasm::decode::decode(&data).unwrap_err().to_string();
         let bad = bytes.iter().find(|&&b| b > 255).unwrap();
         assert!(

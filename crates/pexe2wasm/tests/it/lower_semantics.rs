@@ -102,11 +102,7 @@ impl Prog {
     fn wasm(&self) -> Vec<u8> {
         let text = self.text();
         let pexe = assemble(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let opts = ConvertOptions {
-            link_runtime: false,
-            export_all_functions: true,
-            ..Default::default()
-        };
+        let opts = ConvertOptions::functions_only();
         let out = convert(&pexe, &opts).unwrap_or_else(|e| panic!("{e}\n{text}"));
         out.wasm
     }

@@ -127,11 +127,8 @@ fn variable_lane_index_is_rejected_by_the_verifier_but_lowered() {
         None,
         &EmitOptions {
             stack_size: 1 << 16,
-            threads: false,
             export_all_functions: true,
-            pepper: None,
-            validate: true,
-            liveness_locals: false,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -191,15 +188,7 @@ fn vector_division_by_a_zero_lane_traps() {
                 %v2 = sdiv <8 x i16> %v0, %v1;\n  store <8 x i16> %v2, <8 x i16>* %p0, align 2;\n  \
                 ret void;\n }\n}\n";
     let pexe = assemble(text).unwrap_or_else(|e| panic!("{e}"));
-    let out = convert(
-        &pexe,
-        &ConvertOptions {
-            link_runtime: false,
-            export_all_functions: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let out = convert(&pexe, &ConvertOptions::functions_only()).unwrap();
     let mut r = Run::new(&out.wasm);
     let a: Vec<u8> = [100i16, -100, 7, -32768, 1, 2, 3, 4]
         .iter()

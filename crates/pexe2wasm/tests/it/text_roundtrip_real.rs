@@ -30,58 +30,7 @@ fn round_trip(name: &str) {
     );
 }
 
-macro_rules! real {
-    ($($test:ident => $file:literal,)*) => {
-        $(
-            #[test]
-            fn $test() {
-                round_trip($file);
-            }
-        )*
-
-        #[test]
-        fn every_well_formed_file_has_a_test() {
-            let mut names = vec![$($file),*];
-            names.sort_unstable();
-            let mut all = common::WELL_FORMED.to_vec();
-            all.sort_unstable();
-            assert_eq!(names, all);
-        }
-    };
-}
-
-real! {
-    astar_star => "astar-star.pexe",
-    binji_binarytrees => "binji-binarytrees.pexe",
-    binji_bitcast => "binji-bitcast.pexe",
-    binji_dedupe_incoming => "binji-dedupe_incoming.pexe",
-    binji_fannkuchredux => "binji-fannkuchredux.pexe",
-    binji_fasta => "binji-fasta.pexe",
-    binji_main => "binji-main.pexe",
-    binji_mandelbrot => "binji-mandelbrot.pexe",
-    binji_meteor => "binji-meteor.pexe",
-    binji_nbody => "binji-nbody.pexe",
-    binji_printf => "binji-printf.pexe",
-    binji_puts => "binji-puts.pexe",
-    binji_sem => "binji-sem.pexe",
-    binji_setjmp => "binji-setjmp.pexe",
-    binji_spectralnorm => "binji-spectralnorm.pexe",
-    binji_start => "binji-start.pexe",
-    binji_thread => "binji-thread.pexe",
-    bp2008_pnacl_player => "bp2008-pnacl_player.pexe",
-    cptaffe_hello_tutorial => "cptaffe-hello_tutorial.pexe",
-    ds923y_compress => "ds923y-compress.pexe",
-    ds923y_decompress => "ds923y-decompress.pexe",
-    glbench27 => "glbench27.pexe",
-    lpdevs_part2 => "lpdevs-part2.pexe",
-    optionsplayers_hello_tutorial => "optionsplayers-hello_tutorial.pexe",
-    path_tracer => "path-tracer.pexe",
-    pnacl_llvm_array_of_lit => "pnacl-llvm-array-of-lit.pexe",
-    shhnjk_url_loader => "shhnjk-url_loader.pexe",
-    stockfish_170317 => "stockfish-170317.pexe",
-    supernet_iguana => "supernet-iguana.pexe",
-    webpenc => "webpenc.pexe",
-}
+pexe2wasm_testkit::test_each_well_formed_pexe!(round_trip);
 
 /// Whatever the disassembler accepts must round-trip; everything else is a clean error.
 fn dis_or_error(name: &str, data: &[u8]) -> bool {
@@ -99,10 +48,8 @@ fn dis_or_error(name: &str, data: &[u8]) -> bool {
 
 #[test]
 fn malformed_files_give_errors() {
-    for name in common::MALFORMED {
-        if let Some(data) = common::real_pexe(name) {
-            dis_or_error(name, &data);
-        }
+    for (name, data) in common::real_pexes(common::MALFORMED) {
+        dis_or_error(name, &data);
     }
 }
 

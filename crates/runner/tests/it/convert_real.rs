@@ -1,5 +1,6 @@
 //! Every runnable real pexe (one with `void _start(i32)`) converts, with the runtime
-//! linked, to a module that validates (convert validates before returning).
+//! linked, to a module that validates (convert validates before returning); the other
+//! well-formed ones are refused.
 
 use pexe2wasm_testkit::corpus as common;
 
@@ -9,6 +10,14 @@ fn check(name: &str) {
     let Some(data) = common::real_pexe(name) else {
         return;
     };
+    // The two without `void _start(i32)` are refused, for that reason.
+    if common::NOT_RUNNABLE.contains(&name) {
+        let e = convert(&data, &ConvertOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{name}: converted without a runnable _start"));
+        assert!(e.to_string().contains("_start"), "{name}: {e}");
+        return;
+    }
     let out = convert(&data, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
     // Validate again independently, with every feature the output claims.
     let mut v = wasmparser::Validator::new();
@@ -69,57 +78,7 @@ fn check(name: &str) {
     }
 }
 
-macro_rules! real {
-    ($($test:ident => $file:literal,)*) => {
-        $(
-            #[test]
-            fn $test() {
-                check($file);
-            }
-        )*
-
-        /// The list above covers every well-formed pexe but the two without `_start`.
-        #[test]
-        fn covers_every_runnable_pexe() {
-            let listed = [$($file),*];
-            for f in common::WELL_FORMED {
-                let runnable = !common::NOT_RUNNABLE.contains(f);
-                assert_eq!(listed.contains(f), runnable, "{f}");
-            }
-        }
-    };
-}
-
-real! {
-    astar_star => "astar-star.pexe",
-    binji_binarytrees => "binji-binarytrees.pexe",
-    binji_dedupe_incoming => "binji-dedupe_incoming.pexe",
-    binji_fannkuchredux => "binji-fannkuchredux.pexe",
-    binji_fasta => "binji-fasta.pexe",
-    binji_main => "binji-main.pexe",
-    binji_mandelbrot => "binji-mandelbrot.pexe",
-    binji_meteor => "binji-meteor.pexe",
-    binji_nbody => "binji-nbody.pexe",
-    binji_printf => "binji-printf.pexe",
-    binji_puts => "binji-puts.pexe",
-    binji_sem => "binji-sem.pexe",
-    binji_setjmp => "binji-setjmp.pexe",
-    binji_spectralnorm => "binji-spectralnorm.pexe",
-    binji_start => "binji-start.pexe",
-    binji_thread => "binji-thread.pexe",
-    bp2008_pnacl_player => "bp2008-pnacl_player.pexe",
-    cptaffe_hello_tutorial => "cptaffe-hello_tutorial.pexe",
-    ds923y_compress => "ds923y-compress.pexe",
-    ds923y_decompress => "ds923y-decompress.pexe",
-    glbench27 => "glbench27.pexe",
-    lpdevs_part2 => "lpdevs-part2.pexe",
-    optionsplayers_hello_tutorial => "optionsplayers-hello_tutorial.pexe",
-    path_tracer => "path-tracer.pexe",
-    shhnjk_url_loader => "shhnjk-url_loader.pexe",
-    stockfish_170317 => "stockfish-170317.pexe",
-    supernet_iguana => "supernet-iguana.pexe",
-    webpenc => "webpenc.pexe",
-}
+pexe2wasm_testkit::test_each_well_formed_pexe!(check);
 
 /// With `threads`, atomics become wasm atomic instructions on a shared memory.
 #[test]
@@ -173,10 +132,7 @@ fn placeholder_runtime_links() {
 #[test]
 fn thread_detection_agrees_with_the_interface_scan() {
     let mut checked = 0;
-    for f in common::WELL_FORMED {
-        let Some(data) = common::real_pexe(f) else {
-            continue;
-        };
+    for (f, data) in common::real_pexes(common::WELL_FORMED) {
         let m = pexe2wasm::decode::decode(&data).unwrap_or_else(|e| panic!("{f}: {e}"));
         let (irt, _) = pexe2wasm::info::interface_names(&m);
         let candidates = pexe2wasm::runtime::INTERFACES

@@ -59,11 +59,7 @@ fn hello_prints_its_message_without_libc() {
 #[test]
 fn factorial_fixture_computes_factorials() {
     let pexe = std::fs::read(fixture_path("factorial.pexe")).unwrap();
-    let opts = ConvertOptions {
-        link_runtime: false,
-        export_all_functions: true,
-        ..Default::default()
-    };
+    let opts = ConvertOptions::functions_only();
     let out = convert(&pexe, &opts).unwrap();
     let engine = wasmtime::Engine::default();
     let module = wasmtime::Module::new(&engine, &out.wasm).unwrap();
