@@ -425,6 +425,7 @@ fn query_module() -> Vec<u8> {
         pepper: None,
         translator: false,
         threads: false,
+        null_page: true,
     };
     translate_code(&query_program(), 0x20000, &[0x20000], &options)
         .expect("lifts")
