@@ -87,6 +87,20 @@ pub const SYS_SCHED_YIELD: u32 = 32;
 pub const SYS_SYSCONF: u32 = 33;
 pub const SYS_TLS_INIT: u32 = 82;
 pub const SYS_TLS_GET: u32 = 84;
+/// The mutex and condition variable syscalls: a single thread's (pre-IRT programs have no
+/// threads here), as the IRT's `nacl-irt-mutex-0.1`/`nacl-irt-cond-0.1` below: a create
+/// answers a fresh handle, a lock, unlock or signal succeeds, and a wait nothing could
+/// end answers `-EDEADLK` (timed: `-ETIMEDOUT`) instead of hanging, so that newlib's exit
+/// path, which takes its locks through these, ends.
+pub const SYS_MUTEX_CREATE: u32 = 70;
+pub const SYS_MUTEX_LOCK: u32 = 71;
+pub const SYS_MUTEX_UNLOCK: u32 = 72;
+pub const SYS_MUTEX_TRYLOCK: u32 = 73;
+pub const SYS_COND_CREATE: u32 = 74;
+pub const SYS_COND_WAIT: u32 = 75;
+pub const SYS_COND_SIGNAL: u32 = 76;
+pub const SYS_COND_BROADCAST: u32 = 77;
+pub const SYS_COND_TIMED_WAIT_ABS: u32 = 79;
 const IMPLEMENTED: &[u32] = &[
     SYS_CLOSE,
     SYS_READ,
@@ -99,6 +113,15 @@ const IMPLEMENTED: &[u32] = &[
     SYS_SYSCONF,
     SYS_TLS_INIT,
     SYS_TLS_GET,
+    SYS_MUTEX_CREATE,
+    SYS_MUTEX_LOCK,
+    SYS_MUTEX_UNLOCK,
+    SYS_MUTEX_TRYLOCK,
+    SYS_COND_CREATE,
+    SYS_COND_WAIT,
+    SYS_COND_SIGNAL,
+    SYS_COND_BROADCAST,
+    SYS_COND_TIMED_WAIT_ABS,
 ];
 
 const ENOSYS: i64 = 38;
@@ -603,6 +626,26 @@ fn syscall(f: &mut Function, n: u32, locked: bool) {
                 .local_get(2);
             errno(f);
             f.instructions().else_().i64_const(0).end();
+        }
+        SYS_MUTEX_CREATE | SYS_COND_CREATE => {
+            // a fresh handle (the IRT's `Create` counter)
+            f.instructions()
+                .i32_const(0)
+                .i32_const(1)
+                .i32_atomic_rmw_add(at(HANDLES_AT))
+                .i32_const(1)
+                .i32_add()
+                .i64_extend_i32_u();
+        }
+        SYS_MUTEX_LOCK | SYS_MUTEX_UNLOCK | SYS_MUTEX_TRYLOCK | SYS_COND_SIGNAL
+        | SYS_COND_BROADCAST => {
+            f.instructions().i64_const(0);
+        }
+        SYS_COND_WAIT => {
+            f.instructions().i64_const(-i64::from(EDEADLK));
+        }
+        SYS_COND_TIMED_WAIT_ABS => {
+            f.instructions().i64_const(-i64::from(ETIMEDOUT));
         }
         // The standard streams do not seek.
         SYS_LSEEK => {
