@@ -284,6 +284,32 @@ fn pre_irt_hello_world_converts_and_runs() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A null pointer faults as under NaCl, whose first 64 KiB is unmapped: nullptr's load
+/// from address 0 is an untrusted segfault naming its instruction, a trap (exit status
+/// 134) before the program prints anything (its `FAIL` line said address 0 was readable).
+#[test]
+fn a_null_pointer_access_traps() {
+    let Some(nullptr) = nexe("nacl-nullptr-x86_64.nexe") else {
+        return;
+    };
+    let o = pexe2wasm(&["run", &nullptr]);
+    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(134), "{stderr}");
+    assert_eq!(stdout, "", "{stderr}");
+    assert!(!stderr.contains("FAIL"), "{stderr}");
+    // movzbl (%r15,%rax,1),%esi at 0x202f3, %rax = 0
+    assert!(
+        stderr.starts_with(
+            "untrusted segfault: a memory access to the unmapped first 64 KiB (a null pointer) at 0x000202f3\n"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("wasm trap: wasm `unreachable` instruction executed"),
+        "{stderr}"
+    );
+}
+
 /// IRT-era command-line nexes convert and run through the runtime's `nacl_irt_query`:
 /// fftw-wisdom answers `-V` and `-h` (exit 0) and exits 1 on an unknown option; glibc's
 /// static `sln` prints its usage to stdout and exits 1 (SOURCES.md).

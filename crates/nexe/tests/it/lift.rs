@@ -181,6 +181,7 @@ fn lift_module(snippet: &[u8], threads: bool) -> Result<Vec<u8>, LiftError> {
         pepper: None,
         translator: false,
         threads,
+        null_page: false,
     };
     Ok(translate_code(&code, BASE, &[BASE], &opts)?.wasm)
 }
@@ -1027,6 +1028,7 @@ fn run_called(
         pepper: None,
         translator: false,
         threads: false,
+        null_page: false,
     };
     let t = translate_code(code, BASE, known, &opts).expect("lifts");
     wasmparser::Validator::new()
@@ -2052,4 +2054,108 @@ fn locked_instructions_lift_as_wasm_atomics_and_match_the_cpu() {
         assert!(!uses_atomics(&plain), "{}: atomics without threads", f.name);
     }
     check_with(forms, true);
+}
+
+/// NaCl's first 64 KiB is unmapped: a load or a store through `%r15` + an index (plain,
+/// locked, a string instruction) below 0x10000 traps, at 0x10000 it does not; a constant
+/// address below it traps, a prefetch never does. As programs are translated, threaded
+/// too; every module validates.
+#[test]
+fn null_page_accesses_trap() {
+    let forms: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "movzx ecx,byte [r15+rax]",
+            asm(|a| a.movzx(ecx, byte_ptr(r15 + rax))),
+        ),
+        (
+            "mov [r15+rax],rcx",
+            asm(|a| a.mov(qword_ptr(r15 + rax), rcx)),
+        ),
+        (
+            "lock add [r15+rax],ecx",
+            asm(|a| a.lock().add(dword_ptr(r15 + rax), ecx)),
+        ),
+        ("stosb [r15+rdi] (rdi=rax)", {
+            asm(|a| {
+                a.mov(rdi, rax)?;
+                a.stosb()
+            })
+        }),
+    ];
+    let engine = Engine::default();
+    let opts = |threads| Options {
+        padded_starts: false,
+        export_state: true,
+        min_pages: 4,
+        stub_failures: false,
+        runtime: false,
+        pepper: None,
+        translator: false,
+        threads,
+        null_page: true,
+    };
+    let run = |bytes: &[u8], threads: bool, index: u64| -> Result<u32, String> {
+        let mut code = bytes.to_vec();
+        code.extend_from_slice(&[0x41, 0xff, 0xe3]); // jmp *%r11
+        let wasm = translate_code(&code, BASE, &[BASE], &opts(threads))
+            .expect("lifts")
+            .wasm;
+        wasmparser::Validator::new()
+            .validate_all(&wasm)
+            .unwrap_or_else(|e| panic!("invalid module for {bytes:02x?}: {e}"));
+        let module = wasmtime::Module::new(&engine, &wasm).expect("compile");
+        let mut store = Store::new(&engine, ());
+        let inst = Instance::new(&mut store, &module, &[]).expect("instantiate");
+        for (name, value) in [
+            ("rax", index),
+            ("r11", RET as u64),
+            ("rcx", 7),
+            ("rsp", 0x3f000),
+        ] {
+            let g = inst.get_global(&mut store, name).expect(name);
+            g.set(&mut store, Val::I64(value as i64)).unwrap();
+        }
+        let f = inst
+            .get_typed_func::<i32, i32>(&mut store, "f_20000")
+            .expect("the snippet's function");
+        f.call(&mut store, RET as i32)
+            .map(|r| r as u32)
+            .map_err(|e| format!("{:?}", e.downcast_ref::<wasmtime::Trap>()))
+    };
+    for (name, bytes) in &forms {
+        for threads in [false, true] {
+            for index in [0, 0xffff, 0xfff8] {
+                let r = run(bytes, threads, index);
+                assert_eq!(
+                    r,
+                    Err("Some(UnreachableCodeReached)".into()),
+                    "{name} with rax={index:#x} (threads: {threads})"
+                );
+            }
+            let r = run(bytes, threads, 0x10000);
+            assert_eq!(r, Ok(RET), "{name} with rax=0x10000 (threads: {threads})");
+        }
+    }
+    // constant addresses: below 64 KiB a fault without a check, above none; prefetches
+    // never fault
+    for (name, bytes, traps) in [
+        (
+            "mov ecx,[r15+0xfffc]",
+            asm(|a| a.mov(ecx, dword_ptr(r15 + 0xfffc))),
+            true,
+        ),
+        (
+            "mov ecx,[r15+0x10000]",
+            asm(|a| a.mov(ecx, dword_ptr(r15 + 0x10000))),
+            false,
+        ),
+        (
+            "prefetchnta [r15+rax]",
+            asm(|a| a.prefetchnta(byte_ptr(r15 + rax))),
+            false,
+        ),
+    ] {
+        let r = run(&bytes, false, 0);
+        assert_eq!(r.is_err(), traps, "{name}: {r:?}");
+    }
 }

@@ -450,6 +450,7 @@ fn query_module() -> Vec<u8> {
         pepper: None,
         translator: false,
         threads: false,
+        null_page: true,
     };
     translate_code(&query_program(), 0x20000, &[0x20000], &options)
         .expect("lifts")
@@ -509,6 +510,7 @@ fn the_environment_reaches_both_startup_blocks() {
         pepper: None,
         translator: false,
         threads: false,
+        null_page: true,
     };
     let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
         .expect("lifts")
@@ -530,6 +532,83 @@ fn irt_dyncode_says_not_translated_yet() {
     assert_eq!(
         String::from_utf8_lossy(&r.stderr),
         "not translated yet: the dynamic-code interface `nacl-irt-dyncode-0.1`\n"
+    );
+}
+
+/// A pre-IRT program's mutex and condition syscalls (70-79, through the trampolines) are
+/// a single thread's: creates answer consecutive handles, locks, unlocks and signals 0,
+/// a wait nothing could end `-EDEADLK` and a timed one `-ETIMEDOUT`, without hanging.
+#[test]
+fn pre_irt_mutex_and_cond_syscalls_end() {
+    use iced_x86::code_asm::*;
+    // (syscall, what to do with its %rax): r12 the first handle, r14 the results
+    // ORed (shifted by the step's bits), then exit(r14)
+    let calls: &[(u32, u32)] = &[
+        (70, 0), // mutex_create → r12
+        (74, 1), // cond_create: r14 |= (rax - r12) << 24
+        (71, 2), // mutex_lock(r12): r14 |= rax
+        (73, 2), // trylock
+        (72, 2), // unlock
+        (76, 2), // cond_signal
+        (77, 2), // cond_broadcast
+        (75, 3), // cond_wait: r14 |= -rax << 8
+        (79, 4), // cond_timed_wait_abs: r14 |= -rax << 16
+        (30, 5), // exit(r14)
+    ];
+    let mut code: Vec<u8> = Vec::new();
+    let mut prev = 0u32;
+    for &(n, _) in calls {
+        let at = |ip: u64| {
+            let mut a = CodeAssembler::new(64).unwrap();
+            match prev {
+                0 if ip == 0x20000 => {
+                    a.xor(r14d, r14d).unwrap();
+                }
+                0 => a.mov(r12, rax).unwrap(),
+                1 => {
+                    a.sub(rax, r12).unwrap();
+                    a.shl(rax, 24).unwrap();
+                    a.or(r14, rax).unwrap();
+                }
+                2 => a.or(r14, rax).unwrap(),
+                3 | 4 => {
+                    a.neg(rax).unwrap();
+                    a.shl(rax, if prev == 3 { 8 } else { 16 }).unwrap();
+                    a.or(r14, rax).unwrap();
+                }
+                _ => {}
+            }
+            a.mov(rdi, r12).unwrap();
+            a.mov(rsi, r12).unwrap();
+            if n == 30 {
+                a.mov(rdi, r14).unwrap();
+            }
+            a.mov(r11d, 0x10000 + 32 * n).unwrap();
+            a.and(r11d, -32).unwrap();
+            a.add(r11, r15).unwrap();
+            a.call(r11).unwrap();
+            a.assemble(ip).unwrap()
+        };
+        let ip = 0x20000 + code.len() as u64;
+        let pad = (32 - at(ip).len() % 32) % 32;
+        code.resize(code.len() + pad, 0x90);
+        code.extend(at(ip + pad as u64));
+        prev = calls.iter().find(|c| c.0 == n).unwrap().1;
+    }
+    code.resize(code.len() + 32, 0xf4);
+    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
+    let options = Options {
+        export_state: false,
+        runtime: true,
+        ..Options::default()
+    };
+    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
+        .expect("lifts")
+        .wasm;
+    let r = run(&wasm, &["m"]);
+    assert_eq!(
+        (r.exit, r.trap.as_deref()),
+        (Some(1 << 24 | 35 << 8 | 110 << 16), None)
     );
 }
 

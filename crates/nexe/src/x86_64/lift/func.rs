@@ -74,6 +74,11 @@ pub(crate) const G_X87CW: u32 = G_XMM + 16;
 pub(crate) const F_EFLAGS: u32 = 0;
 pub(crate) const F_MULHU: u32 = 1;
 pub(crate) const F_UDIV128: u32 = 2;
+/// The null-page fault (`runtime::null_page_fault`): called with the instruction's
+/// address, it never returns.
+pub(crate) const F_NULL_PAGE: u32 = 3;
+/// The helpers before the lifted functions.
+pub(crate) const HELPERS: u32 = 4;
 pub(crate) const TY_LIFTED: u32 = 3;
 
 const RSP: u32 = 4;
@@ -120,6 +125,8 @@ pub(crate) struct Ctx<'a> {
     /// The memory is shared (threads): `lock`-prefixed read-modify-writes and `xchg`
     /// with memory are wasm atomics, fences `atomic.fence`.
     pub threads: bool,
+    /// Check memory accesses for NaCl's null page (`Options::null_page`).
+    pub null_page: bool,
 }
 
 thread_local! {
@@ -717,11 +724,74 @@ impl<'a> Em<'a> {
         Ok(())
     }
 
-    /// Computes the memory operand's sandbox address into EA.
+    /// Computes the memory operand's sandbox address into EA (and checks it: see
+    /// [`Self::null_check`]).
     fn ea(&mut self, ins: &Instruction) -> R {
         self.address(ins)?;
         self.i().i32_wrap_i64().local_set(EA);
+        self.null_check(ins);
         Ok(())
+    }
+
+    /// NaCl leaves the sandbox's first 64 KiB unmapped, so an access there (a null
+    /// pointer) faults; wasm address 0 is ordinary memory, so the translation checks EA
+    /// and calls the null-page fault below [`NULL_REGION`]. Host code reads guest
+    /// pointers as wasm addresses, so memory cannot be moved up instead.
+    ///
+    /// Not checked, as they cannot reach the null page by NaCl's rules: `%rsp`- and
+    /// `%rbp`-relative operands without an index (the validator lets only the
+    /// sandboxing sequences set those registers, which the program keeps on its stack;
+    /// a program that points them at the null page itself is not caught), and operands
+    /// whose address is a constant (RIP-relative, or `%r15` plus a displacement) at or
+    /// above 64 KiB; one below is a fault without a check. x86 prefetches never fault.
+    fn null_check(&mut self, ins: &Instruction) {
+        use Mnemonic as M;
+        if !self.ctx.null_page
+            || matches!(
+                ins.mnemonic(),
+                M::Prefetchnta | M::Prefetcht0 | M::Prefetcht1 | M::Prefetcht2 | M::Prefetchw
+            )
+        {
+            return;
+        }
+        let base = ins.memory_base();
+        let index = ins.memory_index();
+        let constant = ins.is_ip_rel_memory_operand()
+            || (index == Register::None && matches!(base, Register::None | Register::R15));
+        if constant {
+            if (ins.memory_displacement64() as u32) < NULL_REGION {
+                self.null_fault(ins);
+            }
+            return;
+        }
+        if index == Register::None && matches!(base.full_register(), Register::RSP | Register::RBP)
+        {
+            return;
+        }
+        self.check_ea(ins);
+    }
+
+    /// The check itself: EA below 64 KiB is `ins`'s null-page fault.
+    fn check_ea(&mut self, ins: &Instruction) {
+        if !self.ctx.null_page {
+            return;
+        }
+        self.i()
+            .local_get(EA)
+            .i32_const(NULL_REGION as i32)
+            .i32_lt_u()
+            .if_(BlockType::Empty);
+        self.null_fault(ins);
+        self.i().end();
+    }
+
+    /// Reports the null-page access of `ins` and traps.
+    fn null_fault(&mut self, ins: &Instruction) {
+        let f = self.ctx.fbase + F_NULL_PAGE;
+        self.i()
+            .i32_const(ins.ip() as u32 as i32)
+            .call(f)
+            .unreachable();
     }
 
     fn has_mem(ins: &Instruction) -> bool {
@@ -1642,6 +1712,7 @@ impl<'a> Em<'a> {
         // a: the source element (or the accumulator for stos/scas)
         if load_si {
             self.i().local_get(reg(RSI)).i32_wrap_i64().local_set(EA);
+            self.check_ea(ins);
             self.load(w);
             step(self, RSI);
         } else {
@@ -1650,6 +1721,7 @@ impl<'a> Em<'a> {
         self.i().local_set(T0);
         if store_di {
             self.i().local_get(reg(RDI)).i32_wrap_i64().local_set(EA);
+            self.check_ea(ins);
             self.i().local_get(T0);
             self.store(w);
             step(self, RDI);
@@ -1661,6 +1733,7 @@ impl<'a> Em<'a> {
         if compare {
             // cmps: [rsi] - [rdi]; scas: acc - [rdi]
             self.i().local_get(reg(RDI)).i32_wrap_i64().local_set(EA);
+            self.check_ea(ins);
             self.load(w);
             self.i().local_set(T1);
             step(self, RDI);

@@ -1,14 +1,17 @@
 //! Assembling the lifted functions into one wasm module.
 //!
-//! Layout: helper functions first ([`F_EFLAGS`], [`F_MULHU`], [`F_UDIV128`]), then one
-//! function per x86 function in address order; globals 0..16 are the registers (RAX …
-//! R15 in x86's numbering), 16..21 the flag record; memory 0 is the sandbox (its image at
-//! the segments' addresses); table 0 maps bundle index `(addr - base) / 32` to the
-//! function starting there (indirect calls and jumps; other slots trap).
+//! Layout: helper functions first ([`F_EFLAGS`], [`F_MULHU`], [`F_UDIV128`],
+//! [`F_NULL_PAGE`]), then one function per x86 function in address order; globals 0..16
+//! are the registers (RAX … R15 in x86's numbering), 16..21 the flag record; memory 0 is
+//! the sandbox (its image at the segments' addresses); table 0 maps bundle index `(addr -
+//! base) / 32` to the function starting there (indirect calls and jumps; other slots
+//! trap).
 
 use super::cfg::{self, Function};
 use super::flags;
-use super::func::{self, Ctx, F_EFLAGS, F_MULHU, F_UDIV128, G_FOP, G_XMM, TY_LIFTED};
+use super::func::{
+    self, Ctx, F_EFLAGS, F_MULHU, F_NULL_PAGE, F_UDIV128, G_FOP, G_XMM, HELPERS, TY_LIFTED,
+};
 use super::pepper::Pepper;
 use super::runtime::{self, Runtime};
 use super::LiftError;
@@ -55,6 +58,10 @@ pub struct Options {
     /// instance of its own (`wasi_thread_start`), futexes are wasm's wait and notify, and
     /// `lock`-prefixed instructions and `xchg` with memory are wasm atomics.
     pub threads: bool,
+    /// Memory accesses to NaCl's unmapped first 64 KiB fault (`func::Em::null_check`):
+    /// every translation of a program; tests of instruction semantics whose memory sits
+    /// there turn it off.
+    pub null_page: bool,
 }
 
 impl Default for Options {
@@ -68,6 +75,7 @@ impl Default for Options {
             pepper: None,
             translator: false,
             threads: false,
+            null_page: true,
         }
     }
 }
@@ -138,11 +146,11 @@ fn lift_decoded(
     let mut funcs: HashMap<u32, u32> = functions
         .iter()
         .enumerate()
-        .map(|(k, f)| (f.start, fbase + 3 + k as u32))
+        .map(|(k, f)| (f.start, fbase + HELPERS + k as u32))
         .collect();
     if fbase > 0 {
         let rt = Runtime {
-            first: fbase + 3 + functions.len() as u32,
+            first: fbase + HELPERS + functions.len() as u32,
             image_top: 0,
             heap: 0,
             translator: options.translator,
@@ -158,6 +166,7 @@ fn lift_decoded(
         end,
         funcs: &funcs,
         threads: options.threads,
+        null_page: options.null_page,
     };
     // Functions lift independently: in parallel, in jobs of a few dozen so that no thread
     // ends the pass alone on a long run (decision 0010's rule for the converter).
@@ -230,7 +239,7 @@ impl Lifted {
         // the thread imports follow WASI's and Pepper's
         let spawn = runtime::IMPORTS.len() as u32 + pepper.map_or(0, |p| p.import_count());
         let rt = (fbase > 0).then(|| Runtime {
-            first: fbase + 3 + bodies.len() as u32,
+            first: fbase + HELPERS + bodies.len() as u32,
             image_top: image_top as u32,
             heap: if pepper.is_some() {
                 super::pepper::HOST_HEAP
@@ -304,7 +313,7 @@ impl Lifted {
         }
 
         let mut fs = FunctionSection::new();
-        fs.function(0).function(1).function(2);
+        fs.function(0).function(1).function(2).function(TY_LIFTED);
         for _ in &bodies {
             fs.function(TY_LIFTED);
         }
@@ -391,7 +400,7 @@ impl Lifted {
             .functions
             .iter()
             .position(|f| entry == Some(f.start))
-            .map(|k| fbase + 3 + k as u32);
+            .map(|k| fbase + HELPERS + k as u32);
         match rt {
             Some(rt) => {
                 ex.export("_start", ExportKind::Func, rt.first);
@@ -414,7 +423,7 @@ impl Lifted {
                     ex.export(
                         &function_name(f.start),
                         ExportKind::Func,
-                        fbase + 3 + k as u32,
+                        fbase + HELPERS + k as u32,
                     );
                 }
                 if let Some(e) = entry_index {
@@ -427,7 +436,7 @@ impl Lifted {
         let mut els = ElementSection::new();
         for (k, f) in self.functions.iter().enumerate() {
             if (f.start - self.tbase).is_multiple_of(32) {
-                let idx = [fbase + 3 + k as u32];
+                let idx = [fbase + HELPERS + k as u32];
                 els.active(
                     Some(0),
                     &ConstExpr::i32_const(((f.start - self.tbase) / 32) as i32),
@@ -481,6 +490,7 @@ impl Lifted {
         head.function(&flags::emit_eflags());
         head.function(&flags::emit_mulhu());
         head.function(&flags::emit_udiv128());
+        head.function(&runtime::null_page_fault(rt.is_some()));
         let mut tail = CodeSection::new();
         if let Some(rt) = rt {
             let e = entry_index.ok_or_else(|| {
@@ -529,7 +539,7 @@ impl Lifted {
         }
         m.section(&data);
 
-        let _ = (F_MULHU, F_UDIV128);
+        let _ = (F_MULHU, F_UDIV128, F_NULL_PAGE);
         Ok(Translated {
             wasm: m.finish(),
             functions: self.functions.iter().map(|f| f.start).collect(),
@@ -738,6 +748,7 @@ pub fn program_options(nexe: &Nexe<'_>) -> Options {
             .irt_interfaces
             .iter()
             .any(|i| i.starts_with("nacl-irt-thread")),
+        null_page: true,
     }
 }
 
@@ -753,7 +764,7 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
         .zip(&lifted.results)
         .filter_map(|(f, r)| r.as_ref().err().map(|e| (f.start, e.clone())))
         .collect();
-    let first_function = lifted.fbase + 3;
+    let first_function = lifted.fbase + HELPERS;
     let t = lifted.assemble(&nexe.memory_image(), Some(nexe.info.entry), &options)?;
     Ok(Program {
         host_heap: t.host_heap,

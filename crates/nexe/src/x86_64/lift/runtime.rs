@@ -81,13 +81,14 @@ const DOT: i32 = FILE_WORDS + 12;
 /// trampolines; the IRT functions' slots follow it.
 pub const IRT_QUERY: u32 = TRAMPOLINES + 32 * SYSCALL_SLOTS;
 /// The runtime's constants (a data segment): the WASI → NaCl errno map, the file modes,
-/// the dynamic-code words, then the query's directory with the interface names and
-/// tables.
+/// the dynamic-code words, the translator's messages, the null-page words, then the
+/// query's directory with the interface names and tables.
 pub(crate) const IRT_DATA: i32 = SCRATCH + 0x8000;
 const ERRNO_MAP: i32 = IRT_DATA;
 const MODES_AT: i32 = IRT_DATA + 0x80;
 const DYNCODE_WORDS: i32 = IRT_DATA + 0x100;
-const DIRECTORY: i32 = IRT_DATA + 0x200;
+const NULL_PAGE_WORDS: i32 = IRT_DATA + 0x200;
+const DIRECTORY: i32 = IRT_DATA + 0x280;
 /// The return address `_start` gives the entry: a trampoline slot (`ENOSYS`) no code
 /// returns to.
 const START_RETURN: i32 = TRAMPOLINES as i32 + 32 * 126;
@@ -114,6 +115,20 @@ pub const SYS_SCHED_YIELD: u32 = 32;
 pub const SYS_SYSCONF: u32 = 33;
 pub const SYS_TLS_INIT: u32 = 82;
 pub const SYS_TLS_GET: u32 = 84;
+/// The mutex and condition variable syscalls: a single thread's (pre-IRT programs have no
+/// threads here), as the IRT's `nacl-irt-mutex-0.1`/`nacl-irt-cond-0.1` below: a create
+/// answers a fresh handle, a lock, unlock or signal succeeds, and a wait nothing could
+/// end answers `-EDEADLK` (timed: `-ETIMEDOUT`) instead of hanging, so that newlib's exit
+/// path, which takes its locks through these, ends.
+pub const SYS_MUTEX_CREATE: u32 = 70;
+pub const SYS_MUTEX_LOCK: u32 = 71;
+pub const SYS_MUTEX_UNLOCK: u32 = 72;
+pub const SYS_MUTEX_TRYLOCK: u32 = 73;
+pub const SYS_COND_CREATE: u32 = 74;
+pub const SYS_COND_WAIT: u32 = 75;
+pub const SYS_COND_SIGNAL: u32 = 76;
+pub const SYS_COND_BROADCAST: u32 = 77;
+pub const SYS_COND_TIMED_WAIT_ABS: u32 = 79;
 const IMPLEMENTED: &[u32] = &[
     SYS_OPEN,
     SYS_STAT,
@@ -128,6 +143,15 @@ const IMPLEMENTED: &[u32] = &[
     SYS_SYSCONF,
     SYS_TLS_INIT,
     SYS_TLS_GET,
+    SYS_MUTEX_CREATE,
+    SYS_MUTEX_LOCK,
+    SYS_MUTEX_UNLOCK,
+    SYS_MUTEX_TRYLOCK,
+    SYS_COND_CREATE,
+    SYS_COND_WAIT,
+    SYS_COND_SIGNAL,
+    SYS_COND_BROADCAST,
+    SYS_COND_TIMED_WAIT_ABS,
 ];
 
 const ENOSYS: i64 = 38;
@@ -784,6 +808,26 @@ fn syscall(f: &mut Function, n: u32, locked: bool, rt: &Runtime) {
             }
             s.else_().i64_const(0).local_get(7).i64_sub().end();
         }
+        SYS_MUTEX_CREATE | SYS_COND_CREATE => {
+            // a fresh handle (the IRT's `Create` counter)
+            f.instructions()
+                .i32_const(0)
+                .i32_const(1)
+                .i32_atomic_rmw_add(at(HANDLES_AT))
+                .i32_const(1)
+                .i32_add()
+                .i64_extend_i32_u();
+        }
+        SYS_MUTEX_LOCK | SYS_MUTEX_UNLOCK | SYS_MUTEX_TRYLOCK | SYS_COND_SIGNAL
+        | SYS_COND_BROADCAST => {
+            f.instructions().i64_const(0);
+        }
+        SYS_COND_WAIT => {
+            f.instructions().i64_const(-i64::from(EDEADLK));
+        }
+        SYS_COND_TIMED_WAIT_ABS => {
+            f.instructions().i64_const(-i64::from(ETIMEDOUT));
+        }
         SYS_SYSBRK => {
             // sysbrk(new): 0 asks for the break; else grow the memory to hold it (the
             // break stays when it cannot) and move the break. Returns the break.
@@ -1108,6 +1152,8 @@ pub(crate) fn irt_data(pepper: bool, translator: bool) -> Vec<u8> {
     let words = dyncode_words();
     let at = (DYNCODE_WORDS - IRT_DATA) as usize;
     d[at..at + words.len()].copy_from_slice(words.as_bytes());
+    let at = (NULL_PAGE_WORDS - IRT_DATA) as usize;
+    d[at..at + NULL_PAGE.len()].copy_from_slice(NULL_PAGE.as_bytes());
     let m = super::translator::messages();
     let at = (super::translator::MESSAGES_AT - IRT_DATA) as usize;
     d[at..at + m.len()].copy_from_slice(&m);
@@ -1146,6 +1192,79 @@ fn dyncode_words() -> String {
         what: "dynamic-code",
     };
     format!("{e}\n")
+}
+
+/// What a memory access to NaCl's unmapped first 64 KiB writes to stderr before it
+/// traps, followed by the instruction's address (8 hex digits) and a newline.
+pub const NULL_PAGE: &str =
+    "untrusted segfault: a memory access to the unmapped first 64 KiB (a null pointer) at 0x";
+
+/// The null-page fault every lifted memory check calls (`func::F_NULL_PAGE`, type
+/// `TY_LIFTED`) with the instruction's address: with the runtime linked it writes
+/// [`NULL_PAGE`] and the address to stderr, as NaCl's loader reports an untrusted
+/// segfault, then traps; without (`runtime` false: no WASI) it only traps.
+pub(crate) fn null_page_fault(runtime: bool) -> Function {
+    // locals: 1 the digit's number, 2 its nibble
+    let mut f = Function::new([(2, ValType::I32)]);
+    let s = &mut f.instructions();
+    if runtime {
+        // the digits and the newline in the scratch at S_FDSTAT, the iovecs at S_FILESTAT
+        s.loop_(BlockType::Empty);
+        sc(s, S_FDSTAT);
+        s.local_get(1).i32_add();
+        // nibble 7 - k, then '0'..'9' or 'a'..'f'
+        s.local_get(0)
+            .i32_const(28)
+            .local_get(1)
+            .i32_const(2)
+            .i32_shl()
+            .i32_sub()
+            .i32_shr_u()
+            .i32_const(15)
+            .i32_and()
+            .local_tee(2)
+            .i32_const(i32::from(b'0'))
+            .i32_add()
+            .local_get(2)
+            .i32_const(9)
+            .i32_gt_u()
+            .i32_const(i32::from(b'a' - b'0' - 10))
+            .i32_mul()
+            .i32_add()
+            .i32_store8(m8());
+        s.local_get(1)
+            .i32_const(1)
+            .i32_add()
+            .local_tee(1)
+            .i32_const(8)
+            .i32_lt_u()
+            .br_if(0)
+            .end();
+        sc(s, S_FDSTAT + 8);
+        s.i32_const(i32::from(b'\n')).i32_store8(m8());
+        // two writes (WASI's `fd_write` may write only its first buffer): the words (a
+        // constant), then the digits (in the scratch)
+        for (from, len) in [(None, NULL_PAGE.len() as i32), (Some(S_FDSTAT), 9)] {
+            sc(s, S_FILESTAT);
+            match from {
+                None => s.i32_const(NULL_PAGE_WORDS),
+                Some(off) => {
+                    sc(s, off);
+                    &mut *s
+                }
+            };
+            s.i32_store(m32());
+            sc(s, S_FILESTAT + 4);
+            s.i32_const(len).i32_store(m32());
+            s.i32_const(2);
+            sc(s, S_FILESTAT);
+            s.i32_const(1);
+            sc(s, S_FILESTAT + 8);
+            s.call(I_FD_WRITE).drop();
+        }
+    }
+    s.unreachable().end();
+    f
 }
 
 /// Pushes `%rdi`-like argument register `g` as an i32.

@@ -197,6 +197,7 @@ one_byte! {
     i32_eqz = 0x45;
     i32_eq = 0x46;
     i32_ne = 0x47;
+    i32_lt_u = 0x49;
     i32_sub = 0x6b;
     i32_mul = 0x6c;
     i32_and = 0x71;
