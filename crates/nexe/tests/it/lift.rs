@@ -181,6 +181,7 @@ fn lift_module(snippet: &[u8], threads: bool) -> Result<Vec<u8>, LiftError> {
         runtime: false,
         pepper: None,
         translator: false,
+        linker: false,
         threads,
     };
     Ok(translate_code(&code, BASE, &[BASE], &opts)?.wasm)
@@ -1027,6 +1028,7 @@ fn run_called(
         runtime: false,
         pepper: None,
         translator: false,
+        linker: false,
         threads: false,
     };
     let t = translate_code(code, BASE, known, &opts).expect("lifts");

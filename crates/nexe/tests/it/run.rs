@@ -424,6 +424,7 @@ fn query_module() -> Vec<u8> {
         runtime: true,
         pepper: None,
         translator: false,
+        linker: false,
         threads: false,
     };
     translate_code(&query_program(), 0x20000, &[0x20000], &options)

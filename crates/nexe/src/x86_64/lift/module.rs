@@ -49,6 +49,10 @@ pub struct Options {
     /// With the runtime: the PNaCl translator's compile interface and its object file
     /// (`translator.rs`).
     pub translator: bool,
+    /// With the runtime: PNaCl's linker (`pnacl-ld`): the link and resource-open
+    /// interfaces, WASI's `path_open` (imported last) for its inputs, and the nexe it
+    /// writes (`translator.rs`).
+    pub linker: bool,
     /// With the runtime: threads as converted pexes have them (docs/RUNTIME-ABI.md,
     /// "Threads"): the memory is imported and shared (`env`.`memory`, its data copied in
     /// once by `_start`), `thread_create` is `wasi`.`thread-spawn` and each thread an
@@ -67,6 +71,7 @@ impl Default for Options {
             runtime: false,
             pepper: None,
             translator: false,
+            linker: false,
             threads: false,
         }
     }
@@ -129,7 +134,8 @@ fn lift_decoded(
                     THREAD_IMPORTS + u32::from(options.pepper.is_some())
                 } else {
                     0
-                },
+                }
+                + u32::from(options.linker),
             runtime::TRAMPOLINES,
         )
     } else {
@@ -146,6 +152,7 @@ fn lift_decoded(
             image_top: 0,
             heap: 0,
             translator: options.translator,
+            path_open: None,
             threads: None,
             wait: None,
         };
@@ -238,6 +245,15 @@ impl Lifted {
                 0
             },
             translator: options.translator,
+            // the last function import
+            path_open: options.linker.then(|| {
+                spawn
+                    + if threads {
+                        THREAD_IMPORTS + u32::from(pepper.is_some())
+                    } else {
+                        0
+                    }
+            }),
             threads: threads.then_some(spawn),
             wait: (threads && pepper.is_some()).then_some(spawn + THREAD_IMPORTS),
         });
@@ -266,6 +282,10 @@ impl Lifted {
                 ));
             }
             runtime::types(&mut types);
+            // the linker's `path_open` type takes the place of Pepper's first (never both)
+            if rt.path_open.is_some() && pepper.is_none() {
+                runtime::path_open_type(&mut types);
+            }
             if let Some(p) = pepper {
                 p.types(&mut types);
             }
@@ -297,6 +317,13 @@ impl Lifted {
                     );
                 }
                 imports.import("env", "memory", EntityType::Memory(memory_type(true)));
+            }
+            if rt.path_open.is_some() {
+                imports.import(
+                    "wasi_snapshot_preview1",
+                    "path_open",
+                    wasm_encoder::EntityType::Function(runtime::TY_PATH_OPEN),
+                );
             }
             m.section(&imports);
         } else {
@@ -458,7 +485,7 @@ impl Lifted {
             .filter(|s| !s.bytes.is_empty())
             .map(|s| (s.vaddr, s.bytes))
             .collect();
-        let irt_data = rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator));
+        let irt_data = rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator, options.linker));
         if let Some(d) = &irt_data {
             segments.push((runtime::IRT_DATA as u32, d));
         }
@@ -733,6 +760,7 @@ pub fn program_options(nexe: &Nexe<'_>) -> Options {
         pepper: matches!(nexe.info.app, crate::AppKind::Pepper { pre_1_0: false })
             .then(|| Pepper::new(&nexe.info.ppb_interfaces)),
         translator: is_compile_translator(&nexe.info),
+        linker: is_link_translator(&nexe.info),
         // threaded when the program can ask for threads, as pexes are (`Threads::Auto`)
         threads: nexe
             .info
@@ -771,8 +799,8 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
 /// command-line program, pre-IRT (its syscalls go through the trampolines) or of the IRT
 /// era (it queries the interfaces through `AT_SYSINFO`; the 2011 libc falls back to the
 /// trampolines for the interfaces not answered), a Pepper plugin, or PNaCl's compiler
-/// (Subzero, through the translator's compile interface). SRPC, the linker and
-/// libc-dynamic programs need more than the runtime gives.
+/// (Subzero, through the translator's compile interface) or its linker (`pnacl-ld`,
+/// through the link interface). SRPC and libc-dynamic programs need more than the runtime gives.
 pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
     use crate::RuntimeAbi::*;
     info.arch == crate::Arch::X86_64
@@ -781,7 +809,14 @@ pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
         && (matches!(
             info.app,
             crate::AppKind::Cli | crate::AppKind::Pepper { pre_1_0: false }
-        ) || is_compile_translator(info))
+        ) || is_compile_translator(info)
+            || is_link_translator(info))
+}
+
+/// Whether the nexe is PNaCl's linker: it asks for the translator's link interface.
+pub fn is_link_translator(info: &crate::NexeInfo) -> bool {
+    matches!(&info.app, crate::AppKind::Translator { interface }
+        if interface.starts_with(super::translator::LINK_INTERFACE_PREFIX))
 }
 
 /// Whether the nexe is PNaCl's compiler: it asks for the translator's compile interface.

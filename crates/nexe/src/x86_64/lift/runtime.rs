@@ -143,6 +143,8 @@ pub(crate) const TY_SEEK: u32 = 8;
 pub(crate) const TY_CLOCK: u32 = 9;
 /// `wasi_thread_start(tid, arg)`.
 pub(crate) const TY_THREAD_START: u32 = 10;
+/// WASI's `path_open` (the linker's only: Pepper's types take this index otherwise).
+pub(crate) const TY_PATH_OPEN: u32 = 11;
 
 /// Globals the runtime adds after the registers, the flag record, the XMM registers and
 /// the x87 control word.
@@ -173,6 +175,14 @@ pub(crate) fn types(t: &mut wasm_encoder::TypeSection) {
     t.ty()
         .function([ValType::I32, ValType::I64, ValType::I32], [ValType::I32]);
     t.ty().function([ValType::I32; 2], []);
+}
+
+/// Adds [`TY_PATH_OPEN`]: `path_open(dirfd, dirflags, path, path_len, oflags,
+/// rights_base, rights_inheriting, fdflags, *fd) -> errno`.
+pub(crate) fn path_open_type(t: &mut wasm_encoder::TypeSection) {
+    use ValType::{I32, I64};
+    t.ty()
+        .function([I32, I32, I32, I32, I32, I64, I64, I32, I32], [I32]);
 }
 
 pub(crate) fn m32() -> MemArg {
@@ -217,6 +227,9 @@ pub(crate) struct Runtime {
     pub heap: u32,
     /// PNaCl's compiler: the compile interface and the object file (`translator.rs`).
     pub translator: bool,
+    /// PNaCl's linker: the function index of WASI's `path_open` (the link and
+    /// resource-open interfaces, `translator.rs`); `None` for other programs.
+    pub path_open: Option<u32>,
     /// Threads: the function index of the `wasi`.`thread-spawn` import
     /// (`pexe2wasm`.`thread_exit` follows it); `None`: one thread, memory not shared.
     pub threads: Option<u32>,
@@ -553,7 +566,7 @@ fn errno(f: &mut Function) {
 
 /// The WASI errno on the stack as NaCl's (positive, i32): the map in the constants,
 /// unknown values EIO.
-fn wasi_errno(s: &mut InstructionSink<'_>) {
+pub(crate) fn wasi_errno(s: &mut InstructionSink<'_>) {
     s.local_tee(1)
         .i32_const(WASI_ERRNOS.len() as i32 - 1)
         .local_get(1)
@@ -749,6 +762,10 @@ enum Irt {
     FutexWait,
     /// The translator's `serve_translate_request`.
     ServeTranslate,
+    /// The linker's `serve_link_request`.
+    ServeLink,
+    /// The linker's `open_resource`.
+    ResourceOpen,
     FutexWake,
     /// `mutex_create`, `cond_create`: a fresh handle.
     Create,
@@ -808,6 +825,9 @@ const INTERFACES: &[(&str, &[Irt])] = &[
     ("nacl-irt-dyncode-0.1", &[Dyncode, Dyncode, Dyncode]),
     // answered to PNaCl's compiler only (`irt_data`)
     (super::translator::COMPILE_INTERFACE, &[ServeTranslate]),
+    // answered to PNaCl's linker only
+    (super::translator::LINK_INTERFACE, &[ServeLink]),
+    (super::translator::RESOURCE_INTERFACE, &[ResourceOpen]),
 ];
 
 /// The interfaces' names the query answers.
@@ -839,7 +859,7 @@ fn irt_functions() -> Vec<Irt> {
 /// address; a zero name ends it), then the names and tables.
 ///
 /// A Pepper nexe's also answers `nacl-irt-ppapihook-0.1` with Pepper's first two slots.
-pub(crate) fn irt_data(pepper: bool, translator: bool) -> Vec<u8> {
+pub(crate) fn irt_data(pepper: bool, translator: bool, linker: bool) -> Vec<u8> {
     let funcs = irt_functions();
     let slot = |f: &Irt| IRT_QUERY + 32 * funcs.iter().position(|g| g == f).unwrap() as u32;
     let hook = super::pepper::Pepper::ppapihook_table(funcs.len() as u32);
@@ -860,6 +880,11 @@ pub(crate) fn irt_data(pepper: bool, translator: bool) -> Vec<u8> {
     let slots: Vec<(&str, Vec<u32>)> = INTERFACES
         .iter()
         .filter(|(name, _)| translator || *name != super::translator::COMPILE_INTERFACE)
+        .filter(|(name, _)| {
+            linker
+                || (*name != super::translator::LINK_INTERFACE
+                    && *name != super::translator::RESOURCE_INTERFACE)
+        })
         .map(|(name, table)| (*name, table.iter().map(slot).collect()))
         .chain(pepper.then(|| ("nacl-irt-ppapihook-0.1", hook.to_vec())))
         .collect();
@@ -985,8 +1010,9 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
     let threads = rt.threads;
     let locked = threads.is_some();
     let translator = rt.translator;
-    // the translator's object file and standard streams (translator.rs)
-    if translator && matches!(k, Write | Seek | Close) {
+    // the translator's object file (the linker's nexe) and standard streams
+    // (translator.rs)
+    if (translator || rt.path_open.is_some()) && matches!(k, Write | Seek | Close) {
         tr::is_object(s);
         s.if_(BlockType::Result(ValType::I32));
         match k {
@@ -1258,6 +1284,14 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
             // never in the directory
             s.unreachable();
         }
+        ServeLink | ResourceOpen => match rt.path_open {
+            Some(open) if k == ServeLink => tr::serve_link(s, open),
+            Some(open) => tr::resource_open(s, open),
+            // never in the directory
+            None => {
+                s.unreachable();
+            }
+        },
         ThreadCreate => match threads {
             // thread_create(start, stack, thread_ptr): the thread's scratch is the top
             // of its stack (`stack` - THREAD_SCRATCH, where its stack pointer starts);
@@ -1430,7 +1464,7 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
             s.i32_const(e);
         }
     }
-    if translator && matches!(k, Write | Seek | Close) {
+    if (translator || rt.path_open.is_some()) && matches!(k, Write | Seek | Close) {
         s.end();
         if k == Close {
             s.end();
