@@ -553,3 +553,150 @@ fn subzero_translates_a_pexe_into_an_object_with_its_functions() {
     assert_eq!(got, want);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+const LINKER: &str = "pnacl-ld-x86_64.nexe";
+/// The corpus pexes the differential test chains through Subzero and the linker: the
+/// command-line programs with expected output (binji/pnacl.c's tests), with their
+/// arguments.
+const LINKED: &[(&str, &[&str])] = &[
+    ("binji-puts.pexe", &[]),
+    ("binji-printf.pexe", &[]),
+    ("binji-nbody.pexe", &["1000"]),
+    ("binji-fannkuchredux.pexe", &["7"]),
+    ("binji-spectralnorm.pexe", &["100"]),
+    ("binji-fasta.pexe", &["1000"]),
+    ("binji-mandelbrot.pexe", &["200"]),
+    ("binji-binarytrees.pexe", &["10"]),
+];
+
+/// A run of a compiled program with `stdin`, arguments and read-only directories,
+/// capturing its output.
+fn run_program(
+    p: &pexe2wasm_runner::Program,
+    args: &[&str],
+    stdin: Vec<u8>,
+    dirs: Vec<(PathBuf, String)>,
+) -> pexe2wasm_runner::RunOutcome {
+    use pexe2wasm_runner::{Input, Output, RunOptions};
+    let opts = RunOptions {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        readonly_dirs: dirs,
+        stdin: Input::Bytes(stdin),
+        stdout: Output::Capture,
+        stderr: Output::Capture,
+        ..Default::default()
+    };
+    p.run(&opts).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Subzero and the linker, converted (validated) and compiled once, in parallel.
+fn translator_programs(d: &std::path::Path) -> Option<[pexe2wasm_runner::Program; 2]> {
+    let (sz, ld) = (nexe(SUBZERO)?, nexe(LINKER)?);
+    let (sd, ld_dir) = (d.join("sz"), d.join("ld"));
+    std::fs::create_dir_all(&sd).unwrap();
+    std::fs::create_dir_all(&ld_dir).unwrap();
+    let compile = |nexe: &str, dir: &std::path::Path| {
+        let wasm = std::fs::read(convert_validated(nexe, dir)).unwrap();
+        pexe2wasm_runner::Program::new(&wasm, false).unwrap()
+    };
+    Some(std::thread::scope(|s| {
+        let a = s.spawn(|| compile(&sz, &sd));
+        let b = compile(&ld, &ld_dir);
+        [a.join().unwrap(), b]
+    }))
+}
+
+/// The linker's resources in the corpus (Chrome's names).
+fn link_resources() -> PathBuf {
+    nexe_corpus_dir().join("pnacl-ld-x86_64/pnacl")
+}
+
+/// Issue 35's differential test: each CLI pexe of the corpus goes through PNaCl's own
+/// toolchain as nexes (Subzero's object, linked by pnacl-ld with Chrome's resources into
+/// a static x86-64 nexe), and that nexe, run by our translator, prints what the pexe
+/// converted prints, and exits the same. Also: the linker's bad input (an object that is
+/// not one, a resource folder without its resources) fails with its words, exit 1.
+#[test]
+fn linked_nexes_print_what_their_pexes_print() {
+    let d = tempdir("linked");
+    let Some([sz, ld]) = translator_programs(&d) else {
+        return;
+    };
+    let resources = link_resources();
+    let link = |obj: &std::path::Path, res: &std::path::Path| {
+        run_program(
+            &ld,
+            &["ld", obj.file_name().unwrap().to_str().unwrap()],
+            Vec::new(),
+            vec![
+                (res.to_path_buf(), "/resources".into()),
+                (obj.parent().unwrap().to_path_buf(), "/object0".into()),
+            ],
+        )
+    };
+    let mut linked = 0;
+    for (name, args) in LINKED {
+        let Some(pexe) = pexe2wasm_testkit::corpus::real_pexe(name) else {
+            continue;
+        };
+        let o = run_program(&sz, &["sz"], pexe.clone(), Vec::new());
+        assert_eq!(o.exit_code, 0, "{name}: {}", text(&o.stderr));
+        let obj = d.join(name.replace(".pexe", ".o"));
+        std::fs::write(&obj, &o.stdout).unwrap();
+        let o = link(&obj, &resources);
+        assert_eq!(o.exit_code, 0, "{name}: {}", text(&o.stderr));
+        let nexe = d.join(name.replace(".pexe", ".nexe"));
+        std::fs::write(&nexe, &o.stdout).unwrap();
+        let info = pexe2wasm(&["info", nexe.to_str().unwrap()]);
+        assert!(
+            text(&info.stdout).contains("kind:           command-line program"),
+            "{name}: {}",
+            text(&info.stdout)
+        );
+        // both run as `prog` from folders of their own: the same argv[0]
+        let run = |dir: &str, data: &[u8]| {
+            let dir = d.join(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("prog"), data).unwrap();
+            std::process::Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+                .args(["run", "prog", "--"])
+                .args(*args)
+                .current_dir(&dir)
+                .output()
+                .unwrap()
+        };
+        let from_nexe = run("nexe", &std::fs::read(&nexe).unwrap());
+        let from_pexe = run("pexe", &pexe2wasm_testkit::corpus::real_pexe(name).unwrap());
+        assert!(!from_pexe.stdout.is_empty(), "{name} prints");
+        assert_eq!(
+            text(&from_nexe.stdout),
+            text(&from_pexe.stdout),
+            "{name}: {}",
+            text(&from_nexe.stderr)
+        );
+        assert_eq!(from_nexe.status.code(), from_pexe.status.code(), "{name}");
+        linked += 1;
+    }
+    assert!(linked > 0, "no corpus pexe was linked");
+    // not an object: the linker's own words, then ours
+    let bad = d.join("bad.o");
+    std::fs::write(&bad, b"not an object").unwrap();
+    let o = link(&bad, &resources);
+    assert_eq!(o.exit_code, 1);
+    assert!(
+        text(&o.stderr).ends_with("translator: link failed\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    // no resources
+    let empty = d.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = link(&d.join("binji-puts.o"), &empty);
+    assert_eq!(o.exit_code, 1, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("crtbegin.o"),
+        "{}",
+        text(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
