@@ -544,7 +544,10 @@ fn translate_nexe_kind(name: &str, data: &[u8]) -> Result<Option<(Vec<u8>, bool)
         return Ok(None);
     }
     let p = translate_program(&nexe).map_err(|e| anyhow!("{e}"))?;
-    Ok(Some((noted_module(name, p), is_link_translator(&nexe.info))))
+    Ok(Some((
+        noted_module(name, p),
+        is_link_translator(&nexe.info),
+    )))
 }
 
 /// A translated nexe's module, after a note on the functions that do not lift (they trap
@@ -817,9 +820,13 @@ enum Prepared {
 /// Whether a module we converted holds a Pepper plugin's data: its pexe's global data is
 /// copied into the module verbatim, so the plugin's IRT query string is there (the runtime
 /// itself never names that interface).
+/// A nexe PNaCl's linker made holds the name through its IRT shim whatever the program:
+/// with the shim's own hook and no `PPB_` interface named, it is a command-line program
+/// (as `pexe2wasm_nexe` classifies the nexe).
 fn wasm_is_pepper_plugin(wasm: &[u8]) -> bool {
+    let has = |n: &str| memchr::memmem::find(wasm, n.as_bytes()).is_some();
     let needle = format!("{}\0", pexe2wasm::needs::PPAPI_HOOK_INTERFACE);
-    memchr::memmem::find(wasm, needle.as_bytes()).is_some()
+    has(&needle) && !(has("nacl-irt-ppapihook-pnacl-private-0.1\0") && !has("PPB_"))
 }
 
 /// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it;

@@ -11,10 +11,10 @@ use std::path::PathBuf;
 const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
 const SSH: &str = "nassh-ssh_client-x86_64.nexe";
 const CKAUTH: &str = "ckauth-x86_64.nexe";
-/// The static x86-64 command-line and Pepper nexes and PNaCl's compiler: these convert and
-/// run (pre-IRT through the runtime's trampolines, the IRT era through its
-/// `nacl_irt_query`, Pepper as plugins, Subzero through the translator's compile
-/// interface).
+/// The static x86-64 command-line and Pepper nexes and PNaCl's compiler and linker: these
+/// convert and run (pre-IRT through the runtime's trampolines, the IRT era through its
+/// `nacl_irt_query`, Pepper as plugins, Subzero and the linker through the translator's
+/// interfaces).
 const RUNS: &[&str] = &[
     "nacl-hello_world-x86_64.nexe",
     "nacl-nullptr-x86_64.nexe",
@@ -23,8 +23,10 @@ const RUNS: &[&str] = &[
     CKAUTH,
     SSH,
     SUBZERO,
+    LINKER,
 ];
 const SUBZERO: &str = "pnacl-sz-x86_64.nexe";
+const LINKER: &str = "pnacl-ld-x86_64.nexe";
 const SSH_IS: &str = "a native NaCl executable for x86-64 (static, newlib, Pepper)";
 const PEPPER_CONVERTS: &str =
     "translated with the runtime into a Pepper plugin (`pexe2wasm convert`, `run`)";
@@ -554,7 +556,6 @@ fn subzero_translates_a_pexe_into_an_object_with_its_functions() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-const LINKER: &str = "pnacl-ld-x86_64.nexe";
 /// The corpus pexes the differential test chains through Subzero and the linker: the
 /// command-line programs with expected output (binji/pnacl.c's tests), with their
 /// arguments.

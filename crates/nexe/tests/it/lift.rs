@@ -1785,6 +1785,13 @@ fn sse_packed_operations_match_the_cpu() {
         asm(|a| a.pmovmskb(edx, xmm7)),
         all,
     ));
+    for k in [0u32, 3, 7, 9] {
+        ints.push(form(
+            format!("pextrw eax,xmm3,{k}"),
+            asm(|a| a.pextrw(eax, xmm3, k)),
+            all,
+        ));
+    }
     for p in 0u32..8 {
         doubles.push(form(
             format!("cmppd xmm1,xmm2,{p}"),

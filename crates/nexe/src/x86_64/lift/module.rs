@@ -485,7 +485,8 @@ impl Lifted {
             .filter(|s| !s.bytes.is_empty())
             .map(|s| (s.vaddr, s.bytes))
             .collect();
-        let irt_data = rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator, options.linker));
+        let irt_data =
+            rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator, options.linker));
         if let Some(d) = &irt_data {
             segments.push((runtime::IRT_DATA as u32, d));
         }

@@ -368,7 +368,11 @@ pub(crate) fn resource_open(s: &mut InstructionSink<'_>, path_open: u32) {
     s.block(BlockType::Empty).loop_(BlockType::Empty);
     s.local_get(6).local_get(3).i32_ge_u().br_if(1);
     // '.' becomes '_'
-    s.local_get(5).local_get(6).i32_add().i32_const(plen).i32_add();
+    s.local_get(5)
+        .local_get(6)
+        .i32_add()
+        .i32_const(plen)
+        .i32_add();
     s.local_get(2)
         .local_get(6)
         .i32_add()
