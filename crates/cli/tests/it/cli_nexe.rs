@@ -701,3 +701,26 @@ fn linked_nexes_print_what_their_pexes_print() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `run`'s words for the linker's command line, said before anything runs: no
+/// `--resources`, no objects, a missing object, `--dir`, and `--resources` for another
+/// program.
+#[test]
+fn the_linkers_command_line_is_checked() {
+    let (Some(ld), Some(hello)) = (nexe(LINKER), nexe("nacl-hello_world-x86_64.nexe")) else {
+        return;
+    };
+    let res = link_resources();
+    let res = res.to_str().unwrap();
+    let o = pexe2wasm(&["run", &ld, "a.o"]);
+    fails_saying(&o, 1, "PNaCl's linker needs --resources DIR");
+    let o = pexe2wasm(&["run", &ld, "--resources", res]);
+    fails_saying(&o, 1, "PNaCl's linker needs the objects to link");
+    let o = pexe2wasm(&["run", &ld, "--resources", res, "/nonexistent/a.o"]);
+    fails_saying(&o, 1, "/nonexistent/a.o: cannot read");
+    let o = pexe2wasm(&["run", &ld, "--resources", res, "--dir", "/tmp", "a.o"]);
+    fails_saying(&o, 1, "--dir is not for PNaCl's linker");
+    let o = pexe2wasm(&["run", &hello, "--resources", res]);
+    fails_saying(&o, 1, "--resources is for PNaCl's linker");
+    assert!(o.stdout.is_empty());
+}

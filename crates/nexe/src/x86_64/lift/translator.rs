@@ -1,6 +1,9 @@
 //! PNaCl's compiler (Subzero, `pnacl-sz.nexe`) on the runtime: the IRT's private
 //! interface `nacl-irt-private-pnacl-translator-compile-0.1`, the one thread the compiler
-//! starts, and the object file it writes.
+//! starts, and the object file it writes. And PNaCl's linker (`pnacl-ld.nexe`):
+//! `nacl-irt-private-pnacl-translator-link-0.1` and `nacl-irt-resource-open-0.1` over
+//! WASI's `path_open` (its objects and resources in preopened directories), the nexe it
+//! writes kept in memory as the object is.
 //!
 //! - `serve_translate_request(funcs)` serves one request, as NaCl's command-line IRT did
 //!   from its environment: `funcs->init_callback(0 threads, [OBJECT_FD], 1, flags,
