@@ -826,7 +826,8 @@ enum Prepared {
 fn wasm_is_pepper_plugin(wasm: &[u8]) -> bool {
     let has = |n: &str| memchr::memmem::find(wasm, n.as_bytes()).is_some();
     let needle = format!("{}\0", pexe2wasm::needs::PPAPI_HOOK_INTERFACE);
-    has(&needle) && !(has("nacl-irt-ppapihook-pnacl-private-0.1\0") && !has("PPB_"))
+    let shim_only = has("nacl-irt-ppapihook-pnacl-private-0.1\0") && !has("PPB_");
+    has(&needle) && !shim_only
 }
 
 /// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it;
@@ -940,6 +941,9 @@ fn prepare_run(
     Ok(Prepared::Ready(wasm, opts))
 }
 
+/// A host directory and where the program sees it.
+type GuestDir = (PathBuf, String);
+
 /// The files `run` gives the program: `--dir`s, and PNaCl's linker's `--resources`.
 struct RunFiles {
     dirs: Vec<String>,
@@ -954,7 +958,7 @@ fn linker_inputs(
     resources: &Path,
     objects: Vec<String>,
     dirs: &[String],
-) -> Result<(Vec<String>, Vec<(PathBuf, String)>)> {
+) -> Result<(Vec<String>, Vec<GuestDir>)> {
     use pexe2wasm_nexe::x86_64::lift::translator::MAX_OBJECTS;
     if !dirs.is_empty() {
         anyhow::bail!("--dir is not for PNaCl's linker: it reads only its objects and --resources");
