@@ -141,6 +141,11 @@ enum Command {
         /// (repeatable).
         #[arg(long = "dir", value_name = "HOST[::GUEST][:ro]")]
         dirs: Vec<String>,
+        /// PNaCl's linker (pnacl-ld nexe) only: the folder of its resources (crtbegin.o,
+        /// libgcc.a, libpnacl_irt_shim.a, … or Chrome's pnacl_public_x86_64_* names);
+        /// ARGS are then the objects to link, and the nexe goes to stdout.
+        #[arg(long, value_name = "DIR")]
+        resources: Option<PathBuf>,
         /// Most threads the program may have at once, its main thread included (default
         /// 512); one more pthread_create fails with EAGAIN.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -523,7 +528,12 @@ fn read_pexe(path: &Path) -> Result<Vec<u8>> {
 /// (other nexes keep the converter's words for what they are). Functions that do not
 /// lift trap when reached: a note names how many and the first one's instruction.
 fn translate_nexe(name: &str, data: &[u8]) -> Result<Option<Vec<u8>>> {
-    use pexe2wasm_nexe::x86_64::lift::{runs_with_runtime, translate_program};
+    Ok(translate_nexe_kind(name, data)?.map(|(wasm, _)| wasm))
+}
+
+/// [`translate_nexe`], and whether the nexe is PNaCl's linker.
+fn translate_nexe_kind(name: &str, data: &[u8]) -> Result<Option<(Vec<u8>, bool)>> {
+    use pexe2wasm_nexe::x86_64::lift::{is_link_translator, runs_with_runtime, translate_program};
     if !pexe2wasm_nexe::is_elf(data) {
         return Ok(None);
     }
@@ -534,7 +544,10 @@ fn translate_nexe(name: &str, data: &[u8]) -> Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let p = translate_program(&nexe).map_err(|e| anyhow!("{e}"))?;
-    Ok(Some(noted_module(name, p)))
+    Ok(Some((
+        noted_module(name, p),
+        is_link_translator(&nexe.info),
+    )))
 }
 
 /// A translated nexe's module, after a note on the functions that do not lift (they trap
@@ -640,6 +653,7 @@ fn run(command: Command) -> Result<ExitCode> {
             args,
             env,
             dirs,
+            resources,
             threads,
             max_threads,
             attrs,
@@ -665,7 +679,8 @@ fn run(command: Command) -> Result<ExitCode> {
                 storage,
                 net_loopback: net.is_some(),
             };
-            run_program(&file, args, env, dirs, threads.into(), max_threads, pepper)
+            let files = RunFiles { dirs, resources };
+            run_program(&file, args, env, files, threads.into(), max_threads, pepper)
                 .with_context(|| display_name(&file))
         }
         Command::Batch {
@@ -758,12 +773,12 @@ fn run_program(
     file: &Path,
     args: Vec<String>,
     env: Vec<String>,
-    dirs: Vec<String>,
+    files: RunFiles,
     threads: pexe2wasm::convert::Threads,
     max_threads: Option<u32>,
     pepper_args: pepper::PepperArgs,
 ) -> Result<ExitCode> {
-    let (wasm, mut opts) = match prepare_run(file, args, env, dirs, threads)? {
+    let (wasm, mut opts) = match prepare_run(file, args, env, files, threads)? {
         Prepared::Ready(wasm, opts) => (wasm, opts),
         Prepared::Pepper(wasm, mut opts) => {
             opts.max_threads = max_threads.map(|n| n as usize);
@@ -805,9 +820,14 @@ enum Prepared {
 /// Whether a module we converted holds a Pepper plugin's data: its pexe's global data is
 /// copied into the module verbatim, so the plugin's IRT query string is there (the runtime
 /// itself never names that interface).
+/// A nexe PNaCl's linker made holds the name through its IRT shim whatever the program:
+/// with the shim's own hook and no `PPB_` interface named, it is a command-line program
+/// (as `pexe2wasm_nexe` classifies the nexe).
 fn wasm_is_pepper_plugin(wasm: &[u8]) -> bool {
+    let has = |n: &str| memchr::memmem::find(wasm, n.as_bytes()).is_some();
     let needle = format!("{}\0", pexe2wasm::needs::PPAPI_HOOK_INTERFACE);
-    memchr::memmem::find(wasm, needle.as_bytes()).is_some()
+    let shim_only = has("nacl-irt-ppapihook-pnacl-private-0.1\0") && !has("PPB_");
+    has(&needle) && !shim_only
 }
 
 /// The module to run (FILE converted, or FILE itself when it is wasm) and how to run it;
@@ -816,15 +836,39 @@ fn prepare_run(
     file: &Path,
     args: Vec<String>,
     env: Vec<String>,
-    dirs: Vec<String>,
+    files: RunFiles,
     threads: pexe2wasm::convert::Threads,
 ) -> Result<Prepared> {
+    let RunFiles { dirs, resources } = files;
     use pexe2wasm::needs::{needs_of_module, Host};
     // A manifest is refused here too (it never starts with wasm's magic).
     let data = read_pexe(file)?;
     let mut plugin = false;
-    let nexe = translate_nexe(&display_name(file), &data)?;
-    let wasm = if let Some(wasm) = nexe {
+    let nexe = translate_nexe_kind(&display_name(file), &data)?;
+    // a linker converted earlier carries the link interface's name in its data
+    let linker = match &nexe {
+        Some((_, linker)) => *linker,
+        None => {
+            data.starts_with(b"\0asm")
+                && memchr::memmem::find(
+                    &data,
+                    pexe2wasm_nexe::x86_64::lift::translator::LINK_INTERFACE_PREFIX.as_bytes(),
+                )
+                .is_some()
+        }
+    };
+    if !linker && resources.is_some() {
+        anyhow::bail!("--resources is for PNaCl's linker (a pnacl-ld nexe)");
+    }
+    let (args, link_dirs) = match resources {
+        Some(dir) if linker => linker_inputs(&dir, args, &dirs)?,
+        _ if linker => anyhow::bail!(
+            "PNaCl's linker needs --resources DIR: the folder of crtbegin.o, libgcc.a, \
+             libpnacl_irt_shim.a, … (or Chrome's pnacl_public_x86_64_* names)"
+        ),
+        _ => (args, Vec::new()),
+    };
+    let wasm = if let Some((wasm, _)) = nexe {
         // A Pepper nexe translates into a plugin with the pexes' Pepper ABI.
         plugin = pexe2wasm_runner::imports_module(&wasm, pexe2wasm::runtime::PEPPER_HOST);
         wasm
@@ -890,10 +934,64 @@ fn prepare_run(
         };
         list.push((PathBuf::from(host), guest));
     }
+    opts.readonly_dirs.extend(link_dirs);
     if plugin {
         return Ok(Prepared::Pepper(wasm, opts));
     }
     Ok(Prepared::Ready(wasm, opts))
+}
+
+/// A host directory and where the program sees it.
+type GuestDir = (PathBuf, String);
+
+/// The files `run` gives the program: `--dir`s, and PNaCl's linker's `--resources`.
+struct RunFiles {
+    dirs: Vec<String>,
+    resources: Option<PathBuf>,
+}
+
+/// PNaCl's linker's inputs as the runtime takes them (`translator.rs`): the resource
+/// folder is the first preopened directory, object `k`'s folder the `k + 2`th, and the
+/// program's argument `k + 1` the object's name in it. Returns the program's arguments
+/// and the directories.
+fn linker_inputs(
+    resources: &Path,
+    objects: Vec<String>,
+    dirs: &[String],
+) -> Result<(Vec<String>, Vec<GuestDir>)> {
+    use pexe2wasm_nexe::x86_64::lift::translator::MAX_OBJECTS;
+    if !dirs.is_empty() {
+        anyhow::bail!("--dir is not for PNaCl's linker: it reads only its objects and --resources");
+    }
+    if !resources.is_dir() {
+        anyhow::bail!("--resources {}: not a directory", resources.display());
+    }
+    if objects.is_empty() {
+        anyhow::bail!("PNaCl's linker needs the objects to link (pnacl-sz's output)");
+    }
+    if objects.len() > MAX_OBJECTS as usize {
+        anyhow::bail!(
+            "PNaCl's linker takes at most {MAX_OBJECTS} objects, not {}",
+            objects.len()
+        );
+    }
+    let mut dirs = vec![(resources.to_path_buf(), "/resources".to_string())];
+    let mut names = Vec::new();
+    for (k, o) in objects.iter().enumerate() {
+        let path = Path::new(o);
+        let meta = fs::metadata(path).with_context(|| format!("{o}: cannot read"))?;
+        let name = path.file_name().filter(|_| meta.is_file());
+        let Some(name) = name else {
+            anyhow::bail!("{o}: not a file");
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        dirs.push((parent, format!("/object{k}")));
+        names.push(name.to_string_lossy().into_owned());
+    }
+    Ok((names, dirs))
 }
 
 /// `pexe2wasm batch`: plans, converts with a progress bar (on a terminal), writes the

@@ -225,9 +225,19 @@ fn read_class<Elf: FileHeader<Endian = LE>>(data: &[u8], class: u8) -> Result<Re
     } else {
         RuntimeAbi::StableIrt
     };
-    let pepper = irt_interfaces.iter().any(|s| s == "nacl-irt-ppapihook-0.1")
-        || strings::has_c_string(data, "PPP_InitializeModule")
-        || !ppp_interfaces.is_empty();
+    // PNaCl's IRT shim (`libpnacl_irt_shim.a`), which PNaCl's linker puts in every
+    // nexe, names the Pepper hooks: with no Pepper interface named, the program is a
+    // command-line one
+    let shim_only = irt_interfaces
+        .iter()
+        .any(|s| s == "nacl-irt-ppapihook-pnacl-private-0.1")
+        && ppb_interfaces.is_empty()
+        && ppp_interfaces.is_empty()
+        && !strings::has_c_string(data, "PPP_InitializeModule");
+    let pepper = !shim_only
+        && (irt_interfaces.iter().any(|s| s == "nacl-irt-ppapihook-0.1")
+            || strings::has_c_string(data, "PPP_InitializeModule")
+            || !ppp_interfaces.is_empty());
     let translator = irt_interfaces
         .iter()
         .find(|s| s.starts_with("nacl-irt-private-pnacl-translator-"));

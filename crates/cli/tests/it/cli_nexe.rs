@@ -11,10 +11,10 @@ use std::path::PathBuf;
 const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
 const SSH: &str = "nassh-ssh_client-x86_64.nexe";
 const CKAUTH: &str = "ckauth-x86_64.nexe";
-/// The static x86-64 command-line and Pepper nexes and PNaCl's compiler: these convert and
-/// run (pre-IRT through the runtime's trampolines, the IRT era through its
-/// `nacl_irt_query`, Pepper as plugins, Subzero through the translator's compile
-/// interface).
+/// The static x86-64 command-line and Pepper nexes and PNaCl's compiler and linker: these
+/// convert and run (pre-IRT through the runtime's trampolines, the IRT era through its
+/// `nacl_irt_query`, Pepper as plugins, Subzero and the linker through the translator's
+/// interfaces).
 const RUNS: &[&str] = &[
     "nacl-hello_world-x86_64.nexe",
     "nacl-nullptr-x86_64.nexe",
@@ -23,8 +23,10 @@ const RUNS: &[&str] = &[
     CKAUTH,
     SSH,
     SUBZERO,
+    LINKER,
 ];
 const SUBZERO: &str = "pnacl-sz-x86_64.nexe";
+const LINKER: &str = "pnacl-ld-x86_64.nexe";
 const SSH_IS: &str = "a native NaCl executable for x86-64 (static, newlib, Pepper)";
 const PEPPER_CONVERTS: &str =
     "translated with the runtime into a Pepper plugin (`pexe2wasm convert`, `run`)";
@@ -357,14 +359,10 @@ fn irt_command_line_nexes_convert_and_run() {
 /// `open`, `stat`, `read`, `write`, `seek` over WASI's preopens). fftw-wisdom writes its
 /// wisdom through `-o` into one (relative and absolute guest paths), reads it back with
 /// `-w` (a file that is not wisdom is an error it names), and names a missing file; without
-/// `--dir` a file is `EACCES`, as in NaCl's sandbox without file access. glibc's `sln src
-/// dest` fails saying why (its `lstat` is not NaCl's: ENOSYS) instead of crashing.
+/// `--dir` a file is `EACCES`, as in NaCl's sandbox without file access.
 #[test]
 fn irt_nexes_reach_files_in_dir_preopens() {
-    let (Some(fftw), Some(sln)) = (
-        nexe("fftw-wisdom-x86_64.nexe"),
-        nexe("glibc-sln-x86_64.nexe"),
-    ) else {
+    let Some(fftw) = nexe("fftw-wisdom-x86_64.nexe") else {
         return;
     };
     let d = tempdir("files");
@@ -448,24 +446,6 @@ fn irt_nexes_reach_files_in_dir_preopens() {
     );
     assert!(!data.join("x").exists());
 
-    let sln_wasm = d.join("sln.wasm");
-    std::fs::rename(convert_validated(&sln, &d), &sln_wasm).unwrap();
-    std::fs::write(data.join("src"), "x").unwrap();
-    let o = pexe2wasm(&[
-        "run",
-        sln_wasm.to_str().unwrap(),
-        "--dir",
-        &grant,
-        "--",
-        "/data/src",
-        "/data/dest",
-    ]);
-    assert_eq!(o.status.code(), Some(255), "{}", text(&o.stderr));
-    assert_eq!(
-        text(&o.stderr),
-        "/data/dest: invalid destination: Function not implemented\n"
-    );
-    assert!(!data.join("dest").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -694,4 +674,173 @@ fn subzero_translates_a_pexe_into_an_object_with_its_functions() {
     assert_eq!(want, 301, "webpenc defines 301 functions");
     assert_eq!(got, want);
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The corpus pexes the differential test chains through Subzero and the linker: the
+/// command-line programs with expected output (binji/pnacl.c's tests), with their
+/// arguments.
+const LINKED: &[(&str, &[&str])] = &[
+    ("binji-puts.pexe", &[]),
+    ("binji-printf.pexe", &[]),
+    ("binji-nbody.pexe", &["1000"]),
+    ("binji-fannkuchredux.pexe", &["7"]),
+    ("binji-spectralnorm.pexe", &["100"]),
+    ("binji-fasta.pexe", &["1000"]),
+    ("binji-mandelbrot.pexe", &["200"]),
+    ("binji-binarytrees.pexe", &["10"]),
+];
+
+/// A run of a compiled program with `stdin`, arguments and read-only directories,
+/// capturing its output.
+fn run_program(
+    p: &pexe2wasm_runner::Program,
+    args: &[&str],
+    stdin: Vec<u8>,
+    dirs: Vec<(PathBuf, String)>,
+) -> pexe2wasm_runner::RunOutcome {
+    use pexe2wasm_runner::{Input, Output, RunOptions};
+    let opts = RunOptions {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        readonly_dirs: dirs,
+        stdin: Input::Bytes(stdin),
+        stdout: Output::Capture,
+        stderr: Output::Capture,
+        ..Default::default()
+    };
+    p.run(&opts).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Subzero and the linker, converted (validated) and compiled once, in parallel.
+fn translator_programs(d: &std::path::Path) -> Option<[pexe2wasm_runner::Program; 2]> {
+    let (sz, ld) = (nexe(SUBZERO)?, nexe(LINKER)?);
+    let (sd, ld_dir) = (d.join("sz"), d.join("ld"));
+    std::fs::create_dir_all(&sd).unwrap();
+    std::fs::create_dir_all(&ld_dir).unwrap();
+    let compile = |nexe: &str, dir: &std::path::Path| {
+        let wasm = std::fs::read(convert_validated(nexe, dir)).unwrap();
+        pexe2wasm_runner::Program::new(&wasm, false).unwrap()
+    };
+    Some(std::thread::scope(|s| {
+        let a = s.spawn(|| compile(&sz, &sd));
+        let b = compile(&ld, &ld_dir);
+        [a.join().unwrap(), b]
+    }))
+}
+
+/// The linker's resources in the corpus (Chrome's names).
+fn link_resources() -> PathBuf {
+    nexe_corpus_dir().join("pnacl-ld-x86_64/pnacl")
+}
+
+/// Issue 35's differential test: each CLI pexe of the corpus goes through PNaCl's own
+/// toolchain as nexes (Subzero's object, linked by pnacl-ld with Chrome's resources into
+/// a static x86-64 nexe), and that nexe, run by our translator, prints what the pexe
+/// converted prints, and exits the same. Also: the linker's bad input (an object that is
+/// not one, a resource folder without its resources) fails with its words, exit 1.
+#[test]
+fn linked_nexes_print_what_their_pexes_print() {
+    let d = tempdir("linked");
+    let Some([sz, ld]) = translator_programs(&d) else {
+        return;
+    };
+    let resources = link_resources();
+    let link = |obj: &std::path::Path, res: &std::path::Path| {
+        run_program(
+            &ld,
+            &["ld", obj.file_name().unwrap().to_str().unwrap()],
+            Vec::new(),
+            vec![
+                (res.to_path_buf(), "/resources".into()),
+                (obj.parent().unwrap().to_path_buf(), "/object0".into()),
+            ],
+        )
+    };
+    let mut linked = 0;
+    for (name, args) in LINKED {
+        let Some(pexe) = pexe2wasm_testkit::corpus::real_pexe(name) else {
+            continue;
+        };
+        let o = run_program(&sz, &["sz"], pexe.clone(), Vec::new());
+        assert_eq!(o.exit_code, 0, "{name}: {}", text(&o.stderr));
+        let obj = d.join(name.replace(".pexe", ".o"));
+        std::fs::write(&obj, &o.stdout).unwrap();
+        let o = link(&obj, &resources);
+        assert_eq!(o.exit_code, 0, "{name}: {}", text(&o.stderr));
+        let nexe = d.join(name.replace(".pexe", ".nexe"));
+        std::fs::write(&nexe, &o.stdout).unwrap();
+        let info = pexe2wasm(&["info", nexe.to_str().unwrap()]);
+        assert!(
+            text(&info.stdout).contains("kind:           command-line program"),
+            "{name}: {}",
+            text(&info.stdout)
+        );
+        // both run as `prog` from folders of their own: the same argv[0]
+        let run = |dir: &str, data: &[u8]| {
+            let dir = d.join(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("prog"), data).unwrap();
+            std::process::Command::new(env!("CARGO_BIN_EXE_pexe2wasm"))
+                .args(["run", "prog", "--"])
+                .args(*args)
+                .current_dir(&dir)
+                .output()
+                .unwrap()
+        };
+        let from_nexe = run("nexe", &std::fs::read(&nexe).unwrap());
+        let from_pexe = run("pexe", &pexe2wasm_testkit::corpus::real_pexe(name).unwrap());
+        assert!(!from_pexe.stdout.is_empty(), "{name} prints");
+        assert_eq!(
+            text(&from_nexe.stdout),
+            text(&from_pexe.stdout),
+            "{name}: {}",
+            text(&from_nexe.stderr)
+        );
+        assert_eq!(from_nexe.status.code(), from_pexe.status.code(), "{name}");
+        linked += 1;
+    }
+    assert!(linked > 0, "no corpus pexe was linked");
+    // not an object: the linker's own words, then ours
+    let bad = d.join("bad.o");
+    std::fs::write(&bad, b"not an object").unwrap();
+    let o = link(&bad, &resources);
+    assert_eq!(o.exit_code, 1);
+    assert!(
+        text(&o.stderr).ends_with("translator: link failed\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    // no resources
+    let empty = d.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = link(&d.join("binji-puts.o"), &empty);
+    assert_eq!(o.exit_code, 1, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("crtbegin.o"),
+        "{}",
+        text(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `run`'s words for the linker's command line, said before anything runs: no
+/// `--resources`, no objects, a missing object, `--dir`, and `--resources` for another
+/// program.
+#[test]
+fn the_linkers_command_line_is_checked() {
+    let (Some(ld), Some(hello)) = (nexe(LINKER), nexe("nacl-hello_world-x86_64.nexe")) else {
+        return;
+    };
+    let res = link_resources();
+    let res = res.to_str().unwrap();
+    let o = pexe2wasm(&["run", &ld, "a.o"]);
+    fails_saying(&o, 1, "PNaCl's linker needs --resources DIR");
+    let o = pexe2wasm(&["run", &ld, "--resources", res]);
+    fails_saying(&o, 1, "PNaCl's linker needs the objects to link");
+    let o = pexe2wasm(&["run", &ld, "--resources", res, "/nonexistent/a.o"]);
+    fails_saying(&o, 1, "/nonexistent/a.o: cannot read");
+    let o = pexe2wasm(&["run", &ld, "--resources", res, "--dir", "/tmp", "a.o"]);
+    fails_saying(&o, 1, "--dir is not for PNaCl's linker");
+    let o = pexe2wasm(&["run", &hello, "--resources", res]);
+    fails_saying(&o, 1, "--resources is for PNaCl's linker");
+    assert!(o.stdout.is_empty());
 }

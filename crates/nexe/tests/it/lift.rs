@@ -180,6 +180,7 @@ fn lift_module(snippet: &[u8], threads: bool) -> Result<Vec<u8>, LiftError> {
         runtime: false,
         pepper: None,
         translator: false,
+        linker: false,
         threads,
         null_page: false,
     };
@@ -1027,6 +1028,7 @@ fn run_called(
         runtime: false,
         pepper: None,
         translator: false,
+        linker: false,
         threads: false,
         null_page: false,
     };
@@ -1784,6 +1786,13 @@ fn sse_packed_operations_match_the_cpu() {
         asm(|a| a.pmovmskb(edx, xmm7)),
         all,
     ));
+    for k in [0u32, 3, 7, 9] {
+        ints.push(form(
+            format!("pextrw eax,xmm3,{k}"),
+            asm(|a| a.pextrw(eax, xmm3, k)),
+            all,
+        ));
+    }
     for p in 0u32..8 {
         doubles.push(form(
             format!("cmppd xmm1,xmm2,{p}"),
@@ -2085,14 +2094,9 @@ fn null_page_accesses_trap() {
     let engine = Engine::default();
     let opts = |threads| Options {
         padded_starts: false,
-        export_state: true,
         min_pages: 4,
-        stub_failures: false,
-        runtime: false,
-        pepper: None,
-        translator: false,
         threads,
-        null_page: true,
+        ..Options::default()
     };
     let run = |bytes: &[u8], threads: bool, index: u64| -> Result<u32, String> {
         let mut code = bytes.to_vec();

@@ -449,6 +449,7 @@ fn query_module() -> Vec<u8> {
         runtime: true,
         pepper: None,
         translator: false,
+        linker: false,
         threads: false,
         null_page: true,
     };
@@ -502,15 +503,9 @@ fn the_environment_reaches_both_startup_blocks() {
     code.extend(at(0x20000 + pad as u64));
     code.resize(code.len() + 32, 0xf4);
     let options = Options {
-        padded_starts: true,
         export_state: false,
-        min_pages: 1,
-        stub_failures: false,
         runtime: true,
-        pepper: None,
-        translator: false,
-        threads: false,
-        null_page: true,
+        ..Options::default()
     };
     let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
         .expect("lifts")

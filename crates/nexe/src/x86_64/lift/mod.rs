@@ -27,13 +27,13 @@ mod module;
 pub mod pepper;
 pub mod runtime;
 mod sink;
-mod translator;
+pub mod translator;
 
 pub use cfg::Function;
 pub use module::{
-    dyncode_interface, function_name, is_compile_translator, lift_code, lift_nexe, program_options,
-    runs_with_runtime, translate, translate_code, translate_program, Lifted, Options, Program,
-    Translated, REGISTERS,
+    dyncode_interface, function_name, is_compile_translator, is_link_translator, lift_code,
+    lift_nexe, program_options, runs_with_runtime, translate, translate_code, translate_program,
+    Lifted, Options, Program, Translated, REGISTERS,
 };
 
 use iced_x86::{Formatter, GasFormatter, Instruction};

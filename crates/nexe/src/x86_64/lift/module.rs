@@ -52,6 +52,10 @@ pub struct Options {
     /// With the runtime: the PNaCl translator's compile interface and its object file
     /// (`translator.rs`).
     pub translator: bool,
+    /// With the runtime: PNaCl's linker (`pnacl-ld`): the link and resource-open
+    /// interfaces, WASI's `path_open` (imported last) for its inputs, and the nexe it
+    /// writes (`translator.rs`).
+    pub linker: bool,
     /// With the runtime: threads as converted pexes have them (docs/RUNTIME-ABI.md,
     /// "Threads"): the memory is imported and shared (`env`.`memory`, its data copied in
     /// once by `_start`), `thread_create` is `wasi`.`thread-spawn` and each thread an
@@ -74,6 +78,7 @@ impl Default for Options {
             runtime: false,
             pepper: None,
             translator: false,
+            linker: false,
             threads: false,
             null_page: true,
         }
@@ -154,6 +159,7 @@ fn lift_decoded(
             image_top: 0,
             heap: 0,
             translator: options.translator,
+            path_open: None,
             threads: None,
             wait: None,
         };
@@ -247,6 +253,8 @@ impl Lifted {
                 0
             },
             translator: options.translator,
+            // the runtime's own WASI import, which its file functions use too
+            path_open: options.linker.then_some(runtime::I_PATH_OPEN),
             threads: threads.then_some(spawn),
             wait: (threads && pepper.is_some()).then_some(spawn + THREAD_IMPORTS),
         });
@@ -466,7 +474,8 @@ impl Lifted {
             .filter(|s| !s.bytes.is_empty())
             .map(|s| (s.vaddr, s.bytes))
             .collect();
-        let irt_data = rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator));
+        let irt_data =
+            rt.map(|_| runtime::irt_data(pepper.is_some(), options.translator, options.linker));
         if let Some(d) = &irt_data {
             segments.push((runtime::IRT_DATA as u32, d));
         }
@@ -742,6 +751,7 @@ pub fn program_options(nexe: &Nexe<'_>) -> Options {
         pepper: matches!(nexe.info.app, crate::AppKind::Pepper { pre_1_0: false })
             .then(|| Pepper::new(&nexe.info.ppb_interfaces)),
         translator: is_compile_translator(&nexe.info),
+        linker: is_link_translator(&nexe.info),
         // threaded when the program can ask for threads, as pexes are (`Threads::Auto`)
         threads: nexe
             .info
@@ -781,8 +791,8 @@ pub fn translate_program(nexe: &Nexe<'_>) -> Result<Program, LiftError> {
 /// command-line program, pre-IRT (its syscalls go through the trampolines) or of the IRT
 /// era (it queries the interfaces through `AT_SYSINFO`; the 2011 libc falls back to the
 /// trampolines for the interfaces not answered), a Pepper plugin, or PNaCl's compiler
-/// (Subzero, through the translator's compile interface). SRPC, the linker and
-/// libc-dynamic programs need more than the runtime gives.
+/// (Subzero, through the translator's compile interface) or its linker (`pnacl-ld`,
+/// through the link interface). SRPC and libc-dynamic programs need more than the runtime gives.
 pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
     use crate::RuntimeAbi::*;
     info.arch == crate::Arch::X86_64
@@ -791,7 +801,14 @@ pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
         && (matches!(
             info.app,
             crate::AppKind::Cli | crate::AppKind::Pepper { pre_1_0: false }
-        ) || is_compile_translator(info))
+        ) || is_compile_translator(info)
+            || is_link_translator(info))
+}
+
+/// Whether the nexe is PNaCl's linker: it asks for the translator's link interface.
+pub fn is_link_translator(info: &crate::NexeInfo) -> bool {
+    matches!(&info.app, crate::AppKind::Translator { interface }
+        if interface.starts_with(super::translator::LINK_INTERFACE_PREFIX))
 }
 
 /// Whether the nexe is PNaCl's compiler: it asks for the translator's compile interface.

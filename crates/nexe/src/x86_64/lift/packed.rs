@@ -377,6 +377,16 @@ impl Em<'_> {
                 let w = Self::width(ins, 0);
                 self.write(ins, 0, w)?;
             }
+            M::Pextrw if ins.op_kind(1) == OpKind::Register => {
+                // the word at the immediate's low 3 bits, zero-extended
+                let s = Self::xmm_of(ins, 1).ok_or_else(not_yet)?;
+                self.i()
+                    .local_get(xmm(s))
+                    .i16x8_extract_lane_u(ins.immediate8() & 7)
+                    .i64_extend_i32_u();
+                let w = Self::width(ins, 0);
+                self.write(ins, 0, w)?;
+            }
             M::Movhpd | M::Movhps | M::Movlpd | M::Movlps => {
                 let lane = u8::from(matches!(m, M::Movhpd | M::Movhps));
                 match (Self::xmm_of(ins, 0), Self::xmm_of(ins, 1)) {

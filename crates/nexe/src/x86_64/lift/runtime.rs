@@ -203,7 +203,7 @@ const I_ENVIRON_SIZES_GET: u32 = 12;
 const I_ENVIRON_GET: u32 = 13;
 const I_FD_PRESTAT_GET: u32 = 14;
 const I_FD_PRESTAT_DIR_NAME: u32 = 15;
-const I_PATH_OPEN: u32 = 16;
+pub(crate) const I_PATH_OPEN: u32 = 16;
 const I_PATH_FILESTAT_GET: u32 = 17;
 const I_PATH_CREATE_DIRECTORY: u32 = 18;
 const I_PATH_REMOVE_DIRECTORY: u32 = 19;
@@ -320,6 +320,9 @@ pub(crate) struct Runtime {
     pub heap: u32,
     /// PNaCl's compiler: the compile interface and the object file (`translator.rs`).
     pub translator: bool,
+    /// PNaCl's linker: the function index of WASI's `path_open` (the link and
+    /// resource-open interfaces, `translator.rs`); `None` for other programs.
+    pub path_open: Option<u32>,
     /// Threads: the function index of the `wasi`.`thread-spawn` import
     /// (`pexe2wasm`.`thread_exit` follows it); `None`: one thread, memory not shared.
     pub threads: Option<u32>,
@@ -726,7 +729,7 @@ fn errno(f: &mut Function) {
 
 /// The WASI errno on the stack as NaCl's (positive, i32): the map in the constants,
 /// unknown values EIO.
-fn wasi_errno(s: &mut InstructionSink<'_>) {
+pub(crate) fn wasi_errno(s: &mut InstructionSink<'_>) {
     s.local_tee(1)
         .i32_const(WASI_ERRNOS.len() as i32 - 1)
         .local_get(1)
@@ -970,6 +973,10 @@ enum Irt {
     FutexWait,
     /// The translator's `serve_translate_request`.
     ServeTranslate,
+    /// The linker's `serve_link_request`.
+    ServeLink,
+    /// The linker's `open_resource`.
+    ResourceOpen,
     FutexWake,
     /// `mutex_create`, `cond_create`: a fresh handle.
     Create,
@@ -1106,6 +1113,9 @@ const INTERFACES: &[(&str, &[Irt])] = &[
     ("nacl-irt-dyncode-0.1", &[Dyncode, Dyncode, Dyncode]),
     // answered to PNaCl's compiler only (`irt_data`)
     (super::translator::COMPILE_INTERFACE, &[ServeTranslate]),
+    // answered to PNaCl's linker only
+    (super::translator::LINK_INTERFACE, &[ServeLink]),
+    (super::translator::RESOURCE_INTERFACE, &[ResourceOpen]),
 ];
 
 /// The interfaces' names the query answers.
@@ -1137,7 +1147,7 @@ fn irt_functions() -> Vec<Irt> {
 /// address; a zero name ends it), then the names and tables.
 ///
 /// A Pepper nexe's also answers `nacl-irt-ppapihook-0.1` with Pepper's first two slots.
-pub(crate) fn irt_data(pepper: bool, translator: bool) -> Vec<u8> {
+pub(crate) fn irt_data(pepper: bool, translator: bool, linker: bool) -> Vec<u8> {
     let funcs = irt_functions();
     let slot = |f: &Irt| IRT_QUERY + 32 * funcs.iter().position(|g| g == f).unwrap() as u32;
     let hook = super::pepper::Pepper::ppapihook_table(funcs.len() as u32);
@@ -1160,6 +1170,11 @@ pub(crate) fn irt_data(pepper: bool, translator: bool) -> Vec<u8> {
     let slots: Vec<(&str, Vec<u32>)> = INTERFACES
         .iter()
         .filter(|(name, _)| translator || *name != super::translator::COMPILE_INTERFACE)
+        .filter(|(name, _)| {
+            linker
+                || (*name != super::translator::LINK_INTERFACE
+                    && *name != super::translator::RESOURCE_INTERFACE)
+        })
         .map(|(name, table)| (*name, table.iter().map(slot).collect()))
         .chain(pepper.then(|| ("nacl-irt-ppapihook-0.1", hook.to_vec())))
         .collect();
@@ -1358,8 +1373,9 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
     let threads = rt.threads;
     let locked = threads.is_some();
     let translator = rt.translator;
-    // the translator's object file and standard streams (translator.rs)
-    if translator && matches!(k, Write | Seek | Close) {
+    // the translator's object file (the linker's nexe) and standard streams
+    // (translator.rs)
+    if (translator || rt.path_open.is_some()) && matches!(k, Write | Seek | Close) {
         tr::is_object(s);
         s.if_(BlockType::Result(ValType::I32));
         match k {
@@ -1631,6 +1647,14 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
             // never in the directory
             s.unreachable();
         }
+        ServeLink | ResourceOpen => match rt.path_open {
+            Some(open) if k == ServeLink => tr::serve_link(s, open),
+            Some(open) => tr::resource_open(s, open),
+            // never in the directory
+            None => {
+                s.unreachable();
+            }
+        },
         ThreadCreate => match threads {
             // thread_create(start, stack, thread_ptr): the thread's scratch is the top
             // of its stack (`stack` - THREAD_SCRATCH, where its stack pointer starts);
@@ -1805,7 +1829,7 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
         k if k.on_paths() => irt_path(s, k, rt),
         _ => unreachable!("every IRT function has a body"),
     }
-    if translator && matches!(k, Write | Seek | Close) {
+    if (translator || rt.path_open.is_some()) && matches!(k, Write | Seek | Close) {
         s.end();
         if k == Close {
             s.end();

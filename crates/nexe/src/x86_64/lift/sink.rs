@@ -259,6 +259,7 @@ forward! {
     f64_const(x: Ieee64); v128_const(x: i128);
     f32x4_extract_lane(lane: u8); f32x4_replace_lane(lane: u8);
     f64x2_extract_lane(lane: u8); f64x2_replace_lane(lane: u8);
+    i16x8_extract_lane_u(lane: u8);
     i32x4_extract_lane(lane: u8); i32x4_replace_lane(lane: u8);
     i64x2_extract_lane(lane: u8); i64x2_replace_lane(lane: u8);
     i8x16_shuffle(lanes: [u8; 16]);
