@@ -533,16 +533,10 @@ fn translate_nexe(name: &str, data: &[u8]) -> Result<Option<Vec<u8>>> {
 
 /// [`translate_nexe`], and whether the nexe is PNaCl's linker.
 fn translate_nexe_kind(name: &str, data: &[u8]) -> Result<Option<(Vec<u8>, bool)>> {
-    use pexe2wasm_nexe::x86_64::lift::{is_link_translator, runs_with_runtime, translate_program};
-    if !pexe2wasm_nexe::is_elf(data) {
-        return Ok(None);
-    }
-    let Ok(nexe) = pexe2wasm_nexe::inspect(data) else {
+    use pexe2wasm_nexe::x86_64::lift::{is_link_translator, translatable, translate_program};
+    let Some(nexe) = translatable(data) else {
         return Ok(None);
     };
-    if !runs_with_runtime(&nexe.info) {
-        return Ok(None);
-    }
     let p = translate_program(&nexe).map_err(|e| anyhow!("{e}"))?;
     Ok(Some((
         noted_module(name, p),

@@ -493,16 +493,10 @@ type TranslatedNexe = (
 /// (docs/NEXE.md); `None` for anything else (the decoder names other nexes: 422
 /// unsupported).
 fn translate_nexe(data: &[u8]) -> Result<Option<TranslatedNexe>, Problem> {
-    use pexe2wasm_nexe::x86_64::lift::{runs_with_runtime, translate_program};
-    if !pexe2wasm_nexe::is_elf(data) {
-        return Ok(None);
-    }
-    let Ok(nexe) = pexe2wasm_nexe::inspect(data) else {
+    use pexe2wasm_nexe::x86_64::lift::{translatable, translate_program};
+    let Some(nexe) = translatable(data) else {
         return Ok(None);
     };
-    if !runs_with_runtime(&nexe.info) {
-        return Ok(None);
-    }
     let p = translate_program(&nexe).map_err(|e| {
         Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,

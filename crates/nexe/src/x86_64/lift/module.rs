@@ -805,6 +805,18 @@ pub fn runs_with_runtime(info: &crate::NexeInfo) -> bool {
             || is_link_translator(info))
 }
 
+/// `data` inspected, when it is a nexe [`translate_program`] makes a module of that our
+/// runtime runs ([`runs_with_runtime`]); `None` for anything else (a pexe, another nexe:
+/// the decoder's words name those). The CLI's `convert`/`run` and the service's
+/// `/v1/convert` ask this first.
+pub fn translatable(data: &[u8]) -> Option<Nexe<'_>> {
+    if !crate::is_elf(data) {
+        return None;
+    }
+    let nexe = crate::inspect(data).ok()?;
+    runs_with_runtime(&nexe.info).then_some(nexe)
+}
+
 /// Whether the nexe is PNaCl's linker: it asks for the translator's link interface.
 pub fn is_link_translator(info: &crate::NexeInfo) -> bool {
     matches!(&info.app, crate::AppKind::Translator { interface }

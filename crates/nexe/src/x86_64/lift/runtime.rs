@@ -833,10 +833,28 @@ fn syscall(f: &mut Function, n: u32, locked: bool, rt: &Runtime) {
         }
         SYS_SYSBRK => {
             // sysbrk(new): 0 asks for the break; else grow the memory to hold it (the
-            // break stays when it cannot) and move the break. Returns the break.
+            // break stays when it cannot, or when a mapping lies above it, as the IRT's
+            // `sysbrk`: glibc calls this one when its IRT has no `sysbrk`, and maps with
+            // the IRT's `mmap`) and move the break. Returns the break.
             let s = &mut f.instructions();
             s.global_get(G_RDI).i32_wrap_i64().local_tee(1);
             s.if_(BlockType::Empty);
+            s.i32_const(0)
+                .i32_load(at(MAPTOP_AT))
+                .i32_const(0)
+                .i32_load(at(BRK_AT))
+                .i32_gt_u()
+                .local_get(1)
+                .i32_const(0)
+                .i32_load(at(BRK_AT))
+                .i32_gt_u()
+                .i32_and()
+                .if_(BlockType::Empty)
+                .i32_const(0)
+                .i32_load(at(BRK_AT))
+                .i64_extend_i32_u();
+            early_return(s, locked);
+            s.end();
             // pages needed = ceil(new / 64 KiB) (new near 4 GiB: all of memory)
             s.local_get(1)
                 .i32_const(16)
