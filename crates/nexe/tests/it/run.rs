@@ -516,6 +516,88 @@ fn the_environment_reaches_both_startup_blocks() {
     assert_eq!((r.exit, r.trap.as_deref()), (Some(b'H' as i32 + 1), None));
 }
 
+/// The break never grows over a mapping, through the IRT's `sysbrk` or the trampoline's
+/// (glibc calls the trampoline's when its IRT table has no `sysbrk`, and maps through the
+/// IRT's `mmap`): a program asks for `nacl-irt-memory-0.3`, reads the break
+/// (`sysbrk(0)`), maps 64 KiB (it lands above the break), then asks the trampoline to move
+/// the break 128 KiB up, over the mapping. It exits with the mapping's result (0) plus the
+/// distance the break moved in 64 KiB units (0: refused, the break stays).
+#[test]
+fn the_trampoline_sysbrk_does_not_grow_over_a_mapping() {
+    use iced_x86::code_asm::*;
+    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
+    type Step = fn(&mut CodeAssembler) -> Result<(), IcedError>;
+    const SYSBRK: u32 = 0x10000 + 32 * 20;
+    const EXIT: u32 = 0x10000 + 32 * 30;
+    // each step ends in NaCl's call through %r11 to the address in %r13d
+    let steps: [Step; 5] = [
+        |a| {
+            a.mov(ebx, edi)?; // the startup block
+            a.mov(ecx, dword_ptr(rbx + 8))?; // argc
+            a.lea(r12, qword_ptr(rbx + rcx * 4 + 20))?; // auxv
+            a.mov(r13d, dword_ptr(r12 + 4))?; // AT_SYSINFO: nacl_irt_query
+            a.sub(rsp, 128)?;
+            a.mov(edi, dword_ptr(rbx + 16))?; // argv[1]
+            a.mov(rsi, rsp)?;
+            a.mov(edx, 24u32)
+        },
+        |a| {
+            a.mov(edi, 0u32)?;
+            a.mov(r13d, SYSBRK)
+        },
+        |a| {
+            a.mov(r14d, eax)?; // the break
+            a.mov(qword_ptr(rsp + 64), 0)?;
+            a.lea(rdi, qword_ptr(rsp + 64))?;
+            a.mov(esi, 0x10000u32)?;
+            a.mov(edx, 3u32)?; // PROT_READ | PROT_WRITE
+            a.mov(ecx, 0x22u32)?; // MAP_PRIVATE | MAP_ANONYMOUS
+            a.mov(r8d, -1)?;
+            a.mov(r9d, 0u32)?;
+            a.mov(r13d, dword_ptr(rsp)) // the table's mmap
+        },
+        |a| {
+            a.mov(r12d, eax)?; // mmap's result
+            a.lea(edi, dword_ptr(r14 + 0x20000))?;
+            a.mov(r13d, SYSBRK)
+        },
+        |a| {
+            a.sub(eax, r14d)?;
+            a.shr(eax, 16)?;
+            a.add(eax, r12d)?;
+            a.mov(edi, eax)?;
+            a.mov(r13d, EXIT)
+        },
+    ];
+    let mut code: Vec<u8> = Vec::new();
+    for step in steps {
+        let at = |ip: u64| {
+            let mut a = CodeAssembler::new(64).unwrap();
+            step(&mut a).unwrap();
+            a.mov(r11d, r13d).unwrap();
+            a.and(r11d, -32).unwrap();
+            a.add(r11, r15).unwrap();
+            a.call(r11).unwrap();
+            a.assemble(ip).unwrap()
+        };
+        let ip = 0x20000 + code.len() as u64;
+        let pad = (32 - at(ip).len() % 32) % 32;
+        code.resize(code.len() + pad, 0x90);
+        code.extend(at(ip + pad as u64));
+    }
+    code.resize(code.len() + 32, 0xf4);
+    let options = Options {
+        export_state: false,
+        runtime: true,
+        ..Options::default()
+    };
+    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
+        .expect("lifts")
+        .wasm;
+    let r = run(&wasm, &["b", "nacl-irt-memory-0.3"]);
+    assert_eq!((r.exit, r.trap.as_deref()), (Some(0), None));
+}
+
 /// The dynamic-code interface is answered (12 bytes), and calling it says that it is not
 /// translated yet (the translator's words, on stderr), then traps.
 #[test]

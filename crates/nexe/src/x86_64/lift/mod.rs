@@ -33,8 +33,7 @@ pub use cfg::Function;
 pub use module::{
     dyncode_interface, function_name, is_compile_translator, is_link_translator, lift_code,
     lift_nexe, program_options, runs_with_runtime, translatable, translate, translate_code,
-    translate_program,
-    Lifted, Options, Program, Translated, REGISTERS,
+    translate_program, Lifted, Options, Program, Translated, REGISTERS,
 };
 
 use iced_x86::{Formatter, GasFormatter, Instruction};
