@@ -839,17 +839,8 @@ fn syscall(f: &mut Function, n: u32, locked: bool, rt: &Runtime) {
             let s = &mut f.instructions();
             s.global_get(G_RDI).i32_wrap_i64().local_tee(1);
             s.if_(BlockType::Empty);
-            s.i32_const(0)
-                .i32_load(at(MAPTOP_AT))
-                .i32_const(0)
-                .i32_load(at(BRK_AT))
-                .i32_gt_u()
-                .local_get(1)
-                .i32_const(0)
-                .i32_load(at(BRK_AT))
-                .i32_gt_u()
-                .i32_and()
-                .if_(BlockType::Empty)
+            grows_over_a_mapping(s, 1);
+            s.if_(BlockType::Empty)
                 .i32_const(0)
                 .i32_load(at(BRK_AT))
                 .i64_extend_i32_u();
@@ -1361,6 +1352,22 @@ pub(crate) fn clock_ns(s: &mut InstructionSink<'_>) {
 }
 
 /// Grows the memory to hold `[0, end)` (an i64 local): leaves 1 when it does.
+/// Pushes whether moving the break to local `new` (i32) would take it over a mapping: one
+/// lies above the break and `new` is above it too. Both `sysbrk`s (the IRT's and the
+/// trampoline's) refuse then.
+fn grows_over_a_mapping(s: &mut InstructionSink<'_>, new: u32) {
+    s.i32_const(0)
+        .i32_load(at(MAPTOP_AT))
+        .i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_gt_u()
+        .local_get(new)
+        .i32_const(0)
+        .i32_load(at(BRK_AT))
+        .i32_gt_u()
+        .i32_and();
+}
+
 pub(crate) fn grow_to(s: &mut InstructionSink<'_>, end: u32) {
     // pages needed = ceil(end / 64 KiB) - pages now
     s.local_get(end)
@@ -1553,18 +1560,8 @@ fn irt(f: &mut Function, k: Irt, rt: &Runtime) {
             // there (the memory grows) unless a mapping lies above it (ENOMEM)
             a32(s, G_RDI);
             s.i32_load(m32()).local_tee(1).if_(BlockType::Empty);
-            s.i32_const(0)
-                .i32_load(at(MAPTOP_AT))
-                .i32_const(0)
-                .i32_load(at(BRK_AT))
-                .i32_gt_u()
-                .local_get(1)
-                .i32_const(0)
-                .i32_load(at(BRK_AT))
-                .i32_gt_u()
-                .i32_and()
-                .if_(BlockType::Empty)
-                .i64_const(ENOMEM as i64);
+            grows_over_a_mapping(s, 1);
+            s.if_(BlockType::Empty).i64_const(ENOMEM as i64);
             early_return(s, locked);
             s.end();
             s.local_get(1).i64_extend_i32_u().local_set(7);
