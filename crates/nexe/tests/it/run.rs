@@ -598,6 +598,70 @@ fn the_trampoline_sysbrk_does_not_grow_over_a_mapping() {
     assert_eq!((r.exit, r.trap.as_deref()), (Some(0), None));
 }
 
+/// The pre-IRT `fstat` syscall (17) answers as the IRT's: 0 and the stat for a stream, and
+/// NaCl's negative errno for a descriptor that is not open (it answered `-ENOSYS`, so
+/// newlib's stdio could not tell a terminal from a file).
+#[test]
+fn the_trampoline_fstat_answers_as_the_irts() {
+    use iced_x86::code_asm::*;
+    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
+    type Step = fn(&mut CodeAssembler) -> Result<(), IcedError>;
+    const FSTAT: u32 = 0x10000 + 32 * 17;
+    const EXIT: u32 = 0x10000 + 32 * 30;
+    // each step ends in NaCl's call through %r11 to the address in %r13d
+    let steps: [Step; 3] = [
+        |a| {
+            a.sub(rsp, 256)?;
+            a.mov(edi, 1u32)?;
+            a.mov(rsi, rsp)?;
+            a.mov(r13d, FSTAT)
+        },
+        |a| {
+            a.mov(r14d, eax)?; // 0 expected
+            a.mov(edi, 7u32)?; // not open: -EBADF
+            a.mov(rsi, rsp)?;
+            a.mov(r13d, FSTAT)
+        },
+        |a| {
+            // exit(first | (second != -9) << 8): 0 when both answered as expected
+            a.cmp(eax, -9)?;
+            a.setne(cl)?;
+            a.movzx(ecx, cl)?;
+            a.shl(ecx, 8)?;
+            a.or(ecx, r14d)?;
+            a.mov(edi, ecx)?;
+            a.mov(r13d, EXIT)
+        },
+    ];
+    let mut code: Vec<u8> = Vec::new();
+    for step in steps {
+        let at = |ip: u64| {
+            let mut a = CodeAssembler::new(64).unwrap();
+            step(&mut a).unwrap();
+            a.mov(r11d, r13d).unwrap();
+            a.and(r11d, -32).unwrap();
+            a.add(r11, r15).unwrap();
+            a.call(r11).unwrap();
+            a.assemble(ip).unwrap()
+        };
+        let ip = 0x20000 + code.len() as u64;
+        let pad = (32 - at(ip).len() % 32) % 32;
+        code.resize(code.len() + pad, 0x90);
+        code.extend(at(ip + pad as u64));
+    }
+    code.resize(code.len() + 32, 0xf4);
+    let options = Options {
+        export_state: false,
+        runtime: true,
+        ..Options::default()
+    };
+    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
+        .expect("lifts")
+        .wasm;
+    let r = run(&wasm, &["f"]);
+    assert_eq!((r.exit, r.trap.as_deref()), (Some(0), None));
+}
+
 /// The dynamic-code interface is answered (12 bytes), and calling it says that it is not
 /// translated yet (the translator's words, on stderr), then traps.
 #[test]

@@ -108,6 +108,7 @@ pub const SYS_READ: u32 = 12;
 pub const SYS_WRITE: u32 = 13;
 pub const SYS_LSEEK: u32 = 14;
 pub const SYS_STAT: u32 = 16;
+pub const SYS_FSTAT: u32 = 17;
 pub const SYS_SYSBRK: u32 = 20;
 pub const SYS_EXIT: u32 = 30;
 pub const SYS_GETPID: u32 = 31;
@@ -132,6 +133,7 @@ pub const SYS_COND_TIMED_WAIT_ABS: u32 = 79;
 const IMPLEMENTED: &[u32] = &[
     SYS_OPEN,
     SYS_STAT,
+    SYS_FSTAT,
     SYS_CLOSE,
     SYS_READ,
     SYS_WRITE,
@@ -781,7 +783,7 @@ fn syscall(f: &mut Function, n: u32, locked: bool, rt: &Runtime) {
         }
         // The IRT's functions, with NaCl's negative errno: open's fd through this
         // thread's scratch, lseek's offset through its pointer argument.
-        SYS_OPEN | SYS_STAT | SYS_LSEEK => {
+        SYS_OPEN | SYS_STAT | SYS_FSTAT | SYS_LSEEK => {
             let s = &mut f.instructions();
             if n == SYS_OPEN {
                 sc(s, S_WORD);
@@ -796,6 +798,7 @@ fn syscall(f: &mut Function, n: u32, locked: bool, rt: &Runtime) {
             let k = match n {
                 SYS_OPEN => Open,
                 SYS_STAT => Stat,
+                SYS_FSTAT => Fstat,
                 _ => Seek,
             };
             irt(f, k, rt);
@@ -1902,11 +1905,13 @@ fn irt_query(s: &mut InstructionSink<'_>) {
 
 /// `fstat(fd, struct stat *)`: NaCl's 104-byte stat from WASI's filestat (dev @0, ino @8,
 /// filetype u8 @16, nlink @24, size @32, atim @40, mtim @48, ctim @56); a stream with no
-/// filestat gets the mode of its fdstat's filetype.
+/// filestat gets the mode of its fdstat's filetype. Leaves the errno (no early return:
+/// the pre-IRT `fstat` syscall negates what this leaves).
 fn irt_fstat(s: &mut InstructionSink<'_>) {
     // local 5: the filestat
     sc(s, S_FILESTAT);
     s.local_set(5);
+    s.block(BlockType::Result(ValType::I32));
     a32(s, G_RDI);
     s.local_get(5).call(I_FD_FILESTAT_GET).local_tee(2);
     s.if_(BlockType::Empty);
@@ -1914,10 +1919,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
     sc(s, S_FDSTAT);
     s.call(I_FD_FDSTAT_GET).if_(BlockType::Empty).local_get(2);
     wasi_errno(s);
-    s.i64_extend_i32_u()
-        .global_set(G_RAX)
-        .return_to_caller(L_RA)
-        .end();
+    s.br(2).end();
     s.local_get(5).i32_const(0).i32_const(64).memory_fill(0);
     s.local_get(5);
     sc(s, S_FDSTAT);
@@ -1925,6 +1927,7 @@ fn irt_fstat(s: &mut InstructionSink<'_>) {
         .i32_store8(MemArg { offset: 16, ..m8() });
     s.end();
     put_stat(s);
+    s.end();
 }
 
 /// NaCl's stat at `%rsi` from the WASI filestat at local 5; leaves 0.
