@@ -11,7 +11,8 @@
   "use strict";
   if (globalThis.__pexe2wasmExtension) return;
   globalThis.__pexe2wasmExtension = true;
-  const TYPE = "application/x-pnacl";
+  // NaCl's two types: pexes, and native nexes (Web Store apps)
+  const TYPES = ["application/x-pnacl", "application/x-nacl"];
   const TO_EXT = "pexe2wasm-ext:page";
   const FROM_EXT = "pexe2wasm-ext:ext";
   const log = (text, level = "info") => console[level](`pexe2wasm extension: ${text}`);
@@ -25,14 +26,15 @@
   let loading = false; // the host is loading
   const told = new WeakSet();
 
-  const isNacl = (el) => (el.localName === "embed" || el.localName === "object") && (el.getAttribute("type") ?? "").toLowerCase() === TYPE;
+  const isNacl = (el) => (el.localName === "embed" || el.localName === "object") && TYPES.includes((el.getAttribute("type") ?? "").toLowerCase());
 
   /** Says once per element what the extension replaces (once the host loads: not before a reload). */
   function tell(el) {
     if (told.has(el) || !loading) return;
     told.add(el);
     const src = el.getAttribute(el.localName === "object" ? "data" : "src") ?? "";
-    log(`replacing <${el.localName} type="${TYPE}" src="${src}"> with its module converted to WebAssembly (pexe2wasm)`);
+    const type = (el.getAttribute("type") ?? "").toLowerCase();
+    log(`replacing <${el.localName} type="${type}" src="${src}"> with its module converted to WebAssembly (pexe2wasm)`);
   }
 
   function scan(root) {

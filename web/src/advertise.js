@@ -8,36 +8,46 @@
   // As the head of pexe2wasm.js (the drop-in script), the host's files are in pexe2wasm/ beside it.
   const own = /** @type {HTMLScriptElement | null} */ (document.currentScript)?.src;
   const hostBase = (own && /\/pexe2wasm\.js(?:[?#].*)?$/.test(own) ? new URL("pexe2wasm/", own).href : own) ?? /** @type {HTMLScriptElement | null} */ (document.querySelector('script[src$="embed.js"]'))?.src ?? null;
-  const TYPE = "application/x-pnacl";
+  // Chrome's NaCl plugin answered both types: pexes (x-pnacl) and, for Web Store apps,
+  // native nexes (x-nacl); the manifest picks the program either way.
+  const TYPES = ["application/x-pnacl", "application/x-nacl"];
   if (globalThis.__pexe2wasmAdvertised) return;
   globalThis.__pexe2wasmAdvertised = true;
-  const plugin = { name: "Native Client", filename: "internal-nacl-plugin", description: "", length: 1 };
-  const mime = { type: TYPE, suffixes: "pexe", description: "Portable Native Client Executable", enabledPlugin: plugin };
-  plugin[0] = mime;
-  plugin[TYPE] = mime;
-  plugin.item = (i) => (i === 0 ? mime : null);
-  plugin.namedItem = (n) => (n === TYPE ? mime : null);
-  // The real arrays with one more entry, found by index, by name and by item/namedItem.
-  const wrap = (orig, key, extra) =>
-    new Proxy(orig, {
+  const plugin = { name: "Native Client", filename: "internal-nacl-plugin", description: "", length: TYPES.length };
+  const mimes = [
+    { type: TYPES[0], suffixes: "pexe", description: "Portable Native Client Executable", enabledPlugin: plugin },
+    { type: TYPES[1], suffixes: "nexe", description: "Native Client Executable", enabledPlugin: plugin },
+  ];
+  mimes.forEach((m, i) => {
+    plugin[i] = m;
+    plugin[m.type] = m;
+  });
+  plugin.item = (i) => mimes[i] ?? null;
+  plugin.namedItem = (n) => mimes.find((m) => m.type === n) ?? null;
+  // The real arrays with more entries (`extras`: [name, entry]), found by index, by name
+  // and by item/namedItem.
+  const wrap = (orig, extras) => {
+    const named = new Map(extras);
+    const values = extras.map(([, v]) => v);
+    // The browser extension hears that the page tested for NaCl (extension/main.js).
+    const tested = (v) => (globalThis.__pexe2wasmTested?.(), v);
+    const at = (t, i) => (i >= t.length && i < t.length + values.length ? values[i - t.length] : undefined);
+    return new Proxy(orig, {
       get(t, p) {
-        if (p === key) {
-          // The browser extension hears that the page tested for NaCl (extension/main.js).
-          globalThis.__pexe2wasmTested?.();
-          return extra;
-        }
-        if (p === "length") return t.length + 1;
-        if (p === String(t.length)) return extra;
-        if (p === "namedItem") return (n) => (n === key ? (globalThis.__pexe2wasmTested?.(), extra) : t.namedItem(n));
-        if (p === "item") return (i) => (i === t.length ? extra : t.item(i));
-        if (p === Symbol.iterator) return function* () { yield* Array.from(t); yield extra; };
+        if (typeof p === "string" && named.has(p)) return tested(named.get(p));
+        if (p === "length") return t.length + values.length;
+        if (typeof p === "string" && /^\d+$/.test(p) && at(t, Number(p))) return at(t, Number(p));
+        if (p === "namedItem") return (n) => (named.has(n) ? tested(named.get(n)) : t.namedItem(n));
+        if (p === "item") return (i) => at(t, i) ?? t.item(i);
+        if (p === Symbol.iterator) return function* () { yield* Array.from(t); yield* values; };
         const v = Reflect.get(t, p, t);
         return typeof v === "function" ? v.bind(t) : v;
       },
       has(t, p) {
-        return p === key || p === String(t.length) || Reflect.has(t, p);
+        return (typeof p === "string" && (named.has(p) || (/^\d+$/.test(p) && at(t, Number(p)) !== undefined))) || Reflect.has(t, p);
       },
     });
+  };
   // NaCl's element API exists from the moment the element does: a page may call
   // embed.postMessage() in an inline script right after the <embed>, before the module
   // (or embed.js, a deferred module script) has loaded, and Chrome queued such messages.
@@ -49,16 +59,19 @@
       configurable: true,
       writable: true,
       value: function postMessage(data) {
-        if ((this.getAttribute("type") ?? "").toLowerCase() !== TYPE) return;
+        if (!TYPES.includes((this.getAttribute("type") ?? "").toLowerCase())) return;
         (this.__pexe2wasmEarly ??= []).push(typeof structuredClone === "function" ? structuredClone(data) : data);
       },
     });
   }
   installFileSystem(hostBase);
   try {
-    const mimes = wrap(navigator.mimeTypes, TYPE, mime);
-    const plugins = wrap(navigator.plugins, "Native Client", plugin);
-    Object.defineProperty(navigator, "mimeTypes", { configurable: true, get: () => mimes });
+    const types = wrap(
+      navigator.mimeTypes,
+      mimes.map((m) => [m.type, m]),
+    );
+    const plugins = wrap(navigator.plugins, [["Native Client", plugin]]);
+    Object.defineProperty(navigator, "mimeTypes", { configurable: true, get: () => types });
     Object.defineProperty(navigator, "plugins", { configurable: true, get: () => plugins });
   } catch (e) {
     console.warn(`pexe2wasm: navigator.mimeTypes cannot be extended here (${e.message}); pages that test for NaCl may refuse to embed`);

@@ -1,5 +1,6 @@
 // The <embed> replacement: include once in a page (as a module script) and every
-// <embed>/<object> of type application/x-pnacl, present now or added later, runs its
+// <embed>/<object> of type application/x-pnacl (or x-nacl, a native app's), present now
+// or added later, runs its
 // converted module in workers (host/instance-worker.js), keeping the NaCl element's API:
 // postMessage, readyState, lastError, exitStatus, and the events loadstart, progress,
 // load, loadend, error, crash and message. docs/JS-HOST.md tells how.
@@ -14,7 +15,8 @@ import { pageLoadId } from "./compat/sandbox-layout.js";
 import { hostWorker } from "./workers.js";
 import { FROM_THREAD, TO_HOST_WORKER, TO_INSTANCE, TO_IO, TO_PAGE, TO_THREAD, unknownMessage } from "./host/protocol.js";
 
-const MIME = "application/x-pnacl";
+/** The types Chrome's NaCl plugin took: pexes, and native nexes (Web Store apps). */
+const MIMES = ["application/x-pnacl", "application/x-nacl"];
 const HOST = new URL("./host/", import.meta.url);
 /** The workers an instance worker may ask the page to create (Instance.spawn). */
 const HOST_WORKERS = new Set(["io-worker.js"]);
@@ -102,8 +104,8 @@ function isNexe(url) {
 
 /**
  * The program's URL for a manifest: its pnacl-translate url; without one, the x86-64
- * nexe's (`program["x86-64"].url`), whose module `pexe2wasm web` translates beforehand; a
- * .pexe's URL is its own.
+ * nexe's (`program["x86-64"].url`), translated as a pexe is converted (beforehand by
+ * `pexe2wasm web`, or in the browser); a .pexe's URL is its own.
  */
 export async function pexeUrl(nmfUrl) {
   if (/\.pexe$/i.test(new URL(nmfUrl, location.href).pathname)) return new URL(nmfUrl, location.href).href;
@@ -118,7 +120,7 @@ export async function pexeUrl(nmfUrl) {
   const url = nmf?.program?.portable?.["pnacl-translate"]?.url ?? nmf?.program?.["x86-64"]?.url;
   if (typeof url !== "string") {
     const native = Object.keys(nmf?.program ?? {}).filter((k) => k !== "portable");
-    if (native.length) throw new Error(`${nmfUrl} names native programs for ${native.join("/")} and no pexe: only an x86-64 nexe translates (with \`pexe2wasm web\`)`);
+    if (native.length) throw new Error(`${nmfUrl} names native programs for ${native.join("/")} and no pexe: of native programs, only an x86-64 nexe translates`);
     throw new Error(`${nmfUrl} names no program.portable.pnacl-translate.url (the only entry a pexe has)`);
   }
   return new URL(url, new URL(nmfUrl, location.href)).href;
@@ -129,8 +131,9 @@ export async function pexeUrl(nmfUrl) {
  * config of `pexe2wasm web`'s pages says; the default when a page loads embed.js itself,
  * without pexe2wasm.js): the .wasm beside the pexe; false (pexe2wasm.js's default): the
  * pexe, converted in the browser; "auto": the .wasm when the server has it, else the pexe
- * converted. A native nexe is never translated in the browser: its .wasm, or an error
- * that says how to make it. `{url}` or `{url, pexeUrl}`.
+ * converted. An x86-64 nexe is taken as "auto" says unless the config says true: its
+ * translation beside it (`pexe2wasm web` writes one) spares the browser the work.
+ * `{url}` or `{url, pexeUrl}`.
  */
 export async function moduleSource(pexe, config) {
   const pre = config.preconverted ?? (globalThis.__pexe2wasmDropIn ? false : true);
@@ -139,9 +142,6 @@ export async function moduleSource(pexe, config) {
     const wasm = wasmBeside(pexe);
     const r = await fetch(wasm, { method: "HEAD" }).catch(() => null);
     if (r?.ok && !/html/i.test(r.headers.get("content-type") ?? "")) return { url: wasm };
-  }
-  if (isNexe(pexe)) {
-    throw new Error(`${pexe} is a native x86-64 nexe, which is not translated in the browser: use \`pexe2wasm web\` (it writes ${wasmBeside(pexe).split("/").pop()} beside it)`);
   }
   return { url: pexe, pexeUrl: pexe };
 }
@@ -757,7 +757,7 @@ function isPnacl(el) {
   if (el.localName !== "embed" && el.localName !== "object") return false;
   // One the npm package's load() was given: it runs it itself, with its options (run).
   if (el.__pexe2wasmByLoad) return false;
-  return (el.getAttribute("type") ?? "").toLowerCase() === MIME || handlerOf(el) !== null;
+  return MIMES.includes((el.getAttribute("type") ?? "").toLowerCase()) || handlerOf(el) !== null;
 }
 
 /** The MIME types Chrome packages' `nacl_modules` handle here: type → manifest URL. */
@@ -774,7 +774,7 @@ function handlerOf(el) {
   const nacl = el.getAttribute("nacl");
   if (nacl) return new URL(nacl, document.baseURI).href;
   const type = (el.getAttribute("type") ?? "").toLowerCase();
-  if (!type || type === MIME) return null;
+  if (!type || MIMES.includes(type)) return null;
   handlers ??= naclModules();
   return handlers.get(type) ?? null;
 }

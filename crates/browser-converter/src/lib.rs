@@ -17,6 +17,9 @@
 //!
 //! The conversion is the CLI's `web` one (`Threads::Auto`, the locals `--small-code`
 //! chooses), so the bytes equal those `pexe2wasm web` writes (crates/cli/tests/it/host.rs).
+//! A nexe is translated as `web` translates one: a static x86-64 Pepper nexe into the
+//! browser host's form (`pexe2wasm_nexe::x86_64::lift::browser`); any other nexe is an
+//! error naming what it is.
 //! On wasm32-unknown-unknown rayon cannot start threads and runs everything on the calling
 //! thread.
 
@@ -53,6 +56,9 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// Converts `pexe` as `pexe2wasm web` does (see the crate documentation).
 pub fn convert(pexe: &[u8], options: u32) -> Converted {
+    if let Some(c) = translate_nexe(pexe) {
+        return c;
+    }
     let decoded = match pexe2wasm::decode::decode(pexe) {
         Ok(m) => m,
         Err(e) => {
@@ -84,6 +90,49 @@ pub fn convert(pexe: &[u8], options: u32) -> Converted {
             needs: needs.summary,
         },
     }
+}
+
+/// When `bytes` is an ELF file: a static x86-64 Pepper nexe's module in the browser
+/// host's form, or the error `pexe2wasm web` gives for it (a command-line nexe, another
+/// architecture, a dynamic one, a file NaCl's loader refuses). `None` for anything else.
+/// Functions that do not lift trap when reached, as under `web` (which notes them on
+/// stderr; here the needs line says how many).
+fn translate_nexe(bytes: &[u8]) -> Option<Converted> {
+    let translated = pexe2wasm_nexe::x86_64::lift::browser::nexe_plugin(bytes)?;
+    Some(match translated {
+        Ok(p) => {
+            let mut needs = match pexe2wasm_nexe::inspect(bytes) {
+                Ok(n) => {
+                    let threads = n
+                        .info
+                        .irt_interfaces
+                        .iter()
+                        .any(|i| i.as_str() == pexe2wasm::convert::THREAD_INTERFACE);
+                    pexe2wasm::needs::needs(&n.info.irt_interfaces, &n.info.ppb_interfaces, true)
+                        .for_output(threads)
+                        .summary
+                }
+                Err(_) => String::new(),
+            };
+            if let Some((_, first)) = p.not_lifted.first() {
+                needs.push_str(&format!(
+                    " ({} of {} functions are not translated yet and trap if reached; the first: {first})",
+                    p.not_lifted.len(),
+                    p.functions
+                ));
+            }
+            Converted {
+                result: Ok(p.wasm),
+                plugin: true,
+                needs,
+            }
+        }
+        Err(e) => Converted {
+            result: Err(e.to_string()),
+            plugin: false,
+            needs: String::new(),
+        },
+    })
 }
 
 /// A buffer of `len` bytes for the caller to fill (freed with `p2w_free`); null when

@@ -540,7 +540,7 @@ fn read_manifest(root: &Path, rel: &Path, found: &mut Collector) {
             match (nexe, &native_app) {
                 (Some(n @ pexe2wasm_nexe::NativeInput::Nexe { .. }), _) => n.to_string(),
                 (_, Some(app)) => app.to_string(),
-                _ => format!("{key} is a native NaCl program: translating nexes is not supported yet; only PNaCl pexes convert"),
+                _ => format!("{key} is a native NaCl program: not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert"),
             }
         } else if key.ends_with(".pnacl-debug") {
             "a pnacl-debug entry: unfinalized debug bitcode, not the pexe a browser runs".into()

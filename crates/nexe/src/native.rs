@@ -14,7 +14,7 @@ use std::fmt;
 pub enum NativeInput {
     /// A NaCl executable (nexe); `description` names its architecture, linking, libc and
     /// kind, e.g. `x86-64 (static, newlib, Pepper)`.
-    #[error("a native NaCl executable for {description}: translating nexes is not supported yet; only PNaCl pexes convert")]
+    #[error("a native NaCl executable for {description}: not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert")]
     Nexe { arch: Arch, description: String },
     /// An ELF file that is no nexe NaCl would load (a Linux program, a broken file).
     #[error("an ELF file, not a pexe ({reason}); only PNaCl pexes convert")]
@@ -258,7 +258,7 @@ impl NexeReport {
             )
         } else {
             format!(
-                "a native NaCl executable for {}: {}; translating nexes is not supported yet; only PNaCl pexes convert",
+                "a native NaCl executable for {}: {}; not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert",
                 self.description,
                 self.validation_line()
             )

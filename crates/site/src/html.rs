@@ -141,17 +141,32 @@ pub fn attr_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Whether a page embeds NaCl or looks like it may (an `application/x-pnacl` type or an
-/// `.nmf` URL in the page). Pages that build the embed in a script file are found through
-/// the scripts (see `scan`).
+/// Whether a page embeds NaCl or looks like it may (an `application/x-pnacl` type, a
+/// native app's `application/x-nacl`, or an `.nmf` URL in the page). Pages that build the
+/// embed in a script file are found through the scripts (see `scan`).
 pub fn mentions_nacl(text: &[u8]) -> bool {
     let lower = text.to_ascii_lowercase();
-    find(&lower, b"x-pnacl", 0).is_some() || find(&lower, b".nmf", 0).is_some()
+    [&b"x-pnacl"[..], b"x-nacl", b".nmf"]
+        .iter()
+        .any(|w| find(&lower, w, 0).is_some())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn pages_of_both_nacl_types_mention_nacl() {
+        for page in [
+            &b"<embed type='application/x-pnacl' src=a.pexe>"[..],
+            b"<EMBED TYPE=\"application/x-NaCl\" src=app>",
+            b"<script>load('app.nmf')</script>",
+        ] {
+            assert!(mentions_nacl(page), "{}", String::from_utf8_lossy(page));
+        }
+        assert!(!mentions_nacl(
+            b"<embed type='application/x-shockwave-flash'>"
+        ));
+    }
 
     fn add(page: &str) -> String {
         let s = PageScripts {

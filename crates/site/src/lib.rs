@@ -564,7 +564,8 @@ fn verdict(scan: &Scan, modules: &[ModuleReport], native: &[NativeReport]) -> (b
 }
 
 /// A page embeds NaCl when it, or a script it loads from the site, says
-/// `application/x-pnacl` or names an `.nmf` (the SDK's common.js builds the embed).
+/// `application/x-pnacl` (or a native app's `application/x-nacl`) or names an `.nmf` (the
+/// SDK's common.js builds the embed).
 /// `scripts` remembers, per script file, whether it mentions NaCl.
 fn page_uses_nacl(
     tree: &Tree,

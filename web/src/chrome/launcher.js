@@ -35,6 +35,22 @@ export function packageKind(m) {
   return "extension";
 }
 
+/** ELF's machine number of x86-64. */
+const EM_X86_64 = 62;
+
+/** The ELF machine (`e_machine`) of the file at `url`, or null when it is not ELF or unreadable. */
+async function elfMachine(url, fetchImpl) {
+  try {
+    const r = await fetchImpl(url, { headers: { Range: "bytes=0-63" } });
+    if (!r.ok) return null;
+    const b = new Uint8Array(await (await r.blob()).slice(0, 20).arrayBuffer());
+    if (b.length < 20 || b[0] !== 0x7f || b[1] !== 0x45 || b[2] !== 0x4c || b[3] !== 0x46) return null;
+    return b[18] | (b[19] << 8);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Reads the package at `baseURL`: {manifest (localized), kind, id, messages, predefined,
  * files}. Throws a LaunchFailure naming the cause.
@@ -75,21 +91,20 @@ export async function loadPackage(baseURL, { fetchImpl = fetch, nav = navigator,
     throw new LaunchFailure("A hosted app", `its pages were on the web (${manifest.app.launch?.web_url ?? "its urls"}), not in the package`);
   }
   const nexes = list?.filter((p) => /\.nexe$/i.test(p)) ?? [];
-  // A nexe with its module beside it (`pexe2wasm web` translates x86-64 Pepper nexes; the
-  // module is the site's, not in the package's list) runs as a pexe does.
-  const translated = async () => {
-    const heads = nexes.map((p) =>
-      fetchImpl(new URL(p.replace(/\.nexe$/i, ".wasm"), baseURL).href, { method: "HEAD" }).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    );
-    return (await Promise.all(heads)).some(Boolean);
+  // An x86-64 nexe runs as a pexe does: translated in the browser, or its module beside it
+  // (`pexe2wasm web` writes one; the module is the site's, not in the package's list).
+  // Nexes of other processors only cannot run.
+  const runnable = async () => {
+    const checks = nexes.map(async (p) => {
+      const wasm = await fetchImpl(new URL(p.replace(/\.nexe$/i, ".wasm"), baseURL).href, { method: "HEAD" }).catch(() => null);
+      return wasm?.ok || (await elfMachine(new URL(p, baseURL).href, fetchImpl)) === EM_X86_64;
+    });
+    return (await Promise.all(checks)).some(Boolean);
   };
-  if (list && nexes.length && !list.some((p) => /\.pexe$/i.test(p)) && !(await translated())) {
+  if (list && nexes.length && !list.some((p) => /\.pexe$/i.test(p)) && !(await runnable())) {
     throw new LaunchFailure(
-      "Only native NaCl modules",
-      `this package ships ${nexes.length} .nexe file(s) (${nexes.slice(0, 3).join(", ")}${nexes.length > 3 ? ", …" : ""}) and no .pexe: those are machine code for one processor, and pexe2wasm converts portable (.pexe) modules only`,
+      "Only native NaCl modules for other processors",
+      `this package ships ${nexes.length} .nexe file(s) (${nexes.slice(0, 3).join(", ")}${nexes.length > 3 ? ", …" : ""}), none for x86-64, and no .pexe: those are machine code for one processor, and pexe2wasm translates portable (.pexe) modules and x86-64 nexes only`,
     );
   }
   return { manifest, raw, kind, id, messages, predefined, files: list };

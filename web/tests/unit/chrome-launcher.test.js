@@ -47,7 +47,7 @@ test("the failure names the cause: no manifest, bad JSON, a theme, a hosted app,
   await fails({ "manifest.json": '{"name": "h", "app": {"launch": {"web_url": "https://example.com/"}}}' }, /hosted app.*example\.com/);
   await fails(
     { "manifest.json": '{"name": "n", "app": {"background": {"scripts": ["b.js"]}}}', "pexe2wasm-files.json": '["manifest.json", "x86-64/app.nexe", "x86-32/app.nexe", "app.nmf"]' },
-    /Only native NaCl modules.*2 \.nexe file\(s\).*x86-64\/app\.nexe/,
+    /Only native NaCl modules for other processors.*2 \.nexe file\(s\).*x86-64\/app\.nexe.*none for x86-64/,
   );
   const ok = await load({ "manifest.json": '{"name": "n", "app": {"background": {"scripts": ["b.js"]}}}', "pexe2wasm-files.json": '["a.nexe", "a.pexe"]' });
   assert.deepEqual(ok.files, ["a.nexe", "a.pexe"]);
@@ -58,6 +58,16 @@ test("the failure names the cause: no manifest, bad JSON, a theme, a hosted app,
     "x86-64/app.wasm": "\0asm",
   });
   assert.deepEqual(nexe.files, ["manifest.json", "x86-64/app.nexe", "x86-32/app.nexe", "app.nmf"]);
+  // An x86-64 nexe (ELF, e_machine 62) runs without one: it is translated in the browser;
+  // an x86-32 one (3) alone does not.
+  const elf = (machine) => "\x7fELF" + "\x02\x01\x01" + "\0".repeat(9) + "\x02\0" + String.fromCharCode(machine) + "\0" + "\0".repeat(44);
+  const files = '["manifest.json", "bin/app.nexe", "app.nmf"]';
+  const x64 = await load({ "manifest.json": '{"name": "n", "app": {"background": {"scripts": ["b.js"]}}}', "pexe2wasm-files.json": files, "bin/app.nexe": elf(62) });
+  assert.deepEqual(x64.files, ["manifest.json", "bin/app.nexe", "app.nmf"]);
+  await fails(
+    { "manifest.json": '{"name": "n", "app": {"background": {"scripts": ["b.js"]}}}', "pexe2wasm-files.json": files, "bin/app.nexe": elf(3) },
+    /Only native NaCl modules for other processors.*none for x86-64/,
+  );
 });
 
 test("package kinds and icons", () => {

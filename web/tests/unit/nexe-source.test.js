@@ -1,6 +1,6 @@
 // Where an element's module comes from when its manifest names an x86-64 nexe and no pexe
 // (embed.js: pexeUrl, moduleUrl, moduleSource): the .wasm `pexe2wasm web` wrote beside
-// the nexe, or an error that names the nexe and says how to make that module.
+// the nexe, or the nexe itself, translated in the browser as a pexe is converted.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -27,9 +27,9 @@ test("a manifest's x86-64 nexe is the program; its module is the .wasm beside it
   assert.equal(await pexeUrl("ck.nmf"), "http://127.0.0.1/app/bin/ck_x86_64.nexe");
   assert.equal(await moduleUrl("ck.nmf"), "http://127.0.0.1/app/bin/ck_x86_64.wasm");
   // The drop-in script's default (convert in the browser): the .wasm when the server has
-  // it, else the error that says what to do; never the nexe as a pexe.
+  // it, else the nexe, translated in the browser.
   const nexe = "http://127.0.0.1/app/bin/ck_x86_64.nexe";
-  await assert.rejects(moduleSource(nexe, { preconverted: false }), /ck_x86_64\.nexe is a native x86-64 nexe, which is not translated in the browser: use `pexe2wasm web` \(it writes ck_x86_64\.wasm beside it\)/);
+  assert.deepEqual(await moduleSource(nexe, { preconverted: false }), { url: nexe, pexeUrl: nexe });
   files.set("/app/bin/ck_x86_64.wasm", "");
   assert.deepEqual(await moduleSource(nexe, { preconverted: false }), { url: "http://127.0.0.1/app/bin/ck_x86_64.wasm" });
   assert.deepEqual(await moduleSource(nexe, {}), { url: "http://127.0.0.1/app/bin/ck_x86_64.wasm" });
@@ -40,7 +40,7 @@ test("a manifest's x86-64 nexe is the program; its module is the .wasm beside it
 test("a manifest of other architectures only is named", async () => {
   const { pexeUrl } = await embed();
   files.set("/app/arm.nmf", '{"program": {"arm": {"url": "a.nexe"}, "x86-32": {"url": "b.nexe"}}}');
-  await assert.rejects(pexeUrl("arm.nmf"), /arm\.nmf names native programs for arm\/x86-32 and no pexe: only an x86-64 nexe translates/);
+  await assert.rejects(pexeUrl("arm.nmf"), /arm\.nmf names native programs for arm\/x86-32 and no pexe: of native programs, only an x86-64 nexe translates/);
   files.set("/app/none.nmf", "{}");
   await assert.rejects(pexeUrl("none.nmf"), /names no program\.portable\.pnacl-translate\.url/);
 });

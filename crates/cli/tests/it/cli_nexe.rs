@@ -8,7 +8,7 @@ use pexe2wasm_testkit::corpus::{nexe_corpus_dir, real_nexe, NEXES};
 use crate::cmd::{fails_saying, pexe2wasm, text};
 use std::path::PathBuf;
 
-const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
+const NOT_YET: &str = "not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert";
 const SSH: &str = "nassh-ssh_client-x86_64.nexe";
 const CKAUTH: &str = "ckauth-x86_64.nexe";
 /// The static x86-64 command-line and Pepper nexes and PNaCl's compiler and linker: these

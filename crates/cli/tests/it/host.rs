@@ -219,6 +219,74 @@ fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
     }
 }
 
+/// The browser converter translates nexes as `pexe2wasm web` does: the static x86-64
+/// Pepper ones (ckauth; nassh, threaded) into the same bytes `web` writes beside them, and
+/// the rest (a command-line nexe, ARM, 2011's pre-1.0 Pepper, x86-32) into the error text
+/// `web` prints for them.
+#[test]
+fn the_browser_converter_translates_nexes_as_web_does() {
+    if !have("node") {
+        assert!(!ci(), "node is missing under CI");
+        return;
+    }
+    let names = [
+        "ckauth-x86_64.nexe",
+        "nassh-ssh_client-x86_64.nexe",
+        "fftw-wisdom-x86_64.nexe",
+        "ckauth-arm.nexe",
+        "naclports-gallery-sine_synth-x86_64.nexe",
+        "nassh-ssh_client-x86_32.nexe",
+    ];
+    let corpus = common::nexe_corpus_dir();
+    if common::real_nexe(names[0]).is_none() {
+        return;
+    }
+    let nexes: Vec<PathBuf> = names.iter().map(|n| corpus.join(n)).collect();
+    let dir = common::Scratch::new("host-nexes");
+    let host = dir.join("host");
+    if !write_host(&host) {
+        return;
+    }
+    let out = dir.join("browser");
+    std::fs::create_dir_all(&out).unwrap();
+    let o = Command::new("node")
+        .arg(testkit::repo_path("web/bench/convert.mjs"))
+        .arg(&host)
+        .arg(&out)
+        .args(&nexes)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "node: {}", text(&o.stderr));
+    let mut modules = 0;
+    for (i, nexe) in nexes.iter().enumerate() {
+        let what = nexe.display().to_string();
+        let site = dir.join(&format!("web-{i}"));
+        let web = pexe2wasm(&["web", nexe.to_str().unwrap(), "-o", site.to_str().unwrap()]);
+        let stem = nexe.file_stem().unwrap().to_str().unwrap();
+        if web.status.success() {
+            let want = std::fs::read(site.join(format!("{stem}.wasm"))).unwrap();
+            let got = std::fs::read(out.join(format!("{i}.wasm")))
+                .unwrap_or_else(|e| panic!("{what}: no module from the browser converter: {e}"));
+            same(&got, &want, &what);
+            wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+                .validate_all(&got)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            modules += 1;
+        } else {
+            let e = text(&web.stderr);
+            let want = e
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix(&format!("error: {what}: ")))
+                .unwrap_or_else(|| panic!("{what}: web says {e:?}"));
+            let got = std::fs::read_to_string(out.join(format!("{i}.err")))
+                .unwrap_or_else(|e| panic!("{what}: no error from the browser converter: {e}"));
+            assert_eq!(got, want, "{what}: the error text");
+        }
+    }
+    assert_eq!(modules, 2, "ckauth's and nassh's modules");
+}
+
 // --- the drop-in script in a browser ----------------------------------------------------
 
 use crate::cmd::spawn_announcing;
@@ -292,7 +360,13 @@ impl Drop for StaticServer {
 
 /// `root` served with the drop-in script, opened at `page` in `browser` and `steps` run (the
 /// `steps` scenario of web/tests/browser/run.mjs); the report.
-fn drop_in(browser: Browser, root: &Path, tag: &str, page: &str, steps: &Value) -> Option<Value> {
+pub(crate) fn drop_in(
+    browser: Browser,
+    root: &Path,
+    tag: &str,
+    page: &str,
+    steps: &Value,
+) -> Option<Value> {
     let dir = scratch(&format!("drop-in-{tag}-{}", browser.name()));
     let host = dir.join("host");
     if !write_host(&host) {
@@ -366,7 +440,7 @@ pub(crate) fn run_mjs(browser: Browser) -> Command {
 }
 
 /// The console lines of a report that say the converter ran, or took the cache.
-fn console_with(report: &Value, what: &str) -> usize {
+pub(crate) fn console_with(report: &Value, what: &str) -> usize {
     report["console"].as_array().map_or(0, |l| {
         l.iter()
             .filter(|m| m.as_str().is_some_and(|m| m.contains(what)))

@@ -291,3 +291,59 @@ fn nassh(browser: Browser) {
 }
 
 three_browsers!(nassh: nassh_nexe_runs_a_version_session_in_chromium, nassh_nexe_runs_a_version_session_in_firefox, nassh_nexe_runs_a_version_session_in_webkit);
+
+// --- nexes translated in the browser (the drop-in script) ------------------------------
+
+/// ckauth's own manifest on a page that embeds it as native apps did
+/// (`application/x-nacl`, the type its own common.js picks for a newlib build, after
+/// testing `navigator.mimeTypes` for it), served with only the drop-in script added and
+/// no `.wasm` beside the nexe: the nexe is translated in the browser, the module answers
+/// as on the command-line host, and a second visit takes it from the cache.
+fn ckauth_drop_in(browser: Browser) {
+    use serde_json::json;
+    if !browser.ready() {
+        return;
+    }
+    let root = scratch(&format!("nexe-drop-in-root-{}", browser.name()));
+    let Some(nmf) = ckauth_app(&root) else { return };
+    let sealed = sealed_on_the_command_line();
+    let js = |s: String| serde_json::to_string(&s).unwrap();
+    let page = format!(
+        r#"<!doctype html><html><head><title>ckauth</title></head><body>
+<embed id="m" type="application/x-nacl" src="ckauth.nmf" width="0" height="0">
+<script>
+window.got = [];
+const m = document.getElementById("m");
+m.addEventListener("message", (e) => got.push(String(e.data)));
+m.addEventListener("load", () => {{ m.postMessage({}); m.postMessage({}); }});
+</script></body></html>"#,
+        js(format!("encrypt|{PLAIN}")),
+        js(format!("decrypt|{sealed}")),
+    );
+    std::fs::write(nmf.with_file_name("index.html"), page).unwrap();
+    let answered = json!({"wait": "window.got.length >= 2", "ms": 240000});
+    let source = |s: &str| json!({"eval": format!("document.getElementById('m').pexe2wasm?.source === {s:?}")});
+    let steps = json!([
+        {"eval": "navigator.mimeTypes['application/x-nacl']?.enabledPlugin?.name === 'Native Client' && navigator.plugins['Native Client']?.length === 2"},
+        answered,
+        {"eval": "got[0].startsWith('encrypted|') && got[0].length > 10 && !got[0].includes('10.0.0.7')"},
+        {"eval": format!("got[1] === {}", js(format!("decrypted|{PLAIN}")))},
+        source("converted"),
+        {"reload": true},
+        answered,
+        {"eval": format!("got[1] === {}", js(format!("decrypted|{PLAIN}")))},
+        source("cache"),
+    ]);
+    let Some(report) = crate::host::drop_in(browser, &root, "ckauth", "/app/index.html", &steps)
+    else {
+        return;
+    };
+    assert_eq!(
+        crate::host::console_with(&report, "converted in the browser in"),
+        1,
+        "{report:#}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+both_browsers!(ckauth_drop_in: ckauth_nexe_is_translated_in_chromium, ckauth_nexe_is_translated_in_firefox);

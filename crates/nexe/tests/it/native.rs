@@ -6,7 +6,7 @@ use pexe2wasm_nexe::native::{manifest_native_app, parse_manifest};
 use pexe2wasm_nexe::{recognize, Arch, NativeApp, NativeInput, NexeReport};
 use pexe2wasm_testkit::corpus::{real_nexe, NEXES};
 
-const NOT_YET: &str = "translating nexes is not supported yet; only PNaCl pexes convert";
+const NOT_YET: &str = "not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert";
 
 #[test]
 fn every_nexe_is_named_by_architecture_linking_and_kind() {

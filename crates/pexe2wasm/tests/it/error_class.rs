@@ -220,7 +220,7 @@ fn nexes_are_unsupported_and_named() {
     let Some(data) = pexe2wasm_testkit::corpus::real_nexe("nassh-ssh_client-x86_64.nexe") else {
         return;
     };
-    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper): translating nexes is not supported yet; only PNaCl pexes convert";
+    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper): not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert";
     let e = convert_default(&data).expect_err("a nexe does not convert");
     assert_eq!(e.class(), ErrorClass::Unsupported, "{e}");
     assert_eq!(e.to_string(), want);

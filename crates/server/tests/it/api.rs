@@ -275,9 +275,9 @@ fn static_nexes_convert_and_others_are_422_problems_that_say_what_they_are() {
     assert_eq!(p["class"], "unsupported");
     assert_eq!(
         p["detail"],
-        "a native NaCl executable for x86-64 (static, newlib, command-line): translating nexes is not supported yet; only PNaCl pexes convert"
+        "a native NaCl executable for x86-64 (static, newlib, command-line): not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert"
     );
-    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper, pre-1.0): translating nexes is not supported yet; only PNaCl pexes convert";
+    let want = "a native NaCl executable for x86-64 (static, newlib, Pepper, pre-1.0): not translated: of native executables, only static x86-64 ones translate yet (not the 2011 pre-1.0 Pepper or SRPC ones); PNaCl pexes convert";
     for route in ["/v1/convert", "/v1/inspect"] {
         let p = problem(post_raw(&c, &s.url(route), sine.clone()), 422);
         assert_eq!(p["type"], "urn:pexe2wasm:problem:unsupported", "{route}");
