@@ -27,6 +27,11 @@ fn module(ret: &str, params: &[&str], body: &str) -> Module {
     crate::decode::decode(&pexe).unwrap()
 }
 
+/// [`module`] for a function `i32 f(i32 %p0)`, the shape most tests use.
+fn unary(body: &str) -> Module {
+    module("i32", &["i32"], body)
+}
+
 /// A lowering context for a module linked with nothing: the functions numbered from 0.
 /// Locals with liveness across blocks (`Locals::Liveness`); [`analyze_blocks`] for the
 /// default allocation.
@@ -99,9 +104,7 @@ fn a_chain_of_block_local_values_shares_one_local() {
     // Each value is used twice by the next one (so it needs a local) and is dead once
     // that next one is defined: the statement reads it before its own `local.set`, so
     // the whole chain can live in one local.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 1; %v0 = add i32 %p0, %p0; %v1 = mul i32 %v0, %v0; \
          %v2 = add i32 %v1, %v1; %v3 = mul i32 %v2, %v2; ret i32 %v3;",
     );
@@ -121,9 +124,7 @@ fn a_chain_of_block_local_values_shares_one_local() {
 fn block_local_values_live_at_once_do_not_share() {
     // %v0 and %v1 are both read by %v2 and %v3 (two users each: not inlined); %v2 and
     // %v3 are the operands of %v4, emitted there.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 1; %v0 = add i32 %p0, %p0; %v1 = mul i32 %p0, %p0; \
          %v2 = add i32 %v0, %v1; %v3 = mul i32 %v0, %v1; %v4 = add i32 %v2, %v3; \
          ret i32 %v4;",
@@ -138,50 +139,35 @@ fn block_local_values_live_at_once_do_not_share() {
 
 #[test]
 fn a_one_block_loop_phi_shares_the_local_of_its_next_value() {
-    // %v1 = %v0 + 1 is the loop phi's value on the back edge, and %v0 is last read by
-    // %v1 itself: one local for both, and no copy on the back edge.
-    let m = module(
-        "i32",
-        &["i32"],
-        "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
-         br label %b1;
-       %b1:
-         %v0 = phi i32 [%c0, %b0], [%v1, %b1];
-         %v1 = add i32 %v0, %c1;
-         %v2 = icmp ult i32 %v1, %p0;
-         br i1 %v2, label %b1, label %b2;
-       %b2:
-         ret i32 %v1;",
-    );
+    // %v1 = %v0 + 1 is the loop phi's value on the back edge; the loop's test reads
+    // `tested` (%v1 or %v0).
+    let counting = |tested: &str| {
+        unary(&format!(
+            "blocks 3; constants {{ i32: %c0 = i32 0; %c1 = i32 1; }}
+             br label %b1;
+           %b1:
+             %v0 = phi i32 [%c0, %b0], [%v1, %b1];
+             %v1 = add i32 %v0, %c1;
+             %v2 = icmp ult i32 {tested}, %p0;
+             br i1 %v2, label %b1, label %b2;
+           %b2:
+             ret i32 %v1;"
+        ))
+    };
+    // %v0 is last read by %v1 itself: one local for both, and no copy on the back edge.
+    let m = counting("%v1");
     let a = analyze(&m);
     assert_ne!(local(&a, 0), NONE);
     assert_eq!(local(&a, 0), local(&a, 1));
-    let (mut out, first) = (Vec::new(), m.function_bodies[0].first_inst_value());
-    super::phi::edge_copies(&a, &m.function_bodies[0], first, 1, 1, &mut out).unwrap();
-    assert!(out.is_empty());
+    assert!(copies(&m, &a, 1, 1).is_empty());
     // A phi still read after the next value is defined keeps its own local.
-    let m = module(
-        "i32",
-        &["i32"],
-        "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
-         br label %b1;
-       %b1:
-         %v0 = phi i32 [%c0, %b0], [%v1, %b1];
-         %v1 = add i32 %v0, %c1;
-         %v2 = icmp ult i32 %v0, %p0;
-         br i1 %v2, label %b1, label %b2;
-       %b2:
-         ret i32 %v1;",
-    );
-    let a = analyze(&m);
+    let a = analyze(&counting("%v0"));
     assert_ne!(local(&a, 0), local(&a, 1));
 }
 
 /// %v0 is used in %b1, %v1 and %v3 by the phi of %b2: values live across blocks.
 fn cross_block_module() -> Module {
-    module(
-        "i32",
-        &["i32"],
+    unary(
         "blocks 3; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          %v1 = add i32 %v0, %v0;
@@ -237,9 +223,7 @@ fn without_phis_and_with_few_locals_the_allocation_keeps_the_numbering() {
     // with every index below 128 and no phi copies to remove the code bytes would be the
     // same, so `alloc::worth_it` skips the allocation and both ways give the numbering's
     // locals (each cross-block value its own).
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          br label %b1;
@@ -273,9 +257,7 @@ fn values_of_two_arms_share_a_local_and_the_phi_takes_it() {
     // %v2 lives from %b1 to the edge, %v4 from %b2 to the edge: one local for both, and
     // the phi of %b3 takes it too, so neither edge copies anything. The block-local %v1
     // and %v3 share a local of the numbering's pool (`locals.rs`), apart from it.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 4; constants { i32: %c0 = i32 1; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -307,9 +289,7 @@ fn a_loop_phi_and_its_next_value_share_across_blocks() {
     // The loop is two blocks: the phi is last read in %b1, the next value is defined in
     // %b2 and brought back on the back edge: one local, no copy on the back edge; %v0
     // (live around the loop) and the bound keep theirs.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 4; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = add i32 %p0, %p0;
          br label %b1;
@@ -336,9 +316,7 @@ fn a_loop_phi_and_its_next_value_share_across_blocks() {
 #[test]
 fn values_live_at_once_across_blocks_do_not_share() {
     // %v0 and %v1 are both live from %b0 to their uses in %b2.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          %v1 = mul i32 %p0, %p0;
@@ -418,9 +396,7 @@ fn a_small_function_keeps_its_colors_as_indices() {
     // Fewer than 128 locals in all: every index is one byte whatever the order, so the
     // ranking is skipped and %v0 (colored first) keeps the lower index although %v1 is
     // read more often.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 2; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          %v1 = mul i32 %p0, %p0;
@@ -440,9 +416,7 @@ fn a_small_function_keeps_its_colors_as_indices() {
 
 #[test]
 fn the_cfg_facts_of_a_loop() {
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = icmp sgt i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -467,9 +441,7 @@ fn the_cfg_facts_of_a_loop() {
 
 #[test]
 fn an_irreducible_cycle_gets_one_dispatcher() {
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 4; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -571,9 +543,7 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
 
 #[test]
 fn a_phi_that_keeps_its_value_copies_nothing() {
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          br label %b1;
        %b1:
@@ -588,9 +558,7 @@ fn a_phi_that_keeps_its_value_copies_nothing() {
     let a = analyze(&m);
     let f = &m.function_bodies[0];
     let first = f.first_inst_value();
-    let mut copies = Vec::new();
-    super::phi::edge_copies(&a, f, first, 1, 1, &mut copies).unwrap();
-    assert_eq!(copies, [(local(&a, 1), ValueId(first + 2))]);
+    assert_eq!(copies(&m, &a, 1, 1), [(local(&a, 1), ValueId(first + 2))]);
     assert!(super::phi::has_copies(&a, f, first, 1, 1));
 }
 
@@ -680,12 +648,12 @@ fn skeleton(m: &Module) -> Vec<String> {
     out
 }
 
-#[test]
-fn a_diamond_is_an_if_else_without_a_block() {
-    // Both arms fall into the merge: no block for it, no branch.
-    let m = module(
+/// A few CFG shapes, each with the control operators the structurizer must give it.
+const SHAPES: &[(&str, &str, &str, &[&str])] = &[
+    (
+        // Both arms fall into the merge: no block for it, no branch.
+        "a diamond is an if-else without a block",
         "i32",
-        &["i32"],
         "blocks 4; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -698,16 +666,12 @@ fn a_diamond_is_an_if_else_without_a_block() {
        %b3:
          %v3 = phi i32 [%v1, %b1], [%v2, %b2];
          ret i32 %v3;",
-    );
-    assert_eq!(skeleton(&m), ["if", "else", "end", "return", "end"]);
-}
-
-#[test]
-fn an_early_exit_is_a_br_if_out_of_a_block() {
-    // %b0 tests and leaves for %b2 (a merge: reached from %b0 and %b1) without copies.
-    let m = module(
+        &["if", "else", "end", "return", "end"],
+    ),
+    (
+        // %b0 tests and leaves for %b2 (a merge: reached from %b0 and %b1) without copies.
+        "an early exit is a br_if out of a block",
         "i32",
-        &["i32"],
         "blocks 3; constants { i32: %c0 = i32 0; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b2, label %b1;
@@ -715,17 +679,13 @@ fn an_early_exit_is_a_br_if_out_of_a_block() {
          br label %b2;
        %b2:
          ret i32 %p0;",
-    );
-    assert_eq!(skeleton(&m), ["block", "br_if 0", "end", "return", "end"]);
-}
-
-#[test]
-fn a_loop_without_copies_branches_back_with_br_if() {
-    // No phi copies on the back edge (the loop counts down in memory): `br_if 0` to the
-    // loop, then the exit inline after it.
-    let m = module(
+        &["block", "br_if 0", "end", "return", "end"],
+    ),
+    (
+        // No phi copies on the back edge (the loop counts down in memory): `br_if 0` to
+        // the loop, then the exit inline after it.
+        "a loop without copies branches back with br_if",
         "void",
-        &["i32"],
         "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          br label %b1;
        %b1:
@@ -736,8 +696,20 @@ fn a_loop_without_copies_branches_back_with_br_if() {
          br i1 %v2, label %b1, label %b2;
        %b2:
          ret void;",
-    );
-    assert_eq!(skeleton(&m), ["loop", "br_if 0", "return", "end", "end"]);
+        &["loop", "br_if 0", "return", "end", "end"],
+    ),
+];
+
+#[test]
+fn cfg_shapes_get_their_control_skeletons() {
+    let wrong: Vec<String> = SHAPES
+        .iter()
+        .filter_map(|&(name, ret, body, want)| {
+            let got = skeleton(&module(ret, &["i32"], body));
+            (got != want).then(|| format!("{name}: got {got:?}, want {want:?}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 // ---- the CFG alone, from graphs built directly ----
