@@ -3,7 +3,7 @@
 //! structurizer gives a few CFG shapes. Modules are written in PNaClAsm.
 
 use super::analysis::FnAnalysis;
-use super::cfg::{Cfg, NONE};
+use super::cfg::{Cfg, Node, NONE};
 use super::structurize::{Close, Ctx, Nest};
 use super::{lower_function, LowerCtx, Scratch, SigTable, NO_FUNC};
 use crate::ir::{Module, ValueId};
@@ -248,7 +248,7 @@ fn without_phis_and_with_few_locals_the_allocation_keeps_the_numbering() {
 /// The copies of edge `from → to`.
 fn copies(m: &Module, a: &FnAnalysis, from: u32, to: u32) -> Vec<(u32, ValueId)> {
     let (mut out, f) = (Vec::new(), &m.function_bodies[0]);
-    super::phi::edge_copies(a, f, f.first_inst_value(), from, to, &mut out).unwrap();
+    super::phi::edge_copies(a, f, f.first_inst_value(), Node(from), Node(to), &mut out).unwrap();
     out
 }
 
@@ -434,8 +434,8 @@ fn the_cfg_facts_of_a_loop() {
     assert_eq!(cfg.loop_header, [false, true, false]);
     // %b2 has two forward in-edges (from %b0 and from the loop): a merge node.
     assert_eq!(cfg.merge, [false, false, true]);
-    assert!(cfg.is_backward(1, 1));
-    assert!(!cfg.is_backward(0, 1));
+    assert!(cfg.is_backward(Node(1), Node(1)));
+    assert!(!cfg.is_backward(Node(0), Node(1)));
     assert_eq!(cfg.irreducible_dispatchers(), 0);
 }
 
@@ -460,7 +460,7 @@ fn an_irreducible_cycle_gets_one_dispatcher() {
     let d = a.cfg.dispatch_base;
     let mut entries = a.cfg.dispatch_of(d).to_vec();
     entries.sort_unstable();
-    assert_eq!(entries, [1, 2]);
+    assert_eq!(entries, [Node(1), Node(2)]);
 }
 
 // ---- phi resolution ----
@@ -507,7 +507,7 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
     let f = &m.function_bodies[0];
     let first = f.first_inst_value();
     let mut copies = Vec::new();
-    super::phi::edge_copies(&a, f, first, 1, 1, &mut copies).unwrap();
+    super::phi::edge_copies(&a, f, first, Node(1), Node(1), &mut copies).unwrap();
     let (la, lb, lc, ln) = (local(&a, 0), local(&a, 1), local(&a, 2), local(&a, 3));
     let v = |n: u32| ValueId(first + n);
     // The counter's next value %v4 has the counter's local (`locals::Numbering::coalesce`):
@@ -526,7 +526,7 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
     }
     assert_ne!((seq[&la], seq[&lb], seq[&lc]), (2, 3, 1));
     // The entry edge copies the parameters in.
-    super::phi::edge_copies(&a, f, first, 0, 1, &mut copies).unwrap();
+    super::phi::edge_copies(&a, f, first, Node(0), Node(1), &mut copies).unwrap();
     assert_eq!(
         copies,
         [
@@ -537,7 +537,7 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
         ]
     );
     // No phis in %b2: nothing on the exit edge.
-    super::phi::edge_copies(&a, f, first, 1, 2, &mut copies).unwrap();
+    super::phi::edge_copies(&a, f, first, Node(1), Node(2), &mut copies).unwrap();
     assert!(copies.is_empty());
 }
 
@@ -559,7 +559,7 @@ fn a_phi_that_keeps_its_value_copies_nothing() {
     let f = &m.function_bodies[0];
     let first = f.first_inst_value();
     assert_eq!(copies(&m, &a, 1, 1), [(local(&a, 1), ValueId(first + 2))]);
-    assert!(super::phi::has_copies(&a, f, first, 1, 1));
+    assert!(super::phi::has_copies(&a, f, first, Node(1), Node(1)));
 }
 
 // ---- the structurizer's nesting state ----
@@ -567,42 +567,42 @@ fn a_phi_that_keeps_its_value_copies_nothing() {
 #[test]
 fn depths_count_from_the_innermost_construct() {
     let mut n = Nest::new(8, &mut Scratch::default());
-    n.open(Ctx::Block(5), 10);
-    n.open(Ctx::Loop(3), 0);
+    n.open(Ctx::Block(Node(5)), 10);
+    n.open(Ctx::Loop(Node(3)), 0);
     n.open(Ctx::If, 0);
-    assert_eq!(n.depth_to(3), Some(1));
-    assert_eq!(n.depth_to(5), Some(2));
-    assert_eq!(n.depth_to(4), None);
+    assert_eq!(n.depth_to(Node(3)), Some(1));
+    assert_eq!(n.depth_to(Node(5)), Some(2));
+    assert_eq!(n.depth_to(Node(4)), None);
     assert_eq!(n.close(), Close::End); // the if
-    assert_eq!(n.depth_to(3), Some(0));
+    assert_eq!(n.depth_to(Node(3)), Some(0));
     assert_eq!(n.close(), Close::End); // the loop: its label closes with it
-    assert_eq!(n.depth_to(3), None);
-    assert_eq!(n.depth_to(5), Some(0));
+    assert_eq!(n.depth_to(Node(3)), None);
+    assert_eq!(n.depth_to(Node(5)), Some(0));
 }
 
 #[test]
 fn a_block_nothing_branches_to_or_across_is_cut() {
     let mut n = Nest::new(8, &mut Scratch::default());
-    n.open(Ctx::Block(2), 7);
+    n.open(Ctx::Block(Node(2)), 7);
     assert_eq!(n.close(), Close::Unused(7));
 
     // A branch to it keeps it.
-    n.open(Ctx::Block(2), 7);
+    n.open(Ctx::Block(Node(2)), 7);
     n.open(Ctx::If, 0);
     n.note_branch(1);
     assert_eq!(n.close(), Close::End);
     assert_eq!(n.close(), Close::End);
 
     // A branch across it (to an outer block) keeps it too: the depth counted it.
-    n.open(Ctx::Block(4), 3);
-    n.open(Ctx::Block(2), 7);
+    n.open(Ctx::Block(Node(4)), 3);
+    n.open(Ctx::Block(Node(2)), 7);
     n.note_branch(1);
     assert_eq!(n.close(), Close::End);
     assert_eq!(n.close(), Close::End);
 
     // A branch to an inner loop leaves the block around it unused.
-    n.open(Ctx::Block(4), 3);
-    n.open(Ctx::Loop(1), 0);
+    n.open(Ctx::Block(Node(4)), 3);
+    n.open(Ctx::Loop(Node(1)), 0);
     n.note_branch(0);
     assert_eq!(n.close(), Close::End);
     assert_eq!(n.close(), Close::Unused(3));
@@ -611,8 +611,8 @@ fn a_block_nothing_branches_to_or_across_is_cut() {
 #[test]
 fn a_branch_to_where_control_falls_is_left_out() {
     let mut n = Nest::new(8, &mut Scratch::default());
-    n.open(Ctx::Block(2), 0);
-    n.open(Ctx::Loop(1), 0);
+    n.open(Ctx::Block(Node(2)), 0);
+    n.open(Ctx::Loop(Node(1)), 0);
     // Depth 1 is the block: falls through if two `end`s are ahead, not one.
     assert!(n.falls_through(1, 2));
     assert!(!n.falls_through(1, 1));
@@ -720,8 +720,8 @@ fn idoms(cfg: &Cfg) -> Vec<u32> {
     let n = cfg.succs.len();
     let mut idom = vec![NONE; n];
     for v in 0..n {
-        for k in cfg.children.range(v) {
-            idom[cfg.children.item(k) as usize] = v as u32;
+        for k in cfg.children.range(Node(v as u32)) {
+            idom[cfg.children.item(k).index()] = v as u32;
         }
     }
     idom
@@ -752,7 +752,7 @@ fn check_structured(cfg: &Cfg) {
         if rpo[u] == NONE {
             continue;
         }
-        for &v in &cfg.succs[u] {
+        for &Node(v) in &cfg.succs[Node(u as u32)] {
             if rpo[v as usize] <= rpo[u] {
                 assert!(
                     dominates(&idom, v, u as u32),
@@ -852,7 +852,7 @@ fn a_diamond_merges_below_its_head() {
     let cfg = Cfg::of_graph(&g);
     assert_eq!(cfg.merge, [false, false, false, true]);
     // The head dominates the arms and the merge: three children.
-    let mut kids: Vec<u32> = cfg.children[0].to_vec();
+    let mut kids: Vec<u32> = cfg.children[Node(0)].iter().map(|k| k.0).collect();
     kids.sort_unstable();
     assert_eq!(kids, [1, 2, 3]);
     check_structured(&cfg);
@@ -865,7 +865,7 @@ fn a_cycle_with_two_entries_gets_a_dispatcher_that_dominates_it() {
     assert!(!reducible(&g));
     let cfg = Cfg::of_graph(&g);
     assert_eq!(cfg.irreducible_dispatchers(), 1);
-    let d = cfg.dispatch_base;
+    let d = cfg.dispatch_base.0;
     let idom = idoms(&cfg);
     assert!(dominates(&idom, d, 1) && dominates(&idom, d, 2));
     assert!(cfg.loop_header[d as usize]);
@@ -913,7 +913,7 @@ fn random_graphs_come_out_structured_with_dispatchers_only_when_irreducible() {
 #[test]
 fn a_switch_gets_a_table_when_dense_enough() {
     use super::structurize::table_range;
-    let cases = |vs: &[i64]| -> Vec<(i64, u32)> { vs.iter().map(|&v| (v, 1)).collect() };
+    let cases = |vs: &[i64]| -> Vec<(i64, Node)> { vs.iter().map(|&v| (v, Node(1))).collect() };
     assert_eq!(table_range(&cases(&[0, 1, 2]), false), Some((0, 3)));
     assert_eq!(table_range(&cases(&[-3, 2, -1]), false), Some((-3, 6)));
     // Two cases: compares.
