@@ -213,6 +213,16 @@ impl F {
         self.push(kind, ty, v);
         ValueId(v)
     }
+    /// `load ty, ptr, align`.
+    fn load(&mut self, ptr: ValueId, align: u32, ty: TypeId) -> ValueId {
+        let align = Align(align);
+        self.val(InstKind::Load { ptr, align }, ty)
+    }
+    /// `store val, ptr, align`.
+    fn store(&mut self, ptr: ValueId, val: ValueId, align: u32) {
+        let align = Align(align);
+        self.op(InstKind::Store { ptr, val, align });
+    }
     /// An instruction without a result.
     fn op(&mut self, kind: impl Into<K>) {
         let void = self.void;
@@ -228,6 +238,9 @@ impl F {
 
 /// Makes a type in a builder.
 type TyFn = fn(&mut B) -> TypeId;
+
+/// Fills a body in a builder.
+type BodyFn = fn(&mut F);
 
 fn int(x: u64) -> ConstValue {
     ConstValue::Int(x)
@@ -342,11 +355,7 @@ fn finding_display_is_one_line_with_position_and_context() {
         },
         |f| {
             let (p, c) = (f.p(0), f.c(0));
-            f.op(InstKind::Store {
-                ptr: p,
-                val: c,
-                align: Align(1),
-            });
+            f.store(p, c, 1);
         },
     );
     let fs = expect_only(&m, Rule::Memory, "store of i1 is not allowed");
@@ -893,11 +902,7 @@ fn operands_must_name_values() {
         |_| vec![],
         |f| {
             let p = f.p(0);
-            f.op(InstKind::Store {
-                ptr: p,
-                val: ValueId(999),
-                align: Align(1),
-            });
+            f.store(p, ValueId(999), 1);
         },
     );
     expect_only(&m, Rule::Operand, "names no value");
@@ -912,11 +917,7 @@ fn intrinsic_addresses_cannot_be_used_as_values() {
     let mut f = b.body(s, &[]);
     f.block();
     let p = f.p(0);
-    f.op(InstKind::Store {
-        ptr: p,
-        val: ValueId(t),
-        align: Align(1),
-    });
+    f.store(p, ValueId(t), 1);
     f.ret();
     b.finish(f);
     expect_only(&b.build(), Rule::Operand, "address of intrinsic @f1");
@@ -1831,13 +1832,7 @@ fn load_of(t: fn(&mut B) -> TypeId, align: u32) -> Module {
     let mut f = b.body(s, &[]);
     f.block();
     let p = f.p(0);
-    f.val(
-        InstKind::Load {
-            ptr: p,
-            align: Align(align),
-        },
-        t,
-    );
+    f.load(p, align, t);
     f.ret();
     b.finish(f);
     b.build()
@@ -1850,11 +1845,7 @@ fn store_of(t: fn(&mut B) -> TypeId, align: u32) -> Module {
     let mut f = b.body(s, &[(t, ConstValue::Undef)]);
     f.block();
     let (p, c) = (f.p(0), f.c(0));
-    f.op(InstKind::Store {
-        ptr: p,
-        val: c,
-        align: Align(align),
-    });
+    f.store(p, c, align);
     f.ret();
     b.finish(f);
     b.build()
@@ -1915,18 +1906,8 @@ fn memory_addresses_are_i32() {
     let mut f = b.body(g, &[]);
     f.block();
     let p = f.p(0);
-    f.val(
-        InstKind::Load {
-            ptr: p,
-            align: Align(1),
-        },
-        i64t,
-    );
-    f.op(InstKind::Store {
-        ptr: p,
-        val: p,
-        align: Align(1),
-    });
+    f.load(p, 1, i64t);
+    f.store(p, p, 1);
     f.ret();
     b.finish(f);
     let fs = expect_only(
@@ -2236,7 +2217,7 @@ fn indirect(callee: ValueId, args: Vec<ValueId>) -> K {
 #[test]
 fn indirect_calls_use_i32_callees_and_abi_types() {
     // Constants: %c0 i32, %c1 i64, %c2 i8, %c3 i16.
-    let with = |body: fn(&mut F)| {
+    let with = |body: BodyFn| {
         calls(
             B::void,
             |_| vec![],
@@ -2257,7 +2238,7 @@ fn indirect_calls_use_i32_callees_and_abi_types() {
         let i32t = f.f.consts[0].ty;
         f.val(indirect(p, vec![]), i32t);
     }));
-    let cases: [(fn(&mut F), &str); 3] = [
+    let cases: [(BodyFn, &str); 3] = [
         (
             |f| {
                 let c = f.c(1);
@@ -2471,23 +2452,13 @@ fn atomic_fence_and_is_lock_free() {
 #[test]
 fn results_must_have_value_types() {
     // A load "of" a function type: both a memory and a result-type finding.
-    let mut b = B::new();
-    let s = b.start();
-    let void = b.void();
-    let ft = b.fn_ty(void, &[]);
-    let mut f = b.body(s, &[]);
-    f.block();
-    let p = f.p(0);
-    f.val(
-        InstKind::Load {
-            ptr: p,
-            align: Align(1),
+    let m = load_of(
+        |b| {
+            let void = b.void();
+            b.fn_ty(void, &[])
         },
-        ft,
+        1,
     );
-    f.ret();
-    b.finish(f);
-    let m = b.build();
     expect(
         &m,
         Rule::ResultType,
