@@ -21,15 +21,42 @@ use std::collections::HashMap;
 pub(crate) use crate::ir::NONE;
 use crate::ir::{common_dominator, BlockId, Function, InstKind};
 
+/// A node of the [`Cfg`]: a basic block (`0..n_real`, numbered as its [`BlockId`]), a
+/// resume node or a dispatch node. Its own type, so that a node is not mixed up with the
+/// other `u32`s of the lowering (reverse-postorder positions, locals, depths); the same
+/// `u32` at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[repr(transparent)]
+pub(crate) struct Node(pub u32);
+
+impl Node {
+    /// Its index, for the per-node tables.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+    /// The node of block `b`.
+    #[inline]
+    pub const fn of(b: BlockId) -> Node {
+        Node(b.0)
+    }
+    /// The value of the label local that selects this node at a dispatch node (the
+    /// label is the node's number).
+    #[inline]
+    pub const fn label(self) -> i32 {
+        self.0 as i32
+    }
+}
+
 /// A straight-line piece of a block: instructions `start..end`; `next` is the resume node
-/// that follows when the piece ends with a setjmp call ([`NONE`] when it ends with the
+/// that follows when the piece ends with a setjmp call (`None` when it ends with the
 /// block's terminator).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Seg {
-    pub block: u32,
+    pub block: BlockId,
     pub start: u32,
     pub end: u32,
-    pub next: u32,
+    pub next: Option<Node>,
 }
 
 /// Adjacency lists of all nodes in two flat arrays (node `v`'s list is
@@ -38,7 +65,7 @@ pub(crate) struct Seg {
 #[derive(Default)]
 pub(crate) struct Adj {
     start: Vec<u32>,
-    items: Vec<u32>,
+    items: Vec<Node>,
 }
 
 impl Adj {
@@ -46,7 +73,7 @@ impl Adj {
         Adj::in_buffers(Vec::with_capacity(nodes + 1), Vec::with_capacity(items))
     }
     /// An empty list set in two reused (cleared) buffers.
-    fn in_buffers(mut start: Vec<u32>, mut items: Vec<u32>) -> Adj {
+    fn in_buffers(mut start: Vec<u32>, mut items: Vec<Node>) -> Adj {
         start.clear();
         start.push(0);
         items.clear();
@@ -62,7 +89,7 @@ impl Adj {
     }
     /// Appends `w` to the node being filled unless it is already there.
     #[inline]
-    fn push_unique(&mut self, w: u32) {
+    fn push_unique(&mut self, w: Node) {
         let from = *self.start.last().unwrap_or(&0) as usize;
         if !self.items[from..].contains(&w) {
             self.items.push(w);
@@ -70,18 +97,20 @@ impl Adj {
     }
     /// Positions of node `v`'s list in [`Adj::item`] (one lookup for a whole list).
     #[inline]
-    pub fn range(&self, v: usize) -> std::ops::Range<usize> {
-        self.start[v] as usize..self.start[v + 1] as usize
+    pub fn range(&self, v: Node) -> std::ops::Range<usize> {
+        self.start[v.index()] as usize..self.start[v.index() + 1] as usize
     }
     /// The item at position `i` (see [`Adj::range`]).
     #[inline]
-    pub fn item(&self, i: usize) -> u32 {
+    pub fn item(&self, i: usize) -> Node {
         self.items[i]
     }
-    fn to_vecs(&self) -> Vec<Vec<u32>> {
-        (0..self.len()).map(|v| self[v].to_vec()).collect()
+    fn to_vecs(&self) -> Vec<Vec<Node>> {
+        (0..self.len())
+            .map(|v| self[Node(v as u32)].to_vec())
+            .collect()
     }
-    fn from_vecs(v: &[Vec<u32>]) -> Adj {
+    fn from_vecs(v: &[Vec<Node>]) -> Adj {
         let mut a = Adj::with_capacity(v.len(), v.iter().map(Vec::len).sum());
         for l in v {
             a.items.extend_from_slice(l);
@@ -91,31 +120,34 @@ impl Adj {
     }
 }
 
-impl std::ops::Index<usize> for Adj {
-    type Output = [u32];
-    fn index(&self, v: usize) -> &[u32] {
-        &self.items[self.start[v] as usize..self.start[v + 1] as usize]
+impl std::ops::Index<Node> for Adj {
+    type Output = [Node];
+    #[inline]
+    fn index(&self, v: Node) -> &[Node] {
+        &self.items[self.range(v)]
     }
 }
 
 #[derive(Default)]
 pub(crate) struct Cfg {
+    /// The number of basic blocks (nodes `0..n_real`).
     pub n_real: u32,
     /// First dispatch node (= `n_real` unless the function calls setjmp).
-    pub dispatch_base: u32,
+    pub dispatch_base: Node,
     /// The node control enters at (0, or the setjmp dispatch node).
-    pub entry: u32,
+    pub entry: Node,
     /// Segments of every non-dispatch node when the function calls setjmp, else empty.
     pub segs: Vec<Seg>,
     /// Reachable setjmp calls: (instruction index, resume node = the site's label).
-    pub sites: Vec<(u32, u32)>,
+    pub sites: Vec<(u32, Node)>,
     /// Deduplicated successors of each node, after redirection.
     pub succs: Adj,
-    /// `(source node, original target block)` → the dispatch node the edge now goes to.
-    pub redirect: HashMap<(u32, u32), u32>,
-    /// For dispatch node `dispatch_base + i`: the nodes it dispatches to (label = node id).
-    pub dispatch: Vec<Vec<u32>>,
-    /// Position in `rpo`, [`NONE`] for unreachable nodes.
+    /// `(source node, original target block's node)` → the dispatch node the edge now
+    /// goes to.
+    pub redirect: HashMap<(Node, Node), Node>,
+    /// For dispatch node `dispatch_base + i`: the nodes it dispatches to ([`Node::label`]).
+    pub dispatch: Vec<Vec<Node>>,
+    /// Per node: its position in reverse postorder, [`NONE`] for unreachable nodes.
     pub rpo_index: Vec<u32>,
     /// Dominator-tree children of each node, in reverse postorder.
     pub children: Adj,
@@ -130,8 +162,9 @@ pub(crate) struct Cfg {
 #[derive(Default)]
 pub(crate) struct CfgScratch {
     u32s: Vec<Vec<u32>>,
+    nodes: Vec<Vec<Node>>,
     bools: Vec<Vec<bool>>,
-    stack: Vec<(u32, u32)>,
+    stack: Vec<(Node, u32)>,
 }
 
 impl CfgScratch {
@@ -145,6 +178,12 @@ impl CfgScratch {
     fn filled(&mut self, n: usize, x: u32) -> Vec<u32> {
         let mut v = self.u32s();
         v.resize(n, x);
+        v
+    }
+    /// A cleared node list.
+    fn nodes(&mut self) -> Vec<Node> {
+        let mut v = self.nodes.pop().unwrap_or_default();
+        v.clear();
         v
     }
     fn bools(&mut self, n: usize) -> Vec<bool> {
@@ -161,50 +200,46 @@ impl CfgScratch {
 impl Cfg {
     /// Hands the CFG's buffers back for the next function.
     pub fn recycle(self, s: &mut CfgScratch) {
-        s.u32s.extend([
-            self.succs.start,
-            self.succs.items,
-            self.children.start,
-            self.children.items,
-            self.rpo_index,
-        ]);
+        s.u32s
+            .extend([self.succs.start, self.children.start, self.rpo_index]);
+        s.nodes.extend([self.succs.items, self.children.items]);
         s.bools.extend([self.loop_header, self.merge]);
     }
 
-    pub fn is_dispatch(&self, n: u32) -> bool {
+    pub fn is_dispatch(&self, n: Node) -> bool {
         n >= self.dispatch_base
     }
     /// The nodes dispatch node `n` branches to.
-    pub fn dispatch_of(&self, n: u32) -> &[u32] {
-        &self.dispatch[(n - self.dispatch_base) as usize]
+    pub fn dispatch_of(&self, n: Node) -> &[Node] {
+        &self.dispatch[(n.0 - self.dispatch_base.0) as usize]
     }
     /// Dispatch nodes made for irreducible regions (not the setjmp entry).
     pub fn irreducible_dispatchers(&self) -> usize {
         self.dispatch.len() - usize::from(!self.sites.is_empty())
     }
     /// The block a (non-dispatch) node's code comes from.
-    pub fn block_of(&self, n: u32) -> BlockId {
-        BlockId(self.segs.get(n as usize).map_or(n, |s| s.block))
+    pub fn block_of(&self, n: Node) -> BlockId {
+        self.segs.get(n.index()).map_or(BlockId(n.0), |s| s.block)
     }
     /// The instructions of non-dispatch node `n` (see [`Seg`]).
-    pub fn seg(&self, f: &Function, n: u32) -> Seg {
-        if let Some(s) = self.segs.get(n as usize) {
+    pub fn seg(&self, f: &Function, n: Node) -> Seg {
+        if let Some(s) = self.segs.get(n.index()) {
             return *s;
         }
-        let start = f.block_starts.get(n as usize).copied().unwrap_or(0);
+        let start = f.block_starts.get(n.index()).copied().unwrap_or(0);
         let end = f
             .block_starts
-            .get(n as usize + 1)
+            .get(n.index() + 1)
             .map_or(f.insts.len() as u32, |&e| e);
         Seg {
-            block: n,
+            block: BlockId(n.0),
             start,
             end,
-            next: NONE,
+            next: None,
         }
     }
-    /// The node an edge `from → target block` goes to.
-    pub fn edge_target(&self, from: u32, target: u32) -> u32 {
+    /// The node an edge `from → target block` (the block's node) goes to.
+    pub fn edge_target(&self, from: Node, target: Node) -> Node {
         if self.redirect.is_empty() {
             return target;
         }
@@ -214,8 +249,8 @@ impl Cfg {
             .unwrap_or(target)
     }
     /// True for retreating edges (to a loop header at or before the source in RPO).
-    pub fn is_backward(&self, from: u32, to: u32) -> bool {
-        self.rpo_index[to as usize] <= self.rpo_index[from as usize]
+    pub fn is_backward(&self, from: Node, to: Node) -> bool {
+        self.rpo_index[to.index()] <= self.rpo_index[from.index()]
     }
 }
 
@@ -225,16 +260,16 @@ fn block_succs(f: &Function, b: BlockId, out: &mut Adj) {
     if let Some(last) = f.block_insts(b).last() {
         match &last.kind {
             // The common terminators directly; `for_each_successor` for switches.
-            InstKind::Br { target } => out.items.push(target.0),
+            InstKind::Br { target } => out.items.push(Node::of(*target)),
             InstKind::CondBr {
                 then_bb, else_bb, ..
             } => {
-                out.items.push(then_bb.0);
+                out.items.push(Node::of(*then_bb));
                 if else_bb != then_bb {
-                    out.items.push(else_bb.0);
+                    out.items.push(Node::of(*else_bb));
                 }
             }
-            k => k.for_each_successor(|t| out.push_unique(t.0)),
+            k => k.for_each_successor(|t| out.push_unique(Node::of(t))),
         }
     }
     out.close();
@@ -247,11 +282,11 @@ pub(crate) fn build(f: &Function, setjmps: &[u32], s: &mut CfgScratch) -> Result
     if n == 0 {
         return Err("function has no basic blocks".into());
     }
-    let mut succs = Adj::in_buffers(s.u32s(), s.u32s());
+    let mut succs = Adj::in_buffers(s.u32s(), s.nodes());
     for b in 0..n {
         block_succs(f, BlockId(b), &mut succs);
-        if let Some(&t) = succs[b as usize].iter().find(|&&t| t >= n || t == 0) {
-            return Err(format!("block %b{b} branches to invalid block %b{t}"));
+        if let Some(&t) = succs[Node(b)].iter().find(|&&t| t.0 >= n || t.0 == 0) {
+            return Err(format!("block %b{b} branches to invalid block %b{}", t.0));
         }
     }
     let setjmps = (!setjmps.is_empty()).then_some((f, setjmps));
@@ -266,8 +301,8 @@ fn from_succs(n: u32, succs: Adj, setjmps: Option<(&Function, &[u32])>, s: &mut 
         None => analyze(
             Parts {
                 n_real: n,
-                dispatch_base: n,
-                entry: 0,
+                dispatch_base: Node(n),
+                entry: Node(0),
                 segs: Vec::new(),
                 sites: Vec::new(),
                 redirect: HashMap::new(),
@@ -279,8 +314,8 @@ fn from_succs(n: u32, succs: Adj, setjmps: Option<(&Function, &[u32])>, s: &mut 
         Some((f, setjmps)) => {
             let mut g = Builder {
                 n_real: n,
-                dispatch_base: n,
-                entry: 0,
+                dispatch_base: Node(n),
+                entry: Node(0),
                 segs: Vec::new(),
                 sites: Vec::new(),
                 succs: succs.to_vecs(),
@@ -315,9 +350,13 @@ impl Cfg {
     /// The CFG of a graph given by its successor lists (node 0 the entry, no setjmp):
     /// the analysis alone, for tests.
     pub fn of_graph(succs: &[Vec<u32>]) -> Cfg {
+        let succs: Vec<Vec<Node>> = succs
+            .iter()
+            .map(|l| l.iter().map(|&w| Node(w)).collect())
+            .collect();
         from_succs(
             succs.len() as u32,
-            Adj::from_vecs(succs),
+            Adj::from_vecs(&succs),
             None,
             &mut CfgScratch::default(),
         )
@@ -327,13 +366,13 @@ impl Cfg {
 /// The editable graph of the setjmp and irreducible cases (rare: plain lists are fine).
 struct Builder {
     n_real: u32,
-    dispatch_base: u32,
-    entry: u32,
+    dispatch_base: Node,
+    entry: Node,
     segs: Vec<Seg>,
-    sites: Vec<(u32, u32)>,
-    succs: Vec<Vec<u32>>,
-    redirect: HashMap<(u32, u32), u32>,
-    dispatch: Vec<Vec<u32>>,
+    sites: Vec<(u32, Node)>,
+    succs: Vec<Vec<Node>>,
+    redirect: HashMap<(Node, Node), Node>,
+    dispatch: Vec<Vec<Node>>,
 }
 
 impl Builder {
@@ -344,7 +383,7 @@ impl Builder {
         let reach = self.reachable();
         let mut reachable = vec![false; self.n_real as usize];
         for v in reach {
-            reachable[v as usize] = true;
+            reachable[v.index()] = true;
         }
         let block_end = |b: usize| {
             f.block_starts
@@ -353,14 +392,14 @@ impl Builder {
         };
         let mut segs: Vec<Seg> = (0..self.n_real as usize)
             .map(|b| Seg {
-                block: b as u32,
+                block: BlockId(b as u32),
                 start: f.block_starts[b],
                 end: block_end(b),
-                next: NONE,
+                next: None,
             })
             .collect();
         // The segment of each block that currently ends with the terminator.
-        let mut last: Vec<u32> = (0..self.n_real).collect();
+        let mut last: Vec<Node> = (0..self.n_real).map(Node).collect();
         let mut block = 0usize;
         for &call in setjmps {
             while block + 1 < self.n_real as usize && f.block_starts[block + 1] <= call {
@@ -370,16 +409,16 @@ impl Builder {
                 continue;
             }
             // The last segment now ends at the call; the rest becomes a resume node.
-            let r = segs.len() as u32;
-            let l = last[block] as usize;
+            let r = Node(segs.len() as u32);
+            let l = last[block].index();
             segs.push(Seg {
-                block: block as u32,
+                block: BlockId(block as u32),
                 start: call + 1,
                 end: segs[l].end,
-                next: NONE,
+                next: None,
             });
             segs[l].end = call + 1;
-            segs[l].next = r;
+            segs[l].next = Some(r);
             last[block] = r;
             self.sites.push((call, r));
         }
@@ -390,14 +429,14 @@ impl Builder {
         let nodes = segs.len();
         self.succs.resize(nodes, Vec::new());
         for (k, sg) in segs.iter().enumerate() {
-            if sg.next != NONE {
+            if let Some(next) = sg.next {
                 let term = std::mem::take(&mut self.succs[k]);
-                self.succs[k] = vec![sg.next];
-                self.succs[sg.next as usize] = term;
+                self.succs[k] = vec![next];
+                self.succs[next.index()] = term;
             }
         }
-        let v = nodes as u32;
-        let mut entries = vec![0u32];
+        let v = Node(nodes as u32);
+        let mut entries = vec![Node(0)];
         entries.extend(self.sites.iter().map(|&(_, r)| r));
         self.succs.push(entries.clone());
         self.dispatch.push(entries);
@@ -406,16 +445,16 @@ impl Builder {
         self.segs = segs;
     }
 
-    fn reachable(&self) -> Vec<u32> {
+    fn reachable(&self) -> Vec<Node> {
         let mut seen = vec![false; self.succs.len()];
         let mut stack = vec![self.entry];
         let mut out = Vec::new();
-        seen[self.entry as usize] = true;
+        seen[self.entry.index()] = true;
         while let Some(v) = stack.pop() {
             out.push(v);
-            for &w in &self.succs[v as usize] {
-                if !seen[w as usize] {
-                    seen[w as usize] = true;
+            for &w in &self.succs[v.index()] {
+                if !seen[w.index()] {
+                    seen[w.index()] = true;
                     stack.push(w);
                 }
             }
@@ -423,11 +462,11 @@ impl Builder {
         out
     }
 
-    fn preds(&self) -> Vec<Vec<u32>> {
+    fn preds(&self) -> Vec<Vec<Node>> {
         let mut preds = vec![Vec::new(); self.succs.len()];
         for (v, ss) in self.succs.iter().enumerate() {
             for &w in ss {
-                preds[w as usize].push(v as u32);
+                preds[w.index()].push(Node(v as u32));
             }
         }
         preds
@@ -435,60 +474,58 @@ impl Builder {
 
     /// Finds strongly connected regions with several entries and gives each a dispatch
     /// node, outermost first.
-    fn make_reducible(&mut self, reach: Vec<u32>) {
+    fn make_reducible(&mut self, reach: Vec<Node>) {
         let mut preds = self.preds();
         // Predecessors only count when reachable.
         let mut reachable = vec![false; self.succs.len()];
         for &v in &reach {
-            reachable[v as usize] = true;
+            reachable[v.index()] = true;
         }
         for p in preds.iter_mut() {
-            p.retain(|&q| reachable[q as usize]);
+            p.retain(|&q| reachable[q.index()]);
         }
         let mut member = vec![0u32; self.succs.len()];
         let mut stamp = 0u32;
-        let mut work: Vec<Vec<u32>> = vec![reach];
+        let mut work: Vec<Vec<Node>> = vec![reach];
         while let Some(region) = work.pop() {
             stamp += 1;
             for &v in &region {
-                member[v as usize] = stamp;
+                member[v.index()] = stamp;
             }
             let comps = sccs(&region, &self.succs, &member, stamp);
             for comp in comps {
-                let nontrivial = comp.len() > 1 || self.succs[comp[0] as usize].contains(&comp[0]);
+                let nontrivial = comp.len() > 1 || self.succs[comp[0].index()].contains(&comp[0]);
                 if !nontrivial {
                     continue;
                 }
                 stamp += 1;
                 for &v in &comp {
-                    member[v as usize] = stamp;
+                    member[v.index()] = stamp;
                 }
-                let entries: Vec<u32> = comp
+                let entries: Vec<Node> = comp
                     .iter()
                     .copied()
                     .filter(|&v| {
                         v == self.entry
-                            || preds[v as usize]
-                                .iter()
-                                .any(|&p| member[p as usize] != stamp)
+                            || preds[v.index()].iter().any(|&p| member[p.index()] != stamp)
                     })
                     .collect();
                 if entries.len() <= 1 {
                     let h = entries.first().copied().unwrap_or(comp[0]);
-                    let inner: Vec<u32> = comp.into_iter().filter(|&v| v != h).collect();
+                    let inner: Vec<Node> = comp.into_iter().filter(|&v| v != h).collect();
                     if !inner.is_empty() {
                         work.push(inner);
                     }
                     continue;
                 }
                 // Several entries: route every edge into an entry through a dispatcher.
-                let d = self.succs.len() as u32;
+                let d = Node(self.succs.len() as u32);
                 let mut entries = entries;
                 entries.sort_unstable();
-                let mut dpreds: Vec<u32> = Vec::new();
+                let mut dpreds: Vec<Node> = Vec::new();
                 for &e in &entries {
-                    for p in std::mem::take(&mut preds[e as usize]) {
-                        let ss = &mut self.succs[p as usize];
+                    for p in std::mem::take(&mut preds[e.index()]) {
+                        let ss = &mut self.succs[p.index()];
                         if ss.contains(&d) {
                             ss.retain(|&w| w != e);
                         } else if let Some(slot) = ss.iter_mut().find(|w| **w == e) {
@@ -499,7 +536,7 @@ impl Builder {
                             dpreds.push(p);
                         }
                     }
-                    preds[e as usize].push(d);
+                    preds[e.index()].push(d);
                 }
                 self.succs.push(entries.clone());
                 self.dispatch.push(entries);
@@ -532,12 +569,12 @@ impl Builder {
 /// What a [`Cfg`] carries over from construction unchanged.
 struct Parts {
     n_real: u32,
-    dispatch_base: u32,
-    entry: u32,
+    dispatch_base: Node,
+    entry: Node,
     segs: Vec<Seg>,
-    sites: Vec<(u32, u32)>,
-    redirect: HashMap<(u32, u32), u32>,
-    dispatch: Vec<Vec<u32>>,
+    sites: Vec<(u32, Node)>,
+    redirect: HashMap<(Node, Node), Node>,
+    dispatch: Vec<Vec<Node>>,
 }
 
 /// Reverse postorder, dominator tree, loop headers, merge nodes and reducibility.
@@ -556,20 +593,21 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     // Reverse postorder by an iterative DFS; `rpo_index` marks visited nodes meanwhile.
     const SEEN: u32 = NONE - 1;
     let mut rpo_index = s.filled(n, NONE);
-    let mut order = s.u32s();
+    // The nodes in reverse postorder (node `order[i]` has number `i`).
+    let mut order = s.nodes();
     let mut stack = std::mem::take(&mut s.stack);
     stack.clear();
     // Each stack entry: the node and the position of its next successor in `succs.items`.
-    stack.push((entry, succs.start[entry as usize]));
-    rpo_index[entry as usize] = SEEN;
+    stack.push((entry, succs.start[entry.index()]));
+    rpo_index[entry.index()] = SEEN;
     while let Some(top) = stack.last_mut() {
         let (v, at) = *top;
-        if at < succs.start[v as usize + 1] {
+        if at < succs.start[v.index() + 1] {
             top.1 += 1;
             let w = succs.items[at as usize];
-            if rpo_index[w as usize] == NONE {
-                rpo_index[w as usize] = SEEN;
-                stack.push((w, succs.start[w as usize]));
+            if rpo_index[w.index()] == NONE {
+                rpo_index[w.index()] = SEEN;
+                stack.push((w, succs.start[w.index()]));
             }
         } else {
             order.push(v);
@@ -580,7 +618,7 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     order.reverse();
     let r = order.len();
     for (i, &v) in order.iter().enumerate() {
-        rpo_index[v as usize] = i as u32;
+        rpo_index[v.index()] = i as u32;
     }
     // Dominators: the first pass (see above), done forwards over the out-edges (the
     // nearest common dominator of a node's forward predecessors does not depend on the
@@ -597,10 +635,10 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
     }
     for (i, &v) in order.iter().enumerate() {
         let i = i as u32;
-        for &w in &succs[v as usize] {
-            let t = rpo_index[w as usize];
+        for &w in &succs[v] {
+            let t = rpo_index[w.index()];
             if t <= i {
-                loop_header[w as usize] = true;
+                loop_header[w.index()] = true;
                 retreating.extend([i, t]);
                 continue;
             }
@@ -614,7 +652,7 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
         }
     }
     for (&v, &k) in order.iter().zip(forward.iter()) {
-        merge[v as usize] = k >= 2;
+        merge[v.index()] = k >= 2;
     }
     s.put(forward);
     let mut reducible = retreating
@@ -626,8 +664,8 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
         // then the remaining passes to the fixpoint and the check again.
         let mut pstart = s.filled(r + 1, 0);
         for &v in &order {
-            for &w in &succs[v as usize] {
-                pstart[rpo_index[w as usize] as usize + 1] += 1;
+            for &w in &succs[v] {
+                pstart[rpo_index[w.index()] as usize + 1] += 1;
             }
         }
         for i in 0..r {
@@ -637,8 +675,8 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
         fill.extend_from_slice(&pstart[..r]);
         let mut preds = s.filled(pstart[r] as usize, 0);
         for (i, &v) in order.iter().enumerate() {
-            for &w in &succs[v as usize] {
-                let t = rpo_index[w as usize] as usize;
+            for &w in &succs[v] {
+                let t = rpo_index[w.index()] as usize;
                 preds[fill[t] as usize] = i as u32;
                 fill[t] += 1;
             }
@@ -675,24 +713,24 @@ fn analyze(p: Parts, succs: Adj, s: &mut CfgScratch) -> Cfg {
         s.put(preds);
     }
     // Dominator-tree children of each node, in reverse postorder.
-    let mut children = Adj::in_buffers(s.u32s(), s.u32s());
+    let mut children = Adj::in_buffers(s.u32s(), s.nodes());
     children.start.resize(n + 1, 0);
     for i in 1..r {
-        children.start[order[idom[i] as usize] as usize + 1] += 1;
+        children.start[order[idom[i] as usize].index() + 1] += 1;
     }
     for v in 0..n {
         children.start[v + 1] += children.start[v];
     }
     let mut fill = s.u32s();
     fill.extend_from_slice(&children.start[..n]);
-    children.items.resize(r.saturating_sub(1), 0);
+    children.items.resize(r.saturating_sub(1), Node(0));
     for i in 1..r {
-        let d = order[idom[i] as usize] as usize;
+        let d = order[idom[i] as usize].index();
         children.items[fill[d] as usize] = order[i];
         fill[d] += 1;
     }
     s.put(fill);
-    s.put(order);
+    s.nodes.push(order);
     s.put(idom);
     Cfg {
         n_real: p.n_real,
@@ -721,12 +759,12 @@ fn dominates(idom: &[u32], h: u32, mut q: u32) -> bool {
 
 /// Tarjan's strongly connected components of the nodes with `member[v] == stamp`
 /// (iterative, so deep graphs cannot overflow the stack).
-fn sccs(nodes: &[u32], succs: &[Vec<u32>], member: &[u32], stamp: u32) -> Vec<Vec<u32>> {
-    let mut index: HashMap<u32, (u32, u32, bool)> = HashMap::with_capacity(nodes.len());
+fn sccs(nodes: &[Node], succs: &[Vec<Node>], member: &[u32], stamp: u32) -> Vec<Vec<Node>> {
+    let mut index: HashMap<Node, (u32, u32, bool)> = HashMap::with_capacity(nodes.len());
     let mut counter = 0u32;
-    let mut stack: Vec<u32> = Vec::new();
+    let mut stack: Vec<Node> = Vec::new();
     let mut out = Vec::new();
-    let mut calls: Vec<(u32, usize)> = Vec::new();
+    let mut calls: Vec<(Node, usize)> = Vec::new();
     for &root in nodes {
         if index.contains_key(&root) {
             continue;
@@ -737,9 +775,9 @@ fn sccs(nodes: &[u32], succs: &[Vec<u32>], member: &[u32], stamp: u32) -> Vec<Ve
         calls.push((root, 0));
         while let Some(top) = calls.last_mut() {
             let (v, i) = *top;
-            if let Some(&w) = succs[v as usize].get(i) {
+            if let Some(&w) = succs[v.index()].get(i) {
                 top.1 += 1;
-                if member.get(w as usize) != Some(&stamp) {
+                if member.get(w.index()) != Some(&stamp) {
                     continue;
                 }
                 match index.get(&w).copied() {

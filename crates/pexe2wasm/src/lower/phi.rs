@@ -6,7 +6,7 @@
 //! another edge is never overwritten (no lost copy).
 
 use super::analysis::FnAnalysis;
-use super::cfg::NONE;
+use super::cfg::{Node, NONE};
 use super::inst::{FnLower, R};
 use crate::ir::{BlockId, Function, Inst, InstKind, ValueId};
 
@@ -32,10 +32,10 @@ fn local_of(a: &FnAnalysis, first_inst: u32, v: ValueId) -> Option<u32> {
 /// into a resume node (neither has phis), and into a block with a phi that has a local
 /// (most blocks have none: a quick filter, the phis are looked at only otherwise).
 #[inline]
-fn may_copy(a: &FnAnalysis, from: u32, to: u32) -> bool {
+fn may_copy(a: &FnAnalysis, from: Node, to: Node) -> bool {
     !a.cfg.is_dispatch(from)
-        && to < a.cfg.n_real
-        && a.phi_blocks.get(to as usize).copied().unwrap_or(false)
+        && to.0 < a.cfg.n_real
+        && a.phi_blocks.get(to.index()).copied().unwrap_or(false)
 }
 
 /// True if the edge `from → to` writes any phi local.
@@ -43,11 +43,11 @@ pub(crate) fn has_copies(
     a: &FnAnalysis,
     f: &Function,
     first_inst: u32,
-    from: u32,
-    to: u32,
+    from: Node,
+    to: Node,
 ) -> bool {
     may_copy(a, from, to)
-        && phis(f, BlockId(to)).any(|(_, i)| {
+        && phis(f, BlockId(to.0)).any(|(_, i)| {
             i.result()
                 .and_then(|v| local_of(a, first_inst, v))
                 .is_some()
@@ -62,8 +62,8 @@ pub(crate) fn edge_copies(
     a: &FnAnalysis,
     f: &Function,
     first_inst: u32,
-    from: u32,
-    to: u32,
+    from: Node,
+    to: Node,
     out: &mut Vec<(u32, ValueId)>,
 ) -> Result<(), (usize, BlockId)> {
     out.clear();
@@ -72,7 +72,7 @@ pub(crate) fn edge_copies(
     }
     // A resume node's edges are its block's.
     let from = a.cfg.block_of(from);
-    for (idx, inst) in phis(f, BlockId(to)) {
+    for (idx, inst) in phis(f, BlockId(to.0)) {
         let Some(l) = inst.result().and_then(|v| local_of(a, first_inst, v)) else {
             continue;
         };
@@ -103,13 +103,13 @@ fn is_inst_result(f: &Function, first_inst: u32, v: ValueId) -> bool {
 
 impl FnLower<'_, '_> {
     /// True if the edge `from → to` (blocks) writes any phi local.
-    pub fn has_copies(&self, from: u32, to: u32) -> bool {
+    pub fn has_copies(&self, from: Node, to: Node) -> bool {
         has_copies(&self.a, self.f, self.first_inst, from, to)
     }
 
     /// Emits the parallel copy of edge `from → to`: its sources pushed in order, then its
     /// locals set in reverse.
-    pub fn emit_copies(&mut self, from: u32, to: u32) -> R<()> {
+    pub fn emit_copies(&mut self, from: Node, to: Node) -> R<()> {
         let mut list = std::mem::take(&mut self.copies);
         if let Err((idx, from)) = edge_copies(&self.a, self.f, self.first_inst, from, to, &mut list)
         {

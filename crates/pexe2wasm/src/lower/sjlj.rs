@@ -18,7 +18,7 @@
 
 use wasm_encoder::{BlockType, Catch, MemArg};
 
-use super::cfg::NONE;
+use super::cfg::{Node, NONE};
 use super::inst::{memarg, FnLower, R};
 use crate::ir::{Scalar, ValueId};
 
@@ -71,7 +71,7 @@ impl FnLower<'_, '_> {
             self.a.locals.label,
         );
         // Result locals of the sites whose value is used.
-        let mut results: Vec<(u32, u32)> = Vec::new();
+        let mut results: Vec<(Node, u32)> = Vec::new();
         for &(call, node) in &self.a.cfg.sites {
             let Some(v) = self.f.insts[call as usize].result() else {
                 continue;
@@ -107,7 +107,7 @@ impl FnLower<'_, '_> {
             .local_set(label);
         for (node, l) in results {
             s.local_get(label)
-                .i32_const(node as i32)
+                .i32_const(node.label())
                 .i32_eq()
                 .if_(BlockType::Empty)
                 .local_get(val)
@@ -135,7 +135,7 @@ impl FnLower<'_, '_> {
             .local_get(id)
             .i32_store(word(BUF_ID))
             .local_get(b)
-            .i32_const(node as i32)
+            .i32_const(node.label())
             .i32_store(word(BUF_LABEL))
             .local_get(b)
             .global_get(sp)

@@ -7,15 +7,15 @@
 //! `br_if` chain, with a landing `block` per target that needs code (phi copies, inline
 //! trees). The recursion of the paper runs on an explicit task stack.
 
-use super::cfg::NONE;
+use super::cfg::{Node, NONE};
 use super::inst::{FnLower, R};
 use super::Scratch;
 use crate::ir::InstKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ctx {
-    Loop(u32),
-    Block(u32),
+    Loop(Node),
+    Block(Node),
     If,
     Landing,
 }
@@ -37,16 +37,16 @@ pub(crate) struct Open {
 /// `End(n)` and `Else(n)` carry how many `end`s in a row control reaches when it falls
 /// off the code emitted before them, with nothing executed in between ([`ends_ahead`]).
 pub(crate) enum Task {
-    Tree(u32),
-    Within(u32),
+    Tree(Node),
+    Within(Node),
     /// The `end` of the innermost open construct (each open `Ctx` has exactly one, in
     /// the order of the contexts: the topmost closes the innermost).
     End(u32),
     /// The `else` of an `if`; below it are the else arm's `Edge` and the `if`'s `End`.
     Else(u32),
     Edge {
-        from: u32,
-        to: u32,
+        from: Node,
+        to: Node,
     },
 }
 
@@ -124,7 +124,7 @@ impl Nest {
     pub fn open(&mut self, c: Ctx, at: u32) {
         let i = self.ctx.len() as u32;
         if let Ctx::Loop(n) | Ctx::Block(n) = c {
-            if let Some(p) = self.label_pos.get_mut(n as usize) {
+            if let Some(p) = self.label_pos.get_mut(n.index()) {
                 *p = i;
             }
         }
@@ -154,7 +154,7 @@ impl Nest {
                 p.low = p.low.min(o.low);
             }
             if let Ctx::Loop(n) | Ctx::Block(n) = o.kind {
-                if let Some(p) = self.label_pos.get_mut(n as usize) {
+                if let Some(p) = self.label_pos.get_mut(n.index()) {
                     *p = NONE;
                 }
             }
@@ -178,8 +178,8 @@ impl Nest {
 
     /// Branch depth to node `t`'s label (its loop or the block it follows), `None` when
     /// that label is not open here.
-    pub fn depth_to(&self, t: u32) -> Option<u32> {
-        let p = self.label_pos.get(t as usize).copied().unwrap_or(NONE);
+    pub fn depth_to(&self, t: Node) -> Option<u32> {
+        let p = self.label_pos.get(t.index()).copied().unwrap_or(NONE);
         (p != NONE).then(|| self.depth_of_pos(p))
     }
 
@@ -211,7 +211,7 @@ impl FnLower<'_, '_> {
             loop {
                 match t {
                     Task::Tree(x) => {
-                        if self.a.cfg.loop_header[x as usize] {
+                        if self.a.cfg.loop_header[x.index()] {
                             self.sink().loop_(wasm_encoder::BlockType::Empty);
                             self.push_ctx(Ctx::Loop(x), 0);
                             push_end(&mut tasks);
@@ -222,9 +222,9 @@ impl FnLower<'_, '_> {
                     Task::Within(x) => {
                         // Merge children, last first (by position: `self` is borrowed
                         // mutably below).
-                        for k in self.a.cfg.children.range(x as usize).rev() {
+                        for k in self.a.cfg.children.range(x).rev() {
                             let y = self.a.cfg.children.item(k);
-                            if !self.a.cfg.merge[y as usize] {
+                            if !self.a.cfg.merge[y.index()] {
                                 continue;
                             }
                             let at = self.code.len() as u32;
@@ -282,32 +282,32 @@ impl FnLower<'_, '_> {
     }
 
     /// Branch depth to node `t`'s label (its loop or the block it follows).
-    fn depth_to(&self, t: u32) -> R<u32> {
+    fn depth_to(&self, t: Node) -> R<u32> {
         match self.nest.depth_to(t) {
             Some(d) => Ok(d),
-            None => Err(self.err_at(0, format!("internal: no label for block %b{t}"))),
+            None => Err(self.err_at(0, format!("internal: no label for block %b{}", t.0))),
         }
     }
 
     /// True if the edge is a plain `br`: no copies, no label, and its target is a label.
-    fn simple(&self, from: u32, to: u32) -> bool {
+    fn simple(&self, from: Node, to: Node) -> bool {
         let t = self.a.cfg.edge_target(from, to);
         (t == to || self.a.cfg.is_dispatch(from))
             && !self.has_copies(from, to)
-            && (self.a.cfg.is_backward(from, t) || self.a.cfg.merge[t as usize])
+            && (self.a.cfg.is_backward(from, t) || self.a.cfg.merge[t.index()])
     }
 
     /// Emits edge `from → to`: its copies, then a branch, or (`Some`) the node whose tree
     /// follows inline. `tasks`: the work after this edge; a `br d` to the end of a block
     /// that control reaches anyway by falling through ([`ends_ahead`]) is left out.
-    fn edge(&mut self, from: u32, to: u32, tasks: &[Task]) -> R<Option<u32>> {
+    fn edge(&mut self, from: Node, to: Node, tasks: &[Task]) -> R<Option<Node>> {
         self.emit_copies(from, to)?;
         let t = self.a.cfg.edge_target(from, to);
         if t != to && !self.a.cfg.is_dispatch(from) {
             let l = self.a.locals.label;
-            self.sink().i32_const(to as i32).local_set(l);
+            self.sink().i32_const(to.label()).local_set(l);
         }
-        if self.a.cfg.is_backward(from, t) || self.a.cfg.merge[t as usize] {
+        if self.a.cfg.is_backward(from, t) || self.a.cfg.merge[t.index()] {
             let d = self.depth_to(t)?;
             let falls_through = self.nest.falls_through(d, ends_ahead(tasks));
             if !falls_through {
@@ -319,10 +319,10 @@ impl FnLower<'_, '_> {
         }
     }
 
-    fn body(&mut self, x: u32, tasks: &mut Vec<Task>) -> R<()> {
+    fn body(&mut self, x: Node, tasks: &mut Vec<Task>) -> R<()> {
         if self.a.cfg.is_dispatch(x) {
             let entries = self.a.cfg.dispatch_of(x).to_vec();
-            let cases: Vec<(i64, u32)> = entries.iter().map(|&e| (e as i64, e)).collect();
+            let cases: Vec<(i64, Node)> = entries.iter().map(|&e| (e.label() as i64, e)).collect();
             let l = self.a.locals.label;
             return self.switch(x, Cond::Local32(l), entries[0], &cases, tasks);
         }
@@ -330,17 +330,14 @@ impl FnLower<'_, '_> {
         let seg = self.a.cfg.seg(f, x);
         let start = seg.start as usize;
         let insts = f.insts.get(start..seg.end as usize).unwrap_or(&[]);
-        if seg.next != NONE {
+        if let Some(next) = seg.next {
             // A piece that ends with a setjmp call: its code, then on to the resume node.
             for (i, inst) in insts.iter().enumerate() {
                 if !self.a.inline[start + i] && !matches!(inst.kind, InstKind::Phi { .. }) {
                     self.emit_stmt(start + i)?;
                 }
             }
-            tasks.push(Task::Edge {
-                from: x,
-                to: seg.next,
-            });
+            tasks.push(Task::Edge { from: x, to: next });
             return Ok(());
         }
         let Some((term, body)) = insts.split_last() else {
@@ -366,14 +363,14 @@ impl FnLower<'_, '_> {
             }
             InstKind::Br { target } => tasks.push(Task::Edge {
                 from: x,
-                to: target.0,
+                to: Node::of(*target),
             }),
             InstKind::CondBr {
                 cond,
                 then_bb,
                 else_bb,
             } => {
-                let (tb, eb) = (then_bb.0, else_bb.0);
+                let (tb, eb) = (Node::of(*then_bb), Node::of(*else_bb));
                 if tb == eb {
                     // Both arms go to the same block; the condition is still evaluated.
                     self.push(*cond)?;
@@ -415,9 +412,12 @@ impl FnLower<'_, '_> {
                 } else {
                     Cond::Stack32(s.cond, bits)
                 };
-                let cases: Vec<(i64, u32)> =
-                    s.cases.iter().map(|c| (c.value, c.target.0)).collect();
-                self.switch(x, cond, s.default.0, &cases, tasks)?;
+                let cases: Vec<(i64, Node)> = s
+                    .cases
+                    .iter()
+                    .map(|c| (c.value, Node::of(c.target)))
+                    .collect();
+                self.switch(x, cond, Node::of(s.default), &cases, tasks)?;
             }
             _ => {
                 return Err(self.err_at(
@@ -432,19 +432,19 @@ impl FnLower<'_, '_> {
     /// A multi-way branch on a value (already on the stack, or in a local).
     fn switch(
         &mut self,
-        x: u32,
+        x: Node,
         cond: Cond,
-        default: u32,
-        cases: &[(i64, u32)],
+        default: Node,
+        cases: &[(i64, Node)],
         tasks: &mut Vec<Task>,
     ) -> R<()> {
-        let mut targets: Vec<u32> = vec![default];
+        let mut targets: Vec<Node> = vec![default];
         for &(_, t) in cases {
             if !targets.contains(&t) {
                 targets.push(t);
             }
         }
-        let landing: Vec<u32> = targets
+        let landing: Vec<Node> = targets
             .iter()
             .copied()
             .filter(|&t| !self.simple(x, t))
@@ -456,7 +456,7 @@ impl FnLower<'_, '_> {
             self.sink().block(wasm_encoder::BlockType::Empty);
             self.push_ctx(Ctx::Landing, 0);
         }
-        let depth = |me: &Self, t: u32| -> R<u32> {
+        let depth = |me: &Self, t: Node| -> R<u32> {
             if let Some(i) = landing.iter().position(|&l| l == t) {
                 // landing[i] is the (i+1)-th innermost block.
                 let pos = base + nl - 1 - i as u32;
@@ -542,7 +542,7 @@ impl FnLower<'_, '_> {
 /// for a chain of compares: at least three cases, dense enough (a range of at most twice
 /// the cases plus 8, at most 65536 slots), values that fit an i32 compare, and not on
 /// an i64 condition (`wide`).
-pub(crate) fn table_range(cases: &[(i64, u32)], wide: bool) -> Option<(i64, i64)> {
+pub(crate) fn table_range(cases: &[(i64, Node)], wide: bool) -> Option<(i64, i64)> {
     let (min, max) = cases
         .iter()
         .fold((i64::MAX, i64::MIN), |(a, b), &(v, _)| (a.min(v), b.max(v)));

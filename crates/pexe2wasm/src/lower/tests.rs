@@ -3,7 +3,7 @@
 //! structurizer gives a few CFG shapes. Modules are written in PNaClAsm.
 
 use super::analysis::FnAnalysis;
-use super::cfg::{Cfg, NONE};
+use super::cfg::{Cfg, Node, NONE};
 use super::structurize::{Close, Ctx, Nest};
 use super::{lower_function, LowerCtx, Scratch, SigTable, NO_FUNC};
 use crate::ir::{Module, ValueId};
@@ -25,6 +25,11 @@ fn module(ret: &str, params: &[&str], body: &str) -> Module {
     );
     let pexe = crate::text::assemble(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     crate::decode::decode(&pexe).unwrap()
+}
+
+/// [`module`] for a function `i32 f(i32 %p0)`, the shape most tests use.
+fn unary(body: &str) -> Module {
+    module("i32", &["i32"], body)
 }
 
 /// A lowering context for a module linked with nothing: the functions numbered from 0.
@@ -99,9 +104,7 @@ fn a_chain_of_block_local_values_shares_one_local() {
     // Each value is used twice by the next one (so it needs a local) and is dead once
     // that next one is defined: the statement reads it before its own `local.set`, so
     // the whole chain can live in one local.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 1; %v0 = add i32 %p0, %p0; %v1 = mul i32 %v0, %v0; \
          %v2 = add i32 %v1, %v1; %v3 = mul i32 %v2, %v2; ret i32 %v3;",
     );
@@ -121,9 +124,7 @@ fn a_chain_of_block_local_values_shares_one_local() {
 fn block_local_values_live_at_once_do_not_share() {
     // %v0 and %v1 are both read by %v2 and %v3 (two users each: not inlined); %v2 and
     // %v3 are the operands of %v4, emitted there.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 1; %v0 = add i32 %p0, %p0; %v1 = mul i32 %p0, %p0; \
          %v2 = add i32 %v0, %v1; %v3 = mul i32 %v0, %v1; %v4 = add i32 %v2, %v3; \
          ret i32 %v4;",
@@ -138,50 +139,35 @@ fn block_local_values_live_at_once_do_not_share() {
 
 #[test]
 fn a_one_block_loop_phi_shares_the_local_of_its_next_value() {
-    // %v1 = %v0 + 1 is the loop phi's value on the back edge, and %v0 is last read by
-    // %v1 itself: one local for both, and no copy on the back edge.
-    let m = module(
-        "i32",
-        &["i32"],
-        "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
-         br label %b1;
-       %b1:
-         %v0 = phi i32 [%c0, %b0], [%v1, %b1];
-         %v1 = add i32 %v0, %c1;
-         %v2 = icmp ult i32 %v1, %p0;
-         br i1 %v2, label %b1, label %b2;
-       %b2:
-         ret i32 %v1;",
-    );
+    // %v1 = %v0 + 1 is the loop phi's value on the back edge; the loop's test reads
+    // `tested` (%v1 or %v0).
+    let counting = |tested: &str| {
+        unary(&format!(
+            "blocks 3; constants {{ i32: %c0 = i32 0; %c1 = i32 1; }}
+             br label %b1;
+           %b1:
+             %v0 = phi i32 [%c0, %b0], [%v1, %b1];
+             %v1 = add i32 %v0, %c1;
+             %v2 = icmp ult i32 {tested}, %p0;
+             br i1 %v2, label %b1, label %b2;
+           %b2:
+             ret i32 %v1;"
+        ))
+    };
+    // %v0 is last read by %v1 itself: one local for both, and no copy on the back edge.
+    let m = counting("%v1");
     let a = analyze(&m);
     assert_ne!(local(&a, 0), NONE);
     assert_eq!(local(&a, 0), local(&a, 1));
-    let (mut out, first) = (Vec::new(), m.function_bodies[0].first_inst_value());
-    super::phi::edge_copies(&a, &m.function_bodies[0], first, 1, 1, &mut out).unwrap();
-    assert!(out.is_empty());
+    assert!(copies(&m, &a, 1, 1).is_empty());
     // A phi still read after the next value is defined keeps its own local.
-    let m = module(
-        "i32",
-        &["i32"],
-        "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
-         br label %b1;
-       %b1:
-         %v0 = phi i32 [%c0, %b0], [%v1, %b1];
-         %v1 = add i32 %v0, %c1;
-         %v2 = icmp ult i32 %v0, %p0;
-         br i1 %v2, label %b1, label %b2;
-       %b2:
-         ret i32 %v1;",
-    );
-    let a = analyze(&m);
+    let a = analyze(&counting("%v0"));
     assert_ne!(local(&a, 0), local(&a, 1));
 }
 
 /// %v0 is used in %b1, %v1 and %v3 by the phi of %b2: values live across blocks.
 fn cross_block_module() -> Module {
-    module(
-        "i32",
-        &["i32"],
+    unary(
         "blocks 3; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          %v1 = add i32 %v0, %v0;
@@ -237,9 +223,7 @@ fn without_phis_and_with_few_locals_the_allocation_keeps_the_numbering() {
     // with every index below 128 and no phi copies to remove the code bytes would be the
     // same, so `alloc::worth_it` skips the allocation and both ways give the numbering's
     // locals (each cross-block value its own).
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          br label %b1;
@@ -264,7 +248,7 @@ fn without_phis_and_with_few_locals_the_allocation_keeps_the_numbering() {
 /// The copies of edge `from → to`.
 fn copies(m: &Module, a: &FnAnalysis, from: u32, to: u32) -> Vec<(u32, ValueId)> {
     let (mut out, f) = (Vec::new(), &m.function_bodies[0]);
-    super::phi::edge_copies(a, f, f.first_inst_value(), from, to, &mut out).unwrap();
+    super::phi::edge_copies(a, f, f.first_inst_value(), Node(from), Node(to), &mut out).unwrap();
     out
 }
 
@@ -273,9 +257,7 @@ fn values_of_two_arms_share_a_local_and_the_phi_takes_it() {
     // %v2 lives from %b1 to the edge, %v4 from %b2 to the edge: one local for both, and
     // the phi of %b3 takes it too, so neither edge copies anything. The block-local %v1
     // and %v3 share a local of the numbering's pool (`locals.rs`), apart from it.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 4; constants { i32: %c0 = i32 1; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -307,9 +289,7 @@ fn a_loop_phi_and_its_next_value_share_across_blocks() {
     // The loop is two blocks: the phi is last read in %b1, the next value is defined in
     // %b2 and brought back on the back edge: one local, no copy on the back edge; %v0
     // (live around the loop) and the bound keep theirs.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 4; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = add i32 %p0, %p0;
          br label %b1;
@@ -336,9 +316,7 @@ fn a_loop_phi_and_its_next_value_share_across_blocks() {
 #[test]
 fn values_live_at_once_across_blocks_do_not_share() {
     // %v0 and %v1 are both live from %b0 to their uses in %b2.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          %v1 = mul i32 %p0, %p0;
@@ -418,9 +396,7 @@ fn a_small_function_keeps_its_colors_as_indices() {
     // Fewer than 128 locals in all: every index is one byte whatever the order, so the
     // ranking is skipped and %v0 (colored first) keeps the lower index although %v1 is
     // read more often.
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 2; constants { i32: %c0 = i32 1; }
          %v0 = add i32 %p0, %c0;
          %v1 = mul i32 %p0, %p0;
@@ -440,9 +416,7 @@ fn a_small_function_keeps_its_colors_as_indices() {
 
 #[test]
 fn the_cfg_facts_of_a_loop() {
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = icmp sgt i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -460,16 +434,14 @@ fn the_cfg_facts_of_a_loop() {
     assert_eq!(cfg.loop_header, [false, true, false]);
     // %b2 has two forward in-edges (from %b0 and from the loop): a merge node.
     assert_eq!(cfg.merge, [false, false, true]);
-    assert!(cfg.is_backward(1, 1));
-    assert!(!cfg.is_backward(0, 1));
+    assert!(cfg.is_backward(Node(1), Node(1)));
+    assert!(!cfg.is_backward(Node(0), Node(1)));
     assert_eq!(cfg.irreducible_dispatchers(), 0);
 }
 
 #[test]
 fn an_irreducible_cycle_gets_one_dispatcher() {
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 4; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -488,7 +460,7 @@ fn an_irreducible_cycle_gets_one_dispatcher() {
     let d = a.cfg.dispatch_base;
     let mut entries = a.cfg.dispatch_of(d).to_vec();
     entries.sort_unstable();
-    assert_eq!(entries, [1, 2]);
+    assert_eq!(entries, [Node(1), Node(2)]);
 }
 
 // ---- phi resolution ----
@@ -535,7 +507,7 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
     let f = &m.function_bodies[0];
     let first = f.first_inst_value();
     let mut copies = Vec::new();
-    super::phi::edge_copies(&a, f, first, 1, 1, &mut copies).unwrap();
+    super::phi::edge_copies(&a, f, first, Node(1), Node(1), &mut copies).unwrap();
     let (la, lb, lc, ln) = (local(&a, 0), local(&a, 1), local(&a, 2), local(&a, 3));
     let v = |n: u32| ValueId(first + n);
     // The counter's next value %v4 has the counter's local (`locals::Numbering::coalesce`):
@@ -554,7 +526,7 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
     }
     assert_ne!((seq[&la], seq[&lb], seq[&lc]), (2, 3, 1));
     // The entry edge copies the parameters in.
-    super::phi::edge_copies(&a, f, first, 0, 1, &mut copies).unwrap();
+    super::phi::edge_copies(&a, f, first, Node(0), Node(1), &mut copies).unwrap();
     assert_eq!(
         copies,
         [
@@ -565,15 +537,13 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
         ]
     );
     // No phis in %b2: nothing on the exit edge.
-    super::phi::edge_copies(&a, f, first, 1, 2, &mut copies).unwrap();
+    super::phi::edge_copies(&a, f, first, Node(1), Node(2), &mut copies).unwrap();
     assert!(copies.is_empty());
 }
 
 #[test]
 fn a_phi_that_keeps_its_value_copies_nothing() {
-    let m = module(
-        "i32",
-        &["i32"],
+    let m = unary(
         "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          br label %b1;
        %b1:
@@ -588,10 +558,8 @@ fn a_phi_that_keeps_its_value_copies_nothing() {
     let a = analyze(&m);
     let f = &m.function_bodies[0];
     let first = f.first_inst_value();
-    let mut copies = Vec::new();
-    super::phi::edge_copies(&a, f, first, 1, 1, &mut copies).unwrap();
-    assert_eq!(copies, [(local(&a, 1), ValueId(first + 2))]);
-    assert!(super::phi::has_copies(&a, f, first, 1, 1));
+    assert_eq!(copies(&m, &a, 1, 1), [(local(&a, 1), ValueId(first + 2))]);
+    assert!(super::phi::has_copies(&a, f, first, Node(1), Node(1)));
 }
 
 // ---- the structurizer's nesting state ----
@@ -599,42 +567,42 @@ fn a_phi_that_keeps_its_value_copies_nothing() {
 #[test]
 fn depths_count_from_the_innermost_construct() {
     let mut n = Nest::new(8, &mut Scratch::default());
-    n.open(Ctx::Block(5), 10);
-    n.open(Ctx::Loop(3), 0);
+    n.open(Ctx::Block(Node(5)), 10);
+    n.open(Ctx::Loop(Node(3)), 0);
     n.open(Ctx::If, 0);
-    assert_eq!(n.depth_to(3), Some(1));
-    assert_eq!(n.depth_to(5), Some(2));
-    assert_eq!(n.depth_to(4), None);
+    assert_eq!(n.depth_to(Node(3)), Some(1));
+    assert_eq!(n.depth_to(Node(5)), Some(2));
+    assert_eq!(n.depth_to(Node(4)), None);
     assert_eq!(n.close(), Close::End); // the if
-    assert_eq!(n.depth_to(3), Some(0));
+    assert_eq!(n.depth_to(Node(3)), Some(0));
     assert_eq!(n.close(), Close::End); // the loop: its label closes with it
-    assert_eq!(n.depth_to(3), None);
-    assert_eq!(n.depth_to(5), Some(0));
+    assert_eq!(n.depth_to(Node(3)), None);
+    assert_eq!(n.depth_to(Node(5)), Some(0));
 }
 
 #[test]
 fn a_block_nothing_branches_to_or_across_is_cut() {
     let mut n = Nest::new(8, &mut Scratch::default());
-    n.open(Ctx::Block(2), 7);
+    n.open(Ctx::Block(Node(2)), 7);
     assert_eq!(n.close(), Close::Unused(7));
 
     // A branch to it keeps it.
-    n.open(Ctx::Block(2), 7);
+    n.open(Ctx::Block(Node(2)), 7);
     n.open(Ctx::If, 0);
     n.note_branch(1);
     assert_eq!(n.close(), Close::End);
     assert_eq!(n.close(), Close::End);
 
     // A branch across it (to an outer block) keeps it too: the depth counted it.
-    n.open(Ctx::Block(4), 3);
-    n.open(Ctx::Block(2), 7);
+    n.open(Ctx::Block(Node(4)), 3);
+    n.open(Ctx::Block(Node(2)), 7);
     n.note_branch(1);
     assert_eq!(n.close(), Close::End);
     assert_eq!(n.close(), Close::End);
 
     // A branch to an inner loop leaves the block around it unused.
-    n.open(Ctx::Block(4), 3);
-    n.open(Ctx::Loop(1), 0);
+    n.open(Ctx::Block(Node(4)), 3);
+    n.open(Ctx::Loop(Node(1)), 0);
     n.note_branch(0);
     assert_eq!(n.close(), Close::End);
     assert_eq!(n.close(), Close::Unused(3));
@@ -643,8 +611,8 @@ fn a_block_nothing_branches_to_or_across_is_cut() {
 #[test]
 fn a_branch_to_where_control_falls_is_left_out() {
     let mut n = Nest::new(8, &mut Scratch::default());
-    n.open(Ctx::Block(2), 0);
-    n.open(Ctx::Loop(1), 0);
+    n.open(Ctx::Block(Node(2)), 0);
+    n.open(Ctx::Loop(Node(1)), 0);
     // Depth 1 is the block: falls through if two `end`s are ahead, not one.
     assert!(n.falls_through(1, 2));
     assert!(!n.falls_through(1, 1));
@@ -680,12 +648,12 @@ fn skeleton(m: &Module) -> Vec<String> {
     out
 }
 
-#[test]
-fn a_diamond_is_an_if_else_without_a_block() {
-    // Both arms fall into the merge: no block for it, no branch.
-    let m = module(
+/// A few CFG shapes, each with the control operators the structurizer must give it.
+const SHAPES: &[(&str, &str, &str, &[&str])] = &[
+    (
+        // Both arms fall into the merge: no block for it, no branch.
+        "a diamond is an if-else without a block",
         "i32",
-        &["i32"],
         "blocks 4; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b1, label %b2;
@@ -698,16 +666,12 @@ fn a_diamond_is_an_if_else_without_a_block() {
        %b3:
          %v3 = phi i32 [%v1, %b1], [%v2, %b2];
          ret i32 %v3;",
-    );
-    assert_eq!(skeleton(&m), ["if", "else", "end", "return", "end"]);
-}
-
-#[test]
-fn an_early_exit_is_a_br_if_out_of_a_block() {
-    // %b0 tests and leaves for %b2 (a merge: reached from %b0 and %b1) without copies.
-    let m = module(
+        &["if", "else", "end", "return", "end"],
+    ),
+    (
+        // %b0 tests and leaves for %b2 (a merge: reached from %b0 and %b1) without copies.
+        "an early exit is a br_if out of a block",
         "i32",
-        &["i32"],
         "blocks 3; constants { i32: %c0 = i32 0; }
          %v0 = icmp eq i32 %p0, %c0;
          br i1 %v0, label %b2, label %b1;
@@ -715,17 +679,13 @@ fn an_early_exit_is_a_br_if_out_of_a_block() {
          br label %b2;
        %b2:
          ret i32 %p0;",
-    );
-    assert_eq!(skeleton(&m), ["block", "br_if 0", "end", "return", "end"]);
-}
-
-#[test]
-fn a_loop_without_copies_branches_back_with_br_if() {
-    // No phi copies on the back edge (the loop counts down in memory): `br_if 0` to the
-    // loop, then the exit inline after it.
-    let m = module(
+        &["block", "br_if 0", "end", "return", "end"],
+    ),
+    (
+        // No phi copies on the back edge (the loop counts down in memory): `br_if 0` to
+        // the loop, then the exit inline after it.
+        "a loop without copies branches back with br_if",
         "void",
-        &["i32"],
         "blocks 3; constants { i32: %c0 = i32 0; %c1 = i32 1; }
          br label %b1;
        %b1:
@@ -736,8 +696,20 @@ fn a_loop_without_copies_branches_back_with_br_if() {
          br i1 %v2, label %b1, label %b2;
        %b2:
          ret void;",
-    );
-    assert_eq!(skeleton(&m), ["loop", "br_if 0", "return", "end", "end"]);
+        &["loop", "br_if 0", "return", "end", "end"],
+    ),
+];
+
+#[test]
+fn cfg_shapes_get_their_control_skeletons() {
+    let wrong: Vec<String> = SHAPES
+        .iter()
+        .filter_map(|&(name, ret, body, want)| {
+            let got = skeleton(&module(ret, &["i32"], body));
+            (got != want).then(|| format!("{name}: got {got:?}, want {want:?}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 // ---- the CFG alone, from graphs built directly ----
@@ -748,8 +720,8 @@ fn idoms(cfg: &Cfg) -> Vec<u32> {
     let n = cfg.succs.len();
     let mut idom = vec![NONE; n];
     for v in 0..n {
-        for k in cfg.children.range(v) {
-            idom[cfg.children.item(k) as usize] = v as u32;
+        for k in cfg.children.range(Node(v as u32)) {
+            idom[cfg.children.item(k).index()] = v as u32;
         }
     }
     idom
@@ -780,7 +752,7 @@ fn check_structured(cfg: &Cfg) {
         if rpo[u] == NONE {
             continue;
         }
-        for &v in &cfg.succs[u] {
+        for &Node(v) in &cfg.succs[Node(u as u32)] {
             if rpo[v as usize] <= rpo[u] {
                 assert!(
                     dominates(&idom, v, u as u32),
@@ -880,7 +852,7 @@ fn a_diamond_merges_below_its_head() {
     let cfg = Cfg::of_graph(&g);
     assert_eq!(cfg.merge, [false, false, false, true]);
     // The head dominates the arms and the merge: three children.
-    let mut kids: Vec<u32> = cfg.children[0].to_vec();
+    let mut kids: Vec<u32> = cfg.children[Node(0)].iter().map(|k| k.0).collect();
     kids.sort_unstable();
     assert_eq!(kids, [1, 2, 3]);
     check_structured(&cfg);
@@ -893,7 +865,7 @@ fn a_cycle_with_two_entries_gets_a_dispatcher_that_dominates_it() {
     assert!(!reducible(&g));
     let cfg = Cfg::of_graph(&g);
     assert_eq!(cfg.irreducible_dispatchers(), 1);
-    let d = cfg.dispatch_base;
+    let d = cfg.dispatch_base.0;
     let idom = idoms(&cfg);
     assert!(dominates(&idom, d, 1) && dominates(&idom, d, 2));
     assert!(cfg.loop_header[d as usize]);
@@ -941,7 +913,7 @@ fn random_graphs_come_out_structured_with_dispatchers_only_when_irreducible() {
 #[test]
 fn a_switch_gets_a_table_when_dense_enough() {
     use super::structurize::table_range;
-    let cases = |vs: &[i64]| -> Vec<(i64, u32)> { vs.iter().map(|&v| (v, 1)).collect() };
+    let cases = |vs: &[i64]| -> Vec<(i64, Node)> { vs.iter().map(|&v| (v, Node(1))).collect() };
     assert_eq!(table_range(&cases(&[0, 1, 2]), false), Some((0, 3)));
     assert_eq!(table_range(&cases(&[-3, 2, -1]), false), Some((-3, 6)));
     // Two cases: compares.

@@ -131,6 +131,13 @@ impl B {
             void,
         }
     }
+    /// Gives `decl` a body of one block that only returns.
+    fn empty_body(&mut self, decl: u32) {
+        let mut f = self.body(decl, &[]);
+        f.block();
+        f.ret();
+        self.finish(f);
+    }
     fn finish(&mut self, f: F) {
         let mut f = f.f;
         f.num_blocks = f.block_starts.len() as u32;
@@ -206,6 +213,16 @@ impl F {
         self.push(kind, ty, v);
         ValueId(v)
     }
+    /// `load ty, ptr, align`.
+    fn load(&mut self, ptr: ValueId, align: u32, ty: TypeId) -> ValueId {
+        let align = Align(align);
+        self.val(InstKind::Load { ptr, align }, ty)
+    }
+    /// `store val, ptr, align`.
+    fn store(&mut self, ptr: ValueId, val: ValueId, align: u32) {
+        let align = Align(align);
+        self.op(InstKind::Store { ptr, val, align });
+    }
     /// An instruction without a result.
     fn op(&mut self, kind: impl Into<K>) {
         let void = self.void;
@@ -221,6 +238,9 @@ impl F {
 
 /// Makes a type in a builder.
 type TyFn = fn(&mut B) -> TypeId;
+
+/// Fills a body in a builder.
+type BodyFn = fn(&mut F);
 
 fn int(x: u64) -> ConstValue {
     ConstValue::Int(x)
@@ -256,6 +276,11 @@ fn start_with(
     b.build()
 }
 
+/// The smallest clean module: `_start` returns.
+fn minimal() -> Module {
+    start_with(|_| vec![], |_| {})
+}
+
 // ---------------------------------------------------------------------------------------
 // Assertions.
 
@@ -269,31 +294,40 @@ fn show(fs: &[Finding]) -> String {
 /// Every finding is of `rule`, and one of them mentions `text`.
 #[track_caller]
 fn expect_only(m: &Module, rule: Rule, text: &str) -> Vec<Finding> {
-    let fs = verify(m);
-    assert!(
-        fs.iter()
-            .any(|f| f.rule == rule && f.message.contains(text)),
-        "expected a {rule} finding containing {text:?}, got:\n{}",
-        show(&fs)
-    );
-    assert!(
-        fs.iter().all(|f| f.rule == rule),
-        "expected only {rule} findings, got:\n{}",
-        show(&fs)
-    );
-    fs
+    if let Some(why) = misfit(m, rule, text, true) {
+        panic!("{why}");
+    }
+    verify(m)
 }
 
 /// Some finding is of `rule` and mentions `text` (others may accompany it).
 #[track_caller]
 fn expect(m: &Module, rule: Rule, text: &str) {
+    if let Some(why) = misfit(m, rule, text, false) {
+        panic!("{why}");
+    }
+}
+
+/// What is wrong with the findings of `m` (`None` when they are as expected): no finding
+/// of `rule` mentions `text`, or (with `only`) one is of another rule.
+fn misfit(m: &Module, rule: Rule, text: &str, only: bool) -> Option<String> {
     let fs = verify(m);
-    assert!(
-        fs.iter()
-            .any(|f| f.rule == rule && f.message.contains(text)),
-        "expected a {rule} finding containing {text:?}, got:\n{}",
-        show(&fs)
-    );
+    if !fs
+        .iter()
+        .any(|f| f.rule == rule && f.message.contains(text))
+    {
+        return Some(format!(
+            "expected a {rule} finding containing {text:?}, got:\n{}",
+            show(&fs)
+        ));
+    }
+    if only && !fs.iter().all(|f| f.rule == rule) {
+        return Some(format!(
+            "expected only {rule} findings, got:\n{}",
+            show(&fs)
+        ));
+    }
+    None
 }
 
 #[track_caller]
@@ -307,7 +341,7 @@ fn expect_clean(m: &Module) {
 
 #[test]
 fn minimal_module_is_clean_and_runnable() {
-    let m = start_with(|_| vec![], |_| {});
+    let m = minimal();
     expect_clean(&m);
     assert_eq!(check_runnable(&m), Ok(FuncId(0)));
 }
@@ -321,11 +355,7 @@ fn finding_display_is_one_line_with_position_and_context() {
         },
         |f| {
             let (p, c) = (f.p(0), f.c(0));
-            f.op(InstKind::Store {
-                ptr: p,
-                val: c,
-                align: Align(1),
-            });
+            f.store(p, c, 1);
         },
     );
     let fs = expect_only(&m, Rule::Memory, "store of i1 is not allowed");
@@ -350,16 +380,71 @@ fn finding_display_is_one_line_with_position_and_context() {
 // ---------------------------------------------------------------------------------------
 // Module-level rules.
 
+/// One edit of [`minimal`] and what the verifier must say of it: some finding of `rule`
+/// containing each of `texts`, and with `only`, no finding of another rule.
+struct Edit {
+    name: &'static str,
+    edit: fn(&mut Module),
+    rule: Rule,
+    texts: &'static [&'static str],
+    only: bool,
+}
+
+/// Module-level and structural rules, each broken by one edit of a clean module.
 #[test]
-fn module_version_must_be_1() {
-    let mut m = start_with(|_| vec![], |_| {});
-    m.version = 2;
-    expect_only(&m, Rule::ModuleVersion, "version is 2");
+fn one_edit_of_a_clean_module_breaks_one_rule() {
+    #[rustfmt::skip]
+    let edits = [
+        Edit { name: "version 2", edit: |m| m.version = 2,
+            rule: Rule::ModuleVersion, texts: &["version is 2"], only: true },
+        Edit { name: "an undeclared type", edit: |m| { m.types.intern(Type::Int(1)); },
+            rule: Rule::UndeclaredType, texts: &["i1 is used but not declared"], only: true },
+        Edit { name: "calling convention 1", edit: |m| m.functions[0].cc = 1,
+            rule: Rule::CallingConv, texts: &["calling convention 1"], only: true },
+        Edit { name: "linkage 5", edit: |m| m.functions[0].linkage = Linkage::Other(5),
+            rule: Rule::Linkage, texts: &["linkage code 5"], only: true },
+        Edit { name: "a body of no function", edit: |m| m.function_bodies[0].decl = FuncId(7),
+            rule: Rule::Structure, texts: &["defines @f7 but only 1 functions exist"], only: false },
+        Edit { name: "a definition without body", edit: |m| m.functions[0].body = None,
+            rule: Rule::Structure,
+            texts: &["defined function has no body", "body 0 is not the body of @f0"], only: false },
+        Edit { name: "a declaration with a body", edit: |m| m.functions[0].is_proto = true,
+            rule: Rule::Structure, texts: &["declared function has a body"], only: false },
+        Edit { name: "a body index past the end", edit: |m| m.functions[0].body = Some(3),
+            rule: Rule::Structure, texts: &["body index 3 does not belong to this function"],
+            only: false },
+        Edit { name: "a function of type i32",
+            edit: |m| m.functions[0].ty = m.types.find(&Type::Int(32)).unwrap(),
+            rule: Rule::Structure, texts: &["type i32 is not a function type"], only: true },
+        Edit { name: "parameter ids from 3", edit: |m| m.function_bodies[0].base = 3,
+            rule: Rule::Structure, texts: &["first parameter id is 3"], only: true },
+        Edit { name: "two parameters in the body", edit: |m| m.function_bodies[0].num_params = 2,
+            rule: Rule::Structure, texts: &["body has 2 parameters"], only: true },
+        Edit { name: "two blocks declared", edit: |m| m.function_bodies[0].num_blocks = 2,
+            rule: Rule::Cfg, texts: &["2 basic blocks declared but 1 defined"], only: true },
+        Edit { name: "no blocks",
+            edit: |m| {
+                m.function_bodies[0].num_blocks = 0;
+                m.function_bodies[0].block_starts.clear();
+            },
+            rule: Rule::Cfg, texts: &["declares 0 basic blocks"], only: true },
+    ];
+    let mut wrong = Vec::new();
+    for e in &edits {
+        let mut m = minimal();
+        (e.edit)(&mut m);
+        for text in e.texts {
+            if let Some(why) = misfit(&m, e.rule, text, e.only) {
+                wrong.push(format!("{}: {why}", e.name));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
 fn integer_widths_are_restricted() {
-    let mut m = start_with(|_| vec![], |_| {});
+    let mut m = minimal();
     m.types.push_declared(Type::Int(7));
     let fs = expect_only(&m, Rule::Type, "i7 is not allowed");
     assert!(matches!(fs[0].context, Context::Type { .. }));
@@ -372,10 +457,7 @@ fn vector_shapes_are_restricted() {
         let s = b.start();
         let e = b.int(w);
         b.vec(len, e);
-        let mut f = b.body(s, &[]);
-        f.block();
-        f.ret();
-        b.finish(f);
+        b.empty_body(s);
         expect_only(
             &b.build(),
             Rule::Type,
@@ -391,16 +473,13 @@ fn vector_shapes_are_restricted() {
     }
     let fl = b.float();
     b.vec(4, fl);
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     expect_clean(&b.build());
 }
 
 #[test]
 fn function_types_must_have_value_type_members() {
-    let mut m = start_with(|_| vec![], |_| {});
+    let mut m = minimal();
     let void = m.types.find(&Type::Void).unwrap();
     m.types.push_declared(Type::Function(FunctionType {
         vararg: false,
@@ -408,7 +487,7 @@ fn function_types_must_have_value_type_members() {
         params: vec![void],
     }));
     expect_only(&m, Rule::Type, "has a parameter of type void");
-    let mut m = start_with(|_| vec![], |_| {});
+    let mut m = minimal();
     let i32t = m.types.find(&Type::Int(32)).unwrap();
     let bad = m.types.push_declared(Type::Vector { len: 3, elem: i32t });
     m.types.push_declared(Type::Function(FunctionType {
@@ -425,7 +504,7 @@ fn function_types_must_have_value_type_members() {
 
 #[test]
 fn vararg_function_types_are_rejected() {
-    let mut m = start_with(|_| vec![], |_| {});
+    let mut m = minimal();
     let void = m.types.find(&Type::Void).unwrap();
     let t = m.types.push_declared(Type::Function(FunctionType {
         vararg: true,
@@ -440,15 +519,8 @@ fn vararg_function_types_are_rejected() {
 }
 
 #[test]
-fn undeclared_types_are_reported() {
-    let mut m = start_with(|_| vec![], |_| {});
-    m.types.intern(Type::Int(1));
-    expect_only(&m, Rule::UndeclaredType, "i1 is used but not declared");
-}
-
-#[test]
 fn nested_composite_types_stop_verification_without_panicking() {
-    let mut m = start_with(|_| vec![], |_| {});
+    let mut m = minimal();
     // A vector whose element is itself, and a function returning itself.
     let n = m.types.len() as u32;
     m.types.push_declared(Type::Vector {
@@ -465,13 +537,6 @@ fn nested_composite_types_stop_verification_without_panicking() {
     assert!(check_runnable(&m).is_err());
 }
 
-#[test]
-fn calling_convention_must_be_c_on_functions() {
-    let mut m = start_with(|_| vec![], |_| {});
-    m.functions[0].cc = 1;
-    expect_only(&m, Rule::CallingConv, "calling convention 1");
-}
-
 /// `_start` calls `void @g()` once (`make` builds the call from `g`'s id), then returns;
 /// `edit` may change `_start`'s body before it is finished.
 fn start_calls_void_g(make: impl FnOnce(u32) -> K, edit: impl FnOnce(&mut F)) -> Module {
@@ -485,10 +550,7 @@ fn start_calls_void_g(make: impl FnOnce(u32) -> K, edit: impl FnOnce(&mut F)) ->
     edit(&mut f);
     f.ret();
     b.finish(f);
-    let mut f = b.body(g, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(g);
     b.build()
 }
 
@@ -546,13 +608,6 @@ fn operand_lists_must_lie_in_their_pools() {
 }
 
 #[test]
-fn linkage_must_be_internal_or_external() {
-    let mut m = start_with(|_| vec![], |_| {});
-    m.functions[0].linkage = Linkage::Other(5);
-    expect_only(&m, Rule::Linkage, "linkage code 5");
-}
-
-#[test]
 fn intrinsic_declarations_must_be_external() {
     let mut b = B::new();
     let s = b.start();
@@ -576,10 +631,7 @@ fn only_one_external_definition() {
     let void = b.void();
     let g = b.define("g", void, &[]);
     for d in [s, g] {
-        let mut f = b.body(d, &[]);
-        f.block();
-        f.ret();
-        b.finish(f);
+        b.empty_body(d);
     }
     let mut m = b.build();
     expect_clean(&m);
@@ -596,10 +648,7 @@ fn ordinary_function_signatures_use_i32_i64_float_double_vectors() {
         let void = b.void();
         let g = b.define("g", void, &[n]);
         for d in [s, g] {
-            let mut f = b.body(d, &[]);
-            f.block();
-            f.ret();
-            b.finish(f);
+            b.empty_body(d);
         }
         expect_only(
             &b.build(),
@@ -611,10 +660,7 @@ fn ordinary_function_signatures_use_i32_i64_float_double_vectors() {
     let s = b.start();
     let i8t = b.int(8);
     let g = b.define("g", i8t, &[]);
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     let mut f = b.body(g, &[(i8t, int(0))]);
     f.block();
     let c = f.c(0);
@@ -629,10 +675,7 @@ fn declared_functions_must_be_intrinsics() {
     let s = b.start();
     let void = b.void();
     b.declare("puts", void, &[]);
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     expect_only(
         &b.build(),
         Rule::UndefinedFunction,
@@ -653,10 +696,7 @@ fn unknown_intrinsics_are_rejected() {
     ] {
         b.declare(name, ret, &params);
     }
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     let fs = expect_only(&b.build(), Rule::Intrinsic, "llvm.foo is not an allowed");
     assert_eq!(fs.len(), 4, "{}", show(&fs));
 }
@@ -672,10 +712,7 @@ fn intrinsic_signatures_must_match_exactly() {
         void,
         &[i32t, i32t, i32t, i32t, i32t],
     );
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     expect_only(
         &b.build(),
         Rule::Intrinsic,
@@ -688,10 +725,7 @@ fn intrinsic_signatures_must_match_exactly() {
     let (void, i32t, i8t, i1) = (b.void(), b.i32(), b.int(8), b.int(1));
     b.declare("llvm.memset.p0i8.i32", void, &[i32t, i8t, i32t, i32t, i1]);
     b.declare("llvm.sqrt.f64", i32t, &[i32t]);
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     let fs = expect_only(
         &b.build(),
         Rule::Intrinsic,
@@ -707,10 +741,7 @@ fn intrinsics_cannot_be_defined() {
     let void = b.void();
     let t = b.define("llvm.trap", void, &[]);
     for d in [s, t] {
-        let mut f = b.body(d, &[]);
-        f.block();
-        f.ret();
-        b.finish(f);
+        b.empty_body(d);
     }
     expect_only(
         &b.build(),
@@ -728,10 +759,7 @@ fn global_alignment_is_limited() {
     let s = b.start();
     b.global(Initializer::Simple(Element::Zerofill(4)), 30); // 2^29: fine
     b.global(Initializer::Simple(Element::Zerofill(4)), 31);
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     let fs = expect_only(&b.build(), Rule::GlobalAlign, "2^30 is larger");
     assert_eq!(fs.len(), 1);
     assert_eq!(fs[0].position.bit, 5010);
@@ -763,10 +791,7 @@ fn relocations_must_name_a_function_or_global() {
         ]),
         1,
     );
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     expect_only(&b.build(), Rule::GlobalInit, "relocation target 3");
 }
 
@@ -783,10 +808,7 @@ fn relocations_cannot_take_the_address_of_an_intrinsic() {
         }),
         1,
     );
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     expect_only(&b.build(), Rule::GlobalInit, "address of intrinsic @f1");
 }
 
@@ -795,10 +817,7 @@ fn compound_initializers_have_two_or_more_elements() {
     let mut b = B::new();
     let s = b.start();
     b.global(Initializer::Compound(vec![Element::Data(vec![1, 2])]), 1);
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     expect_only(
         &b.build(),
         Rule::GlobalInit,
@@ -810,37 +829,7 @@ fn compound_initializers_have_two_or_more_elements() {
 // IR consistency (hand-built modules only).
 
 #[test]
-fn bodies_must_match_their_declarations() {
-    let mut m = start_with(|_| vec![], |_| {});
-    m.function_bodies[0].decl = FuncId(7);
-    expect(
-        &m,
-        Rule::Structure,
-        "defines @f7 but only 1 functions exist",
-    );
-    let mut m = start_with(|_| vec![], |_| {});
-    m.functions[0].body = None;
-    expect(&m, Rule::Structure, "defined function has no body");
-    expect(&m, Rule::Structure, "body 0 is not the body of @f0");
-    let mut m = start_with(|_| vec![], |_| {});
-    m.functions[0].is_proto = true;
-    expect(&m, Rule::Structure, "declared function has a body");
-    let mut m = start_with(|_| vec![], |_| {});
-    m.functions[0].body = Some(3);
-    expect(
-        &m,
-        Rule::Structure,
-        "body index 3 does not belong to this function",
-    );
-    let mut m = start_with(|_| vec![], |_| {});
-    m.functions[0].ty = m.types.find(&Type::Int(32)).unwrap();
-    expect_only(&m, Rule::Structure, "type i32 is not a function type");
-    let mut m = start_with(|_| vec![], |_| {});
-    m.function_bodies[0].base = 3;
-    expect_only(&m, Rule::Structure, "first parameter id is 3");
-    let mut m = start_with(|_| vec![], |_| {});
-    m.function_bodies[0].num_params = 2;
-    expect_only(&m, Rule::Structure, "body has 2 parameters");
+fn the_instruction_value_table_must_match_the_body() {
     let mut m = start_with(
         |b| vec![(b.i32(), int(1))],
         |f| {
@@ -913,11 +902,7 @@ fn operands_must_name_values() {
         |_| vec![],
         |f| {
             let p = f.p(0);
-            f.op(InstKind::Store {
-                ptr: p,
-                val: ValueId(999),
-                align: Align(1),
-            });
+            f.store(p, ValueId(999), 1);
         },
     );
     expect_only(&m, Rule::Operand, "names no value");
@@ -932,11 +917,7 @@ fn intrinsic_addresses_cannot_be_used_as_values() {
     let mut f = b.body(s, &[]);
     f.block();
     let p = f.p(0);
-    f.op(InstKind::Store {
-        ptr: p,
-        val: ValueId(t),
-        align: Align(1),
-    });
+    f.store(p, ValueId(t), 1);
     f.ret();
     b.finish(f);
     expect_only(&b.build(), Rule::Operand, "address of intrinsic @f1");
@@ -967,18 +948,49 @@ fn br(target: u32) -> InstKind {
     }
 }
 
-#[test]
-fn blocks_end_with_exactly_one_terminator() {
-    let m = blocks(
+/// `_start` whose blocks hold these instructions (none with a result) and nothing else.
+fn blocks_of(code: &[&[InstKind]]) -> Module {
+    blocks(
         |_| vec![],
         |f, _| {
-            f.block();
-            f.op(br(1));
-            f.block();
-            f.op(InstKind::Unreachable);
+            for insts in code {
+                f.block();
+                for k in insts.iter() {
+                    f.op(k.clone());
+                }
+            }
         },
-    );
-    expect_clean(&m);
+    )
+}
+
+#[test]
+fn branches_and_terminators_follow_the_cfg_rules() {
+    let ret = || InstKind::Ret { val: None };
+    expect_clean(&blocks_of(&[&[br(1)], &[InstKind::Unreachable]]));
+    let cases: [(&str, &[&[InstKind]], &str); 3] = [
+        (
+            "a terminator in the middle of a block",
+            &[&[br(1)], &[ret(), ret()]],
+            "terminator in the middle of block %b1",
+        ),
+        (
+            "a branch past the last block",
+            &[&[br(5)]],
+            "branch target %b5 is out of range",
+        ),
+        (
+            "a branch to the entry",
+            &[&[br(1)], &[br(0)]],
+            "branch to the entry block",
+        ),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(name, code, text)| {
+            misfit(&blocks_of(code), Rule::Cfg, text, true).map(|why| format!("{name}: {why}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     // A block without a terminator.
     let m = blocks(
         |b| vec![(b.i32(), int(1))],
@@ -991,73 +1003,21 @@ fn blocks_end_with_exactly_one_terminator() {
         },
     );
     expect_only(&m, Rule::Cfg, "block %b0 does not end with a terminator");
-    // A terminator in the middle of a block.
-    let m = blocks(
-        |_| vec![],
-        |f, _| {
-            f.block();
-            f.op(br(1));
-            f.block();
-            f.ret();
-            f.ret();
-        },
-    );
-    expect_only(&m, Rule::Cfg, "terminator in the middle of block %b1");
 }
 
 #[test]
-fn block_counts_and_ranges_must_be_consistent() {
-    let mut m = start_with(|_| vec![], |_| {});
-    m.function_bodies[0].num_blocks = 2;
-    expect_only(&m, Rule::Cfg, "2 basic blocks declared but 1 defined");
-    let mut m = start_with(|_| vec![], |_| {});
-    m.function_bodies[0].num_blocks = 0;
-    m.function_bodies[0].block_starts.clear();
-    expect_only(&m, Rule::Cfg, "declares 0 basic blocks");
-    let mut m = blocks(
-        |_| vec![],
-        |f, _| {
-            f.block();
-            f.op(br(1));
-            f.block();
-            f.ret();
-        },
-    );
+fn block_ranges_must_be_valid() {
+    let mut m = blocks_of(&[&[br(1)], &[InstKind::Ret { val: None }]]);
     m.function_bodies[0].block_starts[1] = 0;
     expect_only(&m, Rule::Cfg, "empty or its instruction range is invalid");
-}
-
-#[test]
-fn branch_targets_must_exist() {
-    let m = blocks(
-        |_| vec![],
-        |f, _| {
-            f.block();
-            f.op(br(5));
-        },
-    );
-    expect_only(&m, Rule::Cfg, "branch target %b5 is out of range");
-}
-
-#[test]
-fn the_entry_block_has_no_predecessors() {
-    let m = blocks(
-        |_| vec![],
-        |f, _| {
-            f.block();
-            f.op(br(1));
-            f.block();
-            f.op(br(0));
-        },
-    );
-    expect_only(&m, Rule::Cfg, "branch to the entry block");
 }
 
 // ---------------------------------------------------------------------------------------
 // Phis.
 
-/// b0: br i1 %c0, b1, b2; b1: br b2; b2: phi ...; ret. `phi` builds b2's phi incoming.
-fn diamond(phi: impl FnOnce(&F) -> Vec<(ValueId, u32)>) -> Module {
+/// b0: br i1 %c0, b1, b2; b1: `arm`; br b2; b2: `merge`; ret. Constants: %c0 i1 and
+/// %c1 i32; `arm` and `merge` are given the i32 type.
+fn branching(arm: impl FnOnce(&mut F, TypeId), merge: impl FnOnce(&mut F, TypeId)) -> Module {
     blocks(
         |b| vec![(b.int(1), int(1)), (b.i32(), int(7))],
         |f, i32t| {
@@ -1069,11 +1029,22 @@ fn diamond(phi: impl FnOnce(&F) -> Vec<(ValueId, u32)>) -> Module {
                 else_bb: BlockId(2),
             });
             f.block();
+            arm(f, i32t);
             f.op(br(2));
             f.block();
+            merge(f, i32t);
+            f.ret();
+        },
+    )
+}
+
+/// [`branching`] with an empty arm and a phi in b2, whose incoming list `phi` builds.
+fn diamond(phi: impl FnOnce(&F) -> Vec<(ValueId, u32)>) -> Module {
+    branching(
+        |_, _| {},
+        |f, i32t| {
             let inc = phi(f);
             f.val(K::Phi(inc), i32t);
-            f.ret();
         },
     )
 }
@@ -1208,23 +1179,14 @@ fn uses_must_follow_definitions_in_a_block() {
 #[test]
 fn uses_must_be_dominated_across_blocks() {
     // b0: condbr b1, b2; b1: %v0 = add; br b2; b2: use %v0 -> not dominated (b0->b2).
-    let m = blocks(
-        |b| vec![(b.int(1), int(1)), (b.i32(), int(7))],
+    let m = branching(
         |f, i32t| {
-            f.block();
-            let c = f.c(0);
-            f.op(InstKind::CondBr {
-                cond: c,
-                then_bb: BlockId(1),
-                else_bb: BlockId(2),
-            });
-            f.block();
             let (p, k) = (f.p(0), f.c(1));
-            let v = f.val(bin(BinOp::Add, p, k), i32t);
-            f.op(br(2));
-            f.block();
+            f.val(bin(BinOp::Add, p, k), i32t);
+        },
+        |f, i32t| {
+            let (v, k) = (ValueId(f.f.first_inst_value()), f.c(1));
             f.val(bin(BinOp::Add, v, k), i32t);
-            f.ret();
         },
     );
     expect_only(&m, Rule::Dominance, "use of %v0 is not dominated");
@@ -1563,35 +1525,26 @@ fn casts_follow_their_type_rules() {
 
 #[test]
 fn vector_casts_keep_the_element_count() {
-    let m = with_consts(
-        |b| {
-            let i32t = b.i32();
-            let s = b.vec(4, i32t);
-            let i8t = b.int(8);
-            let d = b.vec(16, i8t);
-            (vec![(s, ConstValue::Undef)], d)
-        },
-        |f| InstKind::Cast {
-            op: CastOp::Trunc,
-            val: f.c(0),
-        },
+    // <4 x i32> to <16 x i8>: the same size, other counts.
+    let vec_cast = |op| {
+        with_consts(
+            |b| {
+                let i32t = b.i32();
+                let s = b.vec(4, i32t);
+                let i8t = b.int(8);
+                let d = b.vec(16, i8t);
+                (vec![(s, ConstValue::Undef)], d)
+            },
+            move |f| InstKind::Cast { op, val: f.c(0) },
+        )
+    };
+    expect_only(
+        &vec_cast(CastOp::Trunc),
+        Rule::Cast,
+        "element counts differ",
     );
-    expect_only(&m, Rule::Cast, "element counts differ");
     // A bitcast may change the count if the size is kept.
-    let m = with_consts(
-        |b| {
-            let i32t = b.i32();
-            let s = b.vec(4, i32t);
-            let i8t = b.int(8);
-            let d = b.vec(16, i8t);
-            (vec![(s, ConstValue::Undef)], d)
-        },
-        |f| InstKind::Cast {
-            op: CastOp::Bitcast,
-            val: f.c(0),
-        },
-    );
-    expect_clean(&m);
+    expect_clean(&vec_cast(CastOp::Bitcast));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1879,13 +1832,7 @@ fn load_of(t: fn(&mut B) -> TypeId, align: u32) -> Module {
     let mut f = b.body(s, &[]);
     f.block();
     let p = f.p(0);
-    f.val(
-        InstKind::Load {
-            ptr: p,
-            align: Align(align),
-        },
-        t,
-    );
+    f.load(p, align, t);
     f.ret();
     b.finish(f);
     b.build()
@@ -1898,11 +1845,7 @@ fn store_of(t: fn(&mut B) -> TypeId, align: u32) -> Module {
     let mut f = b.body(s, &[(t, ConstValue::Undef)]);
     f.block();
     let (p, c) = (f.p(0), f.c(0));
-    f.op(InstKind::Store {
-        ptr: p,
-        val: c,
-        align: Align(align),
-    });
+    f.store(p, c, align);
     f.ret();
     b.finish(f);
     b.build()
@@ -1959,25 +1902,12 @@ fn memory_addresses_are_i32() {
     let void = b.void();
     let g = b.define("g", void, &[i64t]);
     let s = b.start();
-    let mut f = b.body(s, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(s);
     let mut f = b.body(g, &[]);
     f.block();
     let p = f.p(0);
-    f.val(
-        InstKind::Load {
-            ptr: p,
-            align: Align(1),
-        },
-        i64t,
-    );
-    f.op(InstKind::Store {
-        ptr: p,
-        val: p,
-        align: Align(1),
-    });
+    f.load(p, 1, i64t);
+    f.store(p, p, 1);
     f.ret();
     b.finish(f);
     let fs = expect_only(
@@ -2077,10 +2007,7 @@ fn ret_matches_the_return_type() {
         let r = rt(&mut b);
         let g = b.define("g", r, &[]);
         let (i32t, i64t) = (b.i32(), b.int(64));
-        let mut f = b.body(s, &[]);
-        f.block();
-        f.ret();
-        b.finish(f);
+        b.empty_body(s);
         let mut f = b.body(g, &[(i32t, int(0)), (i64t, int(0))]);
         f.block();
         match val {
@@ -2289,66 +2216,58 @@ fn indirect(callee: ValueId, args: Vec<ValueId>) -> K {
 
 #[test]
 fn indirect_calls_use_i32_callees_and_abi_types() {
-    let consts = |b: &mut B| {
-        vec![
-            (b.i32(), int(1)),
-            (b.int(64), int(1)),
-            (b.int(8), int(1)),
-            (b.int(16), int(1)),
-        ]
-    };
-    let ok = calls(
-        B::void,
-        |_| vec![],
-        consts,
-        |f, _, _| {
-            let (p, c) = (f.p(0), f.c(0));
-            f.op(indirect(p, vec![c]));
-            let i32t = f.f.consts[0].ty;
-            f.val(indirect(p, vec![]), i32t);
-        },
-    );
-    expect_clean(&ok);
-    expect_only(
-        &calls(
+    // Constants: %c0 i32, %c1 i64, %c2 i8, %c3 i16.
+    let with = |body: BodyFn| {
+        calls(
             B::void,
             |_| vec![],
-            consts,
-            |f, _, _| {
+            |b| {
+                vec![
+                    (b.i32(), int(1)),
+                    (b.int(64), int(1)),
+                    (b.int(8), int(1)),
+                    (b.int(16), int(1)),
+                ]
+            },
+            move |f, _, _| body(f),
+        )
+    };
+    expect_clean(&with(|f| {
+        let (p, c) = (f.p(0), f.c(0));
+        f.op(indirect(p, vec![c]));
+        let i32t = f.f.consts[0].ty;
+        f.val(indirect(p, vec![]), i32t);
+    }));
+    let cases: [(BodyFn, &str); 3] = [
+        (
+            |f| {
                 let c = f.c(1);
                 f.op(indirect(c, vec![]));
             },
+            "indirect callee has type i64",
         ),
-        Rule::Call,
-        "indirect callee has type i64",
-    );
-    expect_only(
-        &calls(
-            B::void,
-            |_| vec![],
-            consts,
-            |f, _, _| {
+        (
+            |f| {
                 let (p, c) = (f.p(0), f.c(2));
                 f.op(indirect(p, vec![c]));
             },
+            "indirect call argument 0 has type i8",
         ),
-        Rule::Call,
-        "indirect call argument 0 has type i8",
-    );
-    expect_only(
-        &calls(
-            B::void,
-            |_| vec![],
-            consts,
-            |f, _, _| {
+        (
+            |f| {
                 let p = f.p(0);
                 let i16t = f.f.consts[3].ty;
                 f.val(indirect(p, vec![]), i16t);
             },
+            "indirect call returns i16",
         ),
-        Rule::Call,
-        "indirect call returns i16",
-    );
+    ];
+    // Each failure names the finding it looked for, and so its case.
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|&(body, text)| misfit(&with(body), Rule::Call, text, true))
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 #[test]
@@ -2533,23 +2452,13 @@ fn atomic_fence_and_is_lock_free() {
 #[test]
 fn results_must_have_value_types() {
     // A load "of" a function type: both a memory and a result-type finding.
-    let mut b = B::new();
-    let s = b.start();
-    let void = b.void();
-    let ft = b.fn_ty(void, &[]);
-    let mut f = b.body(s, &[]);
-    f.block();
-    let p = f.p(0);
-    f.val(
-        InstKind::Load {
-            ptr: p,
-            align: Align(1),
+    let m = load_of(
+        |b| {
+            let void = b.void();
+            b.fn_ty(void, &[])
         },
-        ft,
+        1,
     );
-    f.ret();
-    b.finish(f);
-    let m = b.build();
     expect(
         &m,
         Rule::ResultType,
@@ -2567,10 +2476,7 @@ fn check_runnable_requires_a_defined_void_i32_start() {
     let mut b = B::new();
     let void = b.void();
     let g = b.define("main", void, &[]);
-    let mut f = b.body(g, &[]);
-    f.block();
-    f.ret();
-    b.finish(f);
+    b.empty_body(g);
     let m = b.build();
     expect_clean(&m);
     let e = check_runnable(&m).unwrap_err();
@@ -2598,7 +2504,7 @@ fn check_runnable_requires_a_defined_void_i32_start() {
     assert_eq!(e.position.bit, 100);
 
     // Declared only.
-    let mut m = start_with(|_| vec![], |_| {});
+    let mut m = minimal();
     m.functions[0].is_proto = true;
     m.functions[0].body = None;
     m.function_bodies.clear();
@@ -2608,7 +2514,7 @@ fn check_runnable_requires_a_defined_void_i32_start() {
         .contains("declared but not defined"));
 
     // Internal.
-    let mut m = start_with(|_| vec![], |_| {});
+    let mut m = minimal();
     m.functions[0].linkage = Linkage::Internal;
     assert!(check_runnable(&m)
         .unwrap_err()
