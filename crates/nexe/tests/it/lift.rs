@@ -2222,22 +2222,34 @@ fn conditions_after_a_known_setter_match_the_cpu() {
     macro_rules! widths {
         ($name:expr, $def:expr, |$a:ident, $x:ident, $y:ident| $body:expr) => {{
             for (w, bytes) in [
-                (8, asm(|$a| {
-                    let ($x, $y) = (al, cl);
-                    $body
-                })),
-                (16, asm(|$a| {
-                    let ($x, $y) = (ax, cx);
-                    $body
-                })),
-                (32, asm(|$a| {
-                    let ($x, $y) = (eax, ecx);
-                    $body
-                })),
-                (64, asm(|$a| {
-                    let ($x, $y) = (rax, rcx);
-                    $body
-                })),
+                (
+                    8,
+                    asm(|$a| {
+                        let ($x, $y) = (al, cl);
+                        $body
+                    }),
+                ),
+                (
+                    16,
+                    asm(|$a| {
+                        let ($x, $y) = (ax, cx);
+                        $body
+                    }),
+                ),
+                (
+                    32,
+                    asm(|$a| {
+                        let ($x, $y) = (eax, ecx);
+                        $body
+                    }),
+                ),
+                (
+                    64,
+                    asm(|$a| {
+                        let ($x, $y) = (rax, rcx);
+                        $body
+                    }),
+                ),
             ] {
                 setters.push((format!("{} ({w}-bit)", $name), bytes, $def));
             }
@@ -2408,7 +2420,11 @@ fn conditions_fall_back_to_the_helper_where_the_setter_is_not_known() {
     assert_eq!(eflags_calls(&lift_module(&joined, false).unwrap()), 1);
     let mut forms = vec![
         form("direct", direct, arith),
-        form("and; cmp; shl rdx,cl; setcc", readers(&shifted, false), logic),
+        form(
+            "and; cmp; shl rdx,cl; setcc",
+            readers(&shifted, false),
+            logic,
+        ),
         form("cmp; je .+0; setl", joined, arith),
     ];
     for (name, b) in [

@@ -60,10 +60,10 @@ const V1: u32 = 49;
 /// expects it.
 const OLD: u32 = 50;
 
-#[path = "packed.rs"]
-mod packed;
 #[path = "conds.rs"]
 mod conds;
+#[path = "packed.rs"]
+mod packed;
 use super::sink::Sink;
 
 /// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64), then the 16
