@@ -2163,3 +2163,295 @@ fn null_page_accesses_trap() {
         assert_eq!(r.is_err(), traps, "{name}: {r:?}");
     }
 }
+
+/// The 16 byte registers `setcc` writes in [`readers`] (REX prefix, ModRM r/m).
+const SET_DESTS: [(Option<u8>, u8); 16] = [
+    (None, 0),       // al
+    (None, 1),       // cl
+    (None, 2),       // dl
+    (None, 3),       // bl
+    (None, 4),       // ah
+    (None, 5),       // ch
+    (None, 6),       // dh
+    (None, 7),       // bh
+    (Some(0x40), 6), // sil
+    (Some(0x40), 7), // dil
+    (Some(0x40), 5), // bpl
+    (Some(0x41), 0), // r8b
+    (Some(0x41), 1), // r9b
+    (Some(0x41), 2), // r10b
+    (Some(0x41), 4), // r12b
+    (Some(0x41), 5), // r13b
+];
+
+/// The registers the `cmovcc`s in [`readers`] write (not rsp, r11, r15).
+const CMOV_DESTS: [u8; 13] = [0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14];
+
+/// After `setter`: every condition read by `setcc` (each into its own byte register),
+/// or by `cmovcc` (64-bit, and 32-bit ones, which zero-extend even when false).
+fn readers(setter: &[u8], cmov: bool) -> Vec<u8> {
+    let mut b = setter.to_vec();
+    for cc in 0..16u8 {
+        if cmov {
+            let d = CMOV_DESTS[cc as usize % 13];
+            // sources: r11 (the return address) or another destination
+            let s = if cc % 2 == 0 {
+                11u8
+            } else {
+                CMOV_DESTS[(cc as usize + 5) % 13]
+            };
+            let w = if cc < 13 { 0x48 } else { 0x40 };
+            let rex = w | (d >> 3) << 2 | s >> 3;
+            b.extend_from_slice(&[rex, 0x0f, 0x40 + cc, 0xc0 | (d & 7) << 3 | (s & 7)]);
+        } else {
+            let (rex, rm) = SET_DESTS[cc as usize];
+            b.extend(rex);
+            b.extend_from_slice(&[0x0f, 0x90 + cc, 0xc0 | rm]);
+        }
+    }
+    b
+}
+
+/// `cmp`, `test`, `sub`, `and`, `add`, `inc`, `dec` and the others of the lazy flags'
+/// arithmetic kinds, in every width, then every condition read in the same block:
+/// these are computed from the setter's operands (`conds.rs`), not from RFLAGS, and
+/// must match the CPU on edge inputs (equal, signed and unsigned boundaries, 0, -1).
+#[test]
+fn conditions_after_a_known_setter_match_the_cpu() {
+    let mut setters: Vec<(String, Vec<u8>, u64)> = Vec::new();
+    macro_rules! widths {
+        ($name:expr, $def:expr, |$a:ident, $x:ident, $y:ident| $body:expr) => {{
+            for (w, bytes) in [
+                (
+                    8,
+                    asm(|$a| {
+                        let ($x, $y) = (al, cl);
+                        $body
+                    }),
+                ),
+                (
+                    16,
+                    asm(|$a| {
+                        let ($x, $y) = (ax, cx);
+                        $body
+                    }),
+                ),
+                (
+                    32,
+                    asm(|$a| {
+                        let ($x, $y) = (eax, ecx);
+                        $body
+                    }),
+                ),
+                (
+                    64,
+                    asm(|$a| {
+                        let ($x, $y) = (rax, rcx);
+                        $body
+                    }),
+                ),
+            ] {
+                setters.push((format!("{} ({w}-bit)", $name), bytes, $def));
+            }
+        }};
+    }
+    widths!("cmp a,c", ALL, |a, x, y| a.cmp(x, y));
+    widths!("sub a,c", ALL, |a, x, y| a.sub(x, y));
+    widths!("add a,c", ALL, |a, x, y| a.add(x, y));
+    widths!("adc a,c", ALL, |a, x, y| a.adc(x, y));
+    widths!("sbb a,c", ALL, |a, x, y| a.sbb(x, y));
+    widths!("test a,c", ALL & !AF, |a, x, y| a.test(x, y));
+    widths!("and a,c", ALL & !AF, |a, x, y| a.and(x, y));
+    widths!("or a,c", ALL & !AF, |a, x, y| a.or(x, y));
+    widths!("xor a,c", ALL & !AF, |a, x, y| a.xor(x, y));
+    widths!("test a,a", ALL & !AF, |a, x, _y| a.test(x, x));
+    widths!("inc a", ALL, |a, x, _y| a.inc(x));
+    widths!("dec a", ALL, |a, x, _y| a.dec(x));
+    widths!("neg a", ALL, |a, x, _y| a.neg(x));
+    widths!("shl a,1", ALL & !AF, |a, x, _y| a.shl(x, 1));
+    widths!("sar a,1", ALL & !AF, |a, x, _y| a.sar(x, 1));
+    // equal operands; operands one apart; immediates at the boundaries
+    widths!("mov rcx,rax; cmp a,c", ALL, |a, x, y| {
+        a.mov(rcx, rax)?;
+        a.cmp(x, y)
+    });
+    widths!("lea rcx,[rax+1]; cmp a,c", ALL, |a, x, y| {
+        a.lea(rcx, qword_ptr(rax + 1))?;
+        a.cmp(x, y)
+    });
+    for imm in [0, 1, -1, 0x7f, -0x80] {
+        let name = format!("cmp a,{imm}");
+        widths!(&name, ALL, |a, x, _y| a.cmp(x, imm));
+        let name = format!("add a,{imm}");
+        widths!(&name, ALL, |a, x, _y| a.add(x, imm));
+    }
+    setters.push((
+        "cmp dword [r15+0x100],ecx".into(),
+        asm(|a| a.cmp(dword_ptr(r15 + 0x100), ecx)),
+        ALL,
+    ));
+    setters.push((
+        "sub rcx,qword [r15+0x108]".into(),
+        asm(|a| a.sub(rcx, qword_ptr(r15 + 0x108))),
+        ALL,
+    ));
+    // flags set by the one before: inc and adc take CF from the add
+    setters.push((
+        "add rax,rcx; inc edx".into(),
+        asm(|a| {
+            a.add(rax, rcx)?;
+            a.inc(edx)
+        }),
+        ALL,
+    ));
+    setters.push((
+        "cmp eax,ecx; adc dl,bl".into(),
+        asm(|a| {
+            a.cmp(eax, ecx)?;
+            a.adc(dl, bl)
+        }),
+        ALL,
+    ));
+    setters.push((
+        "test al,cl; sbb rdx,rdx".into(),
+        asm(|a| {
+            a.test(al, cl)?;
+            a.sbb(rdx, rdx)
+        }),
+        ALL,
+    ));
+    let mut forms = Vec::new();
+    for (name, bytes, def) in &setters {
+        let def = *def;
+        forms.push(form(
+            format!("{name}; setcc x16"),
+            readers(bytes, false),
+            move |_| def,
+        ));
+        forms.push(form(
+            format!("{name}; cmovcc x16"),
+            readers(bytes, true),
+            move |_| def,
+        ));
+    }
+    // jcc: setter; jcc L; mov $1,%eax; jmp E; L: mov $2,%eax; E:
+    let ccs = [
+        "o", "no", "b", "ae", "e", "ne", "be", "a", "s", "ns", "p", "np", "l", "ge", "le", "g",
+    ];
+    for (name, bytes, def) in setters.iter().filter(|s| {
+        ["cmp a,c", "test a,c", "dec a", "add a,1", "and a,c"]
+            .iter()
+            .any(|p| s.0.starts_with(p))
+    }) {
+        let def = *def;
+        for cc in 0..16u8 {
+            let mut b = bytes.clone();
+            b.extend_from_slice(&[0x70 + cc, 0x07, 0xb8, 1, 0, 0, 0, 0xeb, 0x05]);
+            b.extend_from_slice(&[0xb8, 2, 0, 0, 0]);
+            forms.push(form(
+                format!("{name}; j{}", ccs[cc as usize]),
+                b,
+                move |_| def,
+            ));
+        }
+    }
+    check(forms);
+}
+
+/// Calls of the `eflags` helper in `wasm`'s code.
+fn eflags_calls(wasm: &[u8]) -> usize {
+    let mut helper = None;
+    let mut calls = 0;
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        match payload.unwrap() {
+            wasmparser::Payload::ExportSection(s) => {
+                for e in s {
+                    let e = e.unwrap();
+                    if e.name == "eflags" {
+                        helper = Some(e.index);
+                    }
+                }
+            }
+            wasmparser::Payload::CodeSectionEntry(body) => {
+                let mut ops = body.get_operators_reader().unwrap();
+                while !ops.eof() {
+                    if let wasmparser::Operator::Call { function_index } = ops.read().unwrap() {
+                        if Some(function_index) == helper {
+                            calls += 1;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(helper.is_some(), "no eflags export");
+    calls
+}
+
+/// A condition read right after its setter needs no `eflags` call; one read after
+/// something that may or may not have written the record (a shift by %cl, which keeps
+/// the flags for a zero count), or in another block, goes through the helper, and all
+/// agree with the CPU.
+#[test]
+fn conditions_fall_back_to_the_helper_where_the_setter_is_not_known() {
+    let direct = asm(|a| {
+        a.cmp(rax, rcx)?;
+        a.setl(dl)?;
+        a.cmovbe(r8, r9)?;
+        a.test(esi, esi)?;
+        a.setg(bl)?;
+        a.dec(edi)?;
+        a.setle(r10b)
+    });
+    assert_eq!(eflags_calls(&lift_module(&direct, false).unwrap()), 0);
+    // (a count of 0 or 1: OF is defined)
+    let shifted = asm(|a| {
+        a.and(ecx, 1)?;
+        a.cmp(rax, rcx)?;
+        a.shl(rdx, cl)?;
+        a.setl(bl)
+    });
+    assert_eq!(eflags_calls(&lift_module(&shifted, false).unwrap()), 1);
+    // a jump target between the setter and the reader
+    let mut joined = asm(|a| a.cmp(eax, ecx));
+    joined.extend_from_slice(&[0x74, 0x00]); // je to the next instruction
+    joined.extend_from_slice(&[0x0f, 0x9c, 0xc2]); // setl dl
+    assert_eq!(eflags_calls(&lift_module(&joined, false).unwrap()), 1);
+    let mut forms = vec![
+        form("direct", direct, arith),
+        form(
+            "and; cmp; shl rdx,cl; setcc",
+            readers(&shifted, false),
+            logic,
+        ),
+        form("cmp; je .+0; setl", joined, arith),
+    ];
+    for (name, b) in [
+        (
+            "and; cmp; shl rdx,cl; cmovcc",
+            asm(|a| {
+                a.and(ecx, 1)?;
+                a.cmp(eax, ecx)?;
+                a.shl(rdx, cl)
+            }),
+        ),
+        (
+            "cmp; ucomisd; setcc",
+            asm(|a| {
+                a.cmp(eax, ecx)?;
+                a.ucomisd(xmm0, xmm1)
+            }),
+        ),
+        (
+            "cmp; rol eax,1; setcc",
+            asm(|a| {
+                a.cmp(rax, rcx)?;
+                a.rol(eax, 1)
+            }),
+        ),
+    ] {
+        forms.push(form(name, readers(&b, name.ends_with("cmovcc")), logic));
+    }
+    check(forms);
+}

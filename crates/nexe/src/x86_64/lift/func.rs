@@ -60,6 +60,8 @@ const V1: u32 = 49;
 /// expects it.
 const OLD: u32 = 50;
 
+#[path = "conds.rs"]
+mod conds;
 #[path = "packed.rs"]
 mod packed;
 use super::sink::Sink;
@@ -188,6 +190,8 @@ struct Em<'a> {
     /// Its memory operand is loaded atomically (into [`OLD`]) and stored by a
     /// compare-exchange with that value, which starts the loop again when it fails.
     cas: Option<u32>,
+    /// What last wrote the flag record, where known (`conds`).
+    setter: Option<conds::Setter>,
 }
 
 type R<T = ()> = Result<T, LiftError>;
@@ -213,7 +217,11 @@ impl<'a> Em<'a> {
     fn open(&mut self, bt: BlockType, kind: u8) {
         match kind {
             0 => self.i().block(bt),
-            1 => self.i().loop_(bt),
+            1 => {
+                // a loop may run its body again after a later record
+                self.flags_unknown();
+                self.i().loop_(bt)
+            }
             _ => self.i().if_(bt),
         };
         self.level += 1;
@@ -221,6 +229,7 @@ impl<'a> Em<'a> {
     fn end(&mut self) {
         self.i().end();
         self.level -= 1;
+        self.flags_leave();
     }
     fn br_loop(&mut self) {
         let d = self.level - self.loop_level;
@@ -231,6 +240,7 @@ impl<'a> Em<'a> {
         self.spills.push((self.code.len(), true));
     }
     fn reload(&mut self) {
+        self.flags_unknown();
         self.spills.push((self.code.len(), false));
     }
 
@@ -319,7 +329,7 @@ impl<'a> Em<'a> {
                     .select()
                     .i64_extend_i32_u()
                     .local_set(FR);
-                self.i().i32_const(flags::RAW).local_set(FOP);
+                self.raw_flags();
                 return Ok(());
             }
             M::Cvttsd2si | M::Cvttss2si | M::Cvtsd2si | M::Cvtss2si => {
@@ -548,6 +558,10 @@ impl<'a> Em<'a> {
 
     /// Pushes the current RFLAGS status bits (i32).
     fn eflags(&mut self) {
+        if self.flags_raw() {
+            self.i().local_get(FR).i32_wrap_i64();
+            return;
+        }
         let fb = self.ctx.fbase;
         self.i()
             .local_get(FOP)
@@ -569,11 +583,15 @@ impl<'a> Em<'a> {
         } else {
             self.i().i64_const(0).local_set(FC);
         }
+        self.flags_set(op(kind, w), c_from_t2);
     }
 
     /// Pushes condition `cc` (i32 0/1).
     fn cond(&mut self, ins: &Instruction, cc: ConditionCode) -> R {
         use ConditionCode as C;
+        if self.known_cond(cc) {
+            return Ok(());
+        }
         self.eflags();
         self.i().local_set(TI);
         let bit = |e: &mut Self, b: i32| {
@@ -1090,12 +1108,8 @@ impl<'a> Em<'a> {
                 _ if ins.op_kind(0) == OpKind::Memory => {
                     // the plain lifting inside a compare-exchange loop
                     if matches!(m, M::Adc | M::Sbb) {
-                        self.eflags();
-                        self.i()
-                            .i32_const(1)
-                            .i32_and()
-                            .i64_extend_i32_u()
-                            .local_set(T2);
+                        self.carry_flag();
+                        self.i().i64_extend_i32_u().local_set(T2);
                     }
                     self.open(BlockType::Empty, 1);
                     self.cas = Some(self.level);
@@ -1190,12 +1204,8 @@ impl<'a> Em<'a> {
                 // (in a compare-exchange loop the carry was taken before it: a retry
                 // must not read the failed attempt's flags)
                 if carry && self.cas.is_none() {
-                    self.eflags();
-                    self.i()
-                        .i32_const(1)
-                        .i32_and()
-                        .i64_extend_i32_u()
-                        .local_set(T2);
+                    self.carry_flag();
+                    self.i().i64_extend_i32_u().local_set(T2);
                 }
                 self.i().local_get(T0).local_get(T1);
                 let kind = match m {
@@ -1254,12 +1264,8 @@ impl<'a> Em<'a> {
                 self.write(ins, 0, w)?;
             }
             M::Inc | M::Dec => {
-                self.eflags();
-                self.i()
-                    .i32_const(1)
-                    .i32_and()
-                    .i64_extend_i32_u()
-                    .local_set(T2);
+                self.carry_flag();
+                self.i().i64_extend_i32_u().local_set(T2);
                 self.read(ins, 0, w)?;
                 self.i()
                     .local_tee(T0)
@@ -1391,7 +1397,8 @@ impl<'a> Em<'a> {
                 self.read(ins, 1, w)?;
                 self.i().local_tee(T1).i64_eqz();
                 self.i().i32_const(flags::ZF).i32_mul().i64_extend_i32_u();
-                self.i().local_set(FR).i32_const(flags::RAW).local_set(FOP);
+                self.i().local_set(FR);
+                self.raw_flags();
                 self.i().local_get(T1).i64_eqz().i32_eqz();
                 self.open(BlockType::Empty, 2);
                 if m == M::Bsf {
@@ -1424,7 +1431,7 @@ impl<'a> Em<'a> {
                     .i64_and()
                     .i64_or()
                     .local_set(FR);
-                self.i().i32_const(flags::RAW).local_set(FOP);
+                self.raw_flags();
                 if m != M::Bt {
                     self.i().i64_const(1).local_get(T1).i64_shl().local_set(T2);
                     self.i().local_get(T0);
@@ -1916,7 +1923,7 @@ impl<'a> Em<'a> {
                     .i64_extend_i32_u()
                     .i64_or()
                     .local_set(FR);
-                self.i().i32_const(flags::RAW).local_set(FOP);
+                self.raw_flags();
                 self.i().local_get(T3);
                 self.write(ins, 0, w)?;
                 if constant.is_none() {
@@ -2011,7 +2018,7 @@ impl<'a> Em<'a> {
             .local_get(FR)
             .local_set(T3)
             .local_set(FR);
-        self.i().i32_const(flags::RAW).local_set(FOP);
+        self.raw_flags();
         self.i().local_get(T3);
         self.write(ins, 0, w)?;
         if constant.is_none() {
@@ -2074,7 +2081,7 @@ impl<'a> Em<'a> {
             .i32_mul()
             .i64_extend_i32_u()
             .local_set(FR);
-        self.i().i32_const(flags::RAW).local_set(FOP);
+        self.raw_flags();
     }
 
     /// Pushes the high half of the 128-bit product of T0 and T1 (signed or not).
@@ -2379,6 +2386,7 @@ pub(crate) fn lift(
         func,
         dispatch: n,
         cas: None,
+        setter: None,
     };
     e.reload();
     // Segments 0..n are the blocks, n the indirect-jump dispatch.
@@ -2391,6 +2399,7 @@ pub(crate) fn lift(
     e.i().local_get(PC).br_table(0..segments, segments - 1);
     e.end();
     for (k, &start) in func.blocks.iter().enumerate() {
+        e.flags_unknown();
         let end = func.blocks.get(k + 1).copied().unwrap_or(func.end);
         let first = insns.partition_point(|i| (i.ip() as u32) < start);
         if insns.get(first).map(|i| i.ip() as u32) != Some(start) {
