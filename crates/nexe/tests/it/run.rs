@@ -516,6 +516,42 @@ fn the_environment_reaches_both_startup_blocks() {
     assert_eq!((r.exit, r.trap.as_deref()), (Some(b'H' as i32 + 1), None));
 }
 
+/// One step of a hand-assembled program: its instructions before a syscall.
+type Step = fn(&mut iced_x86::code_asm::CodeAssembler) -> Result<(), iced_x86::IcedError>;
+
+/// `steps` as a program at 0x20000, each ending in NaCl's call through `%r11` to the
+/// address in `%r13d` (a trampoline slot or an IRT function) and padded so the call ends
+/// its bundle, then a bundle of `hlt`; translated with the runtime.
+fn syscall_steps(steps: &[Step]) -> Vec<u8> {
+    use iced_x86::code_asm::*;
+    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
+    let mut code: Vec<u8> = Vec::new();
+    for step in steps {
+        let at = |ip: u64| {
+            let mut a = CodeAssembler::new(64).unwrap();
+            step(&mut a).unwrap();
+            a.mov(r11d, r13d).unwrap();
+            a.and(r11d, -32).unwrap();
+            a.add(r11, r15).unwrap();
+            a.call(r11).unwrap();
+            a.assemble(ip).unwrap()
+        };
+        let ip = 0x20000 + code.len() as u64;
+        let pad = (32 - at(ip).len() % 32) % 32;
+        code.resize(code.len() + pad, 0x90);
+        code.extend(at(ip + pad as u64));
+    }
+    code.resize(code.len() + 32, 0xf4);
+    let options = Options {
+        export_state: false,
+        runtime: true,
+        ..Options::default()
+    };
+    translate_code(&code, 0x20000, &[0x20000], &options)
+        .expect("lifts")
+        .wasm
+}
+
 /// The break never grows over a mapping, through the IRT's `sysbrk` or the trampoline's
 /// (glibc calls the trampoline's when its IRT table has no `sysbrk`, and maps through the
 /// IRT's `mmap`): a program asks for `nacl-irt-memory-0.3`, reads the break
@@ -525,11 +561,8 @@ fn the_environment_reaches_both_startup_blocks() {
 #[test]
 fn the_trampoline_sysbrk_does_not_grow_over_a_mapping() {
     use iced_x86::code_asm::*;
-    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
-    type Step = fn(&mut CodeAssembler) -> Result<(), IcedError>;
     const SYSBRK: u32 = 0x10000 + 32 * 20;
     const EXIT: u32 = 0x10000 + 32 * 30;
-    // each step ends in NaCl's call through %r11 to the address in %r13d
     let steps: [Step; 5] = [
         |a| {
             a.mov(ebx, edi)?; // the startup block
@@ -569,31 +602,7 @@ fn the_trampoline_sysbrk_does_not_grow_over_a_mapping() {
             a.mov(r13d, EXIT)
         },
     ];
-    let mut code: Vec<u8> = Vec::new();
-    for step in steps {
-        let at = |ip: u64| {
-            let mut a = CodeAssembler::new(64).unwrap();
-            step(&mut a).unwrap();
-            a.mov(r11d, r13d).unwrap();
-            a.and(r11d, -32).unwrap();
-            a.add(r11, r15).unwrap();
-            a.call(r11).unwrap();
-            a.assemble(ip).unwrap()
-        };
-        let ip = 0x20000 + code.len() as u64;
-        let pad = (32 - at(ip).len() % 32) % 32;
-        code.resize(code.len() + pad, 0x90);
-        code.extend(at(ip + pad as u64));
-    }
-    code.resize(code.len() + 32, 0xf4);
-    let options = Options {
-        export_state: false,
-        runtime: true,
-        ..Options::default()
-    };
-    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
-        .expect("lifts")
-        .wasm;
+    let wasm = syscall_steps(&steps);
     let r = run(&wasm, &["b", "nacl-irt-memory-0.3"]);
     assert_eq!((r.exit, r.trap.as_deref()), (Some(0), None));
 }
@@ -604,11 +613,8 @@ fn the_trampoline_sysbrk_does_not_grow_over_a_mapping() {
 #[test]
 fn the_trampoline_fstat_answers_as_the_irts() {
     use iced_x86::code_asm::*;
-    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
-    type Step = fn(&mut CodeAssembler) -> Result<(), IcedError>;
     const FSTAT: u32 = 0x10000 + 32 * 17;
     const EXIT: u32 = 0x10000 + 32 * 30;
-    // each step ends in NaCl's call through %r11 to the address in %r13d
     let steps: [Step; 3] = [
         |a| {
             a.sub(rsp, 256)?;
@@ -633,31 +639,7 @@ fn the_trampoline_fstat_answers_as_the_irts() {
             a.mov(r13d, EXIT)
         },
     ];
-    let mut code: Vec<u8> = Vec::new();
-    for step in steps {
-        let at = |ip: u64| {
-            let mut a = CodeAssembler::new(64).unwrap();
-            step(&mut a).unwrap();
-            a.mov(r11d, r13d).unwrap();
-            a.and(r11d, -32).unwrap();
-            a.add(r11, r15).unwrap();
-            a.call(r11).unwrap();
-            a.assemble(ip).unwrap()
-        };
-        let ip = 0x20000 + code.len() as u64;
-        let pad = (32 - at(ip).len() % 32) % 32;
-        code.resize(code.len() + pad, 0x90);
-        code.extend(at(ip + pad as u64));
-    }
-    code.resize(code.len() + 32, 0xf4);
-    let options = Options {
-        export_state: false,
-        runtime: true,
-        ..Options::default()
-    };
-    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
-        .expect("lifts")
-        .wasm;
+    let wasm = syscall_steps(&steps);
     let r = run(&wasm, &["f"]);
     assert_eq!((r.exit, r.trap.as_deref()), (Some(0), None));
 }
