@@ -171,8 +171,16 @@ fn a_switch_through_an_indirect_jump_keeps_the_dispatch() {
             naclret(a)
         })
     };
-    let code = place(&[(BASE, head), (BASE + 0x20, case(11)), (BASE + 0x40, case(22))]);
-    assert_eq!(structured(&code), 0, "an indirect jump that is not a return");
+    let code = place(&[
+        (BASE, head),
+        (BASE + 0x20, case(11)),
+        (BASE + 0x40, case(22)),
+    ]);
+    assert_eq!(
+        structured(&code),
+        0,
+        "an indirect jump that is not a return"
+    );
     assert_eq!(run(&code, 4, 0), 11);
     assert_eq!(run(&code, 5, 0), 22);
 }

@@ -1,7 +1,8 @@
 //! Lifting one x86 function into one wasm function.
 //!
 //! Registers are 16 i64 locals and the lazy flag record five more (loaded from the
-//! globals on entry, stored back around calls and returns). Blocks are dispatched by a
+//! globals on entry, stored back around calls and returns). Control flow is structured
+//! (`structure.rs`) when the block graph allows; otherwise blocks are dispatched by a
 //! `loop` around nested `block`s and a `br_table` on a block-number local: a jump sets
 //! the number and branches to the loop; falling through needs nothing, the next block's
 //! code follows. Memory operands address wasm memory at their 32-bit sandbox offset

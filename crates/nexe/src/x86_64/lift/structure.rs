@@ -29,8 +29,58 @@
 use super::{direct_target, ends_flow, BlockType, Em, Function, Instruction, LiftError, R};
 use super::{Mnemonic, OpKind, Register, NULL_REGION};
 use iced_x86::FlowControl;
+use std::cell::RefCell;
+use std::thread::LocalKey;
 
 const NONE: u32 = u32::MAX;
+
+/// The element types of the layout's vectors, each with a thread's pool of spare
+/// vectors: most functions are small, and allocating a score of vectors for each was
+/// the layout's main cost.
+trait Pooled: Copy + 'static {
+    fn pool() -> &'static LocalKey<RefCell<Vec<Vec<Self>>>>;
+}
+macro_rules! pooled {
+    ($($t:ty => $name:ident),*) => {
+        thread_local! {
+            $(static $name: RefCell<Vec<Vec<$t>>> = const { RefCell::new(Vec::new()) };)*
+        }
+        $(impl Pooled for $t {
+            fn pool() -> &'static LocalKey<RefCell<Vec<Vec<Self>>>> {
+                &$name
+            }
+        })*
+    };
+}
+pooled!(u32 => POOL_U32, bool => POOL_BOOL, [u32; 2] => POOL_PAIR, (u32, u8) => POOL_DFS, Act => POOL_ACT);
+
+/// A vector taken from its pool, given back when dropped.
+struct Pv<T: Pooled>(Vec<T>);
+impl<T: Pooled> Pv<T> {
+    fn new(n: usize, fill: T) -> Self {
+        let mut v = T::pool().with(|p| p.borrow_mut().pop()).unwrap_or_default();
+        v.clear();
+        v.resize(n, fill);
+        Pv(v)
+    }
+}
+impl<T: Pooled> Drop for Pv<T> {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        T::pool().with(|p| p.borrow_mut().push(v));
+    }
+}
+impl<T: Pooled> std::ops::Deref for Pv<T> {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
+        &self.0
+    }
+}
+impl<T: Pooled> std::ops::DerefMut for Pv<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.0
+    }
+}
 
 /// What the last instruction of a block did with control, in the structured form.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -46,15 +96,15 @@ pub(super) enum Term {
 /// The layout of a structurable function (nodes are numbered in reverse postorder).
 pub(super) struct Plan {
     /// Reverse postorder number of each block (NONE: unreachable from the entry).
-    rpo: Vec<u32>,
+    rpo: Pv<u32>,
     /// The block of each reverse postorder number.
-    order: Vec<u32>,
-    header: Vec<bool>,
-    merge: Vec<bool>,
+    order: Pv<u32>,
+    header: Pv<bool>,
+    merge: Pv<bool>,
     /// Merge children in the dominator tree, by node: `kids[kid_at[x]..kid_at[x + 1]]`,
     /// highest reverse postorder number first (the outermost `block`).
-    kid_at: Vec<u32>,
-    kids: Vec<u32>,
+    kid_at: Pv<u32>,
+    kids: Pv<u32>,
 }
 
 /// Whether `t` is a jump target the structured form handles as an edge (inside the
@@ -67,7 +117,12 @@ pub(super) fn inside(func: &Function, t: u32) -> bool {
 /// between) `and $-32, %r32; add %r15, %r; jmp *%r`. The `and` may start a new block
 /// (a bundle start); no block crossed may be a jump target (`targeted`), so the popped
 /// value is the one jumped to.
-fn is_return(insns: &[Instruction], j: usize, block_of: &dyn Fn(u32) -> Option<u32>, targeted: &[bool]) -> bool {
+fn is_return(
+    insns: &[Instruction],
+    j: usize,
+    block_of: &dyn Fn(u32) -> Option<u32>,
+    targeted: &[bool],
+) -> bool {
     let jmp = &insns[j];
     if jmp.mnemonic() == Mnemonic::Ret {
         return true;
@@ -117,13 +172,17 @@ fn is_return(insns: &[Instruction], j: usize, block_of: &dyn Fn(u32) -> Option<u
 
 /// The layout of `func` (blocks `ranges`: instruction index ranges into `insns`), or
 /// None when it keeps the dispatch loop.
-pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usize)]) -> Option<Plan> {
+pub(super) fn plan(
+    func: &Function,
+    insns: &[Instruction],
+    ranges: &[(usize, usize)],
+) -> Option<Plan> {
     let n = ranges.len();
     let block_of = |a: u32| func.blocks.binary_search(&a).ok().map(|k| k as u32);
     // successors: [taken or only, fallthrough]
-    let mut succ = vec![[NONE; 2]; n];
-    let mut targeted = vec![false; n];
-    let mut indirect = Vec::new();
+    let mut succ = Pv::new(n, [NONE; 2]);
+    let mut targeted = Pv::new(n, false);
+    let mut indirect = Pv::new(0, 0u32);
     for (k, &(lo, hi)) in ranges.iter().enumerate() {
         if lo >= hi {
             return None;
@@ -147,22 +206,22 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
                     succ[k] = [b, NONE];
                 }
             }
-            FlowControl::IndirectBranch | FlowControl::Return => indirect.push(j),
+            FlowControl::IndirectBranch | FlowControl::Return => indirect.push(j as u32),
             _ if !ends_flow(ins) => succ[k] = [next, NONE],
             _ => {}
         }
     }
     if !indirect
         .iter()
-        .all(|&j| is_return(insns, j, &block_of, &targeted))
+        .all(|&j| is_return(insns, j as usize, &block_of, &targeted))
     {
         return None;
     }
 
     // reverse postorder (iterative depth-first search from the entry)
-    let mut seen = vec![false; n];
-    let mut post: Vec<u32> = Vec::with_capacity(n);
-    let mut stack: Vec<(u32, u8)> = vec![(0, 0)];
+    let mut seen = Pv::new(n, false);
+    let mut post = Pv::new(0, 0u32);
+    let mut stack = Pv::new(1, (0u32, 0u8));
     seen[0] = true;
     while let Some(top) = stack.last_mut() {
         let (v, i) = *top;
@@ -181,13 +240,13 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
     post.reverse();
     let order = post;
     let m = order.len();
-    let mut rpo = vec![NONE; n];
+    let mut rpo = Pv::new(n, NONE);
     for (i, &b) in order.iter().enumerate() {
         rpo[b as usize] = i as u32;
     }
     // predecessors by reverse postorder number (CSR)
-    let mut pred_at = vec![0u32; m + 1];
-    for &b in &order {
+    let mut pred_at = Pv::new(m + 1, 0u32);
+    for &b in order.iter() {
         for &s in &succ[b as usize] {
             if s != NONE {
                 pred_at[rpo[s as usize] as usize + 1] += 1;
@@ -197,8 +256,9 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
     for i in 0..m {
         pred_at[i + 1] += pred_at[i];
     }
-    let mut preds = vec![0u32; pred_at[m] as usize];
-    let mut fill = pred_at.clone();
+    let mut preds = Pv::new(pred_at[m] as usize, 0u32);
+    let mut fill = Pv::new(0, 0u32);
+    fill.extend_from_slice(&pred_at);
     for (x, &b) in order.iter().enumerate() {
         for &s in &succ[b as usize] {
             if s != NONE {
@@ -209,7 +269,7 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
         }
     }
     // dominators (Cooper, Harvey, Kennedy): reducible graphs settle in a few rounds
-    let mut idom = vec![NONE; m];
+    let mut idom = Pv::new(m, NONE);
     idom[0] = 0;
     let mut rounds = 0;
     loop {
@@ -249,14 +309,14 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
         }
     }
     // dominator tree intervals: x dominates y iff pre[x] <= pre[y] < pre[x] + size[x]
-    let mut size = vec![1u32; m];
+    let mut size = Pv::new(m, 1u32);
     for x in (1..m).rev() {
         size[idom[x] as usize] += size[x];
     }
     // children of a node occupy consecutive preorder numbers after it; a node's first
     // child starts right after it, each next sibling after the previous one's subtree
-    let mut pre = vec![0u32; m];
-    let mut next_free = vec![0u32; m];
+    let mut pre = Pv::new(m, 0u32);
+    let mut next_free = Pv::new(m, 0u32);
     next_free[0] = 1;
     for x in 1..m {
         // parents come first in reverse postorder
@@ -266,8 +326,8 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
         next_free[x] = pre[x] + 1;
     }
     let dominates = |x: usize, y: usize| pre[x] <= pre[y] && pre[y] < pre[x] + size[x];
-    let mut header = vec![false; m];
-    let mut forward = vec![0u32; m];
+    let mut header = Pv::new(m, false);
+    let mut forward = Pv::new(m, 0u32);
     for y in 0..m {
         for &p in &preds[pred_at[y] as usize..pred_at[y + 1] as usize] {
             let p = p as usize;
@@ -281,8 +341,11 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
             }
         }
     }
-    let merge: Vec<bool> = forward.iter().map(|&f| f >= 2).collect();
-    let mut kid_at = vec![0u32; m + 1];
+    let mut merge = Pv::new(m, false);
+    for (g, &f) in merge.iter_mut().zip(forward.iter()) {
+        *g = f >= 2;
+    }
+    let mut kid_at = Pv::new(m + 1, 0u32);
     for y in 1..m {
         if merge[y] {
             kid_at[idom[y] as usize + 1] += 1;
@@ -291,8 +354,9 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
     for i in 0..m {
         kid_at[i + 1] += kid_at[i];
     }
-    let mut kids = vec![0u32; kid_at[m] as usize];
-    let mut fill = kid_at.clone();
+    let mut kids = Pv::new(kid_at[m] as usize, 0u32);
+    fill.clear();
+    fill.extend_from_slice(&kid_at);
     for y in (1..m).rev() {
         if merge[y] {
             let p = idom[y] as usize;
@@ -310,6 +374,7 @@ pub(super) fn plan(func: &Function, insns: &[Instruction], ranges: &[(usize, usi
     })
 }
 
+#[derive(Clone, Copy)]
 enum Act {
     /// Emit the node and its dominator subtree.
     Tree(u32),
@@ -332,8 +397,8 @@ pub(super) fn emit(
     let n = plan.rpo.len();
     let m = plan.order.len();
     // the level of each node's live label (its loop, or the block it follows)
-    let mut lvl = vec![0u32; m];
-    let mut work = vec![Act::Tree(0)];
+    let mut lvl = Pv::new(m, 0u32);
+    let mut work = Pv::new(1, Act::Tree(0));
     while let Some(a) = work.pop() {
         match a {
             Act::End => e.end(),
