@@ -2408,16 +2408,23 @@ pub(crate) fn lift(
     structure: bool,
 ) -> Result<(Vec<u8>, bool), LiftError> {
     let n = func.blocks.len() as u32;
-    // each block's instructions (an index range of `insns`)
-    let mut ranges = Vec::with_capacity(n as usize);
-    for (k, &start) in func.blocks.iter().enumerate() {
-        let end = func.blocks.get(k + 1).copied().unwrap_or(func.end);
-        let first = insns.partition_point(|i| (i.ip() as u32) < start);
-        if insns.get(first).map(|i| i.ip() as u32) != Some(start) {
+    // each block's instructions (an index range of `insns`), in one pass
+    let mut ranges: Vec<(usize, usize)> = Vec::with_capacity(n as usize);
+    let mut at = 0;
+    for &start in &func.blocks {
+        while at < insns.len() && (insns[at].ip() as u32) < start {
+            at += 1;
+        }
+        if insns.get(at).map(|i| i.ip() as u32) != Some(start) {
             return Err(LiftError::NotInstructionStart { address: start });
         }
-        let last = first + insns[first..].partition_point(|i| (i.ip() as u32) < end);
-        ranges.push((first, last));
+        if let Some(prev) = ranges.last_mut() {
+            prev.1 = at;
+        }
+        ranges.push((at, at));
+    }
+    if let Some(last) = ranges.last_mut() {
+        last.1 = last.0 + insns[last.0..].partition_point(|i| (i.ip() as u32) < func.end);
     }
     let plan = if structure {
         structure::plan(func, insns, &ranges)
