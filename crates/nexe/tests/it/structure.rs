@@ -247,3 +247,20 @@ fn a_conditional_return_and_a_tail_loop_are_structured() {
     assert_eq!(run(&code, 2, 5), 115);
     assert_eq!(run(&code, 3, 1), 1);
 }
+
+#[test]
+fn a_conditional_jump_to_the_next_instruction_is_structured() {
+    // both sides of the je reach the same block: its condition is dropped
+    let code = one(|a| {
+        let mut next = a.create_label();
+        a.mov(eax, 1u32)?;
+        a.cmp(rcx, 5)?;
+        a.je(next)?;
+        a.set_label(&mut next)?;
+        a.add(rax, rcx)?;
+        naclret(a)
+    });
+    assert_eq!(structured(&code), 1);
+    assert_eq!(run(&code, 5, 0), 6);
+    assert_eq!(run(&code, 9, 0), 10);
+}
