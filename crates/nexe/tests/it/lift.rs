@@ -18,7 +18,7 @@ const OF: u64 = 1 << 11;
 const ALL: u64 = CF | PF | AF | ZF | SF | OF;
 
 /// Where the snippet is lifted (NaCl's code start).
-const BASE: u32 = 0x20000;
+pub(super) const BASE: u32 = 0x20000;
 /// The return address the lifted snippet's final `jmp *%r11` goes to.
 const RET: u32 = 0x1_0000;
 /// The test's memory: data at 0x100..0x200 (r15-based operands), the stack below 0x1000.
@@ -278,7 +278,7 @@ struct Form {
     fix: Box<dyn Fn(&mut Case) -> bool>,
 }
 
-fn asm(f: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>) -> Vec<u8> {
+pub(super) fn asm(f: impl FnOnce(&mut CodeAssembler) -> Result<(), IcedError>) -> Vec<u8> {
     let mut a = CodeAssembler::new(64).unwrap();
     f(&mut a).unwrap();
     a.assemble(0).unwrap()
@@ -978,7 +978,7 @@ fn stack_and_loops_match_the_cpu() {
 }
 
 /// NaCl's return: `pop %r11; and $-32,%r11d; add %r15,%r11; jmp *%r11`.
-fn naclret(a: &mut CodeAssembler) -> Result<(), IcedError> {
+pub(super) fn naclret(a: &mut CodeAssembler) -> Result<(), IcedError> {
     a.pop(r11)?;
     a.and(r11d, -32)?;
     a.add(r11, r15)?;
@@ -999,7 +999,7 @@ fn ends_bundle(ip: u64, f: impl Fn(&mut CodeAssembler) -> Result<(), IcedError>)
 }
 
 /// Functions placed at their addresses in one code buffer, padded with hlt.
-fn place(funcs: &[(u32, Vec<u8>)]) -> Vec<u8> {
+pub(super) fn place(funcs: &[(u32, Vec<u8>)]) -> Vec<u8> {
     let mut code = Vec::new();
     for (addr, bytes) in funcs {
         let at = (addr - BASE) as usize;
@@ -1013,7 +1013,7 @@ fn place(funcs: &[(u32, Vec<u8>)]) -> Vec<u8> {
 
 /// Runs the function at `entry` with the caller's return address pushed as NaCl's `call`
 /// would; returns the registers.
-fn run_called(
+pub(super) fn run_called(
     code: &[u8],
     known: &[u32],
     padded: bool,

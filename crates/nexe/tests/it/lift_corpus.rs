@@ -18,7 +18,7 @@ fn corpus_functions_lift_or_name_what_is_missing() {
         ..Options::default()
     };
     let mut tally: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let (mut total, mut lifted, mut nexes) = (0usize, 0usize, 0usize);
+    let (mut total, mut lifted, mut nexes, mut structured) = (0usize, 0usize, 0usize, 0usize);
     let mut bytes = 0usize;
     let t0 = std::time::Instant::now();
     for name in NEXES {
@@ -32,6 +32,8 @@ fn corpus_functions_lift_or_name_what_is_missing() {
         nexes += 1;
         let l = lift_nexe(&nexe, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
         bytes += (l.end - l.base) as usize;
+        let s = l.structured;
+        structured += s;
         let (mut ok, mut n) = (0, 0);
         for (f, r) in l.functions.iter().zip(&l.results) {
             n += 1;
@@ -55,7 +57,7 @@ fn corpus_functions_lift_or_name_what_is_missing() {
             .validate_all(&wasm)
             .unwrap_or_else(|e| panic!("{name}: the lifted module is invalid: {e}"));
         eprintln!(
-            "{name}: {ok} of {n} functions lift; module {} bytes, valid",
+            "{name}: {ok} of {n} functions lift ({s} structured); module {} bytes, valid",
             wasm.len()
         );
         total += n;
@@ -71,6 +73,11 @@ fn corpus_functions_lift_or_name_what_is_missing() {
         100.0 * lifted as f64 / total as f64,
         bytes as f64 / 1e6
     );
+    eprintln!(
+        "{structured} of the {lifted} lifted functions have structured control flow ({:.1}%), the others the dispatch loop",
+        100.0 * structured as f64 / lifted.max(1) as f64
+    );
+    assert!(structured <= lifted);
     let mut top: Vec<_> = tally.into_iter().collect();
     top.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
     eprintln!("functions stopped by a missing instruction (first one each), top 30:");

@@ -10,3 +10,5 @@ mod native;
 mod native_x86;
 mod rules;
 mod run;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod structure;

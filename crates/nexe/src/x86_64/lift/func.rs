@@ -1,7 +1,8 @@
 //! Lifting one x86 function into one wasm function.
 //!
 //! Registers are 16 i64 locals and the lazy flag record five more (loaded from the
-//! globals on entry, stored back around calls and returns). Blocks are dispatched by a
+//! globals on entry, stored back around calls and returns). Control flow is structured
+//! (`structure.rs`) when the block graph allows; otherwise blocks are dispatched by a
 //! `loop` around nested `block`s and a `br_table` on a block-number local: a jump sets
 //! the number and branches to the loop; falling through needs nothing, the next block's
 //! code follows. Memory operands address wasm memory at their 32-bit sandbox offset
@@ -64,7 +65,10 @@ const OLD: u32 = 50;
 mod conds;
 #[path = "packed.rs"]
 mod packed;
+#[path = "structure.rs"]
+mod structure;
 use super::sink::Sink;
+use structure::Term;
 
 /// Globals: 16 registers, then the flag record (op i32, a, b, r, c i64), then the 16
 /// XMM registers (v128).
@@ -192,6 +196,10 @@ struct Em<'a> {
     cas: Option<u32>,
     /// What last wrote the flag record, where known (`conds`).
     setter: Option<conds::Setter>,
+    /// The function is laid out structured (`structure`): jumps inside it are recorded
+    /// in `term` for the layout to place, not dispatched.
+    structured: bool,
+    term: Term,
 }
 
 type R<T = ()> = Result<T, LiftError>;
@@ -950,6 +958,10 @@ impl<'a> Em<'a> {
             let b = self
                 .block(target)
                 .ok_or(LiftError::NotInstructionStart { address: target })?;
+            if self.structured {
+                self.term = Term::Jump(b);
+                return Ok(());
+            }
             self.i().i32_const(b as i32).local_set(PC);
             self.br_loop();
             return Ok(());
@@ -986,9 +998,28 @@ impl<'a> Em<'a> {
         self.spill();
         self.i().local_get(TGT).return_();
         self.end();
+        if self.structured {
+            // no way into the middle of structured code: the function table
+            self.table_jump();
+            return;
+        }
         let d = self.dispatch as i32;
         self.i().i32_const(d).local_set(PC);
         self.br_loop();
+    }
+
+    /// A tail call to the function starting at TGT (through the function table).
+    fn table_jump(&mut self) {
+        self.spill();
+        let base = self.ctx.tbase as i32;
+        self.i()
+            .local_get(RET)
+            .local_get(TGT)
+            .i32_const(base)
+            .i32_sub()
+            .i32_const(5)
+            .i32_shr_u()
+            .return_call_indirect(0, TY_LIFTED);
     }
 
     /// After a call: the callee must have returned to `ret`; registers come back.
@@ -1578,6 +1609,13 @@ impl<'a> Em<'a> {
             {
                 let t = direct_target(ins).unwrap_or(0);
                 self.cond(ins, ins.condition_code())?;
+                if self.structured && structure::inside(self.func, t) {
+                    let b = self
+                        .block(t)
+                        .ok_or(LiftError::NotInstructionStart { address: t })?;
+                    self.term = Term::Cond(b);
+                    return Ok(());
+                }
                 self.open(BlockType::Empty, 2);
                 self.goto(ins, t)?;
                 self.end();
@@ -2367,13 +2405,39 @@ impl<'a> Em<'a> {
     }
 }
 
-/// Lifts `func` (its instructions are `insns`, address-ordered, covering its extent).
+/// Lifts `func` (its instructions are `insns`, address-ordered, covering its extent):
+/// structured (`structure`) when `structure` is set and its block graph allows, else
+/// blocks dispatched by the loop. Says which.
 pub(crate) fn lift(
     func: &Function,
     insns: &[Instruction],
     ctx: &Ctx<'_>,
-) -> Result<Vec<u8>, LiftError> {
+    structure: bool,
+) -> Result<(Vec<u8>, bool), LiftError> {
     let n = func.blocks.len() as u32;
+    // each block's instructions (an index range of `insns`), in one pass
+    let mut ranges: Vec<(usize, usize)> = Vec::with_capacity(n as usize);
+    let mut at = 0;
+    for &start in &func.blocks {
+        while at < insns.len() && (insns[at].ip() as u32) < start {
+            at += 1;
+        }
+        if insns.get(at).map(|i| i.ip() as u32) != Some(start) {
+            return Err(LiftError::NotInstructionStart { address: start });
+        }
+        if let Some(prev) = ranges.last_mut() {
+            prev.1 = at;
+        }
+        ranges.push((at, at));
+    }
+    if let Some(last) = ranges.last_mut() {
+        last.1 = last.0 + insns[last.0..].partition_point(|i| (i.ip() as u32) < func.end);
+    }
+    let plan = if structure {
+        structure::plan(func, insns, &ranges)
+    } else {
+        None
+    };
     USED.with(|u| u.set(0));
     let mut code = SCRATCH.with(|c| c.take());
     code.clear();
@@ -2387,28 +2451,15 @@ pub(crate) fn lift(
         dispatch: n,
         cas: None,
         setter: None,
+        structured: plan.is_some(),
+        term: Term::None,
     };
     e.reload();
-    // Segments 0..n are the blocks, n the indirect-jump dispatch.
-    let segments = n + 1;
-    e.open(BlockType::Empty, 1);
-    e.loop_level = e.level;
-    for _ in 0..segments {
-        e.open(BlockType::Empty, 0);
-    }
-    e.i().local_get(PC).br_table(0..segments, segments - 1);
-    e.end();
-    for (k, &start) in func.blocks.iter().enumerate() {
+    let lift_block = |e: &mut Em<'_>, k: usize| -> R<bool> {
+        // a block may be entered from anywhere: the flags' setter is not known
         e.flags_unknown();
-        let end = func.blocks.get(k + 1).copied().unwrap_or(func.end);
-        let first = insns.partition_point(|i| (i.ip() as u32) < start);
-        if insns.get(first).map(|i| i.ip() as u32) != Some(start) {
-            return Err(LiftError::NotInstructionStart { address: start });
-        }
         let mut falls = true;
-        let mut j = first;
-        while j < insns.len() && (insns[j].ip() as u32) < end {
-            let ins = &insns[j];
+        for ins in &insns[ranges[k].0..ranges[k].1] {
             if ins.code() == iced_x86::Code::INVALID {
                 return Err(LiftError::Invalid {
                     address: ins.ip() as u32,
@@ -2416,26 +2467,45 @@ pub(crate) fn lift(
             }
             e.lift(ins)?;
             falls = !ends_flow(ins);
-            j += 1;
         }
-        if k + 1 == func.blocks.len() && falls {
-            // Falling off the end: into the next function, or off the code (a crash).
-            if end < ctx.end && ctx.funcs.contains_key(&end) {
-                let f = ctx.funcs[&end];
-                e.spill();
-                e.i().local_get(RET).return_call(f);
-            } else {
-                e.i().unreachable();
-            }
+        Ok(falls)
+    };
+    // Falling off the end: into the next function, or off the code (a crash).
+    let fall_off = |e: &mut Em<'_>| {
+        if func.end < ctx.end && ctx.funcs.contains_key(&func.end) {
+            let f = ctx.funcs[&func.end];
+            e.spill();
+            e.i().local_get(RET).return_call(f);
+        } else {
+            e.i().unreachable();
         }
+    };
+    if let Some(plan) = &plan {
+        structure::emit(&mut e, plan, lift_block, fall_off)?;
+    } else {
+        // Segments 0..n are the blocks, n the indirect-jump dispatch.
+        let segments = n + 1;
+        e.open(BlockType::Empty, 1);
+        e.loop_level = e.level;
+        for _ in 0..segments {
+            e.open(BlockType::Empty, 0);
+        }
+        e.i().local_get(PC).br_table(0..segments, segments - 1);
         e.end();
+        for k in 0..n as usize {
+            let falls = lift_block(&mut e, k)?;
+            if k + 1 == n as usize && falls {
+                fall_off(&mut e);
+            }
+            e.end();
+        }
+        dispatch(&mut e)?;
+        e.end(); // loop
     }
-    dispatch(&mut e)?;
-    e.end(); // loop
     e.i().unreachable().end();
     let f = finish(&e.code, &e.spills, USED.with(|u| u.get()));
     SCRATCH.with(|c| c.set(e.code));
-    Ok(f)
+    Ok((f, plan.is_some()))
 }
 
 thread_local! {
@@ -2526,16 +2596,7 @@ fn dispatch(e: &mut Em<'_>) -> R {
         e.br_loop();
     }
     e.end(); // miss
-    e.spill();
-    let base = e.ctx.tbase as i32;
-    e.i()
-        .local_get(RET)
-        .local_get(TGT)
-        .i32_const(base)
-        .i32_sub()
-        .i32_const(5)
-        .i32_shr_u()
-        .return_call_indirect(0, TY_LIFTED);
+    e.table_jump();
     Ok(())
 }
 

@@ -6,8 +6,9 @@
 //!     ▼                                padding, jump targets outside their function), blocks
 //!  Function { start, end, blocks }
 //!     │  func::lift (iced-x86 decode)   one wasm function per x86 function: registers and
-//!     ▼                                the lazy flag record as locals, blocks dispatched by
-//!  wasm functions                      a loop + br_table, memory at the sandbox offset
+//!     ▼                                the lazy flag record as locals, control flow
+//!  wasm functions                      structured (structure.rs) or blocks dispatched by a
+//!     │                                loop + br_table, memory at the sandbox offset
 //!     │  module::assemble
 //!     ▼
 //!  wasm module (memory = the sandbox image, table = bundle starts → functions)

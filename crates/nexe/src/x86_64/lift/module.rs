@@ -96,6 +96,9 @@ pub struct Lifted {
     pub functions: Vec<Function>,
     /// Each function's body (locals and code, without its size), or why it did not lift.
     pub results: Vec<Result<Vec<u8>, LiftError>>,
+    /// How many of the lifted functions have structured control flow (the others
+    /// dispatch their blocks through a loop).
+    pub structured: usize,
 }
 
 /// A translated module.
@@ -176,6 +179,7 @@ fn lift_decoded(
     };
     // Functions lift independently: in parallel, in jobs of a few dozen so that no thread
     // ends the pass alone on a long run (decision 0010's rule for the converter).
+    let structured = std::sync::atomic::AtomicUsize::new(0);
     let results = functions
         .par_iter()
         .with_max_len(32)
@@ -183,7 +187,12 @@ fn lift_decoded(
             let lo = insns.partition_point(|i| (i.ip() as u32) < f.start);
             let hi = insns.partition_point(|i| (i.ip() as u32) < f.end);
             let slice: &[Instruction] = &insns[lo..hi];
-            func::lift(f, slice, &ctx)
+            func::lift(f, slice, &ctx, true).map(|(body, s)| {
+                if s {
+                    structured.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                body
+            })
         })
         .collect();
     Lifted {
@@ -193,6 +202,7 @@ fn lift_decoded(
         end,
         functions,
         results,
+        structured: structured.into_inner(),
     }
 }
 
