@@ -224,6 +224,11 @@ pub fn new_engine(interruptible: bool) -> Result<Engine, RunError> {
         // Innermost frames of a trap's backtrace (wasmtime's default keeps 20).
         .wasm_backtrace_max_frames(NonZeroUsize::new(64))
         .epoch_interruption(interruptible);
+    // PEXE2WASM_PERFMAP=1: /tmp/perf-PID.map names the compiled functions for `perf`
+    // (docs/PERFORMANCE.md, "Profiling").
+    if std::env::var_os("PEXE2WASM_PERFMAP").is_some_and(|v| v == "1") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     Engine::new(&config).map_err(|e| RunError::Engine(format!("{e:#}")))
 }
 

@@ -382,3 +382,34 @@ fn small_code_converts_to_a_smaller_module_that_prints_the_same() {
         sizes[1]
     );
 }
+
+/// `PEXE2WASM_PERFMAP=1` makes wasmtime write /tmp/perf-PID.map, the compiled functions'
+/// addresses and names `perf` reads (docs/PERFORMANCE.md, "Profiling"); without it,
+/// nothing is written.
+#[test]
+fn perfmap_names_the_compiled_functions_for_perf() {
+    let hello = pexe2wasm_testkit::repo_path("fixtures/hello.pexe");
+    for on in [true, false] {
+        let mut c = bin();
+        c.args(["run", hello.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if on {
+            c.env("PEXE2WASM_PERFMAP", "1");
+        } else {
+            c.env_remove("PEXE2WASM_PERFMAP");
+        }
+        let mut child = c.spawn().unwrap();
+        let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", child.id()));
+        assert!(child.wait().unwrap().success());
+        let text = std::fs::read_to_string(&map).unwrap_or_default();
+        let _ = std::fs::remove_file(&map);
+        assert_eq!(
+            text.lines().any(|l| l.contains("wasm[0]::function[")),
+            on,
+            "{}: {text:.200}",
+            map.display()
+        );
+    }
+}
