@@ -6,7 +6,7 @@ use crate::info::*;
 use crate::layout::{self, Phdr, PF_R, PF_W, PF_X, PT_LOAD};
 use crate::strings;
 use object::elf;
-use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
+use object::read::elf::{FileHeader, ProgramHeader, SectionHeader, Sym};
 use object::LittleEndian as LE;
 
 const ELFOSABI_NACL: u8 = 123;
@@ -20,6 +20,8 @@ const IRT_END: u64 = 0x1000_0000;
 pub(crate) struct Read<'a> {
     pub info: NexeInfo,
     pub segment_bytes: Vec<&'a [u8]>,
+    /// The symbol table's functions (address, name), when it has one.
+    pub function_symbols: Vec<(u32, String)>,
 }
 
 pub(crate) fn read(data: &[u8]) -> Result<Read<'_>, NexeError> {
@@ -151,7 +153,11 @@ fn read_class<Elf: FileHeader<Endian = LE>>(data: &[u8], class: u8) -> Result<Re
     let sections = header.sections(e, data).ok();
     let mut compiler = Vec::new();
     let mut symbols = false;
+    let mut function_symbols = Vec::new();
     if let Some(sections) = &sections {
+        if let Ok(table) = sections.symbols(e, data, elf::SHT_SYMTAB) {
+            function_symbols = functions_of(&table);
+        }
         for s in sections.iter() {
             if s.sh_type(e) == elf::SHT_SYMTAB {
                 symbols = true;
@@ -309,7 +315,31 @@ fn read_class<Elf: FileHeader<Endian = LE>>(data: &[u8], class: u8) -> Result<Re
             translation,
         },
         segment_bytes,
+        function_symbols,
     })
+}
+
+/// The function symbols of a symbol table with an address and a name, by address (the
+/// first name of an address kept), names cut to 200 bytes: the names of the translated
+/// functions in a module's name section (profiles, backtraces).
+fn functions_of<Elf: FileHeader<Endian = LE>>(
+    table: &object::read::elf::SymbolTable<'_, Elf>,
+) -> Vec<(u32, String)> {
+    let e = LE;
+    let mut out: Vec<(u32, String)> = table
+        .symbols()
+        .iter()
+        .filter(|s| s.st_type() == elf::STT_FUNC)
+        .filter_map(|s| {
+            let addr = u32::try_from(s.st_value(e).into()).ok()?;
+            let name = table.symbol_name(e, s).ok().filter(|n| !n.is_empty())?;
+            let name = &name[..name.len().min(200)];
+            Some((addr, String::from_utf8_lossy(name).into_owned()))
+        })
+        .collect();
+    out.sort_by_key(|s| s.0);
+    out.dedup_by_key(|s| s.0);
+    out
 }
 
 /// The `DT_NEEDED` names of a dynamic segment, read through `DT_STRTAB` (an address,

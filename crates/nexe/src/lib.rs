@@ -50,6 +50,8 @@ pub struct Nexe<'a> {
     pub info: NexeInfo,
     /// The file bytes of each of `info.segments`, in the same order.
     segment_bytes: Vec<&'a [u8]>,
+    /// The symbol table's functions (address, name), by address; empty when stripped.
+    pub function_symbols: Vec<(u32, String)>,
 }
 
 /// Reads a nexe: its ELF structure, what it is and whether it is translated.
@@ -58,6 +60,7 @@ pub fn inspect(bytes: &[u8]) -> Result<Nexe<'_>, NexeError> {
     Ok(Nexe {
         info: read.info,
         segment_bytes: read.segment_bytes,
+        function_symbols: read.function_symbols,
     })
 }
 

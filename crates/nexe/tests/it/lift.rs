@@ -173,16 +173,8 @@ fn lift_module(snippet: &[u8], threads: bool) -> Result<Vec<u8>, LiftError> {
     let mut code = snippet.to_vec();
     code.extend_from_slice(&[0x41, 0xff, 0xe3]); // jmp *%r11
     let opts = Options {
-        padded_starts: false,
-        export_state: true,
-        min_pages: 4,
-        stub_failures: false,
-        runtime: false,
-        pepper: None,
-        translator: false,
-        linker: false,
         threads,
-        null_page: false,
+        ..test_options()
     };
     Ok(translate_code(&code, BASE, &[BASE], &opts)?.wasm)
 }
@@ -986,7 +978,10 @@ pub(super) fn naclret(a: &mut CodeAssembler) -> Result<(), IcedError> {
 }
 
 /// Code assembled at `ip` with nops before it so that it ends at a bundle end.
-fn ends_bundle(ip: u64, f: impl Fn(&mut CodeAssembler) -> Result<(), IcedError>) -> Vec<u8> {
+pub(super) fn ends_bundle(
+    ip: u64,
+    f: impl Fn(&mut CodeAssembler) -> Result<(), IcedError>,
+) -> Vec<u8> {
     let at = |ip: u64| {
         let mut a = CodeAssembler::new(64).unwrap();
         f(&mut a).unwrap();
@@ -1011,6 +1006,23 @@ pub(super) fn place(funcs: &[(u32, Vec<u8>)]) -> Vec<u8> {
     code
 }
 
+/// The options the lifting tests translate with: a bare module (no runtime) exporting its
+/// registers, functions only where the caller says (`padded_starts` off).
+pub(super) fn test_options() -> Options {
+    Options {
+        padded_starts: false,
+        export_state: true,
+        min_pages: 4,
+        stub_failures: false,
+        runtime: false,
+        pepper: None,
+        translator: false,
+        linker: false,
+        threads: false,
+        null_page: false,
+    }
+}
+
 /// Runs the function at `entry` with the caller's return address pushed as NaCl's `call`
 /// would; returns the registers.
 pub(super) fn run_called(
@@ -1022,15 +1034,7 @@ pub(super) fn run_called(
 ) -> [u64; 16] {
     let opts = Options {
         padded_starts: padded,
-        export_state: true,
-        min_pages: 4,
-        stub_failures: false,
-        runtime: false,
-        pepper: None,
-        translator: false,
-        linker: false,
-        threads: false,
-        null_page: false,
+        ..test_options()
     };
     let t = translate_code(code, BASE, known, &opts).expect("lifts");
     wasmparser::Validator::new()

@@ -86,3 +86,85 @@ fn corpus_functions_lift_or_name_what_is_missing() {
     }
     assert!(lifted > 0, "no function lifted");
 }
+
+/// The function names of a module's name section, by function index.
+fn function_names(wasm: &[u8]) -> BTreeMap<u32, String> {
+    let mut out = BTreeMap::new();
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        let wasmparser::Payload::CustomSection(c) = payload.expect("parses") else {
+            continue;
+        };
+        let wasmparser::KnownCustom::Name(names) = c.as_known() else {
+            continue;
+        };
+        for name in names {
+            if let wasmparser::Name::Function(map) = name.expect("a name subsection") {
+                for n in map {
+                    let n = n.expect("a name");
+                    out.insert(n.index, n.name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn functions_are_named_after_their_symbols_or_addresses() {
+    use pexe2wasm_nexe::x86_64::lift::translate_program;
+    // fftw-wisdom keeps its symbol table; ckauth is stripped
+    for (name, stripped) in [
+        ("fftw-wisdom-x86_64.nexe", false),
+        ("ckauth-x86_64.nexe", true),
+    ] {
+        let Some(file) = real_nexe(name) else {
+            continue;
+        };
+        let nexe = inspect(&file).expect("reads");
+        assert_eq!(nexe.function_symbols.is_empty(), stripped, "{name}");
+        let p = translate_program(&nexe).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let names = function_names(&p.wasm);
+        let mut by_symbol = 0;
+        for (k, &start) in p.starts.iter().enumerate() {
+            let got = names
+                .get(&(p.first_function + k as u32))
+                .unwrap_or_else(|| panic!("{name}: function {start:#x} has no name"));
+            match nexe.function_symbols.binary_search_by_key(&start, |s| s.0) {
+                Ok(i) => {
+                    assert_eq!(got, &nexe.function_symbols[i].1, "{name}: {start:#x}");
+                    by_symbol += 1;
+                }
+                Err(_) if stripped => assert_eq!(got, &format!("x86_{start:x}"), "{name}"),
+                // a piece of a symbol's function, or an address
+                Err(_) => assert!(
+                    got.contains("+0x") || got == &format!("x86_{start:x}"),
+                    "{name}: {start:#x} is named {got}"
+                ),
+            }
+        }
+        if !stripped {
+            assert!(names.values().any(|n| n == "main"), "{name}: main is named");
+            // every function symbol of the code (gcc aligns functions to bundles) starts a
+            // function
+            let (lo, hi) = (p.starts[0], *p.starts.last().unwrap());
+            let aligned: Vec<u32> = nexe
+                .function_symbols
+                .iter()
+                .map(|s| s.0)
+                .filter(|a| a % 32 == 0 && (lo..=hi).contains(a))
+                .collect();
+            let missing: Vec<&u32> = aligned
+                .iter()
+                .filter(|a| p.starts.binary_search(a).is_err())
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "{name}: symbols that start no function: {missing:x?}"
+            );
+            eprintln!(
+                "{name}: {by_symbol} of {} functions named by their symbol",
+                p.starts.len()
+            );
+        }
+    }
+}

@@ -2,25 +2,13 @@
 //! not allow it, the dispatch loop): each function is run lifted and its result checked
 //! against the same computation in Rust; `run_called` validates every module.
 
-use super::lift::{asm, naclret, place, run_called, BASE};
+use super::lift::{asm, ends_bundle, naclret, place, run_called, test_options, BASE};
 use iced_x86::code_asm::*;
-use pexe2wasm_nexe::x86_64::lift::{lift_code, Options};
+use pexe2wasm_nexe::x86_64::lift::lift_code;
 
 /// How many functions of `code` (one, at BASE) are structured; all of them lift.
 fn structured(code: &[u8]) -> usize {
-    let opts = Options {
-        padded_starts: false,
-        export_state: true,
-        min_pages: 4,
-        stub_failures: false,
-        runtime: false,
-        pepper: None,
-        translator: false,
-        linker: false,
-        threads: false,
-        null_page: false,
-    };
-    let l = lift_code(code, BASE, &[BASE], &opts);
+    let l = lift_code(code, BASE, &[BASE], &test_options());
     assert_eq!(l.functions.len(), 1, "one function");
     for r in &l.results {
         r.as_ref().expect("lifts");
@@ -263,4 +251,59 @@ fn a_conditional_jump_to_the_next_instruction_is_structured() {
     assert_eq!(structured(&code), 1);
     assert_eq!(run(&code, 5, 0), 6);
     assert_eq!(run(&code, 9, 0), 10);
+}
+
+#[test]
+fn pushed_return_address_calls_are_calls() {
+    // Subzero's calls: `push $ret; jmp f1` and `push $ret; and; add %r15; jmp *%r11`,
+    // each padded to end its bundle, `ret` the next bundle start. They are calls: the
+    // return addresses start no function (each function stays whole and structured)
+    // and control comes back after them.
+    // f0: rax = f2(f1() + 1) doubled twice in a loop after the calls; f1: 5; f2: rax * 3
+    let mut f0 = ends_bundle(0x20000, |a| {
+        a.push(0x20020)?;
+        a.jmp(0x20080u64)
+    });
+    f0.extend(ends_bundle(0x20020, |a| {
+        a.inc(rax)?;
+        a.mov(r11d, 0x200a0u32)?;
+        a.push(0x20040)?;
+        a.and(r11d, -32)?;
+        a.add(r11, r15)?;
+        a.jmp(r11)
+    }));
+    f0.extend(asm(|a| {
+        let mut l = a.create_label();
+        a.mov(ecx, 2u32)?;
+        a.set_label(&mut l)?;
+        a.add(rax, rax)?;
+        a.dec(rcx)?;
+        a.cmp(rcx, 1)?;
+        a.jge(l)?;
+        naclret(a)
+    }));
+    let f1 = asm(|a| {
+        a.mov(eax, 5u32)?;
+        naclret(a)
+    });
+    let f2 = asm(|a| {
+        a.imul_3(rax, rax, 3)?;
+        naclret(a)
+    });
+    let code = place(&[(0x20000, f0), (0x20080, f1), (0x200a0, f2)]);
+    let mut opts = test_options();
+    opts.padded_starts = true;
+    let l = lift_code(&code, BASE, &[BASE], &opts);
+    let starts: Vec<u32> = l.functions.iter().map(|f| f.start).collect();
+    assert_eq!(
+        starts,
+        [0x20000, 0x20080, 0x200a0],
+        "the return addresses start no function"
+    );
+    for r in &l.results {
+        r.as_ref().expect("lifts");
+    }
+    assert_eq!(l.structured, 3);
+    let regs = run_called(&code, &[BASE], true, BASE, &[(0, 99)]);
+    assert_eq!(regs[0], ((5 + 1) * 3) * 4);
 }

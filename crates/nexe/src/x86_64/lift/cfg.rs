@@ -10,7 +10,9 @@
 //! current function or on a function start (a tail call).
 
 use super::super::BUNDLE_SIZE;
-use iced_x86::{Code, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
+use iced_x86::{
+    Code, Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register,
+};
 use rayon::prelude::*;
 
 /// One decoded instruction of the code.
@@ -55,7 +57,7 @@ fn is_padding(i: &Instruction) -> bool {
 pub(crate) fn direct_target(i: &Instruction) -> Option<u32> {
     match i.flow_control() {
         FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call => {
-            if i.op0_kind() == iced_x86::OpKind::NearBranch64 {
+            if i.op0_kind() == OpKind::NearBranch64 {
                 Some(i.near_branch64() as u32)
             } else {
                 None
@@ -63,6 +65,77 @@ pub(crate) fn direct_target(i: &Instruction) -> Option<u32> {
         }
         _ => None,
     }
+}
+
+/// The return address of a call made the way PNaCl's Subzero makes them on x86-64, when
+/// `insns[j]` ends one: `push $ret` then `jmp target` (direct), or `push $ret; and
+/// $-32, %r32; [mov %r32, %r32;] add %r15, %r; jmp *%r` (indirect), locked in one bundle
+/// and padded so that the `jmp` ends it, `ret` being the next bundle start. Such a
+/// `jmp` is a call: its target is a function and control comes back at `ret`, which is
+/// no function start (the validator's facts count the direct form as a call too).
+pub(crate) fn pushed_call(insns: &[Instruction], j: usize) -> Option<u32> {
+    pushed_call_push(insns, j).map(|(_, ret)| ret)
+}
+
+/// [`pushed_call`] with the index of its `push`.
+fn pushed_call_push(insns: &[Instruction], j: usize) -> Option<(usize, u32)> {
+    let jmp = insns.get(j)?;
+    if jmp.mnemonic() != Mnemonic::Jmp {
+        return None;
+    }
+    let ret = jmp.next_ip() as u32;
+    if !ret.is_multiple_of(BUNDLE_SIZE) {
+        return None;
+    }
+    let bundle = ret - BUNDLE_SIZE;
+    let direct = direct_target(jmp).is_some();
+    if !direct && (jmp.op0_kind() != OpKind::Register || !jmp.op0_register().is_gpr64()) {
+        return None;
+    }
+    // back over the indirect form's masking to the push, inside the bundle
+    let mut k = j;
+    loop {
+        k = k.checked_sub(1)?;
+        let i = &insns[k];
+        if (i.ip() as u32) < bundle {
+            return None;
+        }
+        if i.code() == Code::Pushq_imm32 {
+            return (i.immediate(0) == ret as u64).then_some((k, ret));
+        }
+        if direct {
+            return None;
+        }
+        // the registers need no check: the masking is lifted as it is, and the jump goes
+        // where the jumped register says
+        let reg = |n: u32| i.op_kind(n) == OpKind::Register;
+        let ok = match i.mnemonic() {
+            Mnemonic::And => {
+                reg(0)
+                    && i.op0_register().is_gpr32()
+                    && i.op1_kind() != OpKind::Register
+                    && i.immediate(1) as u32 == !(BUNDLE_SIZE - 1)
+            }
+            Mnemonic::Mov => {
+                reg(0) && reg(1) && i.op0_register().is_gpr32() && i.op1_register().is_gpr32()
+            }
+            Mnemonic::Add => reg(0) && reg(1) && i.op1_register() == Register::R15,
+            Mnemonic::Nop => true,
+            _ => false,
+        };
+        if !ok {
+            return None;
+        }
+    }
+}
+
+/// Whether `insns[k]` is the `push $ret` of a [`pushed_call`] (its `jmp` is at most four
+/// instructions on, in the same bundle).
+pub(crate) fn is_call_push(insns: &[Instruction], k: usize) -> bool {
+    insns[k].code() == Code::Pushq_imm32
+        && (k + 1..insns.len().min(k + 6))
+            .find(|&j| insns[j].flow_control() != FlowControl::Next)
+            .is_some_and(|j| pushed_call_push(insns, j).is_some_and(|(p, _)| p == k))
 }
 
 /// Adds to `starts` (sorted) the target of every direct jump (source, target) into the
@@ -178,28 +251,34 @@ pub fn discover(
         .collect();
     if padded_starts {
         let mut after_transfer = false;
-        for i in insns {
+        for (k, i) in insns.iter().enumerate() {
             let a = i.ip() as u32;
             if a.is_multiple_of(BUNDLE_SIZE) && after_transfer && !is_padding(i) {
                 starts.push(a);
             }
             // A return (NaCl's is an indirect jump) or a crash ends a function; a direct
-            // jmp usually does not (loop heads after it are aligned too).
-            if ends_flow(i) && i.flow_control() != FlowControl::UnconditionalBranch {
+            // jmp usually does not (loop heads after it are aligned too), nor does a call.
+            if ends_flow(i)
+                && i.flow_control() != FlowControl::UnconditionalBranch
+                && pushed_call(insns, k).is_none()
+            {
                 after_transfer = true;
             } else if !is_padding(i) {
                 after_transfer = false;
             }
         }
     }
-    // Direct call targets are functions (the validator's facts list them for a nexe);
-    // the other direct transfers (source, target) are kept for the fixpoint.
+    // Direct call targets, pushed-return calls' too, are functions (the validator's facts
+    // list them for a nexe); the other direct transfers (source, target) are kept for the
+    // fixpoint.
     let mut jumps: Vec<(u32, u32)> = Vec::new();
-    for i in insns {
+    for (k, i) in insns.iter().enumerate() {
         let Some(t) = direct_target(i).filter(|&t| t >= base && t < end) else {
             continue;
         };
-        if i.flow_control() == FlowControl::Call {
+        if i.flow_control() == FlowControl::Call
+            || (i.mnemonic() == Mnemonic::Jmp && pushed_call(insns, k).is_some())
+        {
             starts.push(t);
         } else {
             jumps.push((i.ip() as u32, t));

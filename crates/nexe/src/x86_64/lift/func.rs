@@ -8,7 +8,7 @@
 //! code follows. Memory operands address wasm memory at their 32-bit sandbox offset
 //! (NaCl's `%r15` base is the sandbox start, 0 here).
 
-use super::cfg::{direct_target, ends_flow, Function};
+use super::cfg::{direct_target, ends_flow, pushed_call, Function};
 use super::flags::{self, op};
 use super::LiftError;
 use iced_x86::{ConditionCode, CpuidFeature, Instruction, Mnemonic, OpKind, Register};
@@ -1022,6 +1022,59 @@ impl<'a> Em<'a> {
             .return_call_indirect(0, TY_LIFTED);
     }
 
+    /// A call of `ins`'s target (direct, or its register or memory operand) that comes
+    /// back at `ret`: a `call` (`push_ret`: it pushes the return address) or the `jmp` of
+    /// Subzero's `push $ret; jmp` (`cfg::pushed_call`; the `push` was lifted).
+    fn call(&mut self, ins: &Instruction, ret: u32, push_ret: bool) -> R {
+        let target = direct_target(ins);
+        if target.is_some_and(|t| t < NULL_REGION) {
+            // NaCl's first 64 KiB are unmapped: such a call faults (a weak undefined
+            // function's `call 0`, behind a test that skips it)
+            self.i().unreachable();
+            return Ok(());
+        }
+        let callee = match target {
+            Some(t) => Some(self.callee(ins, t)?),
+            None => {
+                // read before the return address is pushed (`call *(%rsp)`)
+                self.read(ins, 0, 8)?;
+                self.i().i32_wrap_i64().local_set(TGT);
+                // Only bundle starts are call targets (NaCl masks them).
+                self.i()
+                    .local_get(TGT)
+                    .i32_const(31)
+                    .i32_and()
+                    .if_(BlockType::Empty)
+                    .unreachable()
+                    .end();
+                None
+            }
+        };
+        if push_ret {
+            self.i().i64_const(ret as i64);
+            self.push_value();
+        }
+        self.spill();
+        self.i().i32_const(ret as i32);
+        match callee {
+            Some(f) => {
+                self.i().call(f);
+            }
+            None => {
+                let base = self.ctx.tbase as i32;
+                self.i()
+                    .local_get(TGT)
+                    .i32_const(base)
+                    .i32_sub()
+                    .i32_const(5)
+                    .i32_shr_u()
+                    .call_indirect(0, TY_LIFTED);
+            }
+        }
+        self.after_call(ret);
+        Ok(())
+    }
+
     /// After a call: the callee must have returned to `ret`; registers come back.
     fn after_call(&mut self, ret: u32) {
         self.i()
@@ -1557,51 +1610,7 @@ impl<'a> Em<'a> {
                 }
                 self.indirect_goto();
             }
-            M::Call => {
-                let target = direct_target(ins);
-                if target.is_some_and(|t| t < NULL_REGION) {
-                    // NaCl's first 64 KiB are unmapped: such a call faults (a weak
-                    // undefined function's `call 0`, behind a test that skips it)
-                    self.i().unreachable();
-                    return Ok(());
-                }
-                let callee = match target {
-                    Some(t) => Some(self.callee(ins, t)?),
-                    None => {
-                        self.read(ins, 0, 8)?;
-                        self.i().i32_wrap_i64().local_set(TGT);
-                        // Only bundle starts are call targets (NaCl masks them).
-                        self.i()
-                            .local_get(TGT)
-                            .i32_const(31)
-                            .i32_and()
-                            .if_(BlockType::Empty)
-                            .unreachable()
-                            .end();
-                        None
-                    }
-                };
-                self.i().i64_const(next as i64);
-                self.push_value();
-                self.spill();
-                self.i().i32_const(next as i32);
-                match callee {
-                    Some(f) => {
-                        self.i().call(f);
-                    }
-                    None => {
-                        let base = self.ctx.tbase as i32;
-                        self.i()
-                            .local_get(TGT)
-                            .i32_const(base)
-                            .i32_sub()
-                            .i32_const(5)
-                            .i32_shr_u()
-                            .call_indirect(0, TY_LIFTED);
-                    }
-                }
-                self.after_call(next);
-            }
+            M::Call => self.call(ins, next, true)?,
             _ if ins.condition_code() != ConditionCode::None
                 && ins.flow_control() == iced_x86::FlowControl::ConditionalBranch
                 && direct_target(ins).is_some()
@@ -2459,11 +2468,17 @@ pub(crate) fn lift(
         // a block may be entered from anywhere: the flags' setter is not known
         e.flags_unknown();
         let mut falls = true;
-        for ins in &insns[ranges[k].0..ranges[k].1] {
+        for j in ranges[k].0..ranges[k].1 {
+            let ins = &insns[j];
             if ins.code() == iced_x86::Code::INVALID {
                 return Err(LiftError::Invalid {
                     address: ins.ip() as u32,
                 });
+            }
+            if let Some(ret) = pushed_call(insns, j) {
+                e.call(ins, ret, false)?;
+                falls = true;
+                continue;
             }
             e.lift(ins)?;
             falls = !ends_flow(ins);

@@ -99,6 +99,9 @@ pub struct Lifted {
     /// How many of the lifted functions have structured control flow (the others
     /// dispatch their blocks through a loop).
     pub structured: usize,
+    /// The program's function symbols (address, name), by address: the name section
+    /// names each function after the symbol at or before its start.
+    pub symbols: Vec<(u32, String)>,
 }
 
 /// A translated module.
@@ -203,6 +206,7 @@ fn lift_decoded(
         functions,
         results,
         structured: structured.into_inner(),
+        symbols: Vec::new(),
     }
 }
 
@@ -557,6 +561,7 @@ impl Lifted {
             }
         }
         m.section(&data);
+        m.section(&names(fbase, &self.functions, &self.symbols));
 
         let _ = (F_MULHU, F_UDIV128, F_NULL_PAGE);
         Ok(Translated {
@@ -565,6 +570,44 @@ impl Lifted {
             host_heap: rt.filter(|r| r.heap > 0).map(|r| r.host_heap()),
         })
     }
+}
+
+/// The name section: the helpers', and each lifted function's, after the symbol at or
+/// before its start (`memcpy`, `main+0x40` for a piece split off at a jump target) or,
+/// without one, its address (`x86_20400`). Profilers and backtraces (wasmtime's, the
+/// browsers') show these names.
+fn names(
+    fbase: u32,
+    functions: &[Function],
+    symbols: &[(u32, String)],
+) -> wasm_encoder::NameSection {
+    let mut map = wasm_encoder::NameMap::new();
+    for (k, name) in ["eflags", "mulhu", "udiv128", "null_page_fault"]
+        .iter()
+        .enumerate()
+    {
+        map.append(fbase + k as u32, name);
+    }
+    let mut name = String::new();
+    for (k, f) in functions.iter().enumerate() {
+        use std::fmt::Write;
+        name.clear();
+        let at = symbols.partition_point(|s| s.0 <= f.start);
+        // a symbol before the function names it only when nothing else starts between
+        match at.checked_sub(1).map(|i| &symbols[i]) {
+            Some((a, sym)) if *a == f.start => name.push_str(sym),
+            Some((a, sym)) if k > 0 && functions[k - 1].start >= *a && f.start - a < 1 << 20 => {
+                let _ = write!(name, "{sym}+{:#x}", f.start - a);
+            }
+            _ => {
+                let _ = write!(name, "x86_{:x}", f.start);
+            }
+        }
+        map.append(fbase + HELPERS + k as u32, &name);
+    }
+    let mut section = wasm_encoder::NameSection::new();
+    section.functions(&map);
+    section
 }
 
 /// Appends the function entries of `section` (its encoding without the section size and
@@ -608,10 +651,24 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
     }
     let text = nexe.code();
     let entry = nexe.info.entry;
+    // A symbol table names every function: its starts replace the guess at functions
+    // reached only through pointers (bundle starts after padding), which also splits a
+    // function at each aligned block after a return, every jump to it then a tail call.
+    let symbolized = text.as_ref().is_some_and(|(base, code)| {
+        let end = base.saturating_add(code.len() as u32);
+        nexe.function_symbols
+            .iter()
+            .any(|s| (*base..end).contains(&s.0))
+    });
+    let options = &Options {
+        padded_starts: options.padded_starts && !symbolized,
+        ..options.clone()
+    };
     // The lifting runs beside the validation and is used only when the code is valid. It
     // starts from the entry (when an instruction starts there), the address-taken bundle
-    // starts and the direct call targets (discovery adds those), which is what the
-    // validator's facts give for valid code; the check below makes sure of it.
+    // starts, the function symbols and the direct call targets (discovery adds those),
+    // which is what the validator's facts give for valid code; the check below makes sure
+    // of it.
     let (v, lifted) = rayon::join(
         || nexe.validate_x86_64(),
         || {
@@ -621,7 +678,14 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
                 let with_entry = insns
                     .binary_search_by_key(&entry, |i| i.ip() as u32)
                     .is_ok();
-                let taken = address_taken(&insns, *base, end, &nexe.memory_image());
+                let mut taken = address_taken(&insns, *base, end, &nexe.memory_image());
+                // symbols at instruction starts (not data in the code, nor its end)
+                taken.extend(
+                    nexe.function_symbols
+                        .iter()
+                        .map(|s| s.0)
+                        .filter(|&a| insns.binary_search_by_key(&a, |i| i.ip() as u32).is_ok()),
+                );
                 let mut starts = taken.clone();
                 if with_entry {
                     starts.push(entry);
@@ -651,14 +715,20 @@ pub fn lift_nexe(nexe: &Nexe<'_>, options: &Options) -> Result<Lifted, LiftError
     if with_entry == v.facts.is_valid_target(entry)
         && known.iter().filter(|&&a| a >= base && a < end).all(found)
     {
-        return Ok(lifted);
+        return Ok(Lifted {
+            symbols: nexe.function_symbols.clone(),
+            ..lifted
+        });
     }
     // The validator's starts differ from what the lifting started from: lift again from
     // them and the address-taken ones (`starts` holds those).
     starts.extend(known);
     starts.sort_unstable();
     starts.dedup();
-    Ok(lift_decoded(&insns, base, end, &starts, options))
+    Ok(Lifted {
+        symbols: nexe.function_symbols.clone(),
+        ..lift_decoded(&insns, base, end, &starts, options)
+    })
 }
 
 /// Bundle starts whose address the program takes: immediates and RIP-relative `lea`s in
@@ -675,7 +745,11 @@ fn address_taken(
     let end = end as u64;
     let is_start = |v: u64| v >= base as u64 && v < end && (v - base as u64).is_multiple_of(32);
     let mut out = Vec::new();
-    for i in insns {
+    for (k, i) in insns.iter().enumerate() {
+        // a pushed-return call's return address is no function start (as a call's)
+        if cfg::is_call_push(insns, k) {
+            continue;
+        }
         if i.mnemonic() == iced_x86::Mnemonic::Lea && i.is_ip_rel_memory_operand() {
             let t = i.memory_displacement64();
             if is_start(t) {

@@ -2,7 +2,8 @@
 //!
 //! The block graph: a block falls through to the next one unless its last instruction
 //! ends the flow; a direct `jmp` or `jcc` inside the function adds an edge to its target;
-//! a `call` falls through; a direct jump out of the function is a tail call, a `ret` or
+//! a `call` falls through, as does Subzero's `push $ret; jmp target` (`cfg::pushed_call`);
+//! a direct jump out of the function is a tail call, a `ret` or
 //! an indirect `jmp` leaves the function. When the graph (from the entry) is reducible
 //! and every indirect jump is a return (NaCl's `pop %r; and $-32, %r32; add %r15, %r;
 //! jmp *%r`, or `ret`), the blocks are laid out as after Ramsey, "Beyond Relooper"
@@ -26,7 +27,9 @@
 //! Cooper, Harvey and Kennedy's dominators on the reverse postorder, interval tests for
 //! dominance) and the emission is iterative (no recursion on huge functions).
 
-use super::{direct_target, ends_flow, BlockType, Em, Function, Instruction, LiftError, R};
+use super::{
+    direct_target, ends_flow, pushed_call, BlockType, Em, Function, Instruction, LiftError, R,
+};
 use super::{Mnemonic, OpKind, Register, NULL_REGION};
 use iced_x86::FlowControl;
 use std::cell::RefCell;
@@ -190,6 +193,11 @@ pub(super) fn plan(
         let j = hi - 1;
         let ins = &insns[j];
         let next = if k + 1 < n { k as u32 + 1 } else { NONE };
+        if pushed_call(insns, j).is_some() {
+            // a call: control comes back to the next block
+            succ[k] = [next, NONE];
+            continue;
+        }
         match ins.flow_control() {
             FlowControl::ConditionalBranch => match direct_target(ins) {
                 Some(t) if inside(func, t) => {
