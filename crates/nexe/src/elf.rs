@@ -319,8 +319,9 @@ fn read_class<Elf: FileHeader<Endian = LE>>(data: &[u8], class: u8) -> Result<Re
     })
 }
 
-/// The function symbols of a symbol table with an address and a name, by address (the
-/// first name of an address kept), names cut to 200 bytes: the names of the translated
+/// The function symbols (typed as functions, or untyped in a section) of a symbol table
+/// with an address and a name, by address (the first name of an address kept), names cut
+/// to 200 bytes; the lifting keeps those at instruction starts: the names of the translated
 /// functions in a module's name section (profiles, backtraces).
 fn functions_of<Elf: FileHeader<Endian = LE>>(
     table: &object::read::elf::SymbolTable<'_, Elf>,
@@ -329,7 +330,9 @@ fn functions_of<Elf: FileHeader<Endian = LE>>(
     let mut out: Vec<(u32, String)> = table
         .symbols()
         .iter()
-        .filter(|s| s.st_type() == elf::STT_FUNC)
+        // Subzero's objects name their functions with untyped local symbols
+        .filter(|s| matches!(s.st_type(), elf::STT_FUNC | elf::STT_NOTYPE))
+        .filter(|s| s.st_shndx(e) != elf::SHN_UNDEF && s.st_shndx(e) < elf::SHN_LORESERVE)
         .filter_map(|s| {
             let addr = u32::try_from(s.st_value(e).into()).ok()?;
             let name = table.symbol_name(e, s).ok().filter(|n| !n.is_empty())?;

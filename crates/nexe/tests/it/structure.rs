@@ -256,14 +256,18 @@ fn a_conditional_jump_to_the_next_instruction_is_structured() {
 #[test]
 fn pushed_return_address_calls_are_calls() {
     // Subzero's calls: `push $ret; jmp f1` and `push $ret; and; add %r15; jmp *%r11`,
-    // each padded to end its bundle, `ret` the next bundle start. They are calls: the
-    // return addresses start no function (each function stays whole and structured)
-    // and control comes back after them.
+    // locked in one bundle, `ret` the next bundle start (the padding after the `jmp`,
+    // here hlt, or before the `push`). They are calls: the return addresses start no
+    // function (each function stays whole and structured) and control comes back at
+    // `ret`.
     // f0: rax = f2(f1() + 1) doubled twice in a loop after the calls; f1: 5; f2: rax * 3
-    let mut f0 = ends_bundle(0x20000, |a| {
-        a.push(0x20020)?;
-        a.jmp(0x20080u64)
-    });
+    let mut f0 = {
+        let mut a = CodeAssembler::new(64).unwrap();
+        a.push(0x20020).unwrap();
+        a.jmp(0x20080u64).unwrap();
+        a.assemble(BASE as u64).unwrap()
+    };
+    f0.resize(0x20, 0xf4);
     f0.extend(ends_bundle(0x20020, |a| {
         a.inc(rax)?;
         a.mov(r11d, 0x200a0u32)?;

@@ -69,8 +69,8 @@ pub(crate) fn direct_target(i: &Instruction) -> Option<u32> {
 
 /// The return address of a call made the way PNaCl's Subzero makes them on x86-64, when
 /// `insns[j]` ends one: `push $ret` then `jmp target` (direct), or `push $ret; and
-/// $-32, %r32; [mov %r32, %r32;] add %r15, %r; jmp *%r` (indirect), locked in one bundle
-/// and padded so that the `jmp` ends it, `ret` being the next bundle start. Such a
+/// $-32, %r32; [mov %r32, %r32;] add %r15, %r; jmp *%r` (indirect), locked in one bundle,
+/// `ret` being the next bundle start (the validator's rule for the direct form). Such a
 /// `jmp` is a call: its target is a function and control comes back at `ret`, which is
 /// no function start (the validator's facts count the direct form as a call too).
 pub(crate) fn pushed_call(insns: &[Instruction], j: usize) -> Option<u32> {
@@ -83,10 +83,8 @@ fn pushed_call_push(insns: &[Instruction], j: usize) -> Option<(usize, u32)> {
     if jmp.mnemonic() != Mnemonic::Jmp {
         return None;
     }
-    let ret = jmp.next_ip() as u32;
-    if !ret.is_multiple_of(BUNDLE_SIZE) {
-        return None;
-    }
+    // the padding may follow the `jmp` (it is never run: the call comes back at `ret`)
+    let ret = (jmp.next_ip() as u32).next_multiple_of(BUNDLE_SIZE);
     let bundle = ret - BUNDLE_SIZE;
     let direct = direct_target(jmp).is_some();
     if !direct && (jmp.op0_kind() != OpKind::Register || !jmp.op0_register().is_gpr64()) {

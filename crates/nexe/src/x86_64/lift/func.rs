@@ -2477,7 +2477,11 @@ pub(crate) fn lift(
             }
             if let Some(ret) = pushed_call(insns, j) {
                 e.call(ins, ret, false)?;
-                falls = true;
+                // back at `ret`, past the padding that may follow the `jmp`
+                falls = ret == ins.next_ip() as u32;
+                if !falls {
+                    e.goto(ins, ret)?;
+                }
                 continue;
             }
             e.lift(ins)?;

@@ -193,9 +193,15 @@ pub(super) fn plan(
         let j = hi - 1;
         let ins = &insns[j];
         let next = if k + 1 < n { k as u32 + 1 } else { NONE };
-        if pushed_call(insns, j).is_some() {
-            // a call: control comes back to the next block
-            succ[k] = [next, NONE];
+        if let Some(ret) = pushed_call(insns, j) {
+            // a call: control comes back at `ret`, the next block unless padding follows
+            if ret == ins.next_ip() as u32 {
+                succ[k] = [next, NONE];
+            } else if inside(func, ret) {
+                let b = block_of(ret)?;
+                targeted[b as usize] = true;
+                succ[k] = [b, NONE];
+            }
             continue;
         }
         match ins.flow_control() {
