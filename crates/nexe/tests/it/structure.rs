@@ -2,25 +2,13 @@
 //! not allow it, the dispatch loop): each function is run lifted and its result checked
 //! against the same computation in Rust; `run_called` validates every module.
 
-use super::lift::{asm, naclret, place, run_called, BASE};
+use super::lift::{asm, naclret, place, run_called, test_options, BASE};
 use iced_x86::code_asm::*;
-use pexe2wasm_nexe::x86_64::lift::{lift_code, Options};
+use pexe2wasm_nexe::x86_64::lift::lift_code;
 
 /// How many functions of `code` (one, at BASE) are structured; all of them lift.
 fn structured(code: &[u8]) -> usize {
-    let opts = Options {
-        padded_starts: false,
-        export_state: true,
-        min_pages: 4,
-        stub_failures: false,
-        runtime: false,
-        pepper: None,
-        translator: false,
-        linker: false,
-        threads: false,
-        null_page: false,
-    };
-    let l = lift_code(code, BASE, &[BASE], &opts);
+    let l = lift_code(code, BASE, &[BASE], &test_options(false, false));
     assert_eq!(l.functions.len(), 1, "one function");
     for r in &l.results {
         r.as_ref().expect("lifts");
