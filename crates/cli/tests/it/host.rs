@@ -157,20 +157,19 @@ pub(crate) fn cli_convert(pexe: &Path, out: &Path) -> Result<Vec<u8>, String> {
         .to_owned())
 }
 
-#[test]
-fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
+/// Runs the browser converter of a `pexe2wasm host` folder over `inputs` (node running
+/// web/bench/convert.mjs) in a new scratch folder `name`: the folder and the one where
+/// input `i` left `{i}.wasm` or `{i}.err`; None (skipped) without node, which fails under
+/// CI, or without the browser converter ([`write_host`]).
+fn browser_convert(name: &str, inputs: &[PathBuf]) -> Option<(common::Scratch, PathBuf)> {
     if !have("node") {
         assert!(!ci(), "node is missing under CI");
-        return;
+        return None;
     }
-    let mut pexes = fixture_pexes();
-    let corpus = corpus_pexes();
-    let had_corpus = !corpus.is_empty();
-    pexes.extend(corpus);
-    let dir = common::Scratch::new("host-corpus");
+    let dir = common::Scratch::new(name);
     let host = dir.join("host");
     if !write_host(&host) {
-        return;
+        return None;
     }
     let out = dir.join("browser");
     std::fs::create_dir_all(&out).unwrap();
@@ -178,10 +177,22 @@ fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
         .arg(testkit::repo_path("web/bench/convert.mjs"))
         .arg(&host)
         .arg(&out)
-        .args(&pexes)
+        .args(inputs)
         .output()
         .unwrap();
     assert!(o.status.success(), "node: {}", text(&o.stderr));
+    Some((dir, out))
+}
+
+#[test]
+fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
+    let mut pexes = fixture_pexes();
+    let corpus = corpus_pexes();
+    let had_corpus = !corpus.is_empty();
+    pexes.extend(corpus);
+    let Some((dir, out)) = browser_convert("host-corpus", &pexes) else {
+        return;
+    };
     let (mut modules, mut errors) = (0, 0);
     for (i, pexe) in pexes.iter().enumerate() {
         let cli = cli_convert(pexe, &dir.join("cli.wasm"));
@@ -225,10 +236,6 @@ fn the_browser_converter_converts_the_corpus_as_the_cli_does() {
 /// `web` prints for them.
 #[test]
 fn the_browser_converter_translates_nexes_as_web_does() {
-    if !have("node") {
-        assert!(!ci(), "node is missing under CI");
-        return;
-    }
     let names = [
         "ckauth-x86_64.nexe",
         "nassh-ssh_client-x86_64.nexe",
@@ -242,21 +249,9 @@ fn the_browser_converter_translates_nexes_as_web_does() {
         return;
     }
     let nexes: Vec<PathBuf> = names.iter().map(|n| corpus.join(n)).collect();
-    let dir = common::Scratch::new("host-nexes");
-    let host = dir.join("host");
-    if !write_host(&host) {
+    let Some((dir, out)) = browser_convert("host-nexes", &nexes) else {
         return;
-    }
-    let out = dir.join("browser");
-    std::fs::create_dir_all(&out).unwrap();
-    let o = Command::new("node")
-        .arg(testkit::repo_path("web/bench/convert.mjs"))
-        .arg(&host)
-        .arg(&out)
-        .args(&nexes)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "node: {}", text(&o.stderr));
+    };
     let mut modules = 0;
     for (i, nexe) in nexes.iter().enumerate() {
         let what = nexe.display().to_string();

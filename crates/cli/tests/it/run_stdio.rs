@@ -235,6 +235,27 @@ fn timed_reader(
     rx
 }
 
+/// `pexe2wasm run PEXE` with `stdin` and its standard output piped, read by
+/// [`timed_reader`].
+fn run_timed(
+    pexe: &Path,
+    stdin: Stdio,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<(Instant, Vec<u8>)>,
+) {
+    let mut child = bin()
+        .arg("run")
+        .arg(pexe)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let rx = timed_reader(child.stdout.take().unwrap());
+    (child, rx)
+}
+
 /// Waits for `rx` to have delivered `want` (appending to `got`); false at `limit`.
 fn wait_for(
     rx: &std::sync::mpsc::Receiver<(Instant, Vec<u8>)>,
@@ -259,15 +280,7 @@ fn wait_for(
 fn a_prompt_shows_before_the_program_waits_for_input() {
     let ops = [out("prompt> ", 1), Op::Echo { max: 100 }, out("bye\n", 1)];
     let (_dir, pexe) = script(&ops);
-    let mut child = bin()
-        .arg("run")
-        .arg(&pexe)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let rx = timed_reader(child.stdout.take().unwrap());
+    let (mut child, rx) = run_timed(&pexe, Stdio::piped());
     let mut got = Vec::new();
     // Standard input stays open until the prompt arrived: the program is blocked reading.
     let seen = wait_for(&rx, &mut got, b"prompt> ", Duration::from_secs(30));
@@ -290,15 +303,7 @@ fn output_is_not_held_back_while_the_program_works() {
     // second.
     let ops = [out("early\n", 1), Op::SleepMs(1500), out("late\n", 1)];
     let (_dir, pexe) = script(&ops);
-    let mut child = bin()
-        .arg("run")
-        .arg(&pexe)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let rx = timed_reader(child.stdout.take().unwrap());
+    let (mut child, rx) = run_timed(&pexe, Stdio::null());
     let mut got = Vec::new();
     let early = wait_for(&rx, &mut got, b"early\n", Duration::from_secs(60)).unwrap();
     let late = wait_for(&rx, &mut got, b"late\n", Duration::from_secs(60)).unwrap();

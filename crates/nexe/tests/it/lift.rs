@@ -172,11 +172,21 @@ const REGS: [&str; 16] = [
 fn lift_module(snippet: &[u8], threads: bool) -> Result<Vec<u8>, LiftError> {
     let mut code = snippet.to_vec();
     code.extend_from_slice(&[0x41, 0xff, 0xe3]); // jmp *%r11
-    let opts = Options {
+    Ok(translate_code(&code, BASE, &[BASE], &test_options(false, threads))?.wasm)
+}
+
+/// The lifter's options for these tests: starts padded to bundles as `padded` says, the
+/// registers exported, 4 pages of memory with its first 64 KiB accessible (the snippets'
+/// data sits there), `threads` as given, no runtime.
+pub(super) fn test_options(padded: bool, threads: bool) -> Options {
+    Options {
+        padded_starts: padded,
+        export_state: true,
+        min_pages: 4,
         threads,
-        ..test_options()
-    };
-    Ok(translate_code(&code, BASE, &[BASE], &opts)?.wasm)
+        null_page: false,
+        ..Options::default()
+    }
 }
 
 /// Lifts `snippet` followed by `jmp *%r11` at [`BASE`] and instantiates it.
@@ -1006,23 +1016,6 @@ pub(super) fn place(funcs: &[(u32, Vec<u8>)]) -> Vec<u8> {
     code
 }
 
-/// The options the lifting tests translate with: a bare module (no runtime) exporting its
-/// registers, functions only where the caller says (`padded_starts` off).
-pub(super) fn test_options() -> Options {
-    Options {
-        padded_starts: false,
-        export_state: true,
-        min_pages: 4,
-        stub_failures: false,
-        runtime: false,
-        pepper: None,
-        translator: false,
-        linker: false,
-        threads: false,
-        null_page: false,
-    }
-}
-
 /// Runs the function at `entry` with the caller's return address pushed as NaCl's `call`
 /// would; returns the registers.
 pub(super) fn run_called(
@@ -1032,11 +1025,7 @@ pub(super) fn run_called(
     entry: u32,
     regs: &[(usize, u64)],
 ) -> [u64; 16] {
-    let opts = Options {
-        padded_starts: padded,
-        ..test_options()
-    };
-    let t = translate_code(code, BASE, known, &opts).expect("lifts");
+    let t = translate_code(code, BASE, known, &test_options(padded, false)).expect("lifts");
     wasmparser::Validator::new()
         .validate_all(&t.wasm)
         .expect("valid module");

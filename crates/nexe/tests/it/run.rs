@@ -384,13 +384,6 @@ fn irt_glibc_sln_prints_its_usage() {
 /// 16`. Each call is NaCl's (`and $-32; add %r15; call`) and ends a bundle.
 fn query_program() -> Vec<u8> {
     use iced_x86::code_asm::*;
-    type Step = fn(&mut CodeAssembler) -> Result<(), IcedError>;
-    let naclcall = |a: &mut CodeAssembler, r: AsmRegister32| -> Result<(), IcedError> {
-        a.mov(r11d, r)?;
-        a.and(r11d, -32)?;
-        a.add(r11, r15)?;
-        a.call(r11)
-    };
     let steps: [Step; 4] = [
         |a| {
             a.mov(ebx, edi)?; // the startup block
@@ -422,12 +415,33 @@ fn query_program() -> Vec<u8> {
             a.mov(r13d, dword_ptr(rsp))
         },
     ];
+    step_code(&steps)
+}
+
+fn query_module() -> Vec<u8> {
+    with_runtime(&query_program())
+}
+
+/// NaCl's indirect call (`and $-32; add %r15; call`) to the address in `%r11d`.
+fn naclcall_r11(a: &mut iced_x86::code_asm::CodeAssembler) -> Result<(), iced_x86::IcedError> {
+    use iced_x86::code_asm::*;
+    a.and(r11d, -32)?;
+    a.add(r11, r15)?;
+    a.call(r11)
+}
+
+/// A program at 0x20000 of `count` pieces, piece `i` assembled by `piece(i, ..)` and
+/// preceded by the `nop`s that make it end its 32-byte bundle (each piece ends in a
+/// call, which must end a bundle), then a bundle of `hlt`.
+fn bundle_ended(
+    count: usize,
+    piece: impl Fn(usize, &mut iced_x86::code_asm::CodeAssembler),
+) -> Vec<u8> {
     let mut code: Vec<u8> = Vec::new();
-    for step in steps {
+    for i in 0..count {
         let at = |ip: u64| {
-            let mut a = CodeAssembler::new(64).unwrap();
-            step(&mut a).unwrap();
-            naclcall(&mut a, r13d).unwrap();
+            let mut a = iced_x86::code_asm::CodeAssembler::new(64).unwrap();
+            piece(i, &mut a);
             a.assemble(ip).unwrap()
         };
         let ip = 0x20000 + code.len() as u64;
@@ -439,21 +453,15 @@ fn query_program() -> Vec<u8> {
     code
 }
 
-fn query_module() -> Vec<u8> {
+/// `code` at 0x20000, entered there, translated with the runtime linked.
+fn with_runtime(code: &[u8]) -> Vec<u8> {
     use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
     let options = Options {
-        padded_starts: true,
         export_state: false,
-        min_pages: 1,
-        stub_failures: false,
         runtime: true,
-        pepper: None,
-        translator: false,
-        linker: false,
-        threads: false,
-        null_page: true,
+        ..Options::default()
     };
-    translate_code(&query_program(), 0x20000, &[0x20000], &options)
+    translate_code(code, 0x20000, &[0x20000], &options)
         .expect("lifts")
         .wasm
 }
@@ -479,9 +487,7 @@ fn irt_query_answers_sizes_and_fills_tables() {
 #[test]
 fn the_environment_reaches_both_startup_blocks() {
     use iced_x86::code_asm::*;
-    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
-    let at = |ip: u64| {
-        let mut a = CodeAssembler::new(64).unwrap();
+    let code = bundle_ended(1, |_, a| {
         a.mov(ebx, edi).unwrap(); // the IRT era's block
         a.mov(ecx, dword_ptr(rbx + 8)).unwrap(); // argc
         a.mov(eax, dword_ptr(rbx + rcx * 4 + 16)).unwrap(); // envp[0]
@@ -493,23 +499,9 @@ fn the_environment_reaches_both_startup_blocks() {
         a.mov(edi, eax).unwrap();
         // exit through the pre-IRT trampoline
         a.mov(r11d, 0x10000 + 32 * 30).unwrap();
-        a.and(r11d, -32).unwrap();
-        a.add(r11, r15).unwrap();
-        a.call(r11).unwrap();
-        a.assemble(ip).unwrap()
-    };
-    let pad = (32 - at(0x20000).len() % 32) % 32;
-    let mut code = vec![0x90; pad];
-    code.extend(at(0x20000 + pad as u64));
-    code.resize(code.len() + 32, 0xf4);
-    let options = Options {
-        export_state: false,
-        runtime: true,
-        ..Options::default()
-    };
-    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
-        .expect("lifts")
-        .wasm;
+        naclcall_r11(a).unwrap();
+    });
+    let wasm = with_runtime(&code);
     let r = run_with(&wasm, &["e", "a"], &["X=1", "Y=22"]);
     assert_eq!((r.exit, r.trap.as_deref()), (Some(b'X' as i32 + 2), None));
     let r = run_with(&wasm, &["e"], &["HOME=/data"]);
@@ -519,37 +511,20 @@ fn the_environment_reaches_both_startup_blocks() {
 /// One step of a hand-assembled program: its instructions before a syscall.
 type Step = fn(&mut iced_x86::code_asm::CodeAssembler) -> Result<(), iced_x86::IcedError>;
 
-/// `steps` as a program at 0x20000, each ending in NaCl's call through `%r11` to the
-/// address in `%r13d` (a trampoline slot or an IRT function) and padded so the call ends
-/// its bundle, then a bundle of `hlt`; translated with the runtime.
-fn syscall_steps(steps: &[Step]) -> Vec<u8> {
+/// `steps` as a program at 0x20000 ([`bundle_ended`]), each ending in NaCl's call
+/// through `%r11` to the address in `%r13d` (a trampoline slot or an IRT function).
+fn step_code(steps: &[Step]) -> Vec<u8> {
     use iced_x86::code_asm::*;
-    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
-    let mut code: Vec<u8> = Vec::new();
-    for step in steps {
-        let at = |ip: u64| {
-            let mut a = CodeAssembler::new(64).unwrap();
-            step(&mut a).unwrap();
-            a.mov(r11d, r13d).unwrap();
-            a.and(r11d, -32).unwrap();
-            a.add(r11, r15).unwrap();
-            a.call(r11).unwrap();
-            a.assemble(ip).unwrap()
-        };
-        let ip = 0x20000 + code.len() as u64;
-        let pad = (32 - at(ip).len() % 32) % 32;
-        code.resize(code.len() + pad, 0x90);
-        code.extend(at(ip + pad as u64));
-    }
-    code.resize(code.len() + 32, 0xf4);
-    let options = Options {
-        export_state: false,
-        runtime: true,
-        ..Options::default()
-    };
-    translate_code(&code, 0x20000, &[0x20000], &options)
-        .expect("lifts")
-        .wasm
+    bundle_ended(steps.len(), |i, a| {
+        steps[i](a).unwrap();
+        a.mov(r11d, r13d).unwrap();
+        naclcall_r11(a).unwrap();
+    })
+}
+
+/// [`step_code`] translated with the runtime.
+fn syscall_steps(steps: &[Step]) -> Vec<u8> {
+    with_runtime(&step_code(steps))
 }
 
 /// The break never grows over a mapping, through the IRT's `sysbrk` or the trampoline's
@@ -678,56 +653,37 @@ fn pre_irt_mutex_and_cond_syscalls_end() {
         (79, 4), // cond_timed_wait_abs: r14 |= -rax << 16
         (30, 5), // exit(r14)
     ];
-    let mut code: Vec<u8> = Vec::new();
-    let mut prev = 0u32;
-    for &(n, _) in calls {
-        let at = |ip: u64| {
-            let mut a = CodeAssembler::new(64).unwrap();
-            match prev {
-                0 if ip == 0x20000 => {
-                    a.xor(r14d, r14d).unwrap();
-                }
-                0 => a.mov(r12, rax).unwrap(),
-                1 => {
-                    a.sub(rax, r12).unwrap();
-                    a.shl(rax, 24).unwrap();
-                    a.or(r14, rax).unwrap();
-                }
-                2 => a.or(r14, rax).unwrap(),
-                3 | 4 => {
-                    a.neg(rax).unwrap();
-                    a.shl(rax, if prev == 3 { 8 } else { 16 }).unwrap();
-                    a.or(r14, rax).unwrap();
-                }
-                _ => {}
+    let code = bundle_ended(calls.len(), |i, a| {
+        let n = calls[i].0;
+        // what to do with the previous call's %rax
+        let prev = i.checked_sub(1).map_or(0, |p| calls[p].1);
+        match prev {
+            0 if i == 0 => {
+                a.xor(r14d, r14d).unwrap();
             }
-            a.mov(rdi, r12).unwrap();
-            a.mov(rsi, r12).unwrap();
-            if n == 30 {
-                a.mov(rdi, r14).unwrap();
+            0 => a.mov(r12, rax).unwrap(),
+            1 => {
+                a.sub(rax, r12).unwrap();
+                a.shl(rax, 24).unwrap();
+                a.or(r14, rax).unwrap();
             }
-            a.mov(r11d, 0x10000 + 32 * n).unwrap();
-            a.and(r11d, -32).unwrap();
-            a.add(r11, r15).unwrap();
-            a.call(r11).unwrap();
-            a.assemble(ip).unwrap()
-        };
-        let ip = 0x20000 + code.len() as u64;
-        let pad = (32 - at(ip).len() % 32) % 32;
-        code.resize(code.len() + pad, 0x90);
-        code.extend(at(ip + pad as u64));
-        prev = calls.iter().find(|c| c.0 == n).unwrap().1;
-    }
-    code.resize(code.len() + 32, 0xf4);
-    use pexe2wasm_nexe::x86_64::lift::{translate_code, Options};
-    let options = Options {
-        export_state: false,
-        runtime: true,
-        ..Options::default()
-    };
-    let wasm = translate_code(&code, 0x20000, &[0x20000], &options)
-        .expect("lifts")
-        .wasm;
+            2 => a.or(r14, rax).unwrap(),
+            3 | 4 => {
+                a.neg(rax).unwrap();
+                a.shl(rax, if prev == 3 { 8 } else { 16 }).unwrap();
+                a.or(r14, rax).unwrap();
+            }
+            _ => {}
+        }
+        a.mov(rdi, r12).unwrap();
+        a.mov(rsi, r12).unwrap();
+        if n == 30 {
+            a.mov(rdi, r14).unwrap();
+        }
+        a.mov(r11d, 0x10000 + 32 * n).unwrap();
+        naclcall_r11(a).unwrap();
+    });
+    let wasm = with_runtime(&code);
     let r = run(&wasm, &["m"]);
     assert_eq!(
         (r.exit, r.trap.as_deref()),

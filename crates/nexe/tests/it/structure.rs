@@ -8,7 +8,7 @@ use pexe2wasm_nexe::x86_64::lift::lift_code;
 
 /// How many functions of `code` (one, at BASE) are structured; all of them lift.
 fn structured(code: &[u8]) -> usize {
-    let l = lift_code(code, BASE, &[BASE], &test_options());
+    let l = lift_code(code, BASE, &[BASE], &test_options(false, false));
     assert_eq!(l.functions.len(), 1, "one function");
     for r in &l.results {
         r.as_ref().expect("lifts");
@@ -295,9 +295,7 @@ fn pushed_return_address_calls_are_calls() {
         naclret(a)
     });
     let code = place(&[(0x20000, f0), (0x20080, f1), (0x200a0, f2)]);
-    let mut opts = test_options();
-    opts.padded_starts = true;
-    let l = lift_code(&code, BASE, &[BASE], &opts);
+    let l = lift_code(&code, BASE, &[BASE], &test_options(true, false));
     let starts: Vec<u32> = l.functions.iter().map(|f| f.start).collect();
     assert_eq!(
         starts,

@@ -67,7 +67,7 @@
 //! dispatch nodes still puts every dominator first.
 
 use super::cfg::NONE;
-use super::locals::{ESCAPES, ORD_BITS};
+use super::locals::{Ordinal, ESCAPES};
 use crate::ir::{Function, InstKind};
 
 /// A value found live-in at more blocks than this keeps a local of its own (see
@@ -200,17 +200,11 @@ fn list_items(head: u32, list: &[(u32, u32)]) -> impl Iterator<Item = usize> + '
     })
 }
 
-/// The type slot of a numbered `local_of` entry.
-#[inline]
-fn slot(l: u32) -> usize {
-    (l >> ORD_BITS) as usize
-}
-
 /// Allocates the locals of the cross-block values of `f` (`s.cross`). `local_of` is the
-/// numbering (per value: `slot << ORD_BITS | ordinal`, or [`NONE`] without a local; the
+/// numbering (per value: its [`Ordinal`], or [`Ordinal::NONE`] without a local; the
 /// pool's locals, `pool` per type, left as they are); `last` each value's last user
 /// (`locals::last_use`); `rpo_index` the CFG's reverse-postorder positions (blocks
-/// first). On success the cross-block values' `local_of` hold `slot << ORD_BITS | rank`
+/// first). On success the cross-block values' `local_of` hold their own ordinal, a rank
 /// (ranks from 0 per type, busiest first) and the result is the number of such locals
 /// per type; `None` (nothing changed) when the listed values are not in instruction
 /// order. The steps of the module's documentation, one function each.
@@ -219,7 +213,7 @@ pub(crate) fn allocate(
     last: &[u32],
     rpo_index: &[u32],
     pool: [u32; 5],
-    local_of: &mut [u32],
+    local_of: &mut [Ordinal],
     s: &mut AllocScratch,
 ) -> Option<[u32; 5]> {
     let fx = Fx {
@@ -259,9 +253,9 @@ struct Fx<'f> {
 impl Fx<'_> {
     /// The value defined by instruction `j` with a local, if any.
     #[inline]
-    fn value_at(&self, local_of: &[u32], j: usize) -> Option<usize> {
+    fn value_at(&self, local_of: &[Ordinal], j: usize) -> Option<usize> {
         let n = self.f.insts[j].result.0.wrapping_sub(self.first) as usize;
-        (local_of.get(n).is_some_and(|&l| l != NONE)
+        (local_of.get(n).is_some_and(|l| l.is_some())
             && self.f.value_insts.get(n) == Some(&(j as u32)))
         .then_some(n)
     }
@@ -277,7 +271,7 @@ impl Fx<'_> {
 /// `gdef`). `None` when they are not in instruction order.
 fn cross_block_values(
     fx: &Fx<'_>,
-    local_of: &[u32],
+    local_of: &[Ordinal],
     gid: &mut Vec<u32>,
     s: &mut AllocScratch,
 ) -> Option<()> {
@@ -299,7 +293,7 @@ fn cross_block_values(
             || ju < start
             || ju >= end
             || prev.is_some_and(|p| p >= j)
-            || local_of.get(n).is_none_or(|&l| l == NONE)
+            || local_of.get(n).is_none_or(|l| l.is_none())
             || f.value_insts.get(n) != Some(&j)
         {
             return None;
@@ -324,7 +318,7 @@ fn cross_block_values(
 /// `by_start`).
 fn uses(
     fx: &Fx<'_>,
-    local_of: &[u32],
+    local_of: &[Ordinal],
     gid: &[u32],
     count: &mut Vec<u32>,
     pref: &mut Vec<u32>,
@@ -526,7 +520,7 @@ fn reverse_postorder(fx: &Fx<'_>, s: &mut AllocScratch) {
 }
 
 /// Step 4: a color per value (`color`); the number of colors per type.
-fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> [u32; 5] {
+fn assign(fx: &Fx<'_>, local_of: &[Ordinal], pref: &[u32], s: &mut AllocScratch) -> [u32; 5] {
     let (f, first) = (fx.f, fx.first);
     let color = &mut s.color;
     color.clear();
@@ -547,7 +541,7 @@ fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> 
         }
         for n in list_items(live_head[b], live_in) {
             if color[n] < PRIVATE {
-                set(&mut busy[slot(local_of[n])], color[n] as usize);
+                set(&mut busy[local_of[n].slot()], color[n] as usize);
             }
         }
         // The block's values with a local, in order.
@@ -563,7 +557,7 @@ fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> 
                 while freed <= j {
                     for m in list_items(death_head[freed], deaths) {
                         if color[m] < PRIVATE {
-                            clear(&mut busy[slot(local_of[m])], color[m] as usize);
+                            clear(&mut busy[local_of[m].slot()], color[m] as usize);
                         }
                     }
                     freed += 1;
@@ -573,11 +567,11 @@ fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> 
             if color[n] != NONE {
                 continue;
             }
-            let sl = slot(local_of[n]);
+            let sl = local_of[n].slot();
             let free = |m: usize, busy: &[u64]| -> Option<u32> {
                 let c = *color.get(m)?;
                 (c < PRIVATE
-                    && slot(local_of[m]) == sl
+                    && local_of[m].slot() == sl
                     && busy
                         .get(c as usize >> 6)
                         .is_none_or(|x| x >> (c & 63) & 1 == 0))
@@ -616,7 +610,7 @@ fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> 
     // Values live at many blocks, values in unreachable blocks (never emitted) and values
     // the walk did not meet in input the verifier rejects: a color of their own.
     for &n in &s.gval {
-        let (n, sl) = (n as usize, slot(local_of[n as usize]));
+        let (n, sl) = (n as usize, local_of[n as usize].slot());
         if color[n] >= PRIVATE {
             color[n] = colors[sl];
             colors[sl] += 1;
@@ -632,7 +626,7 @@ fn assign(fx: &Fx<'_>, local_of: &[u32], pref: &[u32], s: &mut AllocScratch) -> 
 fn number(
     f: &Function,
     pool: [u32; 5],
-    local_of: &mut [u32],
+    local_of: &mut [Ordinal],
     count: &[u32],
     colors: [u32; 5],
     s: &mut AllocScratch,
@@ -642,7 +636,7 @@ fn number(
     if f.num_params as u64 + total + MAX_EXTRAS <= 128 {
         for &n in &s.gval {
             let l = &mut local_of[n as usize];
-            *l = (slot(*l) as u32) << ORD_BITS | color[n as usize];
+            *l = Ordinal::own(l.slot(), color[n as usize]);
         }
         return;
     }
@@ -652,7 +646,7 @@ fn number(
     }
     for &n in &s.gval {
         let n = n as usize;
-        s.weight[slot(local_of[n])][color[n] as usize].0 += count[n];
+        s.weight[local_of[n].slot()][color[n] as usize].0 += count[n];
     }
     for ((wt, rank), &k) in s.weight.iter_mut().zip(&mut s.rank).zip(&colors) {
         wt.sort_unstable_by_key(|&(a, c)| (std::cmp::Reverse(a), c));
@@ -664,8 +658,8 @@ fn number(
     }
     for &n in &s.gval {
         let l = &mut local_of[n as usize];
-        let sl = slot(*l);
-        *l = (sl as u32) << ORD_BITS | s.rank[sl][color[n as usize] as usize];
+        let sl = l.slot();
+        *l = Ordinal::own(sl, s.rank[sl][color[n as usize] as usize]);
     }
 }
 

@@ -18,7 +18,7 @@
 
 use super::cfg::{Cfg, NONE};
 use super::inst::R;
-use super::locals::{self, ORD_BITS};
+use super::locals::{self, Local, Ordinal, ORD_BITS};
 use super::{stackify, LowerCtx, LowerError, Scratch};
 use crate::bitstream::Position;
 use crate::ir::{Callee, ConstValue, Function, InstKind, ValueRef};
@@ -35,8 +35,8 @@ pub(crate) struct FnAnalysis {
     pub cfg: Cfg,
     /// Placement (`stackify.rs`), per instruction index: emitted at its single use.
     pub inline: Vec<bool>,
-    /// Per instruction value: its local index, [`NONE`] without one (`locals.rs`).
-    pub local_of: Vec<u32>,
+    /// Per instruction value: its local, [`Local::NONE`] without one (`locals.rs`).
+    pub local_of: Vec<Local>,
     /// Per block: it has a phi with a local (else no edge into it carries copies).
     pub phi_blocks: Vec<bool>,
     pub locals: LocalLayout,
@@ -48,13 +48,13 @@ pub(crate) struct FnAnalysis {
     pub vectors: bool,
 }
 
-/// The stack frame: saved `__stack_pointer` and frame base locals ([`NONE`] when the
-/// function needs no stack pointer), the static part's size and alignment, and the offset
-/// of each constant-size entry-block alloca in it (by instruction index, [`NONE`] for
-/// the others).
+/// The stack frame: saved `__stack_pointer` and frame base locals ([`Local::NONE`] when
+/// the function needs no stack pointer), the static part's size and alignment, and the
+/// offset of each constant-size entry-block alloca in it (by instruction index, [`NONE`]
+/// for the others).
 pub(crate) struct Frame {
-    pub saved_sp: u32,
-    pub fp: u32,
+    pub saved_sp: Local,
+    pub fp: Local,
     pub size: u32,
     pub align: u32,
     pub static_off: Vec<u32>,
@@ -65,17 +65,18 @@ pub(crate) struct Frame {
 pub(crate) struct LocalLayout {
     pub decls: [(u32, usize); 5],
     pub n_decls: usize,
-    /// The dispatch label (irreducible regions, setjmp), [`NONE`] if not needed.
-    pub label: u32,
-    /// This invocation's id for setjmp (`sjlj.rs`), [`NONE`] if the function calls none.
-    pub sj_id: u32,
+    /// The dispatch label (irreducible regions, setjmp), [`Local::NONE`] if not needed.
+    pub label: Local,
+    /// This invocation's id for setjmp (`sjlj.rs`), [`Local::NONE`] if the function calls
+    /// none.
+    pub sj_id: Local,
     /// First scratch local of each type (`SCRATCH_*` of them; i32 has the extras first).
-    pub s_i32: u32,
-    pub s_i64: u32,
-    pub s_f32: u32,
-    pub s_f64: u32,
+    pub s_i32: Local,
+    pub s_i64: Local,
+    pub s_f32: Local,
+    pub s_f64: Local,
     /// First of `simd::SCRATCH_V128` v128 scratch locals (functions with vectors only).
-    pub s_v128: u32,
+    pub s_v128: Local,
 }
 
 /// What the use walk found (step 1).
@@ -92,7 +93,8 @@ struct Uses {
 
 /// Locals numbered by type and ordinal (step 3), before the layout gives them indices.
 struct Numbered {
-    local_of: Vec<u32>,
+    /// Per instruction value: type slot and ordinal, or [`Ordinal::NONE`].
+    local_of: Vec<Ordinal>,
     phi_blocks: Vec<bool>,
     /// Own and shared locals per type.
     counts: [u32; 5],
@@ -176,7 +178,7 @@ impl FnAnalysis {
         }
         let mut numbered = numbered;
         if !numbered.reversed {
-            numbered.local_of.fill(NONE);
+            numbered.local_of.fill(Ordinal::NONE);
             numbered.pool = [0; 5];
             numbered.phi_blocks.fill(false);
             numbered.counts = number_locals_forward(
@@ -222,12 +224,14 @@ impl FnAnalysis {
             setjmp: !cfg.sites.is_empty(),
             vectors,
         };
-        let (locals, sp_locals) = LocalLayout::assign(f, &mut numbered, needs)?;
-        let (saved_sp, fp) = sp_locals.unwrap_or((NONE, NONE));
+        let mut local_of = std::mem::take(&mut scratch.local_of);
+        let (locals, sp_locals) = LocalLayout::assign(f, &numbered, needs, &mut local_of)?;
+        scratch.numbering = numbered.local_of;
+        let (saved_sp, fp) = sp_locals.unwrap_or((Local::NONE, Local::NONE));
         Ok(FnAnalysis {
             cfg,
             inline,
-            local_of: numbered.local_of,
+            local_of,
             phi_blocks: numbered.phi_blocks,
             locals,
             frame: Frame {
@@ -411,7 +415,7 @@ fn place_and_number(
     uses: &Uses,
     scratch: &mut Scratch,
 ) -> (Vec<bool>, Numbered) {
-    let local_of = reuse(&mut scratch.local_of, f.value_insts.len(), NONE);
+    let local_of = reuse(&mut scratch.numbering, f.value_insts.len(), Ordinal::NONE);
     let phi_blocks = reuse(&mut scratch.phi_blocks, f.block_starts.len(), false);
     let mut inline = std::mem::take(&mut scratch.inline);
     let mut numbering = locals::Numbering::new(
@@ -465,13 +469,14 @@ struct Needs {
 impl LocalLayout {
     /// Step 5: parameters, then per type: shared locals, values with a local of their
     /// own, scratch (i32 extras first: label, saved stack pointer and frame base, setjmp
-    /// id). Turns the numbered `local_of` entries into local indices; returns the layout
-    /// and the stack pointer locals (saved, frame base) if needed.
+    /// id). Gives `local_of` (cleared first) the local of each numbered value; returns
+    /// the layout and the stack pointer locals (saved, frame base) if needed.
     fn assign(
         f: &Function,
-        numbered: &mut Numbered,
+        numbered: &Numbered,
         needs: Needs,
-    ) -> R<(LocalLayout, Option<(u32, u32)>)> {
+        local_of: &mut Vec<Local>,
+    ) -> R<(LocalLayout, Option<(Local, Local)>)> {
         let (counts, pool) = (numbered.counts, numbered.pool);
         let mut extra_i32 = SCRATCH_I32;
         let label_ord = extra_i32;
@@ -517,18 +522,29 @@ impl LocalLayout {
                 step[s] = u32::MAX; // -1
             }
         }
-        for l in numbered.local_of.iter_mut() {
-            if *l != NONE {
-                *l = locals::Numbering::index(*l, &counts, &base, &first_local, &step);
+        local_of.clear();
+        local_of.extend(numbered.local_of.iter().map(|&l| {
+            if l.is_none() {
+                Local::NONE
+            } else {
+                locals::Numbering::index(l, &counts, &base, &first_local, &step)
             }
-        }
-        let scratch_of = |s: usize| base[s] + pool[s] + counts[s];
+        }));
+        let scratch_of = |s: usize| Local::new(base[s] + pool[s] + counts[s]);
         let s_i32 = scratch_of(0);
         let layout = LocalLayout {
             decls,
             n_decls,
-            label: if needs.label { s_i32 + label_ord } else { NONE },
-            sj_id: if needs.setjmp { s_i32 + sj_ord } else { NONE },
+            label: if needs.label {
+                s_i32 + label_ord
+            } else {
+                Local::NONE
+            },
+            sj_id: if needs.setjmp {
+                s_i32 + sj_ord
+            } else {
+                Local::NONE
+            },
             s_i32,
             s_i64: scratch_of(1),
             s_f32: scratch_of(2),
@@ -559,7 +575,7 @@ fn number_locals_forward(
     f: &Function,
     inline: &[bool],
     users: &[u32],
-    local_of: &mut [u32],
+    local_of: &mut [Ordinal],
     phi_blocks: &mut [bool],
 ) -> Result<[u32; 5], String> {
     let mut counts = [0u32; 5];
@@ -572,7 +588,7 @@ fn number_locals_forward(
             let s = cx
                 .slot(inst.ty)
                 .ok_or_else(|| format!("value %v{n} has a type without a wasm equivalent"))?;
-            local_of[n] = (s as u32) << ORD_BITS | counts[s];
+            local_of[n] = Ordinal::own(s, counts[s]);
             counts[s] += 1;
             if is_phi {
                 let b = f.block_starts.partition_point(|&st| st <= idx);

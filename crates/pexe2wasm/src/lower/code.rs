@@ -6,7 +6,7 @@
 //!   the compare or drops its trailing `i32.eqz` instead of appending one
 //!   ([`Code::negate_cond`], [`Code::drop_eqz`]).
 
-use super::cfg::NONE;
+use super::locals::Local;
 use super::sink::Sink;
 
 /// Opcode of `i32.eqz`.
@@ -18,7 +18,7 @@ pub(crate) struct Code {
     /// The last statement's `local.set`: where its opcode is, the body length right
     /// after it, and the local. A `local.get` of that local emitted right there turns the
     /// set into a `local.tee` instead ([`Code::get_local`]).
-    tee: (usize, usize, u32),
+    tee: (usize, usize, Local),
     /// The body length right after the last operator of a compare (an integer compare's
     /// opcode, or the `i32.eqz` an integer or unordered float compare ends with), whose
     /// 0/1 result is the value on top of the stack while nothing follows it:
@@ -32,7 +32,7 @@ impl Code {
     pub fn new(bytes: Vec<u8>) -> Code {
         Code {
             bytes,
-            tee: (0, usize::MAX, NONE),
+            tee: (0, usize::MAX, Local::NONE),
             cmp_end: usize::MAX,
         }
     }
@@ -50,7 +50,7 @@ impl Code {
 
     /// `local.set l` ending a statement, remembered for [`Code::get_local`].
     #[inline]
-    pub fn set_local(&mut self, l: u32) {
+    pub fn set_local(&mut self, l: Local) {
         let at = self.bytes.len();
         self.sink().local_set(l);
         self.tee = (at, self.bytes.len(), l);
@@ -65,7 +65,7 @@ impl Code {
     /// statement that just set `l`; two values whose lives meet never share a local, so
     /// the value read is the one that statement wrote.
     #[inline(always)]
-    pub fn get_local(&mut self, l: u32) {
+    pub fn get_local(&mut self, l: Local) {
         let (at, end, local) = self.tee;
         if end == self.bytes.len() && local == l {
             // Same immediate, opcode 0x21 (local.set) → 0x22 (local.tee).
@@ -156,6 +156,12 @@ fn inverse_compare(op: u8) -> Option<u8> {
 mod tests {
     use super::*;
 
+    const L0: Local = Local::new(0);
+    const L1: Local = Local::new(1);
+    const L2: Local = Local::new(2);
+    const L3: Local = Local::new(3);
+    const L4: Local = Local::new(4);
+
     fn code() -> Code {
         Code::new(Vec::new())
     }
@@ -164,12 +170,12 @@ mod tests {
     fn get_right_after_set_becomes_tee() {
         let mut c = code();
         c.sink().i32_const(1);
-        c.set_local(3);
-        c.get_local(3);
+        c.set_local(L3);
+        c.get_local(L3);
         // i32.const 1; local.tee 3
         assert_eq!(c.bytes, [0x41, 1, 0x22, 3]);
         // A second get of the same local is a plain get.
-        c.get_local(3);
+        c.get_local(L3);
         assert_eq!(c.bytes, [0x41, 1, 0x22, 3, 0x20, 3]);
     }
 
@@ -177,28 +183,28 @@ mod tests {
     fn no_tee_for_another_local_or_after_other_code() {
         let mut c = code();
         c.sink().i32_const(1);
-        c.set_local(3);
-        c.get_local(4);
+        c.set_local(L3);
+        c.get_local(L4);
         assert_eq!(c.bytes, [0x41, 1, 0x21, 3, 0x20, 4]);
         let mut c = code();
         c.sink().i32_const(1);
-        c.set_local(3);
+        c.set_local(L3);
         c.sink().i32_const(0);
-        c.get_local(3);
+        c.get_local(L3);
         assert_eq!(c.bytes, [0x41, 1, 0x21, 3, 0x41, 0, 0x20, 3]);
     }
 
     #[test]
     fn negating_a_compare_inverts_it() {
         let mut c = code();
-        c.sink().local_get(0).local_get(1).i32_lt_s();
+        c.sink().local_get(L0).local_get(L1).i32_lt_s();
         c.compare_ends();
         c.negate_cond();
         // lt_s (0x48) → ge_s (0x4e), no eqz.
         assert_eq!(c.bytes, [0x20, 0, 0x20, 1, 0x4e]);
         // i64.gt_u (0x56) → i64.le_u (0x58).
         let mut c = code();
-        c.sink().local_get(0).local_get(1).i64_gt_u();
+        c.sink().local_get(L0).local_get(L1).i64_gt_u();
         c.compare_ends();
         c.negate_cond();
         assert_eq!(c.bytes, [0x20, 0, 0x20, 1, 0x58]);
@@ -207,7 +213,7 @@ mod tests {
     #[test]
     fn negating_an_eqz_drops_it() {
         let mut c = code();
-        c.sink().local_get(0).i32_eqz();
+        c.sink().local_get(L0).i32_eqz();
         c.compare_ends();
         c.negate_cond();
         assert_eq!(c.bytes, [0x20, 0]);
@@ -216,13 +222,13 @@ mod tests {
     #[test]
     fn negating_a_float_compare_or_a_stale_one_appends_eqz() {
         let mut c = code();
-        c.sink().local_get(0).local_get(1).f64_lt();
+        c.sink().local_get(L0).local_get(L1).f64_lt();
         c.compare_ends();
         c.negate_cond();
         assert_eq!(c.bytes, [0x20, 0, 0x20, 1, 0x63, I32_EQZ]);
         // A compare followed by other code is not the condition any more.
         let mut c = code();
-        c.sink().local_get(0).local_get(1).i32_lt_s();
+        c.sink().local_get(L0).local_get(L1).i32_lt_s();
         c.compare_ends();
         c.sink().i32_const(1).i32_and();
         c.negate_cond();
@@ -245,9 +251,9 @@ mod tests {
         let mut c = code();
         c.sink().block(wasm_encoder::BlockType::Empty); // 2 bytes at 0
         c.sink().i32_const(1);
-        c.set_local(2);
+        c.set_local(L2);
         c.remove(0, 2);
-        c.get_local(2);
+        c.get_local(L2);
         assert_eq!(c.bytes, [0x41, 1, 0x22, 2]);
     }
 }

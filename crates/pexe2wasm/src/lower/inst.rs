@@ -10,6 +10,7 @@ use wasm_encoder::{Ieee32, Ieee64, MemArg, ValType};
 use super::analysis::{reuse, FnAnalysis};
 use super::cfg::NONE;
 use super::code::Code;
+use super::locals::Local;
 use super::sink::Sink;
 use super::structurize::Nest;
 use super::{Libm, LowerCtx, LowerError, Lowered, Scratch, Used};
@@ -50,7 +51,7 @@ pub(crate) struct FnLower<'a, 'm> {
     pub clean: Vec<bool>,
     pub used: Used,
     /// Scratch for the parallel copies of one edge: (phi local, source).
-    pub copies: Vec<(u32, ValueId)>,
+    pub copies: Vec<(Local, ValueId)>,
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
@@ -183,7 +184,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn prologue(&mut self) {
-        if self.a.frame.saved_sp == NONE {
+        if self.a.frame.saved_sp.is_none() {
             return;
         }
         let fr = &self.a.frame;
@@ -202,7 +203,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     /// Restores `__stack_pointer` before a return.
     pub fn epilogue(&mut self) {
-        if self.a.frame.saved_sp != NONE {
+        if self.a.frame.saved_sp.is_some() {
             let (sp, saved) = (self.cx.stack_pointer, self.a.frame.saved_sp);
             self.sink().local_get(saved).global_set(sp);
         }
@@ -294,7 +295,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if v.0 >= self.inst_min {
             let n = (v.0 - self.first_inst) as usize;
             if let Some(&l) = self.a.local_of.get(n) {
-                if l != NONE {
+                if l.is_some() {
                     debug_assert!(!self.a.inline[self.f.value_insts[n] as usize]);
                     self.get_local(l);
                     return Ok(self.clean[n]);
@@ -307,7 +308,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// `local.get l` of an instruction value, a `local.tee` right after its set
     /// ([`Code::get_local`]).
     #[inline(always)]
-    fn get_local(&mut self, l: u32) {
+    fn get_local(&mut self, l: Local) {
         self.code.get_local(l);
     }
 
@@ -331,7 +332,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 Ok(true)
             }
             ValueRef::Param(p) => {
-                self.sink().local_get(p);
+                self.sink().local_get(Local::new(p));
                 Ok(true)
             }
             ValueRef::Const(c) => {
@@ -350,7 +351,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     self.emit_inst(idx as usize)
                 } else {
                     let l = self.a.local_of[n];
-                    if l == NONE {
+                    if l.is_none() {
                         return Err(self.err_at(idx as usize, "value used but never stored"));
                     }
                     self.get_local(l);
@@ -459,7 +460,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             let n = (v.0.wrapping_sub(self.first_inst)) as usize;
             match self.a.local_of.get(n).copied() {
-                Some(l) if l != NONE => {
+                Some(l) if l.is_some() => {
                     self.code.set_local(l);
                     self.clean[n] = clean;
                 }
@@ -545,7 +546,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             InstKind::Alloca { size, align } => {
                 let off = self.a.frame.static_off[idx];
-                if off != NONE && self.a.frame.fp != NONE {
+                if off != NONE && self.a.frame.fp.is_some() {
                     let fp = self.a.frame.fp;
                     let mut k = self.sink();
                     k.local_get(fp);
@@ -554,7 +555,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     }
                     return Ok(true);
                 }
-                if self.a.frame.saved_sp == NONE {
+                if self.a.frame.saved_sp.is_none() {
                     return Err(self.err_at(idx, "alloca without a frame"));
                 }
                 let a = align.bytes().unwrap_or(1).clamp(16, 1 << 16) as i32;
@@ -805,7 +806,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             if let (InstKind::Alloca { .. }, true) = (&self.f.insts[d].kind, self.a.inline[d]) {
                 let off = self.a.frame.static_off[d];
                 let fp = self.a.frame.fp;
-                if off != NONE && fp != NONE {
+                if off != NONE && fp.is_some() {
                     self.sink().local_get(fp);
                     return Ok(off as u64);
                 }

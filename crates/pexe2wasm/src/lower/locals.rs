@@ -40,9 +40,105 @@
 use super::LowerCtx;
 use crate::ir::{Function, InstKind};
 
-/// Bits of the ordinal in `local_of` while locals are numbered (the type above them).
+/// A wasm local of the function being lowered, by its index: the parameters first, then
+/// the declared locals ([`super::analysis::LocalLayout`]). A type of its own so that a
+/// local is never confused with the other `u32`s of the lowering (values, instructions,
+/// type slots, the numbering's ordinals, globals, labels).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct Local(u32);
+
+impl Local {
+    /// No local (a value kept on the stack, a role the function does not need).
+    pub const NONE: Local = Local(u32::MAX);
+
+    /// The local with index `index` (parameter `p` is local `p`).
+    #[inline(always)]
+    pub const fn new(index: u32) -> Local {
+        Local(index)
+    }
+
+    /// Its index, as `local.get` and the like encode it.
+    #[inline(always)]
+    pub const fn index(self) -> u32 {
+        self.0
+    }
+
+    #[inline(always)]
+    pub fn is_none(self) -> bool {
+        self == Local::NONE
+    }
+
+    #[inline(always)]
+    pub fn is_some(self) -> bool {
+        self != Local::NONE
+    }
+}
+
+/// The local `k` places after this one (the next scratch locals of a type).
+impl std::ops::Add<u32> for Local {
+    type Output = Local;
+    #[inline(always)]
+    fn add(self, k: u32) -> Local {
+        Local(self.0 + k)
+    }
+}
+
+impl From<Local> for u32 {
+    #[inline(always)]
+    fn from(l: Local) -> u32 {
+        l.index()
+    }
+}
+
+impl std::fmt::Display for Local {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "${}", self.0)
+    }
+}
+
+/// Bits of the ordinal in an [`Ordinal`] (the type slot above them).
 pub(crate) const ORD_BITS: u32 = 29;
 const ORD_MASK: u32 = (1 << ORD_BITS) - 1;
+
+/// A value's local while the locals are numbered (the numbering, `alloc.rs`): its type
+/// slot and its ordinal among the type's own locals, or its place in the type's pool of
+/// shared locals. The layout turns it into a [`Local`] ([`Numbering::index`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Ordinal(u32);
+
+impl Ordinal {
+    /// No local.
+    pub const NONE: Ordinal = Ordinal(u32::MAX);
+
+    /// Own local `ord` of type slot `slot`.
+    #[inline(always)]
+    pub fn own(slot: usize, ord: u32) -> Ordinal {
+        Ordinal((slot as u32) << ORD_BITS | ord)
+    }
+
+    /// Shared local `p` of type slot `slot` (stored as `ORD_MASK - p`, above every own
+    /// ordinal).
+    #[inline(always)]
+    fn shared(slot: usize, p: u32) -> Ordinal {
+        Ordinal((slot as u32) << ORD_BITS | (ORD_MASK - p))
+    }
+
+    /// The type slot.
+    #[inline(always)]
+    pub fn slot(self) -> usize {
+        (self.0 >> ORD_BITS) as usize
+    }
+
+    #[inline(always)]
+    pub fn is_none(self) -> bool {
+        self == Ordinal::NONE
+    }
+
+    #[inline(always)]
+    pub fn is_some(self) -> bool {
+        self != Ordinal::NONE
+    }
+}
 
 /// [`last_use`]'s mark of a value that is not block-local whatever its users' positions.
 pub(crate) const ESCAPES: u32 = u32::MAX;
@@ -85,10 +181,9 @@ pub(crate) struct Numbering<'a, 'm> {
     users: &'a [u32],
     /// Per value: its last user, or [`ESCAPES`] (see [`last_use`]).
     last: &'a [u32],
-    /// Per instruction value: type slot and ordinal (`slot << ORD_BITS | ordinal`), or
-    /// `NONE`. Own locals count from the type's last one (the walk meets them last
-    /// first); shared local `p` is stored as `ORD_MASK - p` (see [`Numbering::index`]).
-    pub local_of: Vec<u32>,
+    /// Per instruction value: its [`Ordinal`], or [`Ordinal::NONE`]. Own locals count
+    /// from the type's last one (the walk meets them last first).
+    pub local_of: Vec<Ordinal>,
     /// Per block: it holds a phi with a local.
     pub phi_blocks: Vec<bool>,
     /// Own locals per type (i32 i64 f32 f64 v128).
@@ -121,7 +216,7 @@ impl<'a, 'm> Numbering<'a, 'm> {
         f: &'a Function,
         users: &'a [u32],
         last: &'a [u32],
-        local_of: Vec<u32>,
+        local_of: Vec<Ordinal>,
         phi_blocks: Vec<bool>,
         mut queues: Queues,
         share: bool,
@@ -185,7 +280,7 @@ impl<'a, 'm> Numbering<'a, 'm> {
         if phi {
             self.phi_blocks[b] = true;
             // Given its local already by `coalesce`.
-            if self.local_of[n] != crate::lower::cfg::NONE {
+            if self.local_of[n].is_some() {
                 if let Some(c) = &mut self.cross {
                     c.push((b as u32, j as u32));
                 }
@@ -207,7 +302,7 @@ impl<'a, 'm> Numbering<'a, 'm> {
             }
         }
         // A local of its own.
-        let l = (s as u32) << ORD_BITS | self.counts[s];
+        let l = Ordinal::own(s, self.counts[s]);
         self.local_of[n] = l;
         self.counts[s] += 1;
         if let Some(c) = &mut self.cross {
@@ -225,7 +320,7 @@ impl<'a, 'm> Numbering<'a, 'm> {
     /// The other edges into `b` write the local while `v` is dead (`b` defines `v` again
     /// before any use). Not in functions with setjmp (`share` is off there).
     #[inline]
-    fn coalesce(&mut self, b: usize, d: u32, v: crate::ir::ValueId, l: u32) {
+    fn coalesce(&mut self, b: usize, d: u32, v: crate::ir::ValueId, l: Ordinal) {
         let f = self.f;
         let Some(&start) = f.block_starts.get(b) else {
             return;
@@ -243,7 +338,7 @@ impl<'a, 'm> Numbering<'a, 'm> {
                 .is_some_and(|&u| u != crate::lower::cfg::NONE);
             if !used
                 || self.last.get(p).is_none_or(|&e| e > d)
-                || self.local_of[p] != crate::lower::cfg::NONE
+                || self.local_of[p].is_some()
                 || f.value_insts.get(p) != Some(&(i as u32))
                 || self.cx.slot(inst.ty) != self.cx.slot(f.insts[d as usize].ty)
             {
@@ -277,29 +372,29 @@ impl<'a, 'm> Numbering<'a, 'm> {
             }
         };
         q.push((p, d));
-        self.local_of[n] = (s as u32) << ORD_BITS | (ORD_MASK - p);
+        self.local_of[n] = Ordinal::shared(s, p);
     }
 
-    /// The local index of a numbered `local_of` entry, once the counts are known:
+    /// The local of a numbered value (`l`, not [`Ordinal::NONE`]), once the counts are known:
     /// `pool_base` is the index of the type's first shared local, `own_first` that of its
     /// own ordinal 0 (counting down when `step` is -1).
     #[inline]
     pub fn index(
-        l: u32,
+        l: Ordinal,
         counts: &[u32; 5],
         pool_base: &[u32; 5],
         own_first: &[u32; 5],
         step: &[u32; 5],
-    ) -> u32 {
-        let s = (l >> ORD_BITS) as usize;
-        let ord = l & ORD_MASK;
+    ) -> Local {
+        let s = l.slot();
+        let ord = l.0 & ORD_MASK;
         // Own ordinals are below `counts[s]`; shared ones (`ORD_MASK - p`) are not:
         // own + shared locals of a type never reach `1 << ORD_BITS` (checked by the
         // caller against the value count).
-        if ord >= counts[s] {
+        Local(if ord >= counts[s] {
             pool_base[s] + (ORD_MASK - ord)
         } else {
             own_first[s].wrapping_add(ord.wrapping_mul(step[s]))
-        }
+        })
     }
 }

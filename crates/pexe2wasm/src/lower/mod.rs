@@ -386,7 +386,9 @@ pub struct Scratch {
     pub(crate) setjmps: Vec<u32>,
     pub(crate) cfg: cfg::CfgScratch,
     pub(crate) inline: Vec<bool>,
-    pub(crate) local_of: Vec<u32>,
+    pub(crate) local_of: Vec<locals::Local>,
+    /// The numbering's table before the layout (`analysis::Numbered`).
+    pub(crate) numbering: Vec<locals::Ordinal>,
     pub(crate) last_use: Vec<u32>,
     pub(crate) local_queues: locals::Queues,
     pub(crate) alloc: alloc::AllocScratch,
@@ -396,7 +398,7 @@ pub struct Scratch {
     pub(crate) phi_blocks: Vec<bool>,
     pub(crate) ctx: Vec<structurize::Open>,
     pub(crate) tasks: Vec<structurize::Task>,
-    pub(crate) copies: Vec<(u32, crate::ir::ValueId)>,
+    pub(crate) copies: Vec<(locals::Local, crate::ir::ValueId)>,
 }
 
 /// Lowers the body `body` (index into `module.function_bodies`).

@@ -6,8 +6,9 @@
 //! another edge is never overwritten (no lost copy).
 
 use super::analysis::FnAnalysis;
-use super::cfg::{Node, NONE};
+use super::cfg::Node;
 use super::inst::{FnLower, R};
+use super::locals::Local;
 use crate::ir::{BlockId, Function, Inst, InstKind, ValueId};
 
 /// Phis at the start of block `to`, with their instruction indices.
@@ -21,11 +22,11 @@ fn phis(f: &Function, to: BlockId) -> impl Iterator<Item = (usize, &Inst)> + '_ 
 }
 
 /// The local of instruction value `v`, if it has one.
-fn local_of(a: &FnAnalysis, first_inst: u32, v: ValueId) -> Option<u32> {
+fn local_of(a: &FnAnalysis, first_inst: u32, v: ValueId) -> Option<Local> {
     a.local_of
         .get(v.0.wrapping_sub(first_inst) as usize)
         .copied()
-        .filter(|&l| l != NONE)
+        .filter(|l| l.is_some())
 }
 
 /// Whether edge `from → to` (CFG nodes) may carry copies: not from a dispatch node nor
@@ -64,7 +65,7 @@ pub(crate) fn edge_copies(
     first_inst: u32,
     from: Node,
     to: Node,
-    out: &mut Vec<(u32, ValueId)>,
+    out: &mut Vec<(Local, ValueId)>,
 ) -> Result<(), (usize, BlockId)> {
     out.clear();
     if !may_copy(a, from, to) {

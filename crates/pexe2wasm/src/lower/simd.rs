@@ -20,6 +20,7 @@
 use wasm_encoder::{BlockType, MemArg, ValType};
 
 use super::inst::{FnLower, R};
+use super::locals::Local;
 use super::sink::Sink;
 use crate::ir::{Align, BinOp, CastOp, CmpPred, Type, TypeId, ValueId};
 
@@ -151,7 +152,7 @@ impl FnLower<'_, '_> {
     }
 
     /// Pushes two operands and parks them in the v128 scratch locals (lhs, rhs).
-    fn push_pair(&mut self, lhs: ValueId, rhs: ValueId) -> R<(u32, u32)> {
+    fn push_pair(&mut self, lhs: ValueId, rhs: ValueId) -> R<(Local, Local)> {
         self.push(lhs)?;
         self.push(rhs)?;
         let (a, b) = (self.a.locals.s_v128, self.a.locals.s_v128 + 1);

@@ -22,6 +22,8 @@
 
 use wasm_encoder::{BlockType, Catch, Ieee32, Ieee64, InstructionSink, MemArg, MemArgTarget};
 
+use super::locals::Local;
+
 /// Appends the unsigned LEB128 of `v` (1 to 5 bytes).
 #[inline]
 pub(crate) fn leb_u32(out: &mut Vec<u8>, v: u32) {
@@ -125,19 +127,20 @@ macro_rules! prefixed {
     };
 }
 
-/// Operators with one u32 index (locals, globals, branches, calls).
+/// Operators with one index: `$table` lists them for the tests, the index of type `$ty`
+/// (`u32`, or a [`Local`]), made from a `u32` by `$make`.
 macro_rules! indexed {
-    ($($name:ident = $op:literal,)*) => {
+    ($table:ident: $ty:ty = $make:path; $($name:ident = $op:literal,)*) => {
         $(
             #[inline]
-            pub fn $name(&mut self, i: u32) -> &mut Self {
-                self.op_u32($op, i)
+            pub fn $name(&mut self, i: $ty) -> &mut Self {
+                self.op_u32($op, u32::from(i))
             }
         )*
         #[cfg(test)]
-        const INDEXED: &'static [(&'static str, fn(&mut Sink<'_>, u32), fn(&mut InstructionSink<'_>, u32))] = &[
+        const $table: &'static [(&'static str, fn(&mut Sink<'_>, u32), fn(&mut InstructionSink<'_>, u32))] = &[
             $((stringify!($name),
-               |s: &mut Sink<'_>, i: u32| { s.$name(i); },
+               |s: &mut Sink<'_>, i: u32| { s.$name($make(i)); },
                |s: &mut InstructionSink<'_>, i: u32| { s.$name(i); }),)*
         ];
     };
@@ -467,14 +470,19 @@ impl<'a> Sink<'a> {
     }
 
     indexed! {
+        INDEXED: u32 = u32::from;
         br = 0x0C,
         br_if = 0x0D,
         call = 0x10,
+        global_get = 0x23,
+        global_set = 0x24,
+    }
+
+    indexed! {
+        LOCALS: Local = Local::new;
         local_get = 0x20,
         local_set = 0x21,
         local_tee = 0x22,
-        global_get = 0x23,
-        global_set = 0x24,
     }
 
     memory! {
@@ -745,7 +753,7 @@ mod tests {
         for (name, a, b) in Sink::PLAIN.iter().chain(Sink::PREFIXED) {
             assert_eq!(ours(a), reference(b), "{name}");
         }
-        for (name, a, b) in Sink::INDEXED {
+        for (name, a, b) in Sink::INDEXED.iter().chain(Sink::LOCALS) {
             for &i in U32S {
                 assert_eq!(ours(|s| a(s, i)), reference(|s| b(s, i)), "{name} {i}");
             }
@@ -860,7 +868,7 @@ mod tests {
         let catches = || [Catch::One { tag: 2, label: 0 }];
         assert_eq!(
             ours(|s| {
-                s.local_get(1)
+                s.local_get(Local::new(1))
                     .try_table(BlockType::Empty, catches())
                     .throw(2)
                     .i8x16_shuffle([3; 16])

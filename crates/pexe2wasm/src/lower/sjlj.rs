@@ -20,6 +20,7 @@ use wasm_encoder::{BlockType, Catch, MemArg};
 
 use super::cfg::{Node, NONE};
 use super::inst::{memarg, FnLower, R};
+use super::locals::Local;
 use crate::ir::{Scalar, ValueId};
 
 /// Byte offsets in the jmp_buf (PNaCl guarantees at least 1024 bytes, 8-byte aligned).
@@ -71,14 +72,14 @@ impl FnLower<'_, '_> {
             self.a.locals.label,
         );
         // Result locals of the sites whose value is used.
-        let mut results: Vec<(Node, u32)> = Vec::new();
+        let mut results: Vec<(Node, Local)> = Vec::new();
         for &(call, node) in &self.a.cfg.sites {
             let Some(v) = self.f.insts[call as usize].result() else {
                 continue;
             };
             let n = v.0.wrapping_sub(self.first_inst) as usize;
             if let Some(&l) = self.a.local_of.get(n) {
-                if l != NONE {
+                if l.is_some() {
                     results.push((node, l));
                 }
             }

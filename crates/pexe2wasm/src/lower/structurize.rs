@@ -566,5 +566,5 @@ enum Cond {
     /// A value to push (sign-extended from its width).
     Stack32(crate::ir::ValueId, u32),
     Stack64(crate::ir::ValueId),
-    Local32(u32),
+    Local32(super::locals::Local),
 }

@@ -4,6 +4,7 @@
 
 use super::analysis::FnAnalysis;
 use super::cfg::{Cfg, Node, NONE};
+use super::locals::Local;
 use super::structurize::{Close, Ctx, Nest};
 use super::{lower_function, LowerCtx, Scratch, SigTable, NO_FUNC};
 use crate::ir::{Module, ValueId};
@@ -78,8 +79,8 @@ fn analyze_blocks(m: &Module) -> FnAnalysis {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The local of instruction value `%vN` (`NONE` if it has none).
-fn local(a: &FnAnalysis, n: usize) -> u32 {
+/// The local of instruction value `%vN` (`Local::NONE` if it has none).
+fn local(a: &FnAnalysis, n: usize) -> Local {
     a.local_of[n]
 }
 
@@ -95,8 +96,8 @@ fn single_use_values_stay_on_the_stack() {
     );
     let a = analyze(&m);
     assert_eq!(a.inline, [true, true, false]);
-    assert_eq!(local(&a, 0), NONE);
-    assert_eq!(local(&a, 1), NONE);
+    assert_eq!(local(&a, 0), Local::NONE);
+    assert_eq!(local(&a, 1), Local::NONE);
 }
 
 #[test]
@@ -110,14 +111,14 @@ fn a_chain_of_block_local_values_shares_one_local() {
     );
     let a = analyze(&m);
     let (l0, l1, l2) = (local(&a, 0), local(&a, 1), local(&a, 2));
-    assert_ne!(l0, NONE);
+    assert_ne!(l0, Local::NONE);
     assert_eq!((l1, l2), (l0, l0));
     // The last one is the return's operand: on the stack.
-    assert_eq!(local(&a, 3), NONE);
+    assert_eq!(local(&a, 3), Local::NONE);
     assert!(a.inline[3]);
     // The parameter, the one shared local, then the scratch locals.
-    assert_eq!(l0, 1);
-    assert_eq!(a.locals.s_i32, 2);
+    assert_eq!(l0, Local::new(1));
+    assert_eq!(a.locals.s_i32, Local::new(2));
 }
 
 #[test]
@@ -132,9 +133,9 @@ fn block_local_values_live_at_once_do_not_share() {
     let a = analyze(&m);
     assert_eq!(a.inline, [false, false, true, true, true, false]);
     let (l0, l1) = (local(&a, 0), local(&a, 1));
-    assert!(l0 != NONE && l1 != NONE);
+    assert!(l0 != Local::NONE && l1 != Local::NONE);
     assert_ne!(l0, l1);
-    assert_eq!(a.locals.s_i32, 3);
+    assert_eq!(a.locals.s_i32, Local::new(3));
 }
 
 #[test]
@@ -157,7 +158,7 @@ fn a_one_block_loop_phi_shares_the_local_of_its_next_value() {
     // %v0 is last read by %v1 itself: one local for both, and no copy on the back edge.
     let m = counting("%v1");
     let a = analyze(&m);
-    assert_ne!(local(&a, 0), NONE);
+    assert_ne!(local(&a, 0), Local::NONE);
     assert_eq!(local(&a, 0), local(&a, 1));
     assert!(copies(&m, &a, 1, 1).is_empty());
     // A phi still read after the next value is defined keeps its own local.
@@ -190,7 +191,7 @@ fn values_used_in_another_block_or_by_phis_get_locals_of_their_own() {
     // none is block-local and each has a local of its own.
     let own = [local(&a, 0), local(&a, 1), local(&a, 3), local(&a, 4)];
     for (i, l) in own.iter().enumerate() {
-        assert_ne!(*l, NONE, "value {i}");
+        assert_ne!(*l, Local::NONE, "value {i}");
         for m in &own[i + 1..] {
             assert_ne!(l, m, "two values with a local of their own share it");
         }
@@ -207,7 +208,7 @@ fn values_live_across_blocks_share_only_where_their_lives_do_not_meet() {
     // meet at the end of %b0; %v1 is dead in %b1, where %v3 takes its local, and the
     // phi takes it too: no copy on either edge.
     let (l0, l1) = (local(&a, 0), local(&a, 1));
-    assert!(l0 != NONE && l1 != NONE && l0 != l1);
+    assert!(l0 != Local::NONE && l1 != Local::NONE && l0 != l1);
     assert_eq!((local(&a, 3), local(&a, 4)), (l1, l1));
     assert!(copies(&m, &a, 0, 2).is_empty() && copies(&m, &a, 1, 2).is_empty());
     // The compare is the branch's single operand: on the stack.
@@ -237,7 +238,10 @@ fn without_phis_and_with_few_locals_the_allocation_keeps_the_numbering() {
     );
     let (a, b) = (analyze(&m), analyze_blocks(&m));
     let (l0, l2) = (local(&a, 0), local(&a, 2));
-    assert!(l0 != NONE && l2 != NONE && l0 != l2, "{l0} {l2}");
+    assert!(
+        l0 != Local::NONE && l2 != Local::NONE && l0 != l2,
+        "{l0} {l2}"
+    );
     assert_eq!(a.local_of, b.local_of);
     assert_eq!(
         a.locals.decls[..a.locals.n_decls],
@@ -246,7 +250,7 @@ fn without_phis_and_with_few_locals_the_allocation_keeps_the_numbering() {
 }
 
 /// The copies of edge `from → to`.
-fn copies(m: &Module, a: &FnAnalysis, from: u32, to: u32) -> Vec<(u32, ValueId)> {
+fn copies(m: &Module, a: &FnAnalysis, from: u32, to: u32) -> Vec<(Local, ValueId)> {
     let (mut out, f) = (Vec::new(), &m.function_bodies[0]);
     super::phi::edge_copies(a, f, f.first_inst_value(), Node(from), Node(to), &mut out).unwrap();
     out
@@ -276,12 +280,15 @@ fn values_of_two_arms_share_a_local_and_the_phi_takes_it() {
     );
     let a = analyze(&m);
     let (l, pool) = (local(&a, 2), local(&a, 1));
-    assert!(l != NONE && pool != NONE && l != pool);
+    assert!(l != Local::NONE && pool != Local::NONE && l != pool);
     assert_eq!([local(&a, 4), local(&a, 5)], [l; 2]);
     assert_eq!(local(&a, 3), pool);
     assert!(copies(&m, &a, 1, 3).is_empty() && copies(&m, &a, 2, 3).is_empty());
     // The parameter, the pool's local (first), the colored one, then the scratch locals.
-    assert_eq!((pool, l, a.locals.s_i32), (1, 2, 3));
+    assert_eq!(
+        (pool, l, a.locals.s_i32),
+        (Local::new(1), Local::new(2), Local::new(3))
+    );
 }
 
 #[test]
@@ -306,7 +313,7 @@ fn a_loop_phi_and_its_next_value_share_across_blocks() {
     );
     let a = analyze(&m);
     let (l0, l1) = (local(&a, 0), local(&a, 1));
-    assert!(l0 != NONE && l1 != NONE && l0 != l1);
+    assert!(l0 != Local::NONE && l1 != Local::NONE && l0 != l1);
     assert_eq!(local(&a, 3), l1);
     assert!(copies(&m, &a, 2, 1).is_empty());
     // %v2 dies at %v3, so it may share too; it must not share %v0's.
@@ -332,7 +339,7 @@ fn values_live_at_once_across_blocks_do_not_share() {
     );
     let a = analyze(&m);
     let l = [local(&a, 0), local(&a, 1), local(&a, 2), local(&a, 3)];
-    assert!(l.iter().all(|&x| x != NONE));
+    assert!(l.iter().all(|&x| x != Local::NONE));
     // %v0, %v1 and %v3 meet in %b2, %v2 meets %v0 and %v1 in %b1; %v2 dies where
     // %v3 is defined, so those two may share.
     for (i, j) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3)] {
@@ -384,10 +391,10 @@ fn the_busiest_local_gets_the_lowest_index() {
             .sum::<u32>()
             > 128
     );
-    let busiest = local(&a, 1);
+    let busiest = local(&a, 1).index();
     assert!(busiest < 128);
     for i in (0..n).filter(|&i| i != 1) {
-        assert!(busiest < local(&a, i), "%v{i} before %v1");
+        assert!(busiest < local(&a, i).index(), "%v{i} before %v1");
     }
 }
 
@@ -410,8 +417,8 @@ fn a_small_function_keeps_its_colors_as_indices() {
          ret i32 %v6;",
     );
     let a = analyze(&m);
-    assert_eq!(local(&a, 0), 1);
-    assert_eq!(local(&a, 1), 2);
+    assert_eq!(local(&a, 0), Local::new(1));
+    assert_eq!(local(&a, 1), Local::new(2));
 }
 
 #[test]
@@ -456,7 +463,7 @@ fn an_irreducible_cycle_gets_one_dispatcher() {
     let a = analyze(&m);
     assert_eq!(a.cfg.irreducible_dispatchers(), 1);
     // The dispatcher branches on a label local of its own.
-    assert_ne!(a.locals.label, NONE);
+    assert_ne!(a.locals.label, Local::NONE);
     let d = a.cfg.dispatch_base;
     let mut entries = a.cfg.dispatch_of(d).to_vec();
     entries.sort_unstable();
@@ -469,9 +476,9 @@ fn an_irreducible_cycle_gets_one_dispatcher() {
 /// locals written in reverse. `env` maps locals to values; a source is a value id whose
 /// local is looked up in `local_of_value`.
 fn run_copies(
-    copies: &[(u32, ValueId)],
-    env: &mut std::collections::HashMap<u32, i64>,
-    local_of_value: impl Fn(ValueId) -> u32,
+    copies: &[(Local, ValueId)],
+    env: &mut std::collections::HashMap<Local, i64>,
+    local_of_value: impl Fn(ValueId) -> Local,
 ) {
     let stack: Vec<i64> = copies
         .iter()
@@ -515,11 +522,12 @@ fn phi_copies_of_a_rotation_are_one_parallel_copy() {
     assert_eq!(local(&a, 4), ln);
     assert_eq!(copies, [(la, v(1)), (lb, v(2)), (lc, v(0))]);
     // Run as a parallel copy: a rotation, whatever order the list is in.
-    let mut env: std::collections::HashMap<u32, i64> = [(la, 1), (lb, 2), (lc, 3), (ln, 8)].into();
+    let mut env: std::collections::HashMap<Local, i64> =
+        [(la, 1), (lb, 2), (lc, 3), (ln, 8)].into();
     run_copies(&copies, &mut env, |s| a.local_of[(s.0 - first) as usize]);
     assert_eq!((env[&la], env[&lb], env[&lc], env[&ln]), (2, 3, 1, 8));
     // The same copies done one after the other would lose a value: the cycle is real.
-    let mut seq: std::collections::HashMap<u32, i64> = [(la, 1), (lb, 2), (lc, 3)].into();
+    let mut seq: std::collections::HashMap<Local, i64> = [(la, 1), (lb, 2), (lc, 3)].into();
     for &(l, src) in &copies[..3] {
         let x = seq[&a.local_of[(src.0 - first) as usize]];
         seq.insert(l, x);

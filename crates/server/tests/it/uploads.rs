@@ -272,6 +272,19 @@ fn read_until_closed(t: &mut TcpStream, limit: Duration) -> String {
     String::from_utf8_lossy(&raw).into_owned()
 }
 
+/// A server taking bodies up to 1 MiB with 1.5 MiB of memory for all bodies at once,
+/// each body's bytes due within `timeout_ms`.
+fn budget_server(timeout_ms: &str) -> Server {
+    Server::start(&[
+        "--max-body-bytes",
+        "1MiB",
+        "--max-body-memory",
+        "1536KiB",
+        "--body-timeout-ms",
+        timeout_ms,
+    ])
+}
+
 fn upload_head(path: &str, len: usize) -> String {
     format!(
         "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: {len}\r\n\r\n"
@@ -280,14 +293,7 @@ fn upload_head(path: &str, len: usize) -> String {
 
 #[test]
 fn uploads_beyond_the_body_memory_budget_are_503_before_their_bodies_are_read() {
-    let s = Server::start(&[
-        "--max-body-bytes",
-        "1MiB",
-        "--max-body-memory",
-        "1536KiB",
-        "--body-timeout-ms",
-        "1500",
-    ]);
+    let s = budget_server("1500");
     // 1 MiB + 512 KiB declared and stalled: the budget is full.
     let stalled: Vec<TcpStream> = [1 << 20, 512 << 10]
         .iter()
@@ -334,14 +340,7 @@ fn uploads_beyond_the_body_memory_budget_are_503_before_their_bodies_are_read() 
 
 #[test]
 fn a_chunked_upload_is_charged_as_it_grows_and_refused_when_the_budget_runs_out() {
-    let s = Server::start(&[
-        "--max-body-bytes",
-        "1MiB",
-        "--max-body-memory",
-        "1536KiB",
-        "--body-timeout-ms",
-        "3000",
-    ]);
+    let s = budget_server("3000");
     // 1 MiB declared and stalled leaves 512 KiB for a chunked body of 1 MiB, which
     // starts (it declares nothing) and is refused when its buffer must grow past that.
     let mut stalled = TcpStream::connect(s.addr).unwrap();
