@@ -1061,6 +1061,19 @@ pub(super) fn run_called(
     out
 }
 
+/// Two callees for the call tests: `rax = 5` and `rax *= 3`, each returning as NaCl does.
+pub(super) fn five_and_triple() -> [Vec<u8>; 2] {
+    let f1 = asm(|a| {
+        a.mov(eax, 5u32)?;
+        naclret(a)
+    });
+    let f2 = asm(|a| {
+        a.imul_3(rax, rax, 3)?;
+        naclret(a)
+    });
+    [f1, f2]
+}
+
 #[test]
 fn direct_and_nacl_indirect_calls_return_through_the_stack() {
     // f0: call f1; inc rax; naclcall f2 (through %r11); add rax,rax; naclret
@@ -1078,14 +1091,7 @@ fn direct_and_nacl_indirect_calls_return_through_the_stack() {
         a.add(rax, rax)?;
         naclret(a)
     }));
-    let f1 = asm(|a| {
-        a.mov(eax, 5u32)?;
-        naclret(a)
-    });
-    let f2 = asm(|a| {
-        a.imul_3(rax, rax, 3)?;
-        naclret(a)
-    });
+    let [f1, f2] = five_and_triple();
     let code = place(&[(0x20000, f0), (0x20060, f1), (0x20080, f2)]);
     let regs = run_called(&code, &[BASE], true, BASE, &[(0, 99)]);
     assert_eq!(regs[0], ((5 + 1) * 3) * 2);

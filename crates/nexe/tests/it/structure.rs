@@ -2,7 +2,9 @@
 //! not allow it, the dispatch loop): each function is run lifted and its result checked
 //! against the same computation in Rust; `run_called` validates every module.
 
-use super::lift::{asm, ends_bundle, naclret, place, run_called, test_options, BASE};
+use super::lift::{
+    asm, ends_bundle, five_and_triple, naclret, place, run_called, test_options, BASE,
+};
 use iced_x86::code_asm::*;
 use pexe2wasm_nexe::x86_64::lift::lift_code;
 
@@ -286,14 +288,7 @@ fn pushed_return_address_calls_are_calls() {
         a.jge(l)?;
         naclret(a)
     }));
-    let f1 = asm(|a| {
-        a.mov(eax, 5u32)?;
-        naclret(a)
-    });
-    let f2 = asm(|a| {
-        a.imul_3(rax, rax, 3)?;
-        naclret(a)
-    });
+    let [f1, f2] = five_and_triple();
     let code = place(&[(0x20000, f0), (0x20080, f1), (0x200a0, f2)]);
     let l = lift_code(&code, BASE, &[BASE], &test_options(true, false));
     let starts: Vec<u32> = l.functions.iter().map(|f| f.start).collect();

@@ -127,7 +127,7 @@ fn pushed_call_push(insns: &[Instruction], j: usize) -> Option<(usize, u32)> {
     }
 }
 
-/// Whether `insns[k]` is the `push $ret` of a [`pushed_call`] (its `jmp` is at most four
+/// Whether `insns[k]` is the `push $ret` of a [`pushed_call`] (its `jmp` is at most five
 /// instructions on, in the same bundle).
 pub(crate) fn is_call_push(insns: &[Instruction], k: usize) -> bool {
     insns[k].code() == Code::Pushq_imm32
